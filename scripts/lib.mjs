@@ -1,0 +1,367 @@
+// Shared helpers for the launcher scripts (npm start / test / temporal / ensure).
+// Plain Node, built-ins only: these run before `npm ci` has installed anything.
+import { spawn, spawnSync, execFile } from 'node:child_process';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const IS_WINDOWS = process.platform === 'win32';
+
+export const TEMPORAL_CLI_VERSION = '1.5.1';
+export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
+export const TOOLS_BIN = path.join(ROOT, '.tools', 'bin');
+export const TEMPORAL_BIN = path.join(TOOLS_BIN, IS_WINDOWS ? 'temporal.exe' : 'temporal');
+
+/** Search attributes the app writes (all Keyword). */
+export const SEARCH_ATTRIBUTES = ['ThreadlineUserId', 'ThreadlineStatus', 'ThreadlineSessionId'];
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const useColor = process.stdout.isTTY && !process.env.NO_COLOR;
+export const color = (code, s) => (useColor ? `\x1b[${code}m${s}\x1b[0m` : s);
+export const bold = (s) => color('1', s);
+export const dim = (s) => color('2', s);
+
+export function log(msg) {
+  console.log(`${color('36', '[threadline]')} ${msg}`);
+}
+
+export function fail(msg, code = 1) {
+  console.error(`${color('31', '[threadline] error:')} ${msg}`);
+  process.exit(code);
+}
+
+/** Path of an executable installed in node_modules/.bin. */
+export function binPath(name) {
+  return path.join(ROOT, 'node_modules', '.bin', IS_WINDOWS ? `${name}.cmd` : name);
+}
+
+function formatElapsed(ms) {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}
+
+// ---------------------------------------------------------------------------
+// npm dependencies
+
+/** Runs `npm ci` when node_modules is missing or older than package-lock.json. */
+export function ensureDeps() {
+  const lock = path.join(ROOT, 'package-lock.json');
+  const installedLock = path.join(ROOT, 'node_modules', '.package-lock.json');
+  let reason = null;
+  if (!existsSync(path.join(ROOT, 'node_modules'))) reason = 'node_modules is missing';
+  else if (!existsSync(installedLock)) reason = 'node_modules is incomplete';
+  else if (existsSync(lock) && statSync(lock).mtimeMs > statSync(installedLock).mtimeMs)
+    reason = 'package-lock.json changed since the last install';
+  if (!reason) return;
+  const args = existsSync(lock) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund'];
+  log(`installing npm dependencies (${reason}): npm ${args.join(' ')}`);
+  const r = spawnSync('npm', args, { cwd: ROOT, stdio: 'inherit', shell: IS_WINDOWS });
+  if (r.error) fail(`could not run npm: ${r.error.message}`);
+  if (r.status !== 0) fail(`npm ${args[0]} failed (exit code ${r.status})`);
+}
+
+// ---------------------------------------------------------------------------
+// Temporal CLI (built from the Go module proxy into .tools/bin)
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 30_000, ...opts });
+  return { ok: !r.error && r.status === 0, out: `${r.stdout ?? ''}${r.stderr ?? ''}`.trim(), error: r.error };
+}
+
+function findGo() {
+  const candidates = ['go', ...(IS_WINDOWS ? [] : ['/usr/local/go/bin/go'])];
+  if (process.env.GOROOT) candidates.push(path.join(process.env.GOROOT, 'bin', IS_WINDOWS ? 'go.exe' : 'go'));
+  for (const go of candidates) {
+    const r = run(go, ['version']);
+    if (r.ok) return { go, version: r.out };
+  }
+  return null;
+}
+
+/** True when `bin` is Temporal CLI v1.5.1 (by its --version, or by the Go build info of a `go install` build). */
+function isPinnedCli(bin, go) {
+  const v = run(bin, ['--version']);
+  if (!v.ok) return false;
+  if (new RegExp(`\\bversion ${TEMPORAL_CLI_VERSION.replace(/\./g, '\\.')}\\b`).test(v.out)) return true;
+  // A plain `go install` (without -ldflags -X ...Version=) reports 0.0.0-DEV; ask Go which module it is.
+  if (go && /0\.0\.0-DEV/.test(v.out)) {
+    const m = run(go.go, ['version', '-m', bin]);
+    return m.ok && new RegExp(`\\bmod\\s+github\\.com/temporalio/cli\\s+v${TEMPORAL_CLI_VERSION.replace(/\./g, '\\.')}\\b`).test(m.out);
+  }
+  return false;
+}
+
+/**
+ * Returns the path of a Temporal CLI v1.5.1, building it with `go install` on first use.
+ * THREADLINE_TEMPORAL_BIN, when set, names a binary to use instead.
+ */
+export async function ensureTemporal() {
+  const override = process.env.THREADLINE_TEMPORAL_BIN;
+  if (override) {
+    if (!run(override, ['--version']).ok) fail(`THREADLINE_TEMPORAL_BIN=${override} does not run (\`${override} --version\` failed)`);
+    return override;
+  }
+  const go = findGo();
+  if (existsSync(TEMPORAL_BIN) && isPinnedCli(TEMPORAL_BIN, go)) return TEMPORAL_BIN;
+
+  if (!go) {
+    fail(
+      [
+        `the Temporal CLI v${TEMPORAL_CLI_VERSION} is not built yet (${path.relative(ROOT, TEMPORAL_BIN)}), and building it needs Go.`,
+        '  Install Go 1.24 or newer (https://go.dev/dl/, or e.g. `apt-get install golang-go` / `brew install go`) and run this again,',
+        `  or put a Temporal CLI v${TEMPORAL_CLI_VERSION} binary at ${TEMPORAL_BIN},`,
+        '  or set TEMPORAL_ADDRESS to use a Temporal server you already run.',
+      ].join('\n'),
+    );
+  }
+
+  mkdirSync(TOOLS_BIN, { recursive: true });
+  const target = `${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`;
+  log(`building Temporal CLI v${TEMPORAL_CLI_VERSION} from the Go module proxy (first run only, a few minutes)…`);
+  log(dim(`  ${go.version}; GOBIN=${TOOLS_BIN} go install ${target}`));
+  const args = [
+    'install',
+    '-v',
+    `-ldflags=-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`,
+    target,
+  ];
+  const env = { ...process.env, GOBIN: TOOLS_BIN, CGO_ENABLED: process.env.CGO_ENABLED ?? '0' };
+  const started = Date.now();
+  const tail = [];
+  let downloads = 0;
+  let compiled = 0;
+  const child = spawn(go.go, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const stream of [child.stdout, child.stderr]) {
+    readline.createInterface({ input: stream }).on('line', (line) => {
+      if (line.startsWith('go: downloading')) downloads++;
+      else if (/^[\w.\-/~]+$/.test(line)) compiled++; // `-v` prints one package path per line
+      tail.push(line);
+      if (tail.length > 40) tail.shift();
+    });
+  }
+  const ticker = setInterval(() => {
+    log(
+      `  …still building Temporal CLI (${formatElapsed(Date.now() - started)} elapsed, ` +
+        `${downloads} modules downloaded, ${compiled} packages compiled)`,
+    );
+  }, 15_000);
+  const code = await new Promise((resolve) => {
+    child.on('error', (err) => {
+      tail.push(String(err));
+      resolve(-1);
+    });
+    child.on('close', (c) => resolve(c ?? -1));
+  });
+  clearInterval(ticker);
+  if (code !== 0 || !existsSync(TEMPORAL_BIN)) {
+    fail(`building the Temporal CLI failed (go install exit code ${code}). Last output:\n${tail.join('\n')}`);
+  }
+  if (!isPinnedCli(TEMPORAL_BIN, go)) fail(`built ${TEMPORAL_BIN}, but it does not report version ${TEMPORAL_CLI_VERSION}`);
+  log(`built Temporal CLI v${TEMPORAL_CLI_VERSION} in ${formatElapsed(Date.now() - started)} → ${path.relative(ROOT, TEMPORAL_BIN)}`);
+  return TEMPORAL_BIN;
+}
+
+// ---------------------------------------------------------------------------
+// Networking
+
+/** A TCP port that is free on 127.0.0.1 right now. */
+export function freePort(host = '127.0.0.1') {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, host, () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when something accepts TCP connections on host:port. */
+export function canConnect(host, port, timeoutMs = 1000) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** Waits until host:port accepts TCP connections; rejects after timeoutMs or when shouldAbort() returns a reason. */
+export async function waitForTcp(host, port, { timeoutMs = 30_000, intervalMs = 250, shouldAbort } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const reason = shouldAbort?.();
+    if (reason) throw new Error(reason);
+    if (await canConnect(host, port)) return;
+    if (Date.now() > deadline) throw new Error(`nothing accepted TCP connections on ${host}:${port} within ${timeoutMs / 1000}s`);
+    await sleep(intervalMs);
+  }
+}
+
+/** Splits "host:port" (also "[::1]:port"); returns { host, port }. */
+export function parseHostPort(address, defaultPort = 7233) {
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(address) ?? /^([^:]+)(?::(\d+))?$/.exec(address);
+  if (!m) return { host: address, port: defaultPort };
+  return { host: m[1], port: m[2] ? Number(m[2]) : defaultPort };
+}
+
+// ---------------------------------------------------------------------------
+// Child processes
+
+/** Forwards a child's stdout/stderr line by line, each line prefixed. */
+export function pipeLines(child, prefix, { onLine } = {}) {
+  const forward = (stream, out) => {
+    if (!stream) return;
+    readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+      if (onLine) onLine(line);
+      else out.write(`${prefix} ${line}\n`);
+    });
+  };
+  forward(child.stdout, process.stdout);
+  forward(child.stderr, process.stderr);
+}
+
+/** Sends `signal`, then SIGKILL after graceMs; resolves when the process has exited. */
+export function stopProcess(child, { signal = 'SIGTERM', graceMs = 10_000 } = {}) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      try {
+        child.kill('SIGKILL');
+      } catch {}
+    }, graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    try {
+      child.kill(signal);
+    } catch {
+      clearTimeout(timer);
+      resolve();
+    }
+  });
+}
+
+function execFileP(cmd, args, timeoutMs = 15_000) {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { timeout: timeoutMs, encoding: 'utf8' }, (err, stdout, stderr) =>
+      resolve({ ok: !err, out: `${stdout ?? ''}${stderr ?? ''}`.trim() }),
+    );
+  });
+}
+
+/** Registers any of SEARCH_ATTRIBUTES missing on the namespace (an existing SQLite file may predate one). */
+export async function ensureSearchAttributes(bin, address, namespace = 'default') {
+  const common = ['--address', address, '--namespace', namespace];
+  const list = await execFileP(bin, ['operator', 'search-attribute', 'list', ...common]);
+  if (!list.ok) throw new Error(`temporal operator search-attribute list failed: ${list.out}`);
+  for (const name of SEARCH_ATTRIBUTES) {
+    if (new RegExp(`\\b${name}\\b`).test(list.out)) continue;
+    const r = await execFileP(bin, ['operator', 'search-attribute', 'create', ...common, '--name', name, '--type', 'Keyword']);
+    if (!r.ok && !/already exists/i.test(r.out)) throw new Error(`could not create search attribute ${name}: ${r.out}`);
+  }
+}
+
+/**
+ * Starts `temporal server start-dev` and waits until it serves the namespace.
+ * uiPort: a number, or null for --headless. dbFile: SQLite file, or omitted for in-memory.
+ * onLine: receives each output line (default: printed with logPrefix).
+ * Returns { process, address, uiUrl, stop(), output() }.
+ */
+export async function startTemporalDev({
+  bin = TEMPORAL_BIN,
+  dbFile,
+  port = 7233,
+  uiPort = 8233,
+  namespace = 'default',
+  logPrefix = '[temporal]',
+  onLine,
+  timeoutMs = 90_000,
+} = {}) {
+  const host = '127.0.0.1';
+  const address = `${host}:${port}`;
+  if (await canConnect(host, port)) {
+    throw new Error(
+      `something is already listening on ${address} (a Temporal server left over from an earlier run?). ` +
+        `Stop it, or set TEMPORAL_ADDRESS=${address} to use it.`,
+    );
+  }
+  if (uiPort != null && (await canConnect(host, uiPort))) {
+    throw new Error(`the Temporal Web UI port ${uiPort} is already in use; set TEMPORAL_UI_PORT to another port.`);
+  }
+  const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--namespace', 'default'];
+  if (namespace !== 'default') args.push('--namespace', namespace);
+  if (uiPort == null) args.push('--headless');
+  else args.push('--ui-port', String(uiPort));
+  for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
+  if (dbFile) {
+    mkdirSync(path.dirname(dbFile), { recursive: true });
+    args.push('--db-filename', dbFile);
+  }
+  args.push('--log-level', 'warn');
+
+  const lastLines = [];
+  let stopping = false; // the server logs a burst of harmless warnings while shutting down; don't forward them
+  const child = spawn(bin, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let exited = null;
+  child.on('exit', (code, signal) => {
+    exited = signal ? `signal ${signal}` : `exit code ${code}`;
+  });
+  child.on('error', (err) => {
+    exited = `error: ${err.message}`;
+  });
+  pipeLines(child, logPrefix, {
+    onLine: (line) => {
+      lastLines.push(line);
+      if (lastLines.length > 60) lastLines.shift();
+      if (stopping) return;
+      if (onLine) onLine(line);
+      else process.stdout.write(`${logPrefix} ${line}\n`);
+    },
+  });
+
+  const stop = () => {
+    stopping = true;
+    return stopProcess(child, { signal: 'SIGTERM', graceMs: 10_000 });
+  };
+  const output = () => lastLines.join('\n');
+  const failStart = async (why) => {
+    await stop();
+    const out = output();
+    throw new Error(`the Temporal dev server did not start: ${why}${out ? `\n--- its last output ---\n${out}` : ''}`);
+  };
+
+  const deadline = Date.now() + timeoutMs;
+  const abortReason = () => (exited ? `it exited (${exited})` : null);
+  try {
+    await waitForTcp(host, port, { timeoutMs, shouldAbort: abortReason });
+  } catch (err) {
+    await failStart(err.message);
+  }
+  // The port opens before the namespace is usable; wait until it can be described.
+  let last = '';
+  for (;;) {
+    if (exited) await failStart(`it exited (${exited})`);
+    const r = await execFileP(bin, ['operator', 'namespace', 'describe', '--address', address, namespace], 10_000);
+    if (r.ok) break;
+    last = r.out;
+    if (Date.now() > deadline) await failStart(`namespace ${namespace} not ready within ${timeoutMs / 1000}s: ${last}`);
+    await sleep(300);
+  }
+  try {
+    await ensureSearchAttributes(bin, address, namespace);
+  } catch (err) {
+    await failStart(err.message);
+  }
+  return { process: child, address, uiUrl: uiPort == null ? null : `http://${host}:${uiPort}`, stop, output };
+}

@@ -1,0 +1,27 @@
+import { Context } from '@temporalio/activity';
+
+/** Interval of automatic heartbeats; well under the heartbeat timeout set in workflows. */
+export const HEARTBEAT_INTERVAL_MS = 1000;
+
+/**
+ * Runs `fn` while heartbeating every second, so a crashed worker's activity is
+ * noticed within the heartbeat timeout and retried elsewhere — even while the
+ * activity is blocked on a slow model call.
+ */
+export async function withHeartbeats<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
+  try {
+    return await fn(ctx.cancellationSignal);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Stable across retries of one activity: the key that makes its side effects idempotent. */
+export function idempotencyKey(): string {
+  const info = Context.current().info;
+  const wf = info.workflowExecution;
+  return `${wf?.workflowId ?? 'standalone'}/${wf?.runId ?? info.activityId}/${info.activityId}`;
+}

@@ -1,0 +1,130 @@
+/**
+ * The activities of a plan execution: every model call and tool call of a run.
+ * Built by a factory so the model provider, tools and store are handed in
+ * (the worker passes real ones; tests and the benchmark pass their own).
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { finishStep, findStep, type ExecutionState, type ObservationKind } from '../planning/execution-state';
+import type { ModelCallName, ReplanDecisionReply, StepSpec } from '../planning/schemas';
+import type { PlannerContext } from '../llm/prompts';
+import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
+import { callModel, InvalidModelReplyError } from '../llm/structured';
+import type { KeyValueStore } from '../store/kv';
+import type { ToolRegistry } from '../tools/registry';
+import { idempotencyKey, withHeartbeats } from './heartbeat';
+
+export interface PlanActivityDeps {
+  provider: ModelProvider;
+  tools: ToolRegistry;
+  store: KeyValueStore;
+  /** Model replies failing validation are sent back this many times in total. @default 3 */
+  repairAttempts?: number;
+  maxSteps: number;
+  maxDepth: number;
+}
+
+export interface StepObservation {
+  kind: ObservationKind;
+  content: string;
+}
+
+export interface StepResult {
+  observation: StepObservation;
+  outcome: 'completed' | 'failed';
+  decision: ReplanDecisionReply;
+}
+
+/** Error types the workflow's retry policy treats as final. */
+export const NON_RETRYABLE_ERRORS = ['InvalidModelReply', 'ModelRequestRefused'];
+const JOURNAL = 'step-journal';
+
+/** Maps provider errors onto Temporal failures: bad replies and refusals are final, outages are retried. */
+function asFailure(err: unknown): unknown {
+  if (err instanceof InvalidModelReplyError) return ApplicationFailure.nonRetryable(err.message, 'InvalidModelReply');
+  if (err instanceof ModelUnavailableError) return ApplicationFailure.retryable(err.message, 'ModelUnavailable');
+  if (err instanceof Error && (err as { nonRetryable?: boolean }).nonRetryable) {
+    return ApplicationFailure.nonRetryable(err.message, 'ModelRequestRefused');
+  }
+  return err;
+}
+
+export function createPlanActivities(deps: PlanActivityDeps) {
+  const attempts = deps.repairAttempts ?? 3;
+
+  function context<N extends ModelCallName>(call: N, state: ExecutionState, stepId?: string): PlannerContext & { call: N } {
+    const step = stepId ? findStep(state, stepId) : undefined;
+    return { call, state, tools: deps.tools.describe(), maxSteps: deps.maxSteps, maxDepth: deps.maxDepth, ...(step ? { step } : {}) };
+  }
+
+  async function model<N extends ModelCallName>(call: N, state: ExecutionState, signal: AbortSignal, stepId?: string) {
+    try {
+      return await callModel(deps.provider, context(call, state, stepId), attempts, signal);
+    } catch (err) {
+      throw asFailure(err);
+    }
+  }
+
+  /** The step's own work: a tool call or a reasoning call. */
+  async function work(state: ExecutionState, stepId: string, key: string, signal: AbortSignal): Promise<StepObservation> {
+    const step = findStep(state, stepId);
+    if (!step) throw ApplicationFailure.nonRetryable(`no step ${stepId} in run ${state.runId}`, 'UnknownStep');
+    if (step.type === 'reason') {
+      const { thought } = await model('reasoning', state, signal, stepId);
+      return { kind: 'reason', content: thought };
+    }
+    if (step.type !== 'tool') throw ApplicationFailure.nonRetryable(`step ${stepId} is a ${step.type} step`, 'UnknownStep');
+    const outcome = await deps.tools.run(step.tool ?? '', step.args ?? {}, {
+      userId: state.userId,
+      runId: state.runId,
+      stepId,
+      idempotencyKey: key,
+      store: deps.store,
+      heartbeat: () => undefined, // withHeartbeats already beats every second
+      signal,
+    });
+    return outcome.ok ? { kind: 'tool', content: JSON.stringify(outcome.result) } : { kind: 'error', content: outcome.error };
+  }
+
+  return {
+    /** `execution_plan`: the first plan of a run. */
+    async planRun({ state }: { state: ExecutionState }): Promise<{ steps: StepSpec[]; model: string }> {
+      return withHeartbeats(async (signal) => {
+        const { steps } = await model('execution_plan', state, signal);
+        return { steps, model: deps.provider.label };
+      });
+    },
+
+    /**
+     * One tool or reason step, then `replan_decision` — one activity per step keeps a
+     * step to ~6 history events. The step's result is journaled under the activity's
+     * idempotency key before replanning, so a retry (after a crash or a model outage)
+     * never runs a finished tool or reasoning call again.
+     */
+    async executeStep({ state, stepId }: { state: ExecutionState; stepId: string }): Promise<StepResult> {
+      return withHeartbeats(async (signal) => {
+        const key = idempotencyKey();
+        let observation = await deps.store.get<StepObservation>(JOURNAL, key);
+        if (!observation) {
+          observation = await work(state, stepId, key, signal);
+          await deps.store.put(JOURNAL, key, observation);
+        }
+        const outcome = observation.kind === 'error' ? 'failed' : 'completed';
+        const after = finishStep(state, stepId, outcome, observation, new Date(state.updatedAt));
+        const decision = await model('replan_decision', after, signal);
+        return { observation, outcome, decision };
+      });
+    },
+
+    /** `replan_decision` alone: after a person's reply or a sub-plan. */
+    async replan({ state }: { state: ExecutionState }): Promise<ReplanDecisionReply> {
+      return withHeartbeats((signal) => model('replan_decision', state, signal));
+    },
+
+    /** `final_answer` for a respond step. */
+    async respond({ state, stepId }: { state: ExecutionState; stepId: string }): Promise<{ answer: string }> {
+      return withHeartbeats((signal) => model('final_answer', state, signal, stepId));
+    },
+  };
+}
+
+export type PlanActivities = ReturnType<typeof createPlanActivities>;

@@ -1,0 +1,53 @@
+/**
+ * Environment, parsed and validated once (DESIGN.md §4 "Environment").
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const blankToUndefined = (v: unknown) => (v === '' ? undefined : v);
+
+export const ConfigSchema = z.object({
+  PORT: port.default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  TEMPORAL_ADDRESS: z.preprocess(blankToUndefined, z.string().min(1).optional()),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_UI_PORT: port.default(8233),
+  TASK_QUEUE: z.string().min(1).default('threadline'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  OPENAI_API_KEY: z.preprocess(blankToUndefined, z.string().optional()),
+  OPENAI_BASE_URL: z.preprocess(blankToUndefined, z.string().url().optional()),
+  AGENT_MODEL: z.string().min(1).default('gpt-5-mini'),
+  /** Timeout of one HTTP request to the model server. */
+  MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  /** Replies that fail validation are sent back with the error this many times in total before the run fails. */
+  MODEL_REPAIR_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  /** Steps a run may execute before it fails; bounds runaway replanning. */
+  MAX_STEPS: z.coerce.number().int().min(1).max(500).default(25),
+  /** Nesting limit of sub-plans (a top-level run is depth 0). */
+  MAX_SUBPLAN_DEPTH: z.coerce.number().int().min(0).max(5).default(2),
+  /** Base URL of the Temporal Web UI, for links printed by the API and the chat client. */
+  TEMPORAL_UI_URL: z.preprocess(blankToUndefined, z.string().url().optional()),
+});
+export type Config = z.infer<typeof ConfigSchema> & { temporalAddress: string; dataDir: string; uiUrl: string };
+
+/** Parses `env` (default `process.env`); throws a readable error listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const c = parsed.data;
+  return {
+    ...c,
+    temporalAddress: c.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    dataDir: path.resolve(c.DATA_DIR),
+    uiUrl: c.TEMPORAL_UI_URL ?? `http://127.0.0.1:${c.TEMPORAL_UI_PORT}`,
+  };
+}
+
+/** Link to a run in the Temporal Web UI. */
+export function runUiUrl(config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'>, runId: string): string {
+  return `${config.uiUrl}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(runId)}`;
+}

@@ -1,0 +1,113 @@
+/**
+ * The offline demo model: deterministic rules instead of a language model, so
+ * Threadline runs on a fresh machine without a key. It plans arithmetic, notes
+ * and time requests with the built-in tools, asks when it cannot tell what is
+ * wanted, and says in every answer that it is the demo model.
+ */
+import type { ExecutionState } from '../planning/execution-state';
+import type { ReplanDecisionReply, StepSpec } from '../planning/schemas';
+import type { ModelProvider, ModelRequest } from './provider';
+
+export const DEMO_LABEL = 'offline-demo';
+const TAG = '[offline demo model]';
+const CLARIFY =
+  'I am the offline demo model, so I can only calculate, keep notes and tell the time. What would you like me to do? ' +
+  '(e.g. "what is 12*7", "remember that my color is green", "what is my color", "what time is it in Europe/Paris")';
+
+/** Finds the requests the demo understands in a piece of text, in order. */
+export function demoIntents(text: string): StepSpec[] {
+  const steps: StepSpec[] = [];
+  const remember = /\b(?:remember|note|save)(?: that)?\s+(?:my\s+)?(.+?)\s+(?:is|=)\s+(.+?)(?:[.!]|$|\band\b)/i.exec(text);
+  if (remember?.[1] && remember[2]) {
+    const key = remember[1].trim().toLowerCase();
+    steps.push({ type: 'tool', description: `Save the note "${key}"`, tool: 'notes_write', args: { key, value: remember[2].trim() } });
+  }
+  const recall = /\b(?:what(?:'s| is| was)\s+my|recall(?:\s+my)?|read\s+(?:my\s+)?note)\s+([\w -]+?)(?:\?|[.!]|$|\band\b)/i.exec(text);
+  if (recall?.[1] && !remember) {
+    const key = recall[1].trim().toLowerCase();
+    steps.push({ type: 'tool', description: `Read the note "${key}"`, tool: 'notes_read', args: { key } });
+  }
+  const candidates = text.replace(/×/g, '*').matchAll(/(?:sqrt\s*\(|[-(]?\d)[\d\s.+\-*/^%()]*(?:sqrt\s*\([^)]*\)[\d\s.+\-*/^%()]*)*/gi);
+  const expression = [...candidates]
+    .map((m) => m[0].trim().replace(/[\s(]+$/, ''))
+    .find((e) => /[-+*/^%]|sqrt/.test(e) && /\d/.test(e));
+  if (expression) {
+    steps.push({ type: 'tool', description: `Calculate ${expression}`, tool: 'calculator', args: { expression } });
+  }
+  if (/\b(time|date|clock)\b/i.test(text)) {
+    const zone = /\b([A-Z][a-z]+\/[A-Za-z_]+(?:\/[A-Za-z_]+)?|UTC)\b/.exec(text)?.[1];
+    steps.push({ type: 'tool', description: 'Look up the current time', tool: 'current_time', args: zone ? { timezone: zone } : {} });
+  }
+  const wait = /\bwait\s+(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds?)\b/i.exec(text);
+  if (wait?.[1]) steps.push({ type: 'tool', description: `Wait ${wait[1]} seconds`, tool: 'wait', args: { seconds: Number(wait[1]) } });
+  return steps;
+}
+
+const withAnswer = (steps: StepSpec[]): StepSpec[] => [...steps, { type: 'respond', description: 'Answer the user' }];
+
+function describeObservation(state: ExecutionState, stepId: string | null, content: string): string | null {
+  const step = state.steps.find((s) => s.id === stepId);
+  if (!step || step.type !== 'tool') return null;
+  let result: Record<string, unknown> = {};
+  try {
+    result = JSON.parse(content) as Record<string, unknown>;
+  } catch {
+    return content;
+  }
+  const args = step.args ?? {};
+  switch (step.tool) {
+    case 'calculator':
+      return `${String(args.expression)} = ${String(result.value)}`;
+    case 'notes_write':
+      return `I saved your ${String(args.key)}.`;
+    case 'notes_read':
+      return result.value === null ? `I have no note about your ${String(args.key)}.` : `Your ${String(args.key)} is ${String(result.value)}.`;
+    case 'current_time':
+      return `The time is ${String(result.iso)}.`;
+    case 'wait':
+      return `I waited ${String(result.waited)} seconds.`;
+    default:
+      return content;
+  }
+}
+
+function answer(state: ExecutionState): string {
+  const lines = state.observations
+    .map((o) => (o.kind === 'tool' ? describeObservation(state, o.stepId, o.content) : o.kind === 'error' ? `Something went wrong: ${o.content}` : o.kind === 'subplan' ? o.content : null))
+    .filter((l): l is string => l !== null);
+  return `${TAG} ${lines.length > 0 ? lines.join(' ') : 'I could not find anything I know how to do in that request.'}`;
+}
+
+function replan(state: ExecutionState): ReplanDecisionReply {
+  const last = state.observations[state.observations.length - 1];
+  if (last?.kind === 'user_reply') {
+    const steps = demoIntents(last.content);
+    return steps.length > 0
+      ? { decision: 'replace_remaining', steps: withAnswer(steps) }
+      : { decision: 'finish', answer: `${TAG} I still could not tell what to do with "${last.content}". ${CLARIFY}` };
+  }
+  if (!state.steps.some((s) => s.status === 'pending')) return { decision: 'finish', answer: answer(state) };
+  return { decision: 'continue' };
+}
+
+export class DemoProvider implements ModelProvider {
+  readonly label = DEMO_LABEL;
+
+  async complete(request: ModelRequest): Promise<string> {
+    const { state } = request.context;
+    switch (request.name) {
+      case 'execution_plan': {
+        const steps = demoIntents(state.goal);
+        return JSON.stringify({
+          steps: steps.length > 0 ? withAnswer(steps) : [{ type: 'ask_user', description: 'Ask what the user wants', question: CLARIFY }],
+        });
+      }
+      case 'replan_decision':
+        return JSON.stringify(replan(state));
+      case 'reasoning':
+        return JSON.stringify({ thought: `${TAG} ${state.observations.length} observation(s) so far.` });
+      case 'final_answer':
+        return JSON.stringify({ answer: answer(state) });
+    }
+  }
+}

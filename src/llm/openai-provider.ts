@@ -1,0 +1,59 @@
+/**
+ * Any OpenAI-compatible Chat Completions server, through the `openai` client.
+ * The client does not retry (maxRetries 0): the Temporal activity owns retries,
+ * so two layers never multiply each other's attempts and timeouts.
+ */
+import OpenAI from 'openai';
+import type { ModelProvider, ModelRequest } from './provider';
+import { ModelUnavailableError } from './provider';
+
+export interface OpenAIProviderOptions {
+  apiKey?: string;
+  baseURL?: string;
+  model: string;
+  timeoutMs: number;
+}
+
+export class OpenAIProvider implements ModelProvider {
+  readonly label: string;
+  private readonly client: OpenAI;
+
+  constructor(private readonly options: OpenAIProviderOptions) {
+    this.label = options.model;
+    this.client = new OpenAI({
+      // Local OpenAI-compatible servers often need no key; the client insists on one.
+      apiKey: options.apiKey ?? 'not-needed',
+      baseURL: options.baseURL,
+      timeout: options.timeoutMs,
+      maxRetries: 0,
+    });
+  }
+
+  async complete(request: ModelRequest, signal?: AbortSignal): Promise<string> {
+    let completion;
+    try {
+      completion = await this.client.chat.completions.create(
+        {
+          model: this.options.model,
+          messages: request.messages,
+          response_format: {
+            type: 'json_schema',
+            // strict: false — step args are free-form objects, which strict mode cannot express.
+            json_schema: { name: request.name, schema: request.schema, strict: false },
+          },
+        },
+        { signal },
+      );
+    } catch (err) {
+      if (err instanceof OpenAI.APIError && err.status !== undefined && err.status < 500 && err.status !== 429 && err.status !== 408) {
+        // 4xx other than rate limits and timeouts will not get better by retrying.
+        throw Object.assign(new Error(`model server refused the request (${err.status}): ${err.message}`), { nonRetryable: true });
+      }
+      throw new ModelUnavailableError(`model server unavailable: ${err instanceof Error ? err.message : String(err)}`,
+        err instanceof OpenAI.APIError ? err.status : undefined);
+    }
+    const content = completion.choices[0]?.message?.content;
+    // An empty reply is a bad reply, repaired like invalid JSON.
+    return content ?? '';
+  }
+}

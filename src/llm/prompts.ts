@@ -1,0 +1,75 @@
+/**
+ * Prompt assembly (pure). Every model call is rendered from one PlannerContext:
+ * the run's ExecutionState, the tools, and what this call is for.
+ */
+import type { ExecutionState, Observation, PlanStep } from '../planning/execution-state';
+import type { ModelCallName } from '../planning/schemas';
+import type { ToolDescription } from '../tools/registry';
+import type { ChatMessage } from './provider';
+
+export interface PlannerContext {
+  call: ModelCallName;
+  state: ExecutionState;
+  tools: ToolDescription[];
+  /** The step a reasoning or final-answer call is for. */
+  step?: PlanStep;
+  maxSteps: number;
+  maxDepth: number;
+}
+
+const SYSTEM = `You are the planner of Threadline, an agent runtime. You turn a user's goal into a short plan of steps and adapt it as observations arrive.
+Step types:
+- "tool": call one tool; set "tool" (its name) and "args" (an object matching its parameters).
+- "reason": think about the observations so far; no side effects.
+- "ask_user": ask the person a question when the goal is unclear or a decision is theirs; set "question".
+- "respond": give the final answer to the user; ends the run. A plan normally ends with one.
+- "subplan": delegate a self-contained part of the goal to a nested plan; set "goal".
+Rules: use only the tools listed; never invent tool results; ask the user rather than guess missing facts; keep plans short. Reply with JSON only, matching the schema you are given.`;
+
+const INSTRUCTIONS: Record<ModelCallName, string> = {
+  execution_plan: 'Make the plan for the goal. Reply {"steps": [...]}.',
+  replan_decision:
+    'A step just finished. Decide what happens next: "continue" with the remaining steps, "replace_remaining" with new "steps", "ask_user" with a "question", or "finish" with the final "answer". Reply {"decision": ...}.',
+  reasoning: 'Carry out the reasoning step below using the observations. Reply {"thought": "..."}.',
+  final_answer: 'Write the final answer to the user from the observations. Reply {"answer": "..."}.',
+};
+
+function renderStep(step: PlanStep): string {
+  const detail =
+    step.type === 'tool'
+      ? ` ${step.tool ?? '?'}(${JSON.stringify(step.args ?? {})})`
+      : step.type === 'ask_user'
+        ? ` "${step.question ?? ''}"`
+        : step.type === 'subplan'
+          ? ` goal: ${step.goal ?? ''}`
+          : '';
+  return `${step.id} [${step.status}] ${step.type}${detail} — ${step.description}`;
+}
+
+const renderObservation = (o: Observation) => `${o.stepId ?? '-'} ${o.kind}: ${o.content}`;
+
+/** The latest question and the person's reply to it, so a short reply ("yes", "the second one") is read in context. */
+export function resumeContext(state: ExecutionState): string | null {
+  const reply = [...state.observations].reverse().find((o) => o.kind === 'user_reply');
+  if (!reply || !reply.stepId) return null;
+  const question = state.steps.find((s) => s.id === reply.stepId)?.question;
+  return `You asked the user: "${question ?? '(question not recorded)'}". The user replied: "${reply.content}". Continue the plan in the light of this reply.`;
+}
+
+export function buildMessages(ctx: PlannerContext): ChatMessage[] {
+  const { state } = ctx;
+  const parts: string[] = [`Goal: ${state.goal}`];
+  if (state.parentRunId) parts.push(`This is a sub-plan (depth ${state.depth}) of run ${state.parentRunId}.`);
+  const executed = state.steps.filter((s) => s.status !== 'pending').length;
+  parts.push(`Steps used: ${executed} of at most ${ctx.maxSteps}. Sub-plans allowed: ${state.depth < ctx.maxDepth ? 'yes' : 'no'}.`);
+  if (state.steps.length > 0) parts.push(`Plan:\n${state.steps.map(renderStep).join('\n')}`);
+  if (state.observations.length > 0) parts.push(`Observations:\n${state.observations.map(renderObservation).join('\n')}`);
+  const resume = resumeContext(state);
+  if (resume) parts.push(`Resume context: ${resume}`);
+  if (ctx.step) parts.push(`Current step: ${renderStep(ctx.step)}`);
+  parts.push(INSTRUCTIONS[ctx.call]);
+  return [
+    { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}` },
+    { role: 'user', content: parts.join('\n\n') },
+  ];
+}

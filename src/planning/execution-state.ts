@@ -1,0 +1,215 @@
+/**
+ * ExecutionState (seed 000's third layer) and the pure transitions on it.
+ * The plan-execution workflow holds one of these and changes it only through
+ * the functions here, so every transition is unit-testable without Temporal.
+ * Shape and names follow DESIGN.md §4 exactly; a few extra fields are additive.
+ */
+import type { StepSpec, StepType } from './schemas';
+
+export const RUN_STATUSES = ['planning', 'running', 'waiting_user', 'completed', 'failed', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
+export const isTerminal = (status: RunStatus): boolean => TERMINAL_STATUSES.includes(status);
+
+export const STEP_STATUSES = ['pending', 'running', 'completed', 'failed', 'replaced', 'skipped'] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+export const OBSERVATION_KINDS = ['tool', 'reason', 'user_reply', 'snapshot', 'error', 'subplan'] as const;
+export type ObservationKind = (typeof OBSERVATION_KINDS)[number];
+
+export interface PlanStep {
+  id: string;
+  /** 1-based position in `steps`; replaced steps keep theirs. */
+  index: number;
+  type: StepType;
+  description: string;
+  status: StepStatus;
+  tool?: string;
+  args?: Record<string, unknown>;
+  question?: string;
+  goal?: string;
+  childRunId?: string;
+}
+
+export interface Observation {
+  stepId: string | null;
+  kind: ObservationKind;
+  content: string;
+  at: string;
+}
+
+export interface ExecutionState {
+  runId: string;
+  sessionId: string | null;
+  userId: string;
+  goal: string;
+  status: RunStatus;
+  planId: string | null;
+  steps: PlanStep[];
+  currentStepId: string | null;
+  observations: Observation[];
+  finalAnswer: string | null;
+  lastError: string | null;
+  parentRunId: string | null;
+  updatedAt: string;
+  /** Nesting depth: 0 for a top-level run. */
+  depth: number;
+  /** Which model plans this run, e.g. "offline-demo" — shown so a demo is never mistaken for a real model. */
+  model: string;
+  /** Increments at every change; lets watchers (SSE) detect changes cheaply. */
+  version: number;
+}
+
+export interface NewRunInput {
+  runId: string;
+  userId: string;
+  goal: string;
+  sessionId?: string | null;
+  parentRunId?: string | null;
+  depth?: number;
+  model: string;
+}
+
+/** Observations longer than this are cut in state; the model and the UI see the head. */
+export const MAX_OBSERVATION_CHARS = 8_000;
+
+export function initialState(input: NewRunInput, now: Date): ExecutionState {
+  return {
+    runId: input.runId,
+    sessionId: input.sessionId ?? null,
+    userId: input.userId,
+    goal: input.goal,
+    status: 'planning',
+    planId: null,
+    steps: [],
+    currentStepId: null,
+    observations: [],
+    finalAnswer: null,
+    lastError: null,
+    parentRunId: input.parentRunId ?? null,
+    updatedAt: now.toISOString(),
+    depth: input.depth ?? 0,
+    model: input.model,
+    version: 1,
+  };
+}
+
+/** Every transition goes through here: immutable update, timestamp, version. */
+function next(state: ExecutionState, patch: Partial<ExecutionState>, now: Date): ExecutionState {
+  return { ...state, ...patch, updatedAt: now.toISOString(), version: state.version + 1 };
+}
+
+/** Step ids are `s1, s2, …` in order of creation and never reused; `index` is the position. */
+function toPlanSteps(specs: readonly StepSpec[], firstIndex: number, firstIdNo = firstIndex): PlanStep[] {
+  return specs.map((spec, i) => {
+    const index = firstIndex + i;
+    const step: PlanStep = { id: `s${firstIdNo + i}`, index, type: spec.type, description: spec.description, status: 'pending' };
+    if (spec.tool !== undefined) step.tool = spec.tool;
+    if (spec.args !== undefined) step.args = spec.args;
+    if (spec.question !== undefined) step.question = spec.question;
+    if (spec.goal !== undefined) step.goal = spec.goal;
+    return step;
+  });
+}
+
+/** The first plan of a run: status becomes running. */
+export function applyPlan(state: ExecutionState, specs: readonly StepSpec[], now: Date): ExecutionState {
+  return next(state, { status: 'running', planId: `${state.runId}#plan1`, steps: toPlanSteps(specs, 1) }, now);
+}
+
+/** Seed 000's "replace remaining steps": pending steps are marked replaced and never run. */
+export function replaceRemaining(state: ExecutionState, specs: readonly StepSpec[], now: Date): ExecutionState {
+  const kept = state.steps.map((s) => (s.status === 'pending' ? { ...s, status: 'replaced' as const } : s));
+  const planNo = Number((state.planId ?? '#plan0').split('#plan')[1] ?? 0) + 1;
+  return next(
+    state,
+    { steps: [...kept, ...toPlanSteps(specs, kept.length + 1)], planId: `${state.runId}#plan${planNo}` },
+    now,
+  );
+}
+
+/** Appends one step (e.g. an ask_user the replanner decided on) after the current one. */
+export function insertStepAfterCurrent(state: ExecutionState, spec: StepSpec, now: Date): ExecutionState {
+  // Remaining pending steps stay after the inserted one, in order.
+  const pending = state.steps.filter((s) => s.status === 'pending');
+  const done = state.steps.filter((s) => s.status !== 'pending');
+  const inserted = toPlanSteps([spec], done.length + 1, state.steps.length + 1);
+  const reindexed = [...done, ...inserted, ...pending].map((s, i) => ({ ...s, index: i + 1 }));
+  return next(state, { steps: reindexed }, now);
+}
+
+export function nextPendingStep(state: ExecutionState): PlanStep | undefined {
+  return state.steps.find((s) => s.status === 'pending');
+}
+
+export function findStep(state: ExecutionState, stepId: string): PlanStep | undefined {
+  return state.steps.find((s) => s.id === stepId);
+}
+
+function patchStep(state: ExecutionState, stepId: string, patch: Partial<PlanStep>): PlanStep[] {
+  return state.steps.map((s) => (s.id === stepId ? { ...s, ...patch } : s));
+}
+
+export function startStep(state: ExecutionState, stepId: string, now: Date, extra: Partial<PlanStep> = {}): ExecutionState {
+  return next(state, { steps: patchStep(state, stepId, { status: 'running', ...extra }), currentStepId: stepId, status: 'running' }, now);
+}
+
+export function finishStep(
+  state: ExecutionState,
+  stepId: string,
+  outcome: 'completed' | 'failed',
+  observation: Omit<Observation, 'at' | 'stepId'> | null,
+  now: Date,
+): ExecutionState {
+  const observations = observation ? [...state.observations, makeObservation(stepId, observation, now)] : state.observations;
+  return next(state, { steps: patchStep(state, stepId, { status: outcome }), observations }, now);
+}
+
+export function makeObservation(stepId: string | null, obs: Omit<Observation, 'at' | 'stepId'>, now: Date): Observation {
+  const content =
+    obs.content.length > MAX_OBSERVATION_CHARS
+      ? `${obs.content.slice(0, MAX_OBSERVATION_CHARS)}… [truncated ${obs.content.length - MAX_OBSERVATION_CHARS} chars]`
+      : obs.content;
+  return { stepId, kind: obs.kind, content, at: now.toISOString() };
+}
+
+export function waitForUser(state: ExecutionState, stepId: string, now: Date): ExecutionState {
+  return next(state, { status: 'waiting_user', currentStepId: stepId }, now);
+}
+
+/** The person's reply: recorded as a user_reply observation, the ask step completed. */
+export function recordReply(state: ExecutionState, stepId: string, text: string, now: Date): ExecutionState {
+  return next(
+    state,
+    {
+      status: 'running',
+      steps: patchStep(state, stepId, { status: 'completed' }),
+      observations: [...state.observations, makeObservation(stepId, { kind: 'user_reply', content: text }, now)],
+    },
+    now,
+  );
+}
+
+export function complete(state: ExecutionState, answer: string, now: Date): ExecutionState {
+  // Steps the model finished early past are skipped, not left pending forever.
+  const steps = state.steps.map((s) => (s.status === 'pending' ? { ...s, status: 'skipped' as const } : s));
+  return next(state, { status: 'completed', finalAnswer: answer, steps, currentStepId: null }, now);
+}
+
+export function fail(state: ExecutionState, error: string, now: Date): ExecutionState {
+  const steps = state.steps.map((s) => (s.status === 'running' ? { ...s, status: 'failed' as const } : s));
+  return next(state, { status: 'failed', lastError: error, steps, currentStepId: null }, now);
+}
+
+export function cancel(state: ExecutionState, now: Date): ExecutionState {
+  const steps = state.steps.map((s) =>
+    s.status === 'running' || s.status === 'pending' ? { ...s, status: 'skipped' as const } : s,
+  );
+  return next(state, { status: 'cancelled', steps, currentStepId: null, lastError: state.lastError }, now);
+}
+
+/** The question the run is waiting on, if it is waiting. */
+export function pendingQuestion(state: ExecutionState): string | null {
+  if (state.status !== 'waiting_user' || !state.currentStepId) return null;
+  return findStep(state, state.currentStepId)?.question ?? null;
+}

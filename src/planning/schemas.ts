@@ -1,0 +1,89 @@
+/**
+ * Wire schemas of the model protocol (DESIGN.md §4 "Model wire protocol").
+ * Each reply is validated with these zod schemas; the JSON Schema sent to the
+ * model in `response_format` is derived from them, so the two never drift.
+ */
+import { z } from 'zod';
+
+export const STEP_TYPES = ['tool', 'reason', 'ask_user', 'respond', 'subplan'] as const;
+export type StepType = (typeof STEP_TYPES)[number];
+
+const stepShape = z.object({
+  type: z.enum(STEP_TYPES),
+  description: z.string().min(1).max(2000),
+  tool: z.string().min(1).max(100).optional(),
+  args: z.record(z.string(), z.unknown()).optional(),
+  question: z.string().min(1).max(4000).optional(),
+  goal: z.string().min(1).max(4000).optional(),
+});
+
+/** One planned step as the model writes it. */
+export const StepSpecSchema = stepShape.superRefine((step, ctx) => {
+  const need = (field: 'tool' | 'question' | 'goal') => {
+    if (step[field] === undefined) {
+      ctx.addIssue({ code: 'custom', path: [field], message: `a ${step.type} step needs "${field}"` });
+    }
+  };
+  if (step.type === 'tool') need('tool');
+  if (step.type === 'ask_user') need('question');
+  if (step.type === 'subplan') need('goal');
+});
+export type StepSpec = z.infer<typeof StepSpecSchema>;
+
+export const ExecutionPlanReplySchema = z.object({
+  steps: z.array(StepSpecSchema).min(1).max(50),
+});
+export type ExecutionPlanReply = z.infer<typeof ExecutionPlanReplySchema>;
+
+export const REPLAN_DECISIONS = ['continue', 'replace_remaining', 'ask_user', 'finish'] as const;
+export type ReplanDecisionKind = (typeof REPLAN_DECISIONS)[number];
+
+export const ReplanDecisionReplySchema = z
+  .object({
+    decision: z.enum(REPLAN_DECISIONS),
+    steps: z.array(StepSpecSchema).max(50).optional(),
+    question: z.string().min(1).max(4000).optional(),
+    answer: z.string().min(1).optional(),
+  })
+  .superRefine((reply, ctx) => {
+    if (reply.decision === 'replace_remaining' && (reply.steps === undefined || reply.steps.length === 0)) {
+      ctx.addIssue({ code: 'custom', path: ['steps'], message: 'replace_remaining needs a non-empty "steps"' });
+    }
+    if (reply.decision === 'ask_user' && reply.question === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['question'], message: 'ask_user needs "question"' });
+    }
+    if (reply.decision === 'finish' && reply.answer === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['answer'], message: 'finish needs "answer"' });
+    }
+  });
+export type ReplanDecisionReply = z.infer<typeof ReplanDecisionReplySchema>;
+
+export const ReasoningReplySchema = z.object({ thought: z.string().min(1) });
+export type ReasoningReply = z.infer<typeof ReasoningReplySchema>;
+
+export const FinalAnswerReplySchema = z.object({ answer: z.string().min(1) });
+export type FinalAnswerReply = z.infer<typeof FinalAnswerReplySchema>;
+
+/** The call kinds of the wire protocol, each a name and its reply schema. */
+export const MODEL_CALLS = {
+  execution_plan: ExecutionPlanReplySchema,
+  replan_decision: ReplanDecisionReplySchema,
+  reasoning: ReasoningReplySchema,
+  final_answer: FinalAnswerReplySchema,
+} as const;
+export type ModelCallName = keyof typeof MODEL_CALLS;
+export type ModelReply<N extends ModelCallName> = z.infer<(typeof MODEL_CALLS)[N]>;
+
+const jsonSchemaCache = new Map<ModelCallName, Record<string, unknown>>();
+
+/** JSON Schema of a call's reply, as sent in `response_format.json_schema.schema`. */
+export function replyJsonSchema(name: ModelCallName): Record<string, unknown> {
+  let schema = jsonSchemaCache.get(name);
+  if (!schema) {
+    // Refinements are not expressible in JSON Schema; zod re-checks them on receipt.
+    schema = z.toJSONSchema(MODEL_CALLS[name], { unrepresentable: 'any' }) as Record<string, unknown>;
+    delete schema.$schema;
+    jsonSchemaCache.set(name, schema);
+  }
+  return schema;
+}

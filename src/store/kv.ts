@@ -1,0 +1,56 @@
+/**
+ * A small durable key-value store for tool data (notes) and tool-run results.
+ * The file backend keeps one JSON file per key under DATA_DIR and writes by
+ * rename, so a crash never leaves a half-written value and concurrent writers
+ * of one key never interleave.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export interface KeyValueStore {
+  get<T = unknown>(namespace: string, key: string): Promise<T | undefined>;
+  put(namespace: string, key: string, value: unknown): Promise<void>;
+}
+
+export class MemoryKeyValueStore implements KeyValueStore {
+  private readonly data = new Map<string, string>();
+  async get<T>(namespace: string, key: string): Promise<T | undefined> {
+    const raw = this.data.get(`${namespace}\u0000${key}`);
+    return raw === undefined ? undefined : (JSON.parse(raw) as T);
+  }
+  async put(namespace: string, key: string, value: unknown): Promise<void> {
+    this.data.set(`${namespace}\u0000${key}`, JSON.stringify(value));
+  }
+}
+
+/** File names are hashes: any key (slashes, unicode) is safe, and namespaces stay readable. */
+const fileName = (key: string) => `${createHash('sha256').update(key).digest('hex').slice(0, 40)}.json`;
+const dirName = (namespace: string) => namespace.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.charCodeAt(0).toString(16)}`);
+
+export class FileKeyValueStore implements KeyValueStore {
+  private seq = 0;
+  constructor(private readonly root: string) {}
+
+  private file(namespace: string, key: string): string {
+    return path.join(this.root, dirName(namespace), fileName(key));
+  }
+
+  async get<T>(namespace: string, key: string): Promise<T | undefined> {
+    try {
+      const record = JSON.parse(await readFile(this.file(namespace, key), 'utf8')) as { key: string; value: T };
+      return record.value;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  async put(namespace: string, key: string, value: unknown): Promise<void> {
+    const target = this.file(namespace, key);
+    await mkdir(path.dirname(target), { recursive: true });
+    const tmp = `${target}.${process.pid}.${++this.seq}.tmp`;
+    await writeFile(tmp, JSON.stringify({ key, value }));
+    await rename(tmp, target);
+  }
+}

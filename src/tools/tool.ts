@@ -1,0 +1,31 @@
+/**
+ * What a tool is: data (name, description, zod input schema) plus a handler.
+ * The planner prompt is built from these definitions; the workflow never names a tool.
+ */
+import type { z } from 'zod';
+import type { KeyValueStore } from '../store/kv';
+
+export interface ToolContext {
+  userId: string;
+  runId: string;
+  stepId: string;
+  /** Stable across retries of the same step: use it to make side effects idempotent. */
+  idempotencyKey: string;
+  store: KeyValueStore;
+  /** Reports liveness; long tools call it at least every few seconds. */
+  heartbeat: () => void;
+  /** Aborted when the run is cancelled or the step timed out. */
+  signal: AbortSignal;
+}
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  input: S;
+  handler: (args: z.infer<S>, ctx: ToolContext) => Promise<unknown>;
+}
+
+/** Helper that keeps the handler's argument type tied to its schema. */
+export function defineTool<S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition {
+  return tool as unknown as ToolDefinition;
+}

@@ -1,0 +1,2 @@
+// Every workflow the worker registers. Workflow code only: bundled and run in Temporal's sandbox.
+export { planExecutionWorkflow } from './plan-execution';
