@@ -104,6 +104,7 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
       workflowId: childRunId,
       args: [childInput],
       staticSummary: `sub-plan of ${state.runId}: ${childInput.goal}`.slice(0, 200),
+      memo: { goal: childInput.goal },
       typedSearchAttributes: [{ key: USER_ID_ATTR, value: input.userId }],
       // A cancelled parent asks its children to cancel; they record it in their own state.
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,

@@ -1,0 +1,132 @@
+/**
+ * Plan executions as the outside world sees them: start, read, reply, cancel,
+ * list. The REST API is a thin layer over this; so are tests that skip HTTP.
+ */
+import { randomBytes } from 'node:crypto';
+import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import type { Config } from '../config';
+import { isTerminal, type ExecutionState, type RunStatus } from '../planning/execution-state';
+import {
+  getStateQuery,
+  PLAN_WORKFLOW_TYPE,
+  replySignal,
+  SESSION_ID_ATTR,
+  STATUS_ATTR,
+  USER_ID_ATTR,
+  type PlanExecutionInput,
+} from '../workflows/definitions';
+
+export class RunNotFoundError extends Error {
+  constructor(readonly runId: string) {
+    super(`no run with id "${runId}"`);
+    this.name = 'RunNotFoundError';
+  }
+}
+
+export class RunNotWaitingError extends Error {
+  constructor(readonly runId: string, readonly status: RunStatus) {
+    super(`run "${runId}" is ${status}, not waiting for a reply`);
+    this.name = 'RunNotWaitingError';
+  }
+}
+
+export interface RunSummary {
+  runId: string;
+  userId: string;
+  sessionId: string | null;
+  parentRunId: string | null;
+  goal: string;
+  status: RunStatus | 'unknown';
+  startedAt: string | null;
+  closedAt: string | null;
+}
+
+/** Readable, unique workflow ids: `run-<user>-<random>`; sub-plans append `.s<step>`. */
+export function newRunId(userId: string): string {
+  const slug = userId.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 32) || 'user';
+  return `run-${slug}-${randomBytes(5).toString('hex')}`;
+}
+
+const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+export class Runs {
+  constructor(
+    private readonly client: Client,
+    private readonly config: Pick<Config, 'TASK_QUEUE' | 'MAX_STEPS' | 'MAX_SUBPLAN_DEPTH'>,
+  ) {}
+
+  async start(request: { userId: string; goal: string; sessionId?: string | null }): Promise<{ runId: string; status: RunStatus }> {
+    const runId = newRunId(request.userId);
+    const input: PlanExecutionInput = {
+      userId: request.userId,
+      goal: request.goal,
+      sessionId: request.sessionId ?? null,
+      limits: { maxSteps: this.config.MAX_STEPS, maxDepth: this.config.MAX_SUBPLAN_DEPTH },
+    };
+    await this.client.workflow.start(PLAN_WORKFLOW_TYPE, {
+      taskQueue: this.config.TASK_QUEUE,
+      workflowId: runId,
+      args: [input],
+      staticSummary: `${request.userId}: ${request.goal}`.slice(0, 200),
+      memo: { goal: request.goal },
+      typedSearchAttributes: [
+        { key: USER_ID_ATTR, value: request.userId },
+        { key: STATUS_ATTR, value: 'planning' },
+        ...(request.sessionId ? [{ key: SESSION_ID_ATTR, value: request.sessionId }] : []),
+      ],
+    });
+    return { runId, status: 'planning' };
+  }
+
+  /** The run's ExecutionState: by query while it runs, from its result once it has ended. */
+  async get(runId: string): Promise<ExecutionState> {
+    const handle = this.client.workflow.getHandle<(input: PlanExecutionInput) => Promise<ExecutionState>>(runId);
+    try {
+      const description = await handle.describe();
+      if (description.type !== PLAN_WORKFLOW_TYPE) throw new RunNotFoundError(runId);
+      if (description.status.name === 'COMPLETED') return await handle.result();
+      return await handle.query(getStateQuery);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(runId);
+      throw err;
+    }
+  }
+
+  async reply(runId: string, text: string): Promise<void> {
+    const state = await this.get(runId);
+    if (state.status !== 'waiting_user') throw new RunNotWaitingError(runId, state.status);
+    await this.client.workflow.getHandle(runId).signal(replySignal, { text });
+  }
+
+  async cancel(runId: string): Promise<void> {
+    const state = await this.get(runId);
+    if (isTerminal(state.status)) return; // cancelling an ended run is a no-op, not an error
+    await this.client.workflow.getHandle(runId).cancel();
+  }
+
+  async list(filter: { userId?: string; status?: RunStatus; limit?: number }): Promise<RunSummary[]> {
+    const clauses = [`WorkflowType = ${quote(PLAN_WORKFLOW_TYPE)}`];
+    if (filter.userId) clauses.push(`${USER_ID_ATTR.name} = ${quote(filter.userId)}`);
+    if (filter.status) clauses.push(`${STATUS_ATTR.name} = ${quote(filter.status)}`);
+    const runs: RunSummary[] = [];
+    for await (const info of this.client.workflow.list({ query: clauses.join(' AND ') })) {
+      runs.push(summarize(info));
+      if (runs.length >= (filter.limit ?? 100)) break;
+    }
+    return runs;
+  }
+}
+
+function summarize(info: WorkflowExecutionInfo): RunSummary {
+  const sa = info.typedSearchAttributes;
+  return {
+    runId: info.workflowId,
+    userId: sa.get(USER_ID_ATTR) ?? '',
+    sessionId: sa.get(SESSION_ID_ATTR) ?? null,
+    parentRunId: info.parentExecution?.workflowId ?? null,
+    goal: typeof info.memo?.goal === 'string' ? info.memo.goal : '',
+    status: (sa.get(STATUS_ATTR) as RunStatus | undefined) ?? 'unknown',
+    startedAt: info.startTime.toISOString(),
+    closedAt: info.closeTime?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * Test harness: a client and worker against the real Temporal server that
+ * `npm test` started (TEMPORAL_ADDRESS), each test file on its own task queue.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { loadConfig, type Config } from '../../src/config';
+import { OpenAIProvider } from '../../src/llm/openai-provider';
+import type { ModelProvider } from '../../src/llm/provider';
+import { connectClient } from '../../src/temporal/connection';
+import type { ToolDefinition } from '../../src/tools/tool';
+import { createWorker } from '../../src/worker';
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  if (!process.env.TEMPORAL_ADDRESS) throw new Error('TEMPORAL_ADDRESS is not set: run the tests with `npm test`');
+  return loadConfig({
+    TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
+    TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE ?? 'default',
+    TASK_QUEUE: `test-${randomUUID().slice(0, 8)}`,
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'threadline-test-')),
+    MODEL_REPAIR_ATTEMPTS: '3',
+    ...overrides,
+  });
+}
+
+/** The real `openai` client, over HTTP, to a stub server. */
+export function stubProvider(baseURL: string): ModelProvider {
+  return new OpenAIProvider({ baseURL, apiKey: 'test-key', model: 'stub-model', timeoutMs: 10_000 });
+}
+
+export interface TestEnv {
+  config: Config;
+  client: Client;
+  worker: Worker;
+  /** Stops the worker and closes the client. */
+  stop(): Promise<void>;
+}
+
+export async function startTestEnv(options: { provider: ModelProvider; extraTools?: ToolDefinition[]; config?: Config }): Promise<TestEnv> {
+  const config = options.config ?? testConfig();
+  const client = await connectClient(config);
+  const worker = await createWorker({ config, provider: options.provider, extraTools: options.extraTools });
+  const running = worker.run();
+  return {
+    config,
+    client,
+    worker,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await client.connection.close();
+    },
+  };
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
