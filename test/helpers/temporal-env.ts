@@ -7,13 +7,21 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../src/config';
 import { OpenAIProvider } from '../../src/llm/openai-provider';
 import type { ModelProvider } from '../../src/llm/provider';
 import { connectClient } from '../../src/temporal/connection';
 import type { ToolDefinition } from '../../src/tools/tool';
 import { createWorker } from '../../src/worker';
+
+let runtimeInstalled = false;
+/** Keeps test output readable: the worker logs warnings and errors only. */
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
   if (!process.env.TEMPORAL_ADDRESS) throw new Error('TEMPORAL_ADDRESS is not set: run the tests with `npm test`');
@@ -41,6 +49,7 @@ export interface TestEnv {
 }
 
 export async function startTestEnv(options: { provider: ModelProvider; extraTools?: ToolDefinition[]; config?: Config }): Promise<TestEnv> {
+  quietRuntime();
   const config = options.config ?? testConfig();
   const client = await connectClient(config);
   const worker = await createWorker({ config, provider: options.provider, extraTools: options.extraTools });

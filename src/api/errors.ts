@@ -1,0 +1,87 @@
+/**
+ * The API's one error shape, `{ error: { code, message, details? } }`, and the
+ * one place that maps errors onto it. Routes just throw.
+ */
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { RunNotFoundError, RunNotWaitingError } from '../temporal/runs';
+
+export const ERROR_CODES = [
+  'invalid_request',
+  'not_found',
+  'not_waiting',
+  'payload_too_large',
+  'unsupported_media_type',
+  'unavailable',
+  'internal',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface ErrorDetail {
+  /** Dotted path of the offending field inside the body, query or params; the part's name for the part as a whole. */
+  path: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details?: ErrorDetail[] };
+}
+
+/** An error that already knows its HTTP status and code. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** What body-parser (behind `express.json`) throws: an http-errors error with `type`, `status`, `expose`. */
+interface BodyParserError extends Error {
+  status: number;
+  type?: string;
+  expose: boolean;
+}
+const isBodyParserError = (err: unknown): err is BodyParserError =>
+  err instanceof Error && typeof (err as Partial<BodyParserError>).status === 'number' && (err as Partial<BodyParserError>).expose === true;
+
+function toApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err instanceof RunNotFoundError) return new ApiError(404, 'not_found', err.message);
+  if (err instanceof RunNotWaitingError) return new ApiError(409, 'not_waiting', err.message);
+  if (isBodyParserError(err) && err.status >= 400 && err.status < 500) {
+    if (err.type === 'entity.parse.failed') return new ApiError(400, 'invalid_request', `request body is not valid JSON: ${err.message}`);
+    if (err.status === 413) return new ApiError(413, 'payload_too_large', err.message);
+    if (err.status === 415) return new ApiError(415, 'unsupported_media_type', err.message);
+    return new ApiError(err.status, 'invalid_request', err.message);
+  }
+  return null;
+}
+
+export function sendError(res: Parameters<RequestHandler>[1], err: ApiError): void {
+  const body: ErrorBody = { error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } };
+  res.status(err.status).json(body);
+}
+
+/** Unknown routes: a JSON 404 rather than express's HTML page. */
+export const notFoundRoute: RequestHandler = (req, res) => {
+  sendError(res, new ApiError(404, 'not_found', `no route for ${req.method} ${req.path}`));
+};
+
+/** Maps known errors to their status; anything else is logged and answered with a bare 500, never crashing the process. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    const known = toApiError(err);
+    if (!known) logger.error({ err, method: req.method, url: req.originalUrl }, 'request failed');
+    if (res.headersSent) {
+      // A stream (SSE) already started: all we can do is end it.
+      res.end();
+      return;
+    }
+    sendError(res, known ?? new ApiError(500, 'internal', 'internal error'));
+  };
+}

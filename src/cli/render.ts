@@ -1,0 +1,179 @@
+/**
+ * The pure half of `npm run chat`: the wire shape of a run as the client reads
+ * it, the diff of two successive states into printable events, and the text of
+ * each event. No I/O here, so every line the person sees is unit-tested.
+ */
+import { z } from 'zod';
+import { DEMO_LABEL } from '../llm/demo-provider';
+import { OBSERVATION_KINDS, RUN_STATUSES, STEP_STATUSES } from '../planning/execution-state';
+import { STEP_TYPES } from '../planning/schemas';
+
+/**
+ * ExecutionState as the REST API sends it (DESIGN.md §4), validated at the
+ * edge. Only the fields the client prints are kept; the additive `model` is
+ * optional so a server that does not send it still works.
+ */
+export const RunStateSchema = z.object({
+  runId: z.string(),
+  goal: z.string(),
+  status: z.enum(RUN_STATUSES),
+  steps: z.array(
+    z.object({
+      id: z.string(),
+      index: z.number(),
+      type: z.enum(STEP_TYPES),
+      description: z.string(),
+      status: z.enum(STEP_STATUSES),
+      tool: z.string().optional(),
+      args: z.record(z.string(), z.unknown()).optional(),
+      question: z.string().optional(),
+      goal: z.string().optional(),
+      childRunId: z.string().optional(),
+    }),
+  ),
+  currentStepId: z.string().nullable(),
+  observations: z.array(
+    z.object({ stepId: z.string().nullable(), kind: z.enum(OBSERVATION_KINDS), content: z.string() }),
+  ),
+  finalAnswer: z.string().nullable(),
+  lastError: z.string().nullable(),
+  model: z.string().optional(),
+});
+export type RunState = z.infer<typeof RunStateSchema>;
+export type RunStep = RunState['steps'][number];
+
+/** Something worth one or more printed lines, found by comparing two states. */
+export type ChatEvent =
+  | { kind: 'model'; label: string }
+  | { kind: 'plan'; steps: RunStep[]; revised: boolean }
+  | { kind: 'step'; step: RunStep; observation: string | null; observationKind: string | null }
+  | { kind: 'question'; stepId: string; question: string }
+  | { kind: 'completed'; answer: string }
+  | { kind: 'failed'; error: string }
+  | { kind: 'cancelled' };
+
+const MARK: Record<RunStep['status'], string> = {
+  completed: '[x]',
+  running: '[~]',
+  pending: '[ ]',
+  failed: '[!]',
+  replaced: '[-]',
+  skipped: '[-]',
+};
+
+/** Long observations are cut so one step stays one line. */
+export const MAX_OBSERVATION_WIDTH = 200;
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** What a step does, e.g. `tool calculator {"expression":"12*7"}` or `reason: Compare the totals`. */
+export function describeStep(step: RunStep): string {
+  switch (step.type) {
+    case 'tool':
+      return `tool ${step.tool ?? '?'} ${JSON.stringify(step.args ?? {})}`;
+    case 'ask_user':
+      return `ask_user: ${step.question ?? step.description}`;
+    case 'subplan':
+      return `subplan: ${step.goal ?? step.description}${step.childRunId ? ` (run ${step.childRunId})` : ''}`;
+    default:
+      return `${step.type}: ${step.description}`;
+  }
+}
+
+/**
+ * One printed line for a step in its current status, with the observation it
+ * produced when it has finished: `[x] 1. tool calculator {…}  → {"value":84}`.
+ */
+export function stepLine(step: RunStep, observation: string | null = null, observationKind: string | null = null): string {
+  const head = `${MARK[step.status]} ${step.index}. ${describeStep(step)}`;
+  const note = step.status === 'replaced' || step.status === 'skipped' ? `  (${step.status})` : '';
+  if (observation === null) return head + note;
+  const shown = observationKind === 'user_reply' ? JSON.stringify(oneLine(observation, MAX_OBSERVATION_WIDTH)) : oneLine(observation, MAX_OBSERVATION_WIDTH);
+  return `${head}  → ${shown}${note}`;
+}
+
+/** The model label, said loudly when it is the offline demo so nobody mistakes it for a real model. */
+export function modelLine(label: string): string {
+  return label === DEMO_LABEL
+    ? `model: ${label} — the OFFLINE DEMO model (fixed rules, not a language model; set OPENAI_API_KEY or OPENAI_BASE_URL on the worker for a real one)`
+    : `model: ${label}`;
+}
+
+/** The latest observation a step produced, if any. */
+function observationOf(state: RunState, stepId: string): RunState['observations'][number] | undefined {
+  for (let i = state.observations.length - 1; i >= 0; i--) {
+    const o = state.observations[i];
+    if (o?.stepId === stepId) return o;
+  }
+  return undefined;
+}
+
+/** The question a waiting run asks, or null. */
+export function pendingQuestion(state: RunState): { stepId: string; question: string } | null {
+  if (state.status !== 'waiting_user' || state.currentStepId === null) return null;
+  const step = state.steps.find((s) => s.id === state.currentStepId);
+  return step ? { stepId: step.id, question: step.question ?? step.description } : null;
+}
+
+const TERMINAL: readonly RunState['status'][] = ['completed', 'failed', 'cancelled'];
+export const isEnded = (state: RunState): boolean => TERMINAL.includes(state.status);
+
+/**
+ * Events between `prev` (null before the first state) and `next`, in the order
+ * to print them. States may arrive coalesced (several transitions at once), so
+ * everything is derived from the difference, never from a single transition.
+ */
+export function diffStates(prev: RunState | null, next: RunState): ChatEvent[] {
+  const events: ChatEvent[] = [];
+  if (next.model && next.model !== prev?.model) events.push({ kind: 'model', label: next.model });
+
+  const before = new Map((prev?.steps ?? []).map((s) => [s.id, s]));
+  const changed = next.steps.filter((s) => s.status !== 'pending' && before.get(s.id)?.status !== s.status);
+  const byStatus = (...statuses: RunStep['status'][]) => changed.filter((s) => statuses.includes(s.status));
+  const stepEvent = (step: RunStep): ChatEvent => {
+    const finished = step.status === 'completed' || step.status === 'failed';
+    const obs = finished ? observationOf(next, step.id) : undefined;
+    return { kind: 'step', step, observation: obs?.content ?? null, observationKind: obs?.kind ?? null };
+  };
+  // Printed in the order things happen: a step finishes, the rest of the plan is
+  // replaced or skipped, new steps are planned, the next step starts.
+  events.push(...byStatus('completed', 'failed', 'replaced', 'skipped').map(stepEvent));
+  const added = next.steps.filter((s) => !before.has(s.id) && s.status === 'pending');
+  if (added.length > 0) events.push({ kind: 'plan', steps: added, revised: before.size > 0 });
+  events.push(...byStatus('running').map(stepEvent));
+
+  const asked = pendingQuestion(next);
+  if (asked && (prev === null || pendingQuestion(prev)?.stepId !== asked.stepId)) events.push({ kind: 'question', ...asked });
+
+  if (prev?.status !== next.status || prev === null) {
+    if (next.status === 'completed') events.push({ kind: 'completed', answer: next.finalAnswer ?? '' });
+    if (next.status === 'failed') events.push({ kind: 'failed', error: next.lastError ?? 'unknown error' });
+    if (next.status === 'cancelled') events.push({ kind: 'cancelled' });
+  }
+  return events;
+}
+
+/** The printed text of one event (may span lines). */
+export function renderEvent(event: ChatEvent): string {
+  switch (event.kind) {
+    case 'model':
+      return modelLine(event.label);
+    case 'plan': {
+      const head = event.revised ? `plan revised (+${event.steps.length} step${event.steps.length === 1 ? '' : 's'}):` : `plan (${event.steps.length} step${event.steps.length === 1 ? '' : 's'}):`;
+      return [head, ...event.steps.map((s) => `  ${stepLine(s)}`)].join('\n');
+    }
+    case 'step':
+      return stepLine(event.step, event.observation, event.observationKind);
+    case 'question':
+      return `? ${event.question}`;
+    case 'completed':
+      return `\nanswer: ${event.answer}`;
+    case 'failed':
+      return `\nthe run failed: ${event.error}`;
+    case 'cancelled':
+      return '\nthe run was cancelled';
+  }
+}

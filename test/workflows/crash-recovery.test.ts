@@ -1,0 +1,89 @@
+/**
+ * Crash recovery: the worker process is SIGKILLed in the middle of a run and a
+ * new one finishes it. No completed step — model call or tool — runs twice.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import type { ExecutionState } from '../../src/planning/execution-state';
+import { connectClient } from '../../src/temporal/connection';
+import { Runs } from '../../src/temporal/runs';
+import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
+import { StubModelServer } from '../helpers/stub-model-server';
+import { testConfig, waitFor } from '../helpers/temporal-env';
+
+const stub = new StubModelServer();
+const config = testConfig();
+const root = path.resolve(__dirname, '../..');
+
+function startWorker(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/crash-worker.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: config.temporalAddress,
+      TASK_QUEUE: config.TASK_QUEUE,
+      DATA_DIR: config.dataDir,
+      OPENAI_BASE_URL: stub.url,
+      OPENAI_API_KEY: 'test-key',
+      AGENT_MODEL: 'stub-model',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  return waitFor('the worker process to start', async () => {
+    if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
+    return output.includes('crash-worker: running') ? child : undefined;
+  }, 60_000);
+}
+
+const workers: ChildProcess[] = [];
+before(async () => {
+  await stub.start();
+});
+after(async () => {
+  for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+  await stub.stop();
+});
+
+test('a run survives SIGKILL of its worker and no completed step runs twice', async () => {
+  const goal = 'survive a crash';
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('tally', { label: 'before' }), toolStep('wait', { seconds: 3 }), toolStep('tally', { label: 'after' }), respondStep] }],
+    replan_decision: [cont, cont, cont],
+    final_answer: [answer('survived')],
+  });
+  workers.push(await startWorker());
+  const client = await connectClient(config);
+  const runs = new Runs(client, config);
+  const { runId } = await runs.start({ userId: 'crash-tester', goal });
+
+  // Kill the worker while the `wait` step is in flight: s1 and its replan are done by then.
+  await waitFor('the wait step to start', async () => {
+    const s = await runs.get(runId);
+    return s.currentStepId === 's2' && s.steps[1]?.status === 'running';
+  }, 60_000);
+  await new Promise((r) => setTimeout(r, 500));
+  workers[0]!.kill('SIGKILL');
+  await new Promise((r) => workers[0]!.once('exit', r));
+
+  workers.push(await startWorker());
+  const state = (await client.workflow.getHandle(runId).result()) as ExecutionState;
+  await client.connection.close();
+
+  assert.equal(state.status, 'completed');
+  assert.equal(state.finalAnswer, 'survived');
+  assert.deepEqual(state.steps.map((s) => s.status), ['completed', 'completed', 'completed', 'completed']);
+  // Tools: each completed tally step ran exactly once.
+  const tally = readFileSync(path.join(config.dataDir, 'tally.log'), 'utf8').trim().split('\n');
+  assert.deepEqual(tally, ['before', 'after']);
+  // Model calls: exactly one per completed call — nothing repeated after the crash.
+  assert.equal(stub.requestsFor(goal, 'execution_plan').length, 1);
+  assert.equal(stub.requestsFor(goal, 'replan_decision').length, 3);
+  assert.equal(stub.requestsFor(goal, 'final_answer').length, 1);
+  assert.equal(stub.misses.length, 0);
+});
