@@ -4,15 +4,16 @@
 import path from 'node:path';
 import { z } from 'zod';
 
-const port = z.coerce.number().int().min(0).max(65535);
 const blankToUndefined = (v: unknown) => (v === '' ? undefined : v);
+// A blank variable means unset (Number('') would be port 0).
+const port = (fallback: number) => z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65535).default(fallback));
 
 export const ConfigSchema = z.object({
-  PORT: port.default(3000),
+  PORT: port(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   TEMPORAL_ADDRESS: z.preprocess(blankToUndefined, z.string().min(1).optional()),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-  TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_UI_PORT: port(8233),
   TASK_QUEUE: z.string().min(1).default('threadline'),
   DATA_DIR: z.string().min(1).default('./data'),
   OPENAI_API_KEY: z.preprocess(blankToUndefined, z.string().optional()),

@@ -7,7 +7,7 @@ import express, { type Express } from 'express';
 import pino, { type Logger } from 'pino';
 import { runUiUrl, type Config } from '../config';
 import type { Runs } from '../temporal/runs';
-import { ApiError, errorHandler, notFoundRoute, sendError } from './errors';
+import { errorHandler, notFoundRoute } from './errors';
 import { streamRunEvents, type RunEventsOptions } from './run-events';
 import { CreateRunBody, ListRunsQuery, ReplyBody, RunParams } from './schemas';
 import { validated } from './validate';
@@ -93,5 +93,3 @@ export function createApp(options: AppOptions): Express {
   app.use(errorHandler(logger));
   return app;
 }
-
-export { ApiError, sendError };

@@ -69,18 +69,26 @@ function oneLine(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/** What a step does, e.g. `tool calculator {"expression":"12*7"}` or `reason: Compare the totals`. */
+/** Longest step description shown; the rest of the line is the observation. */
+export const MAX_STEP_WIDTH = 160;
+
+/**
+ * What a step does, e.g. `tool calculator {"expression":"12*7"}` or
+ * `reason: Compare the totals`. An ask_user step shows its description: its
+ * question gets a line of its own when it is asked.
+ */
 export function describeStep(step: RunStep): string {
-  switch (step.type) {
-    case 'tool':
-      return `tool ${step.tool ?? '?'} ${JSON.stringify(step.args ?? {})}`;
-    case 'ask_user':
-      return `ask_user: ${step.question ?? step.description}`;
-    case 'subplan':
-      return `subplan: ${step.goal ?? step.description}${step.childRunId ? ` (run ${step.childRunId})` : ''}`;
-    default:
-      return `${step.type}: ${step.description}`;
-  }
+  const what = (() => {
+    switch (step.type) {
+      case 'tool':
+        return `tool ${step.tool ?? '?'} ${JSON.stringify(step.args ?? {})}`;
+      case 'subplan':
+        return `subplan: ${step.goal ?? step.description}${step.childRunId ? ` (run ${step.childRunId})` : ''}`;
+      default:
+        return `${step.type}: ${step.description}`;
+    }
+  })();
+  return oneLine(what, MAX_STEP_WIDTH);
 }
 
 /**
@@ -131,19 +139,22 @@ export function diffStates(prev: RunState | null, next: RunState): ChatEvent[] {
   if (next.model && next.model !== prev?.model) events.push({ kind: 'model', label: next.model });
 
   const before = new Map((prev?.steps ?? []).map((s) => [s.id, s]));
-  const changed = next.steps.filter((s) => s.status !== 'pending' && before.get(s.id)?.status !== s.status);
-  const byStatus = (...statuses: RunStep['status'][]) => changed.filter((s) => statuses.includes(s.status));
   const stepEvent = (step: RunStep): ChatEvent => {
     const finished = step.status === 'completed' || step.status === 'failed';
     const obs = finished ? observationOf(next, step.id) : undefined;
     return { kind: 'step', step, observation: obs?.content ?? null, observationKind: obs?.kind ?? null };
   };
-  // Printed in the order things happen: a step finishes, the rest of the plan is
-  // replaced or skipped, new steps are planned, the next step starts.
-  events.push(...byStatus('completed', 'failed', 'replaced', 'skipped').map(stepEvent));
-  const added = next.steps.filter((s) => !before.has(s.id) && s.status === 'pending');
-  if (added.length > 0) events.push({ kind: 'plan', steps: added, revised: before.size > 0 });
-  events.push(...byStatus('running').map(stepEvent));
+  const known = next.steps.filter((s) => before.has(s.id) && before.get(s.id)?.status !== s.status);
+  const added = next.steps.filter((s) => !before.has(s.id));
+  // In the order things happen: known steps finish (or are replaced or skipped),
+  // new steps are planned, then steps start — and, if the state arrived late, finish.
+  events.push(...known.filter((s) => s.status !== 'running').map(stepEvent));
+  if (added.length > 0) {
+    events.push({ kind: 'plan', steps: added.map((s) => ({ ...s, status: 'pending' as const })), revised: before.size > 0 });
+  }
+  const later = [...known.filter((s) => s.status === 'running'), ...added.filter((s) => s.status !== 'pending')];
+  const runningLast = (s: RunStep) => (s.status === 'running' ? 1 : 0);
+  events.push(...later.sort((a, b) => runningLast(a) - runningLast(b) || a.index - b.index).map(stepEvent));
 
   const asked = pendingQuestion(next);
   if (asked && (prev === null || pendingQuestion(prev)?.stepId !== asked.stepId)) events.push({ kind: 'question', ...asked });

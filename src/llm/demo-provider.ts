@@ -23,11 +23,13 @@ export function demoIntents(text: string): StepSpec[] {
     steps.push({ type: 'tool', description: `Save the note "${key}"`, tool: 'notes_write', args: { key, value: remember[2].trim() } });
   }
   const recall = /\b(?:what(?:'s| is| was)\s+my|recall(?:\s+my)?|read\s+(?:my\s+)?note)\s+([\w -]+?)(?:\?|[.!]|$|\band\b)/i.exec(text);
-  if (recall?.[1] && !remember) {
+  if (recall?.[1]) {
     const key = recall[1].trim().toLowerCase();
     steps.push({ type: 'tool', description: `Read the note "${key}"`, tool: 'notes_read', args: { key } });
   }
-  const candidates = text.replace(/×/g, '*').matchAll(/(?:sqrt\s*\(|[-(]?\d)[\d\s.+\-*/^%()]*(?:sqrt\s*\([^)]*\)[\d\s.+\-*/^%()]*)*/gi);
+  // A note's value ("555-1234", "1990-05-03") is data, not arithmetic.
+  const rest = remember ? text.replace(remember[0], ' ') : text;
+  const candidates = rest.replace(/×/g, '*').matchAll(/(?:sqrt\s*\(|[-(]?\d)[\d\s.+\-*/^%()]*(?:sqrt\s*\([^)]*\)[\d\s.+\-*/^%()]*)*/gi);
   const expression = [...candidates]
     .map((m) => m[0].trim().replace(/[\s(]+$/, ''))
     .find((e) => /[-+*/^%]|sqrt/.test(e) && /\d/.test(e));
@@ -57,7 +59,7 @@ function describeObservation(state: ExecutionState, stepId: string | null, conte
   const args = step.args ?? {};
   switch (step.tool) {
     case 'calculator':
-      return `${String(args.expression)} = ${String(result.value)}`;
+      return `${String(args.expression)} = ${String(result.value)}.`;
     case 'notes_write':
       return `I saved your ${String(args.key)}.`;
     case 'notes_read':

@@ -37,7 +37,7 @@ export async function callModel<N extends ModelCallName>(
   const messages: ChatMessage[] = buildMessages(ctx);
   let problem = '';
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const text = await provider.complete({ name: ctx.call, schema: replyJsonSchema(ctx.call), messages, context: ctx }, signal);
+    const text = await provider.complete({ name: ctx.call, schema: replyJsonSchema(ctx.call), messages: [...messages], context: ctx }, signal);
     const result = parseReply(ctx.call, text);
     if (result.ok) return result.value;
     problem = result.problem;

@@ -4,7 +4,7 @@
  * rename, so a crash never leaves a half-written value and concurrent writers
  * of one key never interleave.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -26,10 +26,10 @@ export class MemoryKeyValueStore implements KeyValueStore {
 
 /** File names are hashes: any key (slashes, unicode) is safe, and namespaces stay readable. */
 const fileName = (key: string) => `${createHash('sha256').update(key).digest('hex').slice(0, 40)}.json`;
-const dirName = (namespace: string) => namespace.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.charCodeAt(0).toString(16)}`);
+// Dots are escaped too, so no namespace can name a parent directory.
+const dirName = (namespace: string) => namespace.replace(/[^A-Za-z0-9_-]/g, (c) => `%${c.charCodeAt(0).toString(16)}`);
 
 export class FileKeyValueStore implements KeyValueStore {
-  private seq = 0;
   constructor(private readonly root: string) {}
 
   private file(namespace: string, key: string): string {
@@ -49,7 +49,7 @@ export class FileKeyValueStore implements KeyValueStore {
   async put(namespace: string, key: string, value: unknown): Promise<void> {
     const target = this.file(namespace, key);
     await mkdir(path.dirname(target), { recursive: true });
-    const tmp = `${target}.${process.pid}.${++this.seq}.tmp`;
+    const tmp = `${target}.${randomUUID()}.tmp`;
     await writeFile(tmp, JSON.stringify({ key, value }));
     await rename(tmp, target);
   }

@@ -84,8 +84,15 @@ export class Runs {
     try {
       const description = await handle.describe();
       if (description.type !== PLAN_WORKFLOW_TYPE) throw new RunNotFoundError(runId);
-      if (description.status.name === 'COMPLETED') return await handle.result();
-      return await handle.query(getStateQuery);
+      const closed = description.status.name;
+      if (closed === 'COMPLETED') return await handle.result();
+      const state = await handle.query(getStateQuery);
+      // Ended from outside the workflow (terminated in the Web UI, timed out): say so instead of the last live status.
+      if (closed === 'TERMINATED' || closed === 'TIMED_OUT' || closed === 'FAILED' || closed === 'CANCELLED') {
+        const status = closed === 'CANCELLED' ? 'cancelled' : 'failed';
+        return { ...state, status, lastError: state.lastError ?? `workflow ${closed.toLowerCase().replace('_', ' ')}` };
+      }
+      return state;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(runId);
       throw err;

@@ -1,0 +1,116 @@
+/**
+ * The REST API process (`npm run api`): one Temporal client, the express app,
+ * an HTTP listener, and a clean shutdown on SIGINT/SIGTERM.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Client } from '@temporalio/client';
+import pino, { type Logger } from 'pino';
+import { loadConfig, type Config } from '../config';
+import { connectClient } from '../temporal/connection';
+import { Runs } from '../temporal/runs';
+import { createApp } from './app';
+
+/** A health probe must answer well within a load balancer's own timeout. */
+const HEALTH_TIMEOUT_MS = 2_000;
+/** Requests still running this long after shutdown began are cut off. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+export interface ApiServer {
+  /** Base URL, e.g. `http://127.0.0.1:3000`. */
+  url: string;
+  /** Stops accepting requests, ends event streams, waits for the rest (briefly), closes the Temporal client. */
+  close(): Promise<void>;
+}
+
+/** Temporal is reachable when it answers for our namespace within the deadline. */
+export async function temporalReachable(client: Client, timeoutMs = HEALTH_TIMEOUT_MS): Promise<boolean> {
+  try {
+    await client.connection.withDeadline(Date.now() + timeoutMs, () =>
+      client.workflowService.describeNamespace({ namespace: client.options.namespace }),
+    );
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost'; // listening everywhere: print an address one can open
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+export async function startApi(config: Config, options: { logger?: Logger } = {}): Promise<ApiServer> {
+  const logger = options.logger ?? pino({ name: 'api' });
+  const client = await connectClient(config);
+  const shutdown = new AbortController();
+  const app = createApp({
+    runs: new Runs(client, config),
+    config,
+    isHealthy: () => temporalReachable(client),
+    logger,
+    shutdown: shutdown.signal,
+  });
+  const server = http.createServer(app);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.PORT, config.HOST, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    await client.connection.close();
+    throw new Error(`cannot listen on ${config.HOST}:${config.PORT}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const { port } = server.address() as AddressInfo;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost(config.HOST)}:${port}`,
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        shutdown.abort();
+        // Keep-alive connections whose last request (e.g. an event stream) ends during
+        // shutdown turn idle only later; close them as they do, and cut the rest after the grace.
+        const reap = setInterval(() => server.closeIdleConnections(), 50);
+        const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+        await closed;
+        clearInterval(reap);
+        clearTimeout(force);
+        await client.connection.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const api = await startApi(config);
+  console.log(`api: ${api.url} (Temporal ${config.temporalAddress}, namespace "${config.TEMPORAL_NAMESPACE}", task queue "${config.TASK_QUEUE}")`);
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1); // a second signal: do not wait any longer
+    stopping = true;
+    console.log(`api: ${signal}, shutting down`);
+    api.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,153 @@
+/**
+ * A small client of the REST API v1 (DESIGN.md §4) for the chat CLI: start a
+ * run, read it, reply to it, and follow its Server-Sent Events. Every response
+ * is validated with zod; network failures become one readable error.
+ */
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { z } from 'zod';
+import { RunStateSchema, type RunState } from './render';
+
+/** The API did not answer at all (not running, wrong address, connection dropped). */
+export class ApiUnreachableError extends Error {
+  constructor(readonly baseUrl: string, readonly reason: string) {
+    super(`cannot reach the Threadline API at ${baseUrl} (${reason}) — is \`npm start\` running? Set THREADLINE_API_URL to use another address.`);
+    this.name = 'ApiUnreachableError';
+  }
+}
+
+/** The API answered with an error status; `code` and `message` come from its `{ error }` body when it sent one. */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(`API error ${status} (${code}): ${message}`);
+    this.name = 'ApiError';
+  }
+}
+
+const StartedSchema = z.object({ runId: z.string().min(1), status: z.string(), uiUrl: z.string().optional() });
+export type StartedRun = z.infer<typeof StartedSchema>;
+const ErrorBodySchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+
+export type RunEvent = { type: 'state'; state: RunState } | { type: 'done' };
+
+/** Why `fetch` failed, as short as possible: `ECONNREFUSED`, `ENOTFOUND`, … */
+function networkReason(err: unknown): string {
+  const cause = err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (typeof cause?.message === 'string') return cause.message;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The error of a non-2xx response, from its `{ error }` body when it has one. */
+function apiError(res: Response, text: string): ApiError {
+  let body: unknown = null;
+  try {
+    body = JSON.parse(text) as unknown;
+  } catch {
+    // A proxy's HTML error page, say: reported by status below.
+  }
+  const error = ErrorBodySchema.safeParse(body);
+  return error.success
+    ? new ApiError(res.status, error.data.error.code, error.data.error.message)
+    : new ApiError(res.status, 'http_error', text.slice(0, 200) || res.statusText);
+}
+
+const isAbort = (err: unknown): boolean => err instanceof Error && err.name === 'AbortError';
+
+function parseBody<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw new Error(`the API sent ${what} this client cannot read: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+export class ApiClient {
+  readonly baseUrl: string;
+
+  constructor(baseUrl: string) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+  }
+
+  private async request(path: string, init: RequestInit = {}): Promise<Response> {
+    try {
+      return await fetch(`${this.baseUrl}${path}`, init);
+    } catch (err) {
+      if (isAbort(err)) throw err;
+      throw new ApiUnreachableError(this.baseUrl, networkReason(err));
+    }
+  }
+
+  private async json(path: string, method: 'GET' | 'POST', body?: unknown): Promise<unknown> {
+    const res = await this.request(path, {
+      method,
+      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw apiError(res, text);
+    try {
+      return text ? (JSON.parse(text) as unknown) : null;
+    } catch {
+      throw new Error(`the API answered ${method} ${path} with something that is not JSON: ${text.slice(0, 200)}`);
+    }
+  }
+
+  /** `GET /healthz`: true when the API can reach Temporal. Throws ApiUnreachableError when the API is down. */
+  async healthy(): Promise<boolean> {
+    const res = await this.request('/healthz');
+    await res.text();
+    return res.ok;
+  }
+
+  async startRun(request: { userId: string; goal: string }): Promise<StartedRun> {
+    return parseBody(StartedSchema, await this.json('/v1/runs', 'POST', request), 'a start response');
+  }
+
+  async getRun(runId: string): Promise<RunState> {
+    return parseBody(RunStateSchema, await this.json(`/v1/runs/${encodeURIComponent(runId)}`, 'GET'), 'a run state');
+  }
+
+  /** Delivers the reply; `not_waiting` when the run no longer waits for one (HTTP 409). */
+  async reply(runId: string, text: string): Promise<'accepted' | 'not_waiting'> {
+    try {
+      await this.json(`/v1/runs/${encodeURIComponent(runId)}/reply`, 'POST', { text });
+      return 'accepted';
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 409) return 'not_waiting';
+      throw err;
+    }
+  }
+
+  /**
+   * Follows `GET /v1/runs/:id/events` until the server ends the stream or
+   * `signal` aborts. A dropped connection ends the iteration early without
+   * `done`; the caller decides whether to reconnect.
+   */
+  async *events(runId: string, signal?: AbortSignal): AsyncGenerator<RunEvent> {
+    const res = await this.request(`/v1/runs/${encodeURIComponent(runId)}/events`, {
+      headers: { accept: 'text/event-stream' },
+      signal,
+    });
+    if (!res.ok || !res.body) throw apiError(res, await res.text());
+    const messages: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (message) => messages.push(message) });
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body) {
+        parser.feed(decoder.decode(chunk, { stream: true }));
+        for (let message = messages.shift(); message; message = messages.shift()) {
+          if (message.event === 'done') {
+            yield { type: 'done' };
+            return;
+          }
+          if (message.event === 'state') {
+            yield { type: 'state', state: parseBody(RunStateSchema, JSON.parse(message.data) as unknown, 'a state event') };
+          }
+        }
+      }
+    } catch (err) {
+      // A connection reset mid-stream ends the stream like a server close would; aborts propagate.
+      if (isAbort(err) || signal?.aborted) throw err;
+      if (err instanceof TypeError && /terminated|socket|other side closed/i.test(`${err.message} ${networkReason(err)}`)) return;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,112 @@
+/** The embedded key-value store (file backend under DATA_DIR, and the in-memory one used by tests). */
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { FileKeyValueStore, MemoryKeyValueStore } from '../../src/store/kv';
+
+let root = '';
+let n = 0;
+/** A fresh directory per test, so tests never see each other's data. */
+const dir = () => path.join(root, `t${++n}`);
+
+before(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'threadline-kv-'));
+});
+after(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+test('file store: values round-trip with their JSON shape', async () => {
+  const store = new FileKeyValueStore(dir());
+  const values: [string, unknown][] = [
+    ['object', { a: 1, nested: { list: [1, 'two', null, true] } }],
+    ['string', 'green'],
+    ['number', 42.5],
+    ['null', null],
+    ['empty', ''],
+    ['array', [{ x: 1 }]],
+  ];
+  for (const [key, value] of values) await store.put('ns', key, value);
+  for (const [key, value] of values) assert.deepEqual(await store.get('ns', key), value, key);
+});
+
+test('file store: a missing key or namespace reads as undefined', async () => {
+  const store = new FileKeyValueStore(dir());
+  assert.equal(await store.get('nowhere', 'nothing'), undefined);
+  await store.put('ns', 'a', 1);
+  assert.equal(await store.get('ns', 'b'), undefined);
+  assert.equal(await store.get('other', 'a'), undefined, 'namespaces are separate');
+});
+
+test('file store: a later put replaces the value', async () => {
+  const store = new FileKeyValueStore(dir());
+  await store.put('ns', 'k', 'old');
+  await store.put('ns', 'k', { now: 'new' });
+  assert.deepEqual(await store.get('ns', 'k'), { now: 'new' });
+});
+
+test('file store: data survives a new store instance on the same directory (a restarted worker)', async () => {
+  const where = dir();
+  await new FileKeyValueStore(where).put('notes/ada', 'color', 'green');
+  assert.equal(await new FileKeyValueStore(where).get('notes/ada', 'color'), 'green');
+});
+
+test('file store: keys and namespaces with slashes, percent signs and unicode stay distinct', async () => {
+  const store = new FileKeyValueStore(dir());
+  const keys = ['a/b', 'a%2fb', 'a_b', '../../etc/passwd', 'ключ', '色 🎨', 'A', 'a', '.', ''];
+  const namespaces = ['notes/ada', 'notes%2fada', 'notes/../bob', 'ümlaut ns', 'notes/ada/'];
+  for (const ns of namespaces) for (const key of keys) await store.put(ns, key, `${ns}|${key}`);
+  for (const ns of namespaces) for (const key of keys) assert.equal(await store.get(ns, key), `${ns}|${key}`, `${ns} / ${key}`);
+});
+
+test('file store: the namespace ".." stays inside the store directory', async () => {
+  const where = dir();
+  const store = new FileKeyValueStore(where);
+  for (const ns of ['.', '..']) await store.put(ns, 'k', ns);
+  assert.equal(await store.get('.', 'k'), '.');
+  assert.equal(await store.get('..', 'k'), '..');
+  // Nothing may be written next to the store's directory (where other tests' directories live).
+  const outside = (await readdir(path.dirname(where))).filter((x) => !/^t\d+$/.test(x));
+  assert.deepEqual(outside, [], 'files written outside the store directory');
+});
+
+test('file store: concurrent puts of one key never leave a torn value, and reads during them see a whole value', async () => {
+  const store = new FileKeyValueStore(dir());
+  // Values of very different sizes make a torn write show up as invalid JSON or a mixed value.
+  const values = Array.from({ length: 40 }, (_, i) => ({ i, pad: 'x'.repeat(i % 2 === 0 ? 20_000 : 3) }));
+  const seen: unknown[] = [];
+  await Promise.all([
+    ...values.map((v) => store.put('ns', 'hot', v)),
+    ...values.map(async () => seen.push(await store.get('ns', 'hot'))),
+  ]);
+  const whole = (x: unknown) => x === undefined || values.some((v) => JSON.stringify(v) === JSON.stringify(x));
+  assert.ok(seen.every(whole), 'a read saw a partial value');
+  assert.ok(whole(await store.get('ns', 'hot')) && (await store.get('ns', 'hot')) !== undefined);
+});
+
+test('file store: two store instances on one directory in one process can write the same key at once', async () => {
+  // e.g. two workers (or a worker and a tool) in one process sharing DATA_DIR.
+  const where = dir();
+  const a = new FileKeyValueStore(where);
+  const b = new FileKeyValueStore(where);
+  const values = Array.from({ length: 20 }, (_, i) => `${i}:${'y'.repeat(i % 2 === 0 ? 20_000 : 3)}`);
+  const results = await Promise.allSettled(values.map((v, i) => (i % 2 === 0 ? a : b).put('ns', 'hot', v)));
+  const failures = results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason));
+  assert.deepEqual(failures, [], 'puts failed');
+  assert.ok(values.includes((await a.get<string>('ns', 'hot')) ?? ''), 'the final value is one of those written');
+});
+
+test('memory store: round trip, missing keys, namespaces, and values are copies', async () => {
+  const store = new MemoryKeyValueStore();
+  const value = { list: [1, 2] };
+  await store.put('ns', 'k', value);
+  value.list.push(3);
+  const read = await store.get<{ list: number[] }>('ns', 'k');
+  assert.deepEqual(read, { list: [1, 2] }, 'a later change to the written object does not leak in');
+  read?.list.push(4);
+  assert.deepEqual(await store.get('ns', 'k'), { list: [1, 2] }, 'a change to a read value does not leak in');
+  assert.equal(await store.get('ns', 'missing'), undefined);
+  assert.equal(await store.get('other', 'k'), undefined);
+});
