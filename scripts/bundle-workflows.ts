@@ -21,7 +21,8 @@ async function main(): Promise<void> {
   writeFileSync(tmp, code);
   renameSync(tmp, outfile);
   const kb = Math.round(Buffer.byteLength(code) / 1024);
-  console.log(`[threadline] bundled workflows → ${path.relative(process.cwd(), outfile)} (${kb} KiB, ${Date.now() - started} ms)`);
+  const shown = path.relative(process.cwd(), outfile);
+  console.log(`[threadline] bundled workflows → ${shown.startsWith('..') ? outfile : shown} (${kb} KiB, ${Date.now() - started} ms)`);
 }
 
 main().catch((err: unknown) => {

@@ -61,7 +61,12 @@ export function ensureDeps() {
   log(`installing npm dependencies (${reason}): npm ${args.join(' ')}`);
   const r = spawnSync('npm', args, { cwd: ROOT, stdio: 'inherit', shell: IS_WINDOWS });
   if (r.error) fail(`could not run npm: ${r.error.message}`);
-  if (r.status !== 0) fail(`npm ${args[0]} failed (exit code ${r.status})`);
+  if (r.status !== 0) {
+    fail(
+      `npm ${args[0]} failed (exit code ${r.status}).` +
+        (args[0] === 'ci' ? ' If it says package.json and package-lock.json are out of sync, run `npm install` once to update the lock file.' : ''),
+    );
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -112,7 +117,8 @@ export async function ensureTemporal() {
     fail(
       [
         `the Temporal CLI v${TEMPORAL_CLI_VERSION} is not built yet (${path.relative(ROOT, TEMPORAL_BIN)}), and building it needs Go.`,
-        '  Install Go 1.24 or newer (https://go.dev/dl/, or e.g. `apt-get install golang-go` / `brew install go`) and run this again,',
+        '  Install Go 1.25 or newer from https://go.dev/dl/ (or `brew install go`; any Go >= 1.21 also works, it fetches',
+        '  the newer toolchain itself — older distribution packages do not), make sure `go` is on PATH, and run this again,',
         `  or put a Temporal CLI v${TEMPORAL_CLI_VERSION} binary at ${TEMPORAL_BIN},`,
         '  or set TEMPORAL_ADDRESS to use a Temporal server you already run.',
       ].join('\n'),
@@ -230,32 +236,41 @@ export function pipeLines(child, prefix, { onLine } = {}) {
   forward(child.stderr, process.stderr);
 }
 
-/** Sends `signal`, then SIGKILL after graceMs; resolves when the process has exited. */
-export function stopProcess(child, { signal = 'SIGTERM', graceMs = 10_000 } = {}) {
+/**
+ * Sends `signal`, then SIGKILL after graceMs; resolves when the process has exited.
+ * group: the child was spawned with `detached: true` (its own process group, POSIX only);
+ * signal the whole group so that grandchildren (tsx → node) are included.
+ */
+export function stopProcess(child, { signal = 'SIGTERM', graceMs = 10_000, group = false } = {}) {
   if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const send = (sig) => {
+    try {
+      if (group && !IS_WINDOWS) process.kill(-child.pid, sig);
+      else child.kill(sig);
+      return true;
+    } catch {
+      return false;
+    }
+  };
   return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      try {
-        child.kill('SIGKILL');
-      } catch {}
-    }, graceMs);
+    const timer = setTimeout(() => send('SIGKILL'), graceMs);
     child.once('exit', () => {
       clearTimeout(timer);
+      if (group) send('SIGKILL'); // anything of the group left behind
       resolve();
     });
-    try {
-      child.kill(signal);
-    } catch {
+    if (!send(signal)) {
       clearTimeout(timer);
       resolve();
     }
   });
 }
 
-function execFileP(cmd, args, timeoutMs = 15_000) {
+/** Runs a command without blocking; resolves { ok, stdout, out (stdout+stderr) }, never rejects. */
+export function execFileP(cmd, args, timeoutMs = 15_000) {
   return new Promise((resolve) => {
     execFile(cmd, args, { timeout: timeoutMs, encoding: 'utf8' }, (err, stdout, stderr) =>
-      resolve({ ok: !err, out: `${stdout ?? ''}${stderr ?? ''}`.trim() }),
+      resolve({ ok: !err, stdout: stdout ?? '', out: `${stdout ?? ''}${stderr ?? ''}`.trim() }),
     );
   });
 }
@@ -270,6 +285,14 @@ export async function ensureSearchAttributes(bin, address, namespace = 'default'
     const r = await execFileP(bin, ['operator', 'search-attribute', 'create', ...common, '--name', name, '--type', 'Keyword']);
     if (!r.ok && !/already exists/i.test(r.out)) throw new Error(`could not create search attribute ${name}: ${r.out}`);
   }
+}
+
+/** stop() of each dev server started by startTemporalDev and still running (including ones still starting). */
+const liveServers = new Set();
+
+/** Stops every dev server this process started, even one still starting up (for signal handlers). */
+export function stopTemporalServers() {
+  return Promise.all([...liveServers].map((stop) => stop()));
 }
 
 /**
@@ -312,9 +335,17 @@ export async function startTemporalDev({
 
   const lastLines = [];
   let stopping = false; // the server logs a burst of harmless warnings while shutting down; don't forward them
-  const child = spawn(bin, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stop = () => {
+    stopping = true;
+    return stopProcess(child, { signal: 'SIGTERM', graceMs: 10_000, group: true });
+  };
+  // Own process group (POSIX): a terminal's Ctrl-C reaches only our script, which stops the
+  // server last, after the processes that use it.
+  const child = spawn(bin, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: !IS_WINDOWS });
+  liveServers.add(stop);
   let exited = null;
   child.on('exit', (code, signal) => {
+    liveServers.delete(stop);
     exited = signal ? `signal ${signal}` : `exit code ${code}`;
   });
   child.on('error', (err) => {
@@ -330,10 +361,6 @@ export async function startTemporalDev({
     },
   });
 
-  const stop = () => {
-    stopping = true;
-    return stopProcess(child, { signal: 'SIGTERM', graceMs: 10_000 });
-  };
   const output = () => lastLines.join('\n');
   const failStart = async (why) => {
     await stop();

@@ -1,7 +1,7 @@
 // `npm run temporal` — the Temporal dev server alone, in the foreground, with its data in
 // ${DATA_DIR:-./data}/temporal.sqlite so workflows survive restarts.
 import path from 'node:path';
-import { ROOT, bold, ensureTemporal, fail, log, parseHostPort, startTemporalDev } from './lib.mjs';
+import { ROOT, bold, ensureTemporal, fail, log, parseHostPort, startTemporalDev, stopTemporalServers } from './lib.mjs';
 
 const dataDir = process.env.DATA_DIR ? path.resolve(process.env.DATA_DIR) : path.join(ROOT, 'data');
 const port = process.env.TEMPORAL_ADDRESS ? parseHostPort(process.env.TEMPORAL_ADDRESS).port : 7233;
@@ -13,9 +13,19 @@ const bin = await ensureTemporal();
 const dbFile = path.join(dataDir, 'temporal.sqlite');
 log(`starting the Temporal dev server (data: ${dbFile})…`);
 let server;
+let stopping = false;
+const shutdown = async (signal) => {
+  if (stopping) return;
+  stopping = true;
+  log(`${signal}: stopping the Temporal dev server…`);
+  await stopTemporalServers(); // also while it is still starting
+  process.exit(0);
+};
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => void shutdown(signal));
 try {
   server = await startTemporalDev({ bin, dbFile, port, uiPort, namespace });
 } catch (err) {
+  if (stopping) await new Promise(() => {});
   fail(err.message);
 }
 
@@ -32,16 +42,6 @@ console.log(
   ].join('\n'),
 );
 
-let stopping = false;
-const shutdown = async (signal) => {
-  if (stopping) return;
-  stopping = true;
-  log(`${signal}: stopping the Temporal dev server…`);
-  await server.stop();
-  process.exit(0);
-};
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
 server.process.on('exit', (code, signal) => {
   if (stopping) return;
   fail(`the Temporal dev server exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})`);

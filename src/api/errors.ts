@@ -2,6 +2,7 @@
  * The API's one error shape, `{ error: { code, message, details? } }`, and the
  * one place that maps errors onto it. Routes just throw.
  */
+import { isGrpcServiceError } from '@temporalio/client';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { RunNotFoundError, RunNotWaitingError } from '../temporal/runs';
@@ -49,8 +50,20 @@ interface BodyParserError extends Error {
 const isBodyParserError = (err: unknown): err is BodyParserError =>
   err instanceof Error && typeof (err as Partial<BodyParserError>).status === 'number' && (err as Partial<BodyParserError>).expose === true;
 
+/** gRPC DEADLINE_EXCEEDED and UNAVAILABLE: Temporal, or the worker a query needs, did not answer. */
+const UNAVAILABLE_GRPC_CODES = new Set([4, 14]);
+function isTemporalUnavailable(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (isGrpcServiceError(e) && UNAVAILABLE_GRPC_CODES.has(e.code)) return true;
+  }
+  return false;
+}
+
 function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
+  if (isTemporalUnavailable(err)) {
+    return new ApiError(503, 'unavailable', 'Temporal, or a worker for this run, did not answer in time; try again');
+  }
   if (err instanceof RunNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof RunNotWaitingError) return new ApiError(409, 'not_waiting', err.message);
   if (isBodyParserError(err) && err.status >= 400 && err.status < 500) {
@@ -77,6 +90,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const known = toApiError(err);
     if (!known) logger.error({ err, method: req.method, url: req.originalUrl }, 'request failed');
+    else if (known.status >= 500) logger.warn({ err, method: req.method, url: req.originalUrl }, known.message);
     if (res.headersSent) {
       // A stream (SSE) already started: all we can do is end it.
       res.end();

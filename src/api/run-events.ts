@@ -42,10 +42,13 @@ export async function streamRunEvents(deps: RunEventsDeps, runId: string, res: R
   const end = () => stop.abort();
   res.on('close', end); // the client went away
   deps.shutdown?.addEventListener('abort', end, { once: true });
-  const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatMs);
-
+  if (deps.shutdown?.aborted) end();
+  const write = (chunk: string) => {
+    if (!res.destroyed && !res.writableEnded) res.write(chunk);
+  };
+  const heartbeat = setInterval(() => write(': heartbeat\n\n'), heartbeatMs);
   const send = (event: 'state' | 'done', data: ExecutionState) =>
-    res.write(`event: ${event}\nid: ${data.version}\ndata: ${JSON.stringify(data)}\n\n`);
+    write(`event: ${event}\nid: ${data.version}\ndata: ${JSON.stringify(data)}\n\n`);
 
   let sentVersion = -1;
   let failing = false;
@@ -67,6 +70,7 @@ export async function streamRunEvents(deps: RunEventsDeps, runId: string, res: R
       }
       try {
         state = await deps.runs.get(runId);
+        if (stop.signal.aborted) break;
         failing = false;
       } catch (err) {
         if (err instanceof RunNotFoundError) break;

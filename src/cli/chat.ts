@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { input } from '@inquirer/prompts';
 import { z } from 'zod';
 import { loadConfig, runUiUrl, type Config } from '../config';
-import { ApiClient, ApiError, ApiUnreachableError } from './api-client';
+import { ApiClient, ApiUnreachableError } from './api-client';
 import { diffStates, isEnded, pendingQuestion, renderEvent, type RunState } from './render';
 
 const USAGE = `usage: npm run chat -- [--user NAME] ["goal"]
@@ -25,6 +25,7 @@ const USAGE = `usage: npm run chat -- [--user NAME] ["goal"]
 
   Ctrl-C while a run is going detaches from it; the run itself keeps going on the server.
   When stdin is not a terminal, goals and replies are read from it line by line.
+  Exit code with a goal: 0 when the run completed, 1 when it failed or was cancelled, 130 when you detached.
 
   THREADLINE_API_URL   the REST API (default http://$HOST:$PORT, i.e. http://127.0.0.1:3000)
   THREADLINE_USER      the user id when --user is not given (default: your OS user name)`;
@@ -74,7 +75,11 @@ class LinePrompter implements Prompter {
   async ask(message: string, signal?: AbortSignal): Promise<string | null> {
     for (;;) {
       const next = await untilAborted(this.lines.next(), signal);
-      if (next === null || next.done) return null;
+      if (next === null) return null;
+      if (next.done) {
+        this.print(`${message}: (end of input)`);
+        return null;
+      }
       const line = next.value.trim();
       if (line === '') continue;
       this.print(`${message}: ${line}`); // echoed, so a transcript reads like a conversation
@@ -103,8 +108,45 @@ function untilAborted<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T |
 
 const sleep = (ms: number, signal: AbortSignal) => untilAborted(new Promise<void>((r) => setTimeout(r, ms)), signal);
 
+/**
+ * Ctrl-C outside a prompt (where the terminal turns it into SIGINT): detaches
+ * from the run being followed, or else exits. Launchers such as tsx may relay
+ * the same Ctrl-C to us a second time a moment later; that copy is ignored.
+ */
+class Interrupts {
+  private onInterrupt: (() => void) | null = null;
+  private last = 0;
+  private readonly listener = () => {
+    const repeat = Date.now() - this.last < 1000;
+    this.last = Date.now();
+    const handler = this.onInterrupt;
+    this.onInterrupt = null;
+    if (handler) handler();
+    else if (!repeat) process.exit(130);
+  };
+
+  constructor() {
+    process.on('SIGINT', this.listener);
+  }
+
+  /** Runs `work`; a Ctrl-C meanwhile calls `onInterrupt` (once). */
+  async during<T>(onInterrupt: () => void, work: () => Promise<T>): Promise<T> {
+    this.onInterrupt = onInterrupt;
+    try {
+      return await work();
+    } finally {
+      this.onInterrupt = null;
+    }
+  }
+
+  close(): void {
+    process.off('SIGINT', this.listener);
+  }
+}
+
 interface Session {
   api: ApiClient;
+  interrupts: Interrupts;
   config: Config;
   userId: string;
   prompter: Prompter;
@@ -117,12 +159,8 @@ type Outcome = RunState['status'] | 'detached';
  * Follows a run to its end: prints what changed at each state, answers its
  * questions, and reconnects if the event stream drops. Ctrl-C detaches.
  */
-async function followRun(session: Session, runId: string): Promise<{ outcome: Outcome; last: RunState | null }> {
+async function followRun(session: Session, runId: string, detach: AbortSignal): Promise<{ outcome: Outcome; last: RunState | null }> {
   const { api, prompter, print } = session;
-  const detach = new AbortController();
-  const onSigint = () => detach.abort();
-  process.on('SIGINT', onSigint);
-
   // An object, not a `let`: TypeScript does not track assignments made inside `handle`.
   const seen: { last: RunState | null } = { last: null };
   const asked = new Set<string>();
@@ -133,38 +171,35 @@ async function followRun(session: Session, runId: string): Promise<{ outcome: Ou
     const question = pendingQuestion(state);
     if (!question || asked.has(question.stepId)) return true;
     asked.add(question.stepId);
-    const text = await prompter.ask('your reply', detach.signal);
+    const text = await prompter.ask('your reply', detach);
     if (text === null) return false;
     if ((await api.reply(runId, text)) === 'not_waiting') print('(the run was no longer waiting for a reply)');
     return true;
   };
 
   let lostSince: number | null = null;
-  try {
-    for (;;) {
-      try {
-        for await (const event of api.events(runId, detach.signal)) {
-          lostSince = null;
-          if (event.type === 'done') break;
-          if (!(await handle(event.state))) return { outcome: 'detached', last: seen.last };
-          if (isEnded(event.state)) break;
-        }
-        // The stream ended (done, or the connection closed): the state itself says whether the run has.
-        if (!(await handle(await api.getRun(runId)))) return { outcome: 'detached', last: seen.last };
-        if (seen.last && isEnded(seen.last)) return { outcome: seen.last.status, last: seen.last };
-        await sleep(500, detach.signal);
-      } catch (err) {
-        if (detach.signal.aborted) return { outcome: 'detached', last: seen.last };
-        if (!(err instanceof ApiUnreachableError)) throw err;
-        if (lostSince === null) print(`(lost the connection to the API; retrying for ${RECONNECT_FOR_MS / 1000} s — the run itself keeps going)`);
-        lostSince ??= Date.now();
-        if (Date.now() - lostSince > RECONNECT_FOR_MS) throw err;
-        await sleep(1000, detach.signal);
+  for (;;) {
+    try {
+      for await (const event of api.events(runId, detach)) {
+        if (lostSince !== null) print('(reconnected)');
+        lostSince = null;
+        if (event.type === 'done') break;
+        if (!(await handle(event.state))) return { outcome: 'detached', last: seen.last };
+        if (isEnded(event.state)) break;
       }
-      if (detach.signal.aborted) return { outcome: 'detached', last: seen.last };
+      // The stream ended (done, or the connection closed): the state itself says whether the run has.
+      if (!(await handle(await api.getRun(runId)))) return { outcome: 'detached', last: seen.last };
+      if (seen.last && isEnded(seen.last)) return { outcome: seen.last.status, last: seen.last };
+      await sleep(500, detach);
+    } catch (err) {
+      if (detach.aborted) return { outcome: 'detached', last: seen.last };
+      if (!(err instanceof ApiUnreachableError)) throw err;
+      if (lostSince === null) print(`(lost the connection to the API; retrying for ${RECONNECT_FOR_MS / 1000} s — the run itself keeps going)`);
+      lostSince ??= Date.now();
+      if (Date.now() - lostSince > RECONNECT_FOR_MS) throw err;
+      await sleep(1000, detach);
     }
-  } finally {
-    process.off('SIGINT', onSigint);
+    if (detach.aborted) return { outcome: 'detached', last: seen.last };
   }
 }
 
@@ -173,9 +208,13 @@ async function runGoal(session: Session, goal: string): Promise<Outcome> {
   const started = await session.api.startRun({ userId: session.userId, goal });
   const link = started.uiUrl ?? runUiUrl(session.config, started.runId);
   session.print(`run ${started.runId} started for ${session.userId}`);
-  const { outcome, last } = await followRun(session, started.runId);
+  const detach = new AbortController();
+  const { outcome, last } = await session.interrupts.during(
+    () => detach.abort(),
+    () => followRun(session, started.runId, detach.signal),
+  );
   if (outcome === 'detached') {
-    const waiting = last?.status === 'waiting_user' ? ', waiting for a reply (POST /v1/runs/<runId>/reply)' : '';
+    const waiting = last?.status === 'waiting_user' ? `, waiting for a reply (POST /v1/runs/${started.runId}/reply)` : '';
     session.print(`\ndetached — run ${started.runId} keeps going on the server${waiting}`);
   }
   session.print(`Web UI: ${link}`);
@@ -202,10 +241,8 @@ async function interactive(session: Session): Promise<number> {
   return 0;
 }
 
-function errorMessage(err: unknown): string {
-  if (err instanceof ApiUnreachableError || err instanceof ApiError) return err.message;
-  return err instanceof Error ? err.message : String(err);
-}
+/** Errors reach the person as one line, never as a stack trace. */
+const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** `THREADLINE_API_URL`, else the address `npm start` serves the API on (a wildcard bind is reached on loopback). */
 export function apiBaseUrl(env: NodeJS.ProcessEnv, config: Pick<Config, 'HOST' | 'PORT'>): string {
@@ -244,11 +281,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
 
   const print = (line: string) => void process.stdout.write(`${line}\n`);
   const prompter: Prompter = process.stdin.isTTY ? new TerminalPrompter() : new LinePrompter(print);
+  const interrupts = new Interrupts();
   try {
     const config = loadConfig(env);
     const userId = (args.values.user ?? env.THREADLINE_USER ?? osUser() ?? 'user').trim();
     if (!userId) throw new Error('the user id is empty: pass --user NAME or set THREADLINE_USER');
-    const session: Session = { api: new ApiClient(apiBaseUrl(env, config)), config, userId, prompter, print };
+    const session: Session = { api: new ApiClient(apiBaseUrl(env, config)), interrupts, config, userId, prompter, print };
     const goal = args.positionals.join(' ').trim();
     if (!goal) return await interactive(session);
     const outcome = await runGoal(session, goal);
@@ -258,6 +296,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     return 1;
   } finally {
     prompter.close();
+    interrupts.close();
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { DEMO_LABEL } from '../llm/demo-provider';
-import { OBSERVATION_KINDS, RUN_STATUSES, STEP_STATUSES } from '../planning/execution-state';
+import { isTerminal, OBSERVATION_KINDS, RUN_STATUSES, STEP_STATUSES } from '../planning/execution-state';
 import { STEP_TYPES } from '../planning/schemas';
 
 /**
@@ -126,8 +126,7 @@ export function pendingQuestion(state: RunState): { stepId: string; question: st
   return step ? { stepId: step.id, question: step.question ?? step.description } : null;
 }
 
-const TERMINAL: readonly RunState['status'][] = ['completed', 'failed', 'cancelled'];
-export const isEnded = (state: RunState): boolean => TERMINAL.includes(state.status);
+export const isEnded = (state: RunState): boolean => isTerminal(state.status);
 
 /**
  * Events between `prev` (null before the first state) and `next`, in the order
@@ -159,7 +158,7 @@ export function diffStates(prev: RunState | null, next: RunState): ChatEvent[] {
   const asked = pendingQuestion(next);
   if (asked && (prev === null || pendingQuestion(prev)?.stepId !== asked.stepId)) events.push({ kind: 'question', ...asked });
 
-  if (prev?.status !== next.status || prev === null) {
+  if (prev?.status !== next.status) {
     if (next.status === 'completed') events.push({ kind: 'completed', answer: next.finalAnswer ?? '' });
     if (next.status === 'failed') events.push({ kind: 'failed', error: next.lastError ?? 'unknown error' });
     if (next.status === 'cancelled') events.push({ kind: 'cancelled' });

@@ -1,0 +1,23 @@
+# Threadline worker and REST API (one image; docker-compose.yml runs it twice with different commands).
+FROM node:20-slim
+
+WORKDIR /app
+ENV NODE_ENV=production
+
+# Dependencies first, so source edits don't invalidate this layer. tsx is a runtime dependency
+# (the entry points run as TypeScript); dev dependencies (typescript, test tools) are left out.
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+COPY tsconfig.json ./
+COPY src ./src
+
+RUN mkdir -p /app/data && chown node:node /app/data
+USER node
+
+ENV DATA_DIR=/app/data \
+    TEMPORAL_ADDRESS=temporal:7233 \
+    TASK_QUEUE=threadline
+
+# The worker by default; the api service overrides this with `npx tsx src/api/server.ts`.
+CMD ["npx", "tsx", "src/worker.ts"]

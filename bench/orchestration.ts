@@ -1,0 +1,437 @@
+/**
+ * Orchestration benchmark: what does one plan step cost on this machine, and how
+ * much of that is Threadline rather than Temporal? On one private dev server, in
+ * one process, it runs
+ *   (a) PlanExecutionWorkflow on an N-step plan of no-op tools (zero-latency model),
+ *   (b) a bare workflow running N no-op activities in sequence,
+ *   (c) the same plan as (a) in a plain loop over the activity functions, no Temporal,
+ * and prints ms per step (median over repetitions), history events and bytes per
+ * step, and the targets: a/b ≤ 1.5 and ≤ 8 history events per tool step for (a).
+ *
+ *   npx tsx bench/orchestration.ts [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
+ *
+ * `--dynamic-config` (repeatable) is passed to the dev server, e.g.
+ * `--dynamic-config system.enableActivityEagerExecution=true` to see the same
+ * runs without the activity dispatch round trip through the task queue.
+ *
+ * Results also go to bench/results/orchestration.json.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { z } from 'zod';
+import { createPlanActivities, type PlanActivities } from '../src/activities/plan-activities';
+import { loadConfig } from '../src/config';
+import * as model from '../src/planning/execution-state';
+import type { ExecutionState } from '../src/planning/execution-state';
+import { MemoryKeyValueStore } from '../src/store/kv';
+import { BUILTIN_TOOLS, ToolRegistry } from '../src/tools/registry';
+import { createWorker } from '../src/worker';
+import { PLAN_WORKFLOW_TYPE, type PlanExecutionInput } from '../src/workflows/definitions';
+import type { planExecutionWorkflow } from '../src/workflows/plan-execution';
+import type { bareWorkflow } from './bare-workflow';
+import { startDevServer, TEMPORAL_BIN, type DevServer } from './dev-server';
+import { benchGoal, FIXED_ANSWER, NOOP_TOOL, ZeroLatencyProvider } from './zero-latency-provider';
+
+const PLAN_QUEUE = 'bench-plan';
+const BARE_QUEUE = 'bench-bare';
+const TARGET_RATIO = 1.5;
+const TARGET_EVENTS_PER_STEP = 8;
+/** Runs on a reconfigured server go to their own file, so the default results stay comparable. */
+const resultsFile = (dynamicConfig: readonly string[]) =>
+  path.join(__dirname, 'results', dynamicConfig.length ? 'orchestration-dynamic-config.json' : 'orchestration.json');
+
+const ArgsSchema = z
+  .object({
+    steps: z.coerce.number().int().min(2).max(200),
+    reps: z.coerce.number().int().min(1).max(50),
+    warmupSteps: z.coerce.number().int().min(1).max(50),
+    dynamicConfig: z.array(z.string().regex(/^[\w.]+=.+$/, 'expected KEY=VALUE')),
+  })
+  // The marginal events per step compare the warm-up run with a full one.
+  .refine((a) => a.warmupSteps < a.steps, { path: ['warmupSteps'], message: 'must be less than --steps' });
+type Args = z.infer<typeof ArgsSchema>;
+
+/** Bad command-line arguments: reported without a stack trace. */
+class UsageError extends Error {}
+
+function parseCli(): Args {
+  const { values } = parseArgs({
+    options: {
+      steps: { type: 'string', default: '50' },
+      reps: { type: 'string', default: '3' },
+      'warmup-steps': { type: 'string', default: '5' },
+      'dynamic-config': { type: 'string', multiple: true, default: [] },
+    },
+  });
+  const parsed = ArgsSchema.safeParse({
+    steps: values.steps,
+    reps: values.reps,
+    warmupSteps: values['warmup-steps'],
+    dynamicConfig: values['dynamic-config'],
+  });
+  if (!parsed.success) throw new UsageError(`bad arguments:\n${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+// ---------------------------------------------------------------- histories
+
+type History = temporal.api.history.v1.IHistory;
+
+const round = (x: number, digits = 2) => Number(x.toFixed(digits));
+
+interface EventTypeStats {
+  count: number;
+  bytes: number;
+  /** Server time between the previous event and events of this type, summed: where the wall time went. */
+  msBefore: number;
+}
+
+interface HistoryStats {
+  events: number;
+  /** Size of the History protobuf message as encoded on the wire. */
+  bytes: number;
+  byType: Record<string, EventTypeStats>;
+}
+
+function historyStats(history: History): HistoryStats {
+  const events = history.events ?? [];
+  const byType: Record<string, EventTypeStats> = {};
+  const timeOf = (e: temporal.api.history.v1.IHistoryEvent) => Number(e.eventTime?.seconds ?? 0) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6;
+  let previous: number | undefined;
+  for (const event of events) {
+    const name = (temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? 'UNKNOWN').replace(/^EVENT_TYPE_/, '');
+    const entry = (byType[name] ??= { count: 0, bytes: 0, msBefore: 0 });
+    entry.count++;
+    entry.bytes += temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
+    const at = timeOf(event);
+    if (previous !== undefined) entry.msBefore = round(entry.msBefore + at - previous, 1);
+    previous = at;
+  }
+  return { events: events.length, bytes: temporal.api.history.v1.History.encode(history).finish().length, byType };
+}
+
+// ---------------------------------------------------------------- the three contenders
+
+interface Measured {
+  ms: number;
+  history?: HistoryStats;
+}
+
+interface Bench {
+  client: Client;
+  activities: PlanActivities;
+}
+
+function planInput(steps: number): PlanExecutionInput {
+  return { userId: 'bench', goal: benchGoal(steps), limits: { maxSteps: steps + 5, maxDepth: 0 } };
+}
+
+/** A finished run must have done exactly what was asked, or the timing means nothing. */
+function checkPlanResult(state: ExecutionState, steps: number, what: string): void {
+  const tools = state.steps.filter((s) => s.type === 'tool');
+  const completed = tools.filter((s) => s.status === 'completed').length;
+  if (state.status !== 'completed' || completed !== steps || state.finalAnswer !== FIXED_ANSWER) {
+    throw new Error(`${what}: expected ${steps} completed noop steps and the fixed answer; got status ${state.status}, ${completed} completed tool steps, lastError ${state.lastError ?? 'none'}`);
+  }
+}
+
+async function runPlanWorkflow({ client }: Bench, steps: number): Promise<Measured> {
+  const started = performance.now();
+  const handle = await client.workflow.start<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, {
+    taskQueue: PLAN_QUEUE,
+    workflowId: `bench-a-${steps}-${randomUUID().slice(0, 8)}`,
+    args: [planInput(steps)],
+    workflowExecutionTimeout: '5 minutes',
+  });
+  const state = await handle.result();
+  const ms = performance.now() - started;
+  checkPlanResult(state, steps, '(a) PlanExecutionWorkflow');
+  return { ms, history: historyStats(await handle.fetchHistory()) };
+}
+
+async function runBareWorkflow({ client }: Bench, steps: number): Promise<Measured> {
+  const started = performance.now();
+  const handle = await client.workflow.start<typeof bareWorkflow>('bareWorkflow', {
+    taskQueue: BARE_QUEUE,
+    workflowId: `bench-b-${steps}-${randomUUID().slice(0, 8)}`,
+    args: [steps],
+    workflowExecutionTimeout: '5 minutes',
+  });
+  const ran = await handle.result();
+  const ms = performance.now() - started;
+  if (ran !== steps) throw new Error(`(b) bare workflow ran ${ran} of ${steps} activities`);
+  return { ms, history: historyStats(await handle.fetchHistory()) };
+}
+
+/**
+ * The workflow's loop without Temporal: the same activity functions and pure
+ * transitions, each activity call in a fresh mock Activity Context (the step
+ * journal is keyed by activity id, so every call needs its own).
+ */
+async function runInProcess({ activities }: Bench, steps: number): Promise<Measured> {
+  const started = performance.now();
+  const workflowExecution = { workflowId: `bench-c-${steps}-${randomUUID().slice(0, 8)}`, runId: randomUUID() };
+  let activityNo = 0;
+  const inActivity = <I, O>(fn: (input: I) => Promise<O>, input: I): Promise<O> =>
+    new MockActivityEnvironment({ activityId: String(++activityNo), workflowExecution }).run(fn, input);
+  const input = planInput(steps);
+
+  let state = model.initialState({ runId: workflowExecution.workflowId, userId: input.userId, goal: input.goal, model: '' }, new Date());
+  const planned = await inActivity(activities.planRun, { state });
+  state = model.applyPlan({ ...state, model: planned.model }, planned.steps, new Date());
+  for (;;) {
+    const step = model.nextPendingStep(state);
+    if (!step) throw new Error('(c) the plan ran out without a respond step');
+    state = model.startStep(state, step.id, new Date());
+    if (step.type === 'respond') {
+      const { answer } = await inActivity(activities.respond, { state, stepId: step.id });
+      state = model.complete(model.finishStep(state, step.id, 'completed', null, new Date()), answer, new Date());
+      break;
+    }
+    const result = await inActivity(activities.executeStep, { state, stepId: step.id });
+    state = model.finishStep(state, step.id, result.outcome, result.observation, new Date());
+    if (result.decision.decision === 'replace_remaining') state = model.replaceRemaining(state, result.decision.steps ?? [], new Date());
+    else if (result.decision.decision !== 'continue') throw new Error(`(c) unexpected decision ${result.decision.decision}`);
+  }
+  const ms = performance.now() - started;
+  checkPlanResult(state, steps, '(c) in-process loop');
+  return { ms };
+}
+
+// ---------------------------------------------------------------- report
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[mid] ?? NaN) : ((s[mid - 1] ?? NaN) + (s[mid] ?? NaN)) / 2;
+};
+
+interface ContenderResult {
+  label: string;
+  msPerStepMedian: number;
+  msPerStepReps: number[];
+  historyEventsPerStep?: number;
+  historyBytesPerStep?: number;
+  historyEvents?: number;
+  historyBytes?: number;
+  eventTypes?: Record<string, EventTypeStats>;
+}
+
+function summarize(label: string, runs: Measured[], steps: number): ContenderResult {
+  const perStep = runs.map((r) => r.ms / steps);
+  const result: ContenderResult = { label, msPerStepMedian: round(median(perStep), 3), msPerStepReps: perStep.map((x) => round(x, 3)) };
+  const history = runs.at(-1)?.history;
+  if (history) {
+    result.historyEvents = history.events;
+    result.historyBytes = history.bytes;
+    result.historyEventsPerStep = round(history.events / steps);
+    result.historyBytesPerStep = Math.round(history.bytes / steps);
+    result.eventTypes = history.byType;
+  }
+  return result;
+}
+
+function machineInfo() {
+  const cpus = os.cpus();
+  let temporalCli = 'unknown';
+  try {
+    temporalCli = execFileSync(TEMPORAL_BIN, ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    // reported as unknown
+  }
+  return {
+    cores: cpus.length,
+    cpu: cpus[0]?.model ?? 'unknown',
+    memoryGiB: round(os.totalmem() / 2 ** 30, 1),
+    /** 1/5/15-minute load averages at start: other work on the machine skews absolute timings. */
+    loadAverage: os.loadavg().map((x) => round(x)),
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    temporalSdk: (require('@temporalio/worker/package.json') as { version: string }).version,
+    temporalCli,
+  };
+}
+
+function pad(text: string, width: number, right = false): string {
+  return right ? text.padStart(width) : text.padEnd(width);
+}
+
+function printEventTypes(title: string, stats: Record<string, EventTypeStats>, steps: number): void {
+  console.log(`\n${title}`);
+  console.log(`  ${pad('event type', 36)}${pad('count', 7, true)}${pad('per step', 10, true)}${pad('bytes', 10, true)}${pad('share', 8, true)}${pad('ms before, mean', 17, true)}`);
+  const total = Object.values(stats).reduce((sum, s) => sum + s.bytes, 0);
+  for (const [name, s] of Object.entries(stats).sort((x, y) => y[1].bytes - x[1].bytes)) {
+    const share = `${((100 * s.bytes) / total).toFixed(1)}%`;
+    console.log(
+      `  ${pad(name, 36)}${pad(String(s.count), 7, true)}${pad((s.count / steps).toFixed(2), 10, true)}${pad(String(s.bytes), 10, true)}` +
+        `${pad(share, 8, true)}${pad((s.msBefore / s.count).toFixed(1), 17, true)}`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const args = parseCli();
+  const machine = machineInfo();
+  console.log(`Threadline orchestration benchmark — ${args.steps} steps × ${args.reps} reps (warm-up: ${args.warmupSteps} steps)`);
+  if (args.dynamicConfig.length) console.log(`server dynamic config: ${args.dynamicConfig.join(', ')}`);
+  console.log(`machine: ${machine.cores} cores (${machine.cpu}), ${machine.memoryGiB} GiB, ${machine.platform}, load average ${machine.loadAverage.join(' ')}`);
+  console.log(`node ${machine.node}, Temporal SDK ${machine.temporalSdk}, ${machine.temporalCli}`);
+
+  // SDK and core logs would drown the table; warnings and errors still show.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+
+  let server: DevServer | undefined;
+  // Ctrl-C: stop the server before leaving (the default handler would skip cleanup).
+  process.once('SIGINT', () => {
+    void (server?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+  });
+
+  const workers: Worker[] = [];
+  const connections: { close(): Promise<void> }[] = [];
+  let running: Promise<unknown> = Promise.resolve();
+  try {
+    let t = performance.now();
+    server = await startDevServer(args.dynamicConfig);
+    console.log(`dev server: ${server.address} (ready in ${Math.round(performance.now() - t)} ms)`);
+
+    const config = loadConfig({
+      TEMPORAL_ADDRESS: server.address,
+      TASK_QUEUE: PLAN_QUEUE,
+      DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-')),
+    });
+    const provider = new ZeroLatencyProvider();
+    const nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
+    connections.push(nativeConnection);
+    const clientConnection = await Connection.connect({ address: config.temporalAddress });
+    connections.push(clientConnection);
+    const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+
+    t = performance.now();
+    // Both contenders' activities keep their step journal in memory, so neither pays for disk.
+    workers.push(
+      await createWorker({ config, provider, extraTools: [NOOP_TOOL], store: new MemoryKeyValueStore(), taskQueue: PLAN_QUEUE, connection: nativeConnection }),
+      await Worker.create({
+        connection: nativeConnection,
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: BARE_QUEUE,
+        workflowsPath: require.resolve('./bare-workflow'),
+        activities: { noop: async () => ({}) },
+      }),
+    );
+    console.log(`workers: bundled and started in ${Math.round(performance.now() - t)} ms`);
+    // A worker that dies must fail the benchmark, not leave it waiting on a result.
+    const workersStopped = Promise.all(workers.map((w) => w.run()));
+    running = workersStopped;
+    const failFast = workersStopped.then(() => {
+      throw new Error('a worker stopped during the benchmark');
+    });
+    failFast.catch(() => undefined); // only races below see it; the planned shutdown at the end must not crash
+    const guard = <T>(p: Promise<T>): Promise<T> => Promise.race([p, failFast]);
+
+    const bench: Bench = {
+      client,
+      activities: createPlanActivities({
+        provider,
+        tools: new ToolRegistry([...BUILTIN_TOOLS, NOOP_TOOL]),
+        store: new MemoryKeyValueStore(),
+        repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
+        maxSteps: config.MAX_STEPS,
+        maxDepth: config.MAX_SUBPLAN_DEPTH,
+      }),
+    };
+
+    t = performance.now();
+    const warmA = await guard(runPlanWorkflow(bench, args.warmupSteps));
+    await guard(runBareWorkflow(bench, args.warmupSteps));
+    await runInProcess(bench, args.warmupSteps);
+    console.log(`warm-up: done in ${Math.round(performance.now() - t)} ms\n`);
+
+    const runs = { a: [] as Measured[], b: [] as Measured[], c: [] as Measured[] };
+    for (let rep = 1; rep <= args.reps; rep++) {
+      // Interleaved, so drift on the machine hits all three alike.
+      runs.a.push(await guard(runPlanWorkflow(bench, args.steps)));
+      runs.b.push(await guard(runBareWorkflow(bench, args.steps)));
+      runs.c.push(await runInProcess(bench, args.steps));
+      const last = (xs: Measured[]) => ((xs.at(-1)?.ms ?? NaN) / args.steps).toFixed(2);
+      console.log(`rep ${rep}/${args.reps}: a ${last(runs.a)} ms/step, b ${last(runs.b)} ms/step, c ${last(runs.c)} ms/step`);
+    }
+
+    const a = summarize('(a) PlanExecutionWorkflow', runs.a, args.steps);
+    const b = summarize('(b) bare workflow, N no-op activities', runs.b, args.steps);
+    const c = summarize('(c) same plan, in-process loop, no Temporal', runs.c, args.steps);
+    const ratio = round(a.msPerStepMedian / b.msPerStepMedian);
+    const eventsA = a.historyEventsPerStep ?? NaN;
+    // Events one more tool step adds, from the warm-up run and a full run of (a).
+    const marginalEventsA = round(((runs.a.at(-1)?.history?.events ?? NaN) - (warmA.history?.events ?? NaN)) / (args.steps - args.warmupSteps));
+
+    console.log('');
+    console.log(`${pad('', 46)}${pad('ms/step', 10, true)}${pad('reps (ms/step)', 26, true)}${pad('events/step', 13, true)}${pad('bytes/step', 12, true)}`);
+    for (const r of [a, b, c]) {
+      console.log(
+        `${pad(r.label, 46)}${pad(r.msPerStepMedian.toFixed(2), 10, true)}${pad(r.msPerStepReps.map((x) => x.toFixed(2)).join(' '), 26, true)}` +
+          `${pad(r.historyEventsPerStep?.toFixed(2) ?? '—', 13, true)}${pad(r.historyBytesPerStep?.toString() ?? '—', 12, true)}`,
+      );
+    }
+    console.log(`\nms/step: wall time from start to result ÷ N, median over ${args.reps} reps; (a) and (c) include the plan and respond calls.`);
+    console.log('events, bytes: one history of the last rep ÷ N; bytes = encoded temporal.api.history.v1.History protobuf.');
+    const loadAfter = os.loadavg().map((x) => round(x));
+    console.log(`load average now: ${loadAfter.join(' ')} (at start: ${machine.loadAverage.join(' ')}) on ${machine.cores} cores`);
+    console.log(`(a) marginal events per extra tool step (${args.warmupSteps}-step vs ${args.steps}-step run): ${marginalEventsA}`);
+    console.log(`ratio a/b: ${ratio.toFixed(2)}   (c) share of (a): ${((100 * c.msPerStepMedian) / a.msPerStepMedian).toFixed(1)}%`);
+
+    const ratioOk = ratio <= TARGET_RATIO;
+    const eventsOk = eventsA <= TARGET_EVENTS_PER_STEP;
+    const verdict = (ok: boolean, detail: string) => `${ok ? 'PASS' : 'MISS'} (${detail})`;
+    console.log('\ntargets:');
+    const over = (value: number, max: number) => (value <= max ? '' : `, ${((value / max - 1) * 100).toFixed(0)}% over`);
+    console.log(`  a/b ≤ ${TARGET_RATIO}:                      ${verdict(ratioOk, `${ratio.toFixed(2)}${over(ratio, TARGET_RATIO)}`)}`);
+    console.log(`  (a) events per tool step ≤ ${TARGET_EVENTS_PER_STEP}:    ${verdict(eventsOk, `${eventsA.toFixed(2)} incl. fixed overhead${over(eventsA, TARGET_EVENTS_PER_STEP)}; ${marginalEventsA} marginal`)}`);
+
+    if (a.eventTypes) printEventTypes(`history of one (a) run, ${args.steps} steps (sorted by bytes):`, a.eventTypes, args.steps);
+    if (b.eventTypes) printEventTypes(`history of one (b) run, ${args.steps} steps:`, b.eventTypes, args.steps);
+    console.log('  ms before = server time from the previous event: *_STARTED ≈ dispatch to a poller, *_COMPLETED ≈ worker time.');
+
+    const report = {
+      generatedAt: new Date().toISOString(),
+      machine: { ...machine, loadAverageAtEnd: loadAfter },
+      params: { ...args, provider: provider.label, store: 'memory' },
+      method: {
+        msPerStep: 'wall time from workflow start (or loop start) to result, divided by N; median over reps',
+        historyBytes: 'length of temporal.api.history.v1.History.encode(history) of one run (the last rep)',
+        marginalEventsPerToolStep: `(events of an N-step run − events of the ${args.warmupSteps}-step warm-up run) ÷ (N − ${args.warmupSteps}), for (a)`,
+      },
+      results: { a, b, c },
+      ratioAB: ratio,
+      marginalEventsPerToolStepA: marginalEventsA,
+      targets: {
+        ratioAB: { max: TARGET_RATIO, value: ratio, pass: ratioOk },
+        eventsPerToolStepA: { max: TARGET_EVENTS_PER_STEP, value: eventsA, marginal: marginalEventsA, pass: eventsOk },
+      },
+    };
+    const file = resultsFile(args.dynamicConfig);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);
+  } finally {
+    for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running.catch(() => undefined);
+    for (const connection of connections.reverse()) await connection.close().catch(() => undefined);
+    await server?.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof UsageError ? err.message : err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,77 @@
+/**
+ * A model that answers instantly, so the benchmark measures orchestration and
+ * nothing else: the plan is N calls of the no-op tool `noop` and one respond step;
+ * every replan continues; the final answer is fixed.
+ *
+ * The provider is stateless: it reads N from the goal (`benchGoal(n)`) and its
+ * progress from the ExecutionState it is shown, so any number of runs can share it.
+ * A plan holds at most 50 steps (ExecutionPlanReplySchema), so longer runs are
+ * planned in chunks of 49 tool steps plus a respond step, each next chunk handed
+ * out by `replace_remaining` when the current one is used up.
+ */
+import { z } from 'zod';
+import type { ExecutionState } from '../src/planning/execution-state';
+import type { ReplanDecisionReply, StepSpec } from '../src/planning/schemas';
+import type { ModelProvider, ModelRequest } from '../src/llm/provider';
+import { defineTool } from '../src/tools/tool';
+
+export const NOOP_TOOL = defineTool({
+  name: 'noop',
+  description: 'Does nothing and returns {}; used by the orchestration benchmark.',
+  input: z.object({}),
+  handler: async () => ({}),
+});
+
+export const FIXED_ANSWER = 'All noop steps ran.';
+/** Tool steps per plan chunk: one slot of the 50 is kept for the respond step. */
+const CHUNK = 49;
+
+export const benchGoal = (steps: number): string => `benchmark: run ${steps} noop steps`;
+
+function stepsOf(goal: string): number {
+  const n = Number(/run (\d+) noop steps/.exec(goal)?.[1]);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`not a benchmark goal: "${goal}"`);
+  return n;
+}
+
+function chunk(from: number, total: number): StepSpec[] {
+  const count = Math.min(CHUNK, total - from);
+  const tools = Array.from({ length: count }, (_, i): StepSpec => ({
+    type: 'tool',
+    description: `noop ${from + i + 1} of ${total}`,
+    tool: NOOP_TOOL.name,
+    args: {},
+  }));
+  return [...tools, { type: 'respond', description: 'Answer the user' }];
+}
+
+function toolSteps(state: ExecutionState) {
+  const tools = state.steps.filter((s) => s.type === 'tool');
+  return {
+    done: tools.filter((s) => s.status === 'completed' || s.status === 'failed').length,
+    pending: tools.filter((s) => s.status === 'pending').length,
+  };
+}
+
+export class ZeroLatencyProvider implements ModelProvider {
+  readonly label = 'bench-zero-latency';
+
+  async complete(request: ModelRequest): Promise<string> {
+    const { state } = request.context;
+    const total = stepsOf(state.goal);
+    switch (request.name) {
+      case 'execution_plan':
+        return JSON.stringify({ steps: chunk(0, total) });
+      case 'replan_decision': {
+        const { done, pending } = toolSteps(state);
+        const decision: ReplanDecisionReply =
+          pending === 0 && done < total ? { decision: 'replace_remaining', steps: chunk(done, total) } : { decision: 'continue' };
+        return JSON.stringify(decision);
+      }
+      case 'reasoning':
+        return JSON.stringify({ thought: 'nothing to reason about' });
+      case 'final_answer':
+        return JSON.stringify({ answer: FIXED_ANSWER });
+    }
+  }
+}

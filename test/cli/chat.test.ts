@@ -1,0 +1,181 @@
+/**
+ * `npm run chat` end to end: the real client as a child process, talking HTTP
+ * to the real REST API, a real Temporal server and worker, and the real
+ * `openai` client against a scripted stub model. The person at the terminal is
+ * the test, writing to the child's stdin.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import pino from 'pino';
+import { startApi, type ApiServer } from '../../src/api/server';
+import { apiBaseUrl } from '../../src/cli/chat';
+import { loadConfig, runUiUrl } from '../../src/config';
+import { askStep, cont, respondStep, toolStep } from '../helpers/scenarios';
+import { StubModelServer } from '../helpers/stub-model-server';
+import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
+
+const ROOT = path.resolve(__dirname, '../..');
+const USER = `cli-${randomUUID().slice(0, 8)}`;
+const stub = new StubModelServer();
+let env: TestEnv;
+let api: ApiServer;
+const children: ChildProcessWithoutNullStreams[] = [];
+
+interface Chat {
+  child: ChildProcessWithoutNullStreams;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the exit code once the process has exited and its output is read. */
+  exited: Promise<number | null>;
+  waitForOutput(text: string): Promise<void>;
+}
+
+/** Runs `node --import tsx src/cli/chat.ts …args` with piped stdin, as a script would. */
+function chat(args: string[], extraEnv: Record<string, string> = {}): Chat {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/chat.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, THREADLINE_API_URL: api.url, ...extraEnv },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const describe = () => `\n--- stdout ---\n${out}\n--- stderr ---\n${err}`;
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited: Promise.race([
+      exited,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`chat did not exit within 60 s${describe()}`)), 60_000).unref()),
+    ]),
+    async waitForOutput(text) {
+      await waitFor(`chat to print ${JSON.stringify(text)}${describe()}`, async () => out.includes(text) || child.exitCode !== null, 45_000);
+      assert.ok(out.includes(text), `chat exited before printing ${JSON.stringify(text)}${describe()}`);
+    },
+  };
+}
+
+before(async () => {
+  await stub.start();
+  env = await startTestEnv({ provider: stubProvider(stub.url), config: testConfig({ PORT: '0', HOST: '127.0.0.1', TEMPORAL_UI_PORT: '8312' }) });
+  api = await startApi(env.config, { logger: pino({ level: 'silent' }) });
+});
+
+after(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await api?.close();
+  await env?.stop();
+  await stub.stop();
+});
+
+test('a run that asks: the chat shows the steps and the question, sends the typed reply, and ends with the answer and the Web UI link', async () => {
+  const goal = `what is 12*7? (${USER})`;
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('calculator', { expression: '12*7' }), askStep('Should I round the result?'), respondStep] }],
+    replan_decision: [cont, cont],
+    // The answer quotes the reply only if it reached the model through the run.
+    final_answer: [
+      (req: { messages: { content: string }[] }) => ({
+        answer: req.messages.some((m) => m.content.includes('no rounding please')) ? '84, exactly as you asked.' : 'the reply never arrived',
+      }),
+    ],
+  });
+
+  const session = chat(['--user', USER, goal]);
+  await session.waitForOutput('? Should I round the result?');
+  // Nothing is answered before the person types: the run waits, and so does the client.
+  assert.ok(!session.stdout().includes('answer:'), session.stdout());
+  session.child.stdin.end('no rounding please\n');
+  const code = await session.exited;
+  const out = session.stdout();
+  assert.equal(code, 0, `exit code${out}${session.stderr()}`);
+
+  const runId = /^run (\S+) started/m.exec(out)?.[1];
+  assert.ok(runId, out);
+  const lines = out.split('\n');
+  const at = (line: string) => {
+    const i = lines.indexOf(line);
+    assert.notEqual(i, -1, `missing line ${JSON.stringify(line)} in:\n${out}`);
+    return i;
+  };
+  // In the order they happened; "running" lines may be skipped when a step finishes between two polls.
+  const order = [
+    at('model: stub-model'),
+    at('[x] 1. tool calculator {"expression":"12*7"}  → {"value":84}'),
+    at('? Should I round the result?'),
+    at('your reply: no rounding please'),
+    at('[x] 2. ask_user: Ask the user  → "no rounding please"'),
+    at('answer: 84, exactly as you asked.'),
+    at(`Web UI: ${runUiUrl(env.config, runId)}`),
+  ];
+  assert.deepEqual(order, [...order].sort((a, b) => a - b), out);
+  assert.match(runUiUrl(env.config, runId), /^http:\/\/127\.0\.0\.1:8312\/namespaces\/default\/workflows\/run-/);
+  assert.equal(lines.filter((l) => l.startsWith('? ')).length, 1, 'the question is asked exactly once');
+  assert.equal(session.stderr().includes('    at '), false, 'no stack trace');
+  assert.deepEqual(stub.misses.filter((m) => m.goal === goal).map((m) => m.name), []);
+});
+
+test('without a goal it is a session: goals and /exit read line by line from piped stdin', async () => {
+  const goal = `add 2 and 2 (${USER})`;
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('calculator', { expression: '2+2' }), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [{ answer: 'It is 4.' }],
+  });
+  const session = chat(['--user', USER]);
+  session.child.stdin.end(`${goal}\n/exit\n`);
+  const code = await session.exited;
+  const out = session.stdout();
+  assert.equal(code, 0, `${out}${session.stderr()}`);
+  assert.match(out, /Threadline chat — API http:\/\/127\.0\.0\.1:\d+, user "cli-/);
+  assert.ok(out.includes(`goal: ${goal}`), out);
+  assert.ok(out.includes('[x] 1. tool calculator {"expression":"2+2"}  → {"value":4}'), out);
+  assert.ok(out.includes('answer: It is 4.'), out);
+  assert.match(out, /Web UI: http:\/\/127\.0\.0\.1:8312\/namespaces\/default\/workflows\/run-cli-/);
+  assert.ok(out.trimEnd().endsWith('bye'), out);
+});
+
+test('a run that fails ends with the reason and exit code 1', async () => {
+  const goal = `plan nothing (${USER})`;
+  // Every attempt breaks the schema (a plan needs at least one step), so the run fails after its repair attempts.
+  stub.script(goal, { execution_plan: [{ steps: [] }, { steps: [] }, { steps: [] }] });
+  const session = chat(['--user', USER, goal]);
+  const code = await session.exited;
+  const out = session.stdout();
+  assert.equal(code, 1, `${out}${session.stderr()}`);
+  assert.match(out, /^the run failed: .*steps/m);
+  assert.match(out, /^Web UI: http:\/\/127\.0\.0\.1:8312\/namespaces\/default\/workflows\/run-cli-/m);
+  assert.ok(!out.includes('answer:'), out);
+});
+
+test('an API that is not running gets a clear message and exit code 1, not a stack trace', async () => {
+  // A port that was free a moment ago and has nothing listening now.
+  const probe = http.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+
+  const session = chat(['--user', USER, 'what is 1+1?'], { THREADLINE_API_URL: `http://127.0.0.1:${port}` });
+  const code = await session.exited;
+  assert.equal(code, 1);
+  assert.match(session.stderr(), new RegExp(`cannot reach the Threadline API at http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\) — is \`npm start\` running\\?`));
+  assert.equal(session.stderr().includes('    at '), false, session.stderr());
+});
+
+test('the API address defaults to HOST and PORT, reached on loopback when the API listens everywhere', () => {
+  const config = (vars: Record<string, string>) => loadConfig(vars);
+  assert.equal(apiBaseUrl({}, config({})), 'http://127.0.0.1:3000');
+  assert.equal(apiBaseUrl({}, config({ HOST: '0.0.0.0', PORT: '4100' })), 'http://127.0.0.1:4100');
+  assert.equal(apiBaseUrl({}, config({ HOST: '::1', PORT: '4100' })), 'http://[::1]:4100');
+  assert.equal(apiBaseUrl({ THREADLINE_API_URL: 'https://agents.example.com/' }, config({})), 'https://agents.example.com/');
+  assert.throws(() => apiBaseUrl({ THREADLINE_API_URL: 'not a url' }, config({})), /THREADLINE_API_URL is not a URL/);
+});

@@ -1,0 +1,184 @@
+/**
+ * What `npm run chat` prints: step lines, and the events found by diffing the
+ * states a real run goes through (built with the workflow's own transitions).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { diffStates, modelLine, pendingQuestion, renderEvent, RunStateSchema, stepLine, type RunState } from '../../src/cli/render';
+import * as model from '../../src/planning/execution-state';
+import type { ExecutionState } from '../../src/planning/execution-state';
+
+const t0 = new Date('2025-01-01T00:00:00Z');
+const calc = { type: 'tool' as const, description: 'Calculate 12*7', tool: 'calculator', args: { expression: '12*7' } };
+const ask = { type: 'ask_user' as const, description: 'Ask whether to round', question: 'Round the result?' };
+const respond = { type: 'respond' as const, description: 'Answer the user' };
+
+/** A state as it crosses the wire: JSON, then the client's schema. */
+const wire = (state: ExecutionState): RunState => RunStateSchema.parse(JSON.parse(JSON.stringify(state)));
+
+/** Every state of a run: plan, calculator, a question, the reply, the answer. */
+function askingRun(modelLabel = 'offline-demo'): ExecutionState[] {
+  const states: ExecutionState[] = [];
+  const push = (s: ExecutionState) => (states.push(s), s);
+  let s = push(model.initialState({ runId: 'run-ada-1', userId: 'ada', goal: 'what is 12*7?', model: '' }, t0));
+  s = push(model.applyPlan({ ...s, model: modelLabel }, [calc, ask, respond], t0));
+  s = push(model.startStep(s, 's1', t0));
+  s = push(model.finishStep(s, 's1', 'completed', { kind: 'tool', content: '{"value":84}' }, t0));
+  s = push(model.startStep(s, 's2', t0));
+  s = push(model.waitForUser(s, 's2', t0));
+  s = push(model.recordReply(s, 's2', 'no', t0));
+  s = push(model.startStep(s, 's3', t0));
+  s = push(model.finishStep(s, 's3', 'completed', null, t0));
+  push(model.complete(s, '12*7 is 84.', t0));
+  return states;
+}
+
+/** What the client prints while following `states` one by one. */
+function transcript(states: ExecutionState[]): string[] {
+  let prev: RunState | null = null;
+  const lines: string[] = [];
+  for (const state of states.map(wire)) {
+    for (const event of diffStates(prev, state)) lines.push(...renderEvent(event).split('\n'));
+    prev = state;
+  }
+  return lines;
+}
+
+test('a step line shows the mark, the index, the tool with its arguments and, once done, the observation', () => {
+  const [, planned] = askingRun();
+  const running = { ...wire(planned!).steps[0]!, status: 'running' as const };
+  assert.equal(stepLine(running), '[~] 1. tool calculator {"expression":"12*7"}');
+  assert.equal(stepLine({ ...running, status: 'completed' }, '{"value":84}', 'tool'), '[x] 1. tool calculator {"expression":"12*7"}  → {"value":84}');
+  assert.equal(stepLine({ ...running, status: 'failed' }, 'division by zero', 'error'), '[!] 1. tool calculator {"expression":"12*7"}  → division by zero');
+});
+
+test('a long or multi-line observation stays on one line, cut with an ellipsis', () => {
+  const step = { id: 's1', index: 2, type: 'reason' as const, description: 'Think it over', status: 'completed' as const };
+  const line = stepLine(step, `first line\nsecond line ${'x'.repeat(500)}`, 'reason');
+  assert.ok(!line.includes('\n'));
+  assert.ok(line.startsWith('[x] 2. reason: Think it over  → first line second line xxx'));
+  assert.ok(line.endsWith('…'));
+  assert.ok(line.length < 300, `line is ${line.length} chars`);
+  const wordy = stepLine({ ...step, status: 'running', description: `Think ${'very '.repeat(100)}hard` });
+  assert.ok(wordy.startsWith('[~] 2. reason: Think very very'));
+  assert.ok(wordy.endsWith('…') && wordy.length < 200, wordy);
+});
+
+test('following a run prints the model, the plan, each step change with its observation, the question, the reply and the answer', () => {
+  assert.deepEqual(transcript(askingRun()), [
+    'model: offline-demo — the OFFLINE DEMO model (fixed rules, not a language model; set OPENAI_API_KEY or OPENAI_BASE_URL on the worker for a real one)',
+    'plan (3 steps):',
+    '  [ ] 1. tool calculator {"expression":"12*7"}',
+    '  [ ] 2. ask_user: Ask whether to round',
+    '  [ ] 3. respond: Answer the user',
+    '[~] 1. tool calculator {"expression":"12*7"}',
+    '[x] 1. tool calculator {"expression":"12*7"}  → {"value":84}',
+    '[~] 2. ask_user: Ask whether to round',
+    '? Round the result?',
+    '[x] 2. ask_user: Ask whether to round  → "no"',
+    '[~] 3. respond: Answer the user',
+    '[x] 3. respond: Answer the user',
+    '',
+    'answer: 12*7 is 84.',
+  ]);
+});
+
+test('a real model is named plainly, without the demo warning', () => {
+  assert.equal(modelLine('gpt-5-mini'), 'model: gpt-5-mini');
+  assert.equal(transcript(askingRun('gpt-5-mini'))[0], 'model: gpt-5-mini');
+  assert.match(modelLine('offline-demo'), /OFFLINE DEMO/);
+});
+
+test('states that arrive coalesced still print every step change once, in the order it happened', () => {
+  const states = askingRun();
+  // The poller missed everything between "planned" and "waiting": calculator done, then the question.
+  const lines = transcript([states[1]!, states[5]!, states[9]!]);
+  assert.deepEqual(lines.slice(5), [
+    '[x] 1. tool calculator {"expression":"12*7"}  → {"value":84}',
+    '[~] 2. ask_user: Ask whether to round',
+    '? Round the result?',
+    '[x] 2. ask_user: Ask whether to round  → "no"',
+    '[x] 3. respond: Answer the user',
+    '',
+    'answer: 12*7 is 84.',
+  ]);
+  // Joining a finished run prints its whole story: the plan, then what became of each step.
+  assert.deepEqual(transcript([states[9]!]).slice(1), [
+    'plan (3 steps):',
+    '  [ ] 1. tool calculator {"expression":"12*7"}',
+    '  [ ] 2. ask_user: Ask whether to round',
+    '  [ ] 3. respond: Answer the user',
+    '[x] 1. tool calculator {"expression":"12*7"}  → {"value":84}',
+    '[x] 2. ask_user: Ask whether to round  → "no"',
+    '[x] 3. respond: Answer the user',
+    '',
+    'answer: 12*7 is 84.',
+  ]);
+});
+
+test('steps added by a replan and started before the next state arrived are listed in the plan, then shown running', () => {
+  const states = askingRun();
+  const afterCalc = states[3]!;
+  const revised = model.replaceRemaining(afterCalc, [{ type: 'reason', description: 'Check the product' }, respond], t0);
+  assert.deepEqual(renderAll(afterCalc, model.startStep(revised, 's4', t0)), [
+    '[-] 2. ask_user: Ask whether to round  (replaced)',
+    '[-] 3. respond: Answer the user  (replaced)',
+    'plan revised (+2 steps):',
+    '  [ ] 4. reason: Check the product',
+    '  [ ] 5. respond: Answer the user',
+    '[~] 4. reason: Check the product',
+  ]);
+});
+
+test('an unchanged state prints nothing, and a question is asked once however often the waiting state is resent', () => {
+  for (const state of askingRun().map(wire)) assert.deepEqual(diffStates(state, state), []);
+  const waiting = wire(askingRun()[5]!);
+  const first = diffStates(null, waiting).filter((e) => e.kind === 'question');
+  assert.deepEqual(first, [{ kind: 'question', stepId: 's2', question: 'Round the result?' }]);
+  assert.deepEqual(diffStates(waiting, { ...waiting }).filter((e) => e.kind === 'question'), []);
+  assert.deepEqual(pendingQuestion(waiting), { stepId: 's2', question: 'Round the result?' });
+  assert.equal(pendingQuestion(wire(askingRun()[6]!)), null);
+});
+
+test('a second question in the same run is asked too', () => {
+  const states = askingRun();
+  const replied = states[6]!;
+  const again = model.waitForUser(
+    model.startStep(model.insertStepAfterCurrent(replied, { ...ask, question: 'Are you sure?' }, t0), 's4', t0),
+    's4',
+    t0,
+  );
+  const questions = diffStates(wire(replied), wire(again)).filter((e) => e.kind === 'question');
+  assert.deepEqual(questions, [{ kind: 'question', stepId: 's4', question: 'Are you sure?' }]);
+});
+
+test('a failed run prints the failed step and the error; a cancelled one says so', () => {
+  const states = askingRun();
+  const running = states[2]!;
+  assert.deepEqual(renderAll(running, model.fail(running, 'model unavailable (gave up after 5 attempts)', t0)), [
+    '[!] 1. tool calculator {"expression":"12*7"}',
+    '',
+    'the run failed: model unavailable (gave up after 5 attempts)',
+  ]);
+  const waiting = states[5]!;
+  assert.deepEqual(renderAll(waiting, model.cancel(waiting, t0)), [
+    '[-] 2. ask_user: Ask whether to round  (skipped)',
+    '[-] 3. respond: Answer the user  (skipped)',
+    '',
+    'the run was cancelled',
+  ]);
+});
+
+test('the client schema reads what the API sends and rejects what it cannot print', () => {
+  const state = askingRun()[5]!;
+  assert.equal(wire(state).status, 'waiting_user');
+  assert.equal(RunStateSchema.safeParse({ ...state, status: 'sleeping' }).success, false);
+  assert.equal(RunStateSchema.safeParse({ ...state, steps: [{ id: 's1' }] }).success, false);
+  // `model` is an addition to the contract: a server that leaves it out is still understood.
+  const { model: _model, ...withoutModel } = state;
+  assert.equal(RunStateSchema.safeParse(withoutModel).success, true);
+});
+
+function renderAll(prev: ExecutionState, next: ExecutionState): string[] {
+  return diffStates(wire(prev), wire(next)).flatMap((e) => renderEvent(e).split('\n'));
+}
