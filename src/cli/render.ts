@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { DEMO_LABEL } from '../llm/demo-provider';
 import { isTerminal, OBSERVATION_KINDS, RUN_STATUSES, STEP_STATUSES } from '../planning/execution-state';
+import { MARK } from '../planning/progress';
 import { STEP_TYPES } from '../planning/schemas';
 
 /**
@@ -52,14 +53,6 @@ export type ChatEvent =
   | { kind: 'failed'; error: string }
   | { kind: 'cancelled' };
 
-const MARK: Record<RunStep['status'], string> = {
-  completed: '[x]',
-  running: '[~]',
-  pending: '[ ]',
-  failed: '[!]',
-  replaced: '[-]',
-  skipped: '[-]',
-};
 
 /** Long observations are cut so one step stays one line. */
 export const MAX_OBSERVATION_WIDTH = 200;

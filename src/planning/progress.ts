@@ -1,7 +1,7 @@
 /** Renders a run's plan as a short progress list ([x] done, [~] running, [-] skipped, [ ] pending). */
 import type { ExecutionState, PlanStep } from './execution-state';
 
-const MARK: Record<PlanStep['status'], string> = {
+export const MARK: Record<PlanStep['status'], string> = {
   completed: '[x]',
   running: '[~]',
   pending: '[ ]',
