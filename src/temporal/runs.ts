@@ -3,13 +3,13 @@
  * list. The REST API is a thin layer over this; so are tests that skip HTTP.
  */
 import { randomBytes } from 'node:crypto';
-import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { Config } from '../config';
 import { isTerminal, type ExecutionState, type RunStatus } from '../planning/execution-state';
 import {
   getStateQuery,
   PLAN_WORKFLOW_TYPE,
-  replySignal,
+  submitReplyUpdate,
   SESSION_ID_ATTR,
   STATUS_ATTR,
   USER_ID_ATTR,
@@ -47,6 +47,7 @@ export function newRunId(userId: string): string {
   return `run-${slug}-${randomBytes(5).toString('hex')}`;
 }
 
+const QUERY_DEADLINE_MS = 5000;
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 export class Runs {
@@ -86,11 +87,12 @@ export class Runs {
       if (description.type !== PLAN_WORKFLOW_TYPE) throw new RunNotFoundError(runId);
       const closed = description.status.name;
       if (closed === 'COMPLETED') return await handle.result();
-      const state = await handle.query(getStateQuery);
+      // A query needs a worker; without one, fail fast instead of hanging for Temporal's default 30 s.
+      const state = await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(getStateQuery));
       // Ended from outside the workflow (terminated in the Web UI, timed out): say so instead of the last live status.
       if (closed === 'TERMINATED' || closed === 'TIMED_OUT' || closed === 'FAILED' || closed === 'CANCELLED') {
         const status = closed === 'CANCELLED' ? 'cancelled' : 'failed';
-        return { ...state, status, lastError: state.lastError ?? `workflow ${closed.toLowerCase().replace('_', ' ')}` };
+        return { ...state, status, version: state.version + 1, lastError: state.lastError ?? `workflow ${closed.toLowerCase().replace('_', ' ')}` };
       }
       return state;
     } catch (err) {
@@ -102,7 +104,13 @@ export class Runs {
   async reply(runId: string, text: string): Promise<void> {
     const state = await this.get(runId);
     if (state.status !== 'waiting_user') throw new RunNotWaitingError(runId, state.status);
-    await this.client.workflow.getHandle(runId).signal(replySignal, { text });
+    try {
+      await this.client.workflow.getHandle(runId).executeUpdate(submitReplyUpdate, { args: [{ text }] });
+    } catch (err) {
+      // The validator refused: the run stopped waiting (or took another reply) since we looked.
+      if (err instanceof WorkflowUpdateFailedError) throw new RunNotWaitingError(runId, (await this.get(runId)).status);
+      throw err;
+    }
   }
 
   async cancel(runId: string): Promise<void> {

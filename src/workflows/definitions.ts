@@ -3,11 +3,16 @@
  * imported by workflows, the API, the chat client and tests alike.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ExecutionState } from '../planning/execution-state';
 
 /** The person's answer to the question a waiting run asked. */
 export const replySignal = defineSignal<[{ text: string }]>('reply');
+/**
+ * The same reply as an update: rejected by its validator unless the run is waiting,
+ * so the sender (the REST API) learns atomically whether the reply was taken.
+ */
+export const submitReplyUpdate = defineUpdate<{ accepted: true }, [{ text: string }]>('submitReply');
 /** The run's ExecutionState, at any moment. */
 export const getStateQuery = defineQuery<ExecutionState>('getState');
 

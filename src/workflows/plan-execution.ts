@@ -28,6 +28,7 @@ import type { ReplanDecisionReply } from '../planning/schemas';
 import {
   getStateQuery,
   replySignal,
+  submitReplyUpdate,
   SESSION_ID_ATTR,
   STATUS_ATTR,
   USER_ID_ATTR,
@@ -76,10 +77,23 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
   };
 
   setHandler(getStateQuery, () => state);
+  const canTakeReply = () => state.status === 'waiting_user' && reply === null;
   setHandler(replySignal, ({ text }) => {
-    // Only the first reply to a waiting run counts; late or duplicate replies are dropped.
-    if (state.status === 'waiting_user' && reply === null) reply = text;
+    // Only the first reply to a waiting run counts; late or duplicate signals are dropped.
+    if (canTakeReply()) reply = text;
   });
+  setHandler(
+    submitReplyUpdate,
+    ({ text }) => {
+      reply = text;
+      return { accepted: true as const };
+    },
+    {
+      validator: (_input: { text: string }) => {
+        if (!canTakeReply()) throw new Error(`run is ${state.status}, not waiting for a reply`);
+      },
+    },
+  );
   upsertSearchAttributes([
     { key: USER_ID_ATTR, value: input.userId },
     { key: STATUS_ATTR, value: state.status },

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { z } from 'zod';
 import type { ExecutionState } from '../../src/planning/execution-state';
-import { Runs } from '../../src/temporal/runs';
+import { RunNotWaitingError, Runs } from '../../src/temporal/runs';
 import { defineTool } from '../../src/tools/tool';
-import { getStateQuery } from '../../src/workflows/definitions';
+import { getStateQuery, replySignal } from '../../src/workflows/definitions';
 import { answer, askStep, askThenAnswer, cont, multiStepToolPlan, respondStep, toolStep, withSubplan } from '../helpers/scenarios';
 import { StubModelServer } from '../helpers/stub-model-server';
 import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
@@ -239,4 +239,26 @@ test('the state query shows progress while the run is in flight', async () => {
   assert.equal(running.model, 'stub-model');
   const done = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
   assert.ok(done.version > running.version);
+});
+
+test('of two replies sent at once exactly one is taken; the other is refused, not silently dropped', async () => {
+  const goal = 'two replies race';
+  stub.script(goal, { execution_plan: [{ steps: [askStep('Pick one'), respondStep] }], replan_decision: [cont], final_answer: [answer('picked')] });
+  const runId = await waitingRun(goal);
+  const outcomes = await Promise.allSettled([runs.reply(runId, 'first'), runs.reply(runId, 'second')]);
+  assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
+  const refused = outcomes.find((o) => o.status === 'rejected');
+  assert.ok(refused && refused.status === 'rejected' && refused.reason instanceof RunNotWaitingError, String(refused));
+  const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
+  assert.equal(state.observations.filter((o) => o.kind === 'user_reply').length, 1);
+});
+
+test('a reply signal (as sent from the Temporal CLI or Web UI) also resumes a waiting run', async () => {
+  const [goal, script] = askThenAnswer('signal me', 'Ready?');
+  stub.script(goal, script);
+  const runId = await waitingRun(goal);
+  await env.client.workflow.getHandle(runId).signal(replySignal, { text: 'ready' });
+  const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
+  assert.equal(state.status, 'completed');
+  assert.equal(state.observations[0]?.content, 'ready');
 });
