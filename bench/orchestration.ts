@@ -8,11 +8,13 @@
  * and prints ms per step (median over repetitions), history events and bytes per
  * step, and the targets: a/b ≤ 1.5 and ≤ 8 history events per tool step for (a).
  *
- *   npx tsx bench/orchestration.ts [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
+ *   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
  *
- * `--dynamic-config` (repeatable) is passed to the dev server, e.g.
+ * scripts/bench.mjs starts the private dev server and runs this file with
+ * TEMPORAL_ADDRESS set. `--dynamic-config` (repeatable) goes to that server, e.g.
  * `--dynamic-config system.enableActivityEagerExecution=true` to see the same
- * runs without the activity dispatch round trip through the task queue.
+ * runs without the activity dispatch round trip through the task queue; this
+ * file gets the list in THREADLINE_BENCH_DYNAMIC_CONFIG (a JSON array) to record it.
  *
  * Results also go to bench/results/orchestration.json.
  */
@@ -38,7 +40,6 @@ import { createWorker } from '../src/worker';
 import { PLAN_WORKFLOW_TYPE, type PlanExecutionInput } from '../src/workflows/definitions';
 import type { planExecutionWorkflow } from '../src/workflows/plan-execution';
 import type { bareWorkflow } from './bare-workflow';
-import { startDevServer, TEMPORAL_BIN, type DevServer } from './dev-server';
 import { benchGoal, FIXED_ANSWER, NOOP_TOOL, ZeroLatencyProvider } from './zero-latency-provider';
 
 const PLAN_QUEUE = 'bench-plan';
@@ -63,20 +64,47 @@ type Args = z.infer<typeof ArgsSchema>;
 /** Bad command-line arguments: reported without a stack trace. */
 class UsageError extends Error {}
 
+/** The CLI that started the server (scripts/bench.mjs sets THREADLINE_TEMPORAL_BIN). */
+const TEMPORAL_BIN =
+  process.env.THREADLINE_TEMPORAL_BIN ?? path.resolve(__dirname, '..', '.tools', 'bin', process.platform === 'win32' ? 'temporal.exe' : 'temporal');
+
+/** Address of the server scripts/bench.mjs started for this run. */
+function serverAddress(): string {
+  const address = process.env.TEMPORAL_ADDRESS;
+  if (!address) throw new UsageError('TEMPORAL_ADDRESS is not set: run the benchmark with `npm run bench`, which starts its Temporal dev server.');
+  return address;
+}
+
+/** The server's dynamic config as scripts/bench.mjs applied it (none when run otherwise). */
+function dynamicConfigFromEnv(): unknown {
+  const raw = process.env.THREADLINE_BENCH_DYNAMIC_CONFIG;
+  if (!raw) return [];
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    throw new UsageError(`THREADLINE_BENCH_DYNAMIC_CONFIG is not JSON: ${raw}`);
+  }
+}
+
 function parseCli(): Args {
-  const { values } = parseArgs({
-    options: {
-      steps: { type: 'string', default: '50' },
-      reps: { type: 'string', default: '3' },
-      'warmup-steps': { type: 'string', default: '5' },
-      'dynamic-config': { type: 'string', multiple: true, default: [] },
-    },
-  });
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        steps: { type: 'string', default: '50' },
+        reps: { type: 'string', default: '3' },
+        'warmup-steps': { type: 'string', default: '5' },
+      },
+    }));
+  } catch (err) {
+    // e.g. an unknown option (--dynamic-config is taken off by scripts/bench.mjs)
+    throw new UsageError(`bad arguments: ${err instanceof Error ? err.message : String(err)}`);
+  }
   const parsed = ArgsSchema.safeParse({
     steps: values.steps,
     reps: values.reps,
     warmupSteps: values['warmup-steps'],
-    dynamicConfig: values['dynamic-config'],
+    dynamicConfig: dynamicConfigFromEnv(),
   });
   if (!parsed.success) throw new UsageError(`bad arguments:\n${z.prettifyError(parsed.error)}`);
   return parsed.data;
@@ -282,6 +310,7 @@ function printEventTypes(title: string, stats: Record<string, EventTypeStats>, s
 
 async function main(): Promise<void> {
   const args = parseCli();
+  const address = serverAddress();
   const machine = machineInfo();
   console.log(`Threadline orchestration benchmark — ${args.steps} steps × ${args.reps} reps (warm-up: ${args.warmupSteps} steps)`);
   if (args.dynamicConfig.length) console.log(`server dynamic config: ${args.dynamicConfig.join(', ')}`);
@@ -291,22 +320,17 @@ async function main(): Promise<void> {
   // SDK and core logs would drown the table; warnings and errors still show.
   Runtime.install({ logger: new DefaultLogger('WARN') });
 
-  let server: DevServer | undefined;
-  // Ctrl-C: stop the server before leaving (the default handler would skip cleanup).
-  process.once('SIGINT', () => {
-    void (server?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
-  });
+  // Ctrl-C: leave at once, with the conventional code; scripts/bench.mjs stops the server.
+  process.once('SIGINT', () => process.exit(130));
 
   const workers: Worker[] = [];
   const connections: { close(): Promise<void> }[] = [];
   let running: Promise<unknown> = Promise.resolve();
   try {
-    let t = performance.now();
-    server = await startDevServer(args.dynamicConfig);
-    console.log(`dev server: ${server.address} (ready in ${Math.round(performance.now() - t)} ms)`);
+    console.log(`dev server: ${address}`);
 
     const config = loadConfig({
-      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_ADDRESS: address,
       TASK_QUEUE: PLAN_QUEUE,
       DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-')),
     });
@@ -317,7 +341,7 @@ async function main(): Promise<void> {
     connections.push(clientConnection);
     const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
 
-    t = performance.now();
+    let t = performance.now();
     // Both contenders' activities keep their step journal in memory, so neither pays for disk.
     workers.push(
       await createWorker({ config, provider, extraTools: [NOOP_TOOL], store: new MemoryKeyValueStore(), taskQueue: PLAN_QUEUE, connection: nativeConnection }),
@@ -427,7 +451,6 @@ async function main(): Promise<void> {
     for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
     await running.catch(() => undefined);
     for (const connection of connections.reverse()) await connection.close().catch(() => undefined);
-    await server?.stop();
   }
 }
 

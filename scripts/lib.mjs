@@ -299,6 +299,7 @@ export function stopTemporalServers() {
  * Starts `temporal server start-dev` and waits until it serves the namespace.
  * uiPort: a number, or null for --headless. dbFile: SQLite file, or omitted for in-memory.
  * onLine: receives each output line (default: printed with logPrefix).
+ * extraArgs: appended to the command line, e.g. ['--dynamic-config-value', 'KEY=VALUE'].
  * Returns { process, address, uiUrl, stop(), output() }.
  */
 export async function startTemporalDev({
@@ -309,6 +310,7 @@ export async function startTemporalDev({
   namespace = 'default',
   logPrefix = '[temporal]',
   onLine,
+  extraArgs = [],
   timeoutMs = 90_000,
 } = {}) {
   const host = '127.0.0.1';
@@ -331,7 +333,7 @@ export async function startTemporalDev({
     mkdirSync(path.dirname(dbFile), { recursive: true });
     args.push('--db-filename', dbFile);
   }
-  args.push('--log-level', 'warn');
+  args.push('--log-level', 'warn', ...extraArgs);
 
   const lastLines = [];
   let stopping = false; // the server logs a burst of harmless warnings while shutting down; don't forward them

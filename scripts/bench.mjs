@@ -1,0 +1,100 @@
+// `npm run bench` — the orchestration benchmark (bench/orchestration.ts) against a private,
+// in-memory Temporal dev server on a free port, stopped afterwards (also on Ctrl-C).
+//
+//   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
+//
+// --dynamic-config (repeatable) goes to the server as `--dynamic-config-value KEY=VALUE` (VALUE in
+// JSON), e.g. system.enableActivityEagerExecution=true. The benchmark gets the list as a JSON array
+// in THREADLINE_BENCH_DYNAMIC_CONFIG, to record it; every other argument is passed on to it.
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import {
+  IS_WINDOWS,
+  ROOT,
+  binPath,
+  ensureDeps,
+  ensureTemporal,
+  fail,
+  freePort,
+  log,
+  startTemporalDev,
+  stopProcess,
+  stopTemporalServers,
+} from './lib.mjs';
+
+// ---- arguments: pick out --dynamic-config, keep the rest in order
+const dynamicConfig = [];
+const benchArgs = [];
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i++) {
+  const arg = argv[i];
+  let pair;
+  if (arg === '--dynamic-config') {
+    pair = argv[++i];
+    if (pair === undefined) fail('--dynamic-config needs a KEY=VALUE argument');
+  } else if (arg.startsWith('--dynamic-config=')) pair = arg.slice('--dynamic-config='.length);
+  else {
+    benchArgs.push(arg);
+    continue;
+  }
+  // Checked here, not by the server: a typo should not cost a server start-up.
+  if (!/^[\w.]+=.+$/.test(pair)) fail(`--dynamic-config ${pair}: expected KEY=VALUE, e.g. system.enableActivityEagerExecution=true`);
+  dynamicConfig.push(pair);
+}
+
+ensureDeps();
+const temporalBin = await ensureTemporal();
+
+let bench = null;
+let exiting = false;
+
+/** Stops the benchmark (if still running), then the server, then exits with `code`. */
+async function finish(code, signal) {
+  if (exiting) return;
+  exiting = true;
+  // On a terminal's Ctrl-C the benchmark has the signal already; on `kill` of this script it has not.
+  if (bench) await stopProcess(bench, { signal: signal ?? 'SIGTERM', graceMs: 10_000 });
+  await stopTemporalServers(); // even one still starting
+  process.exit(code);
+}
+process.on('SIGINT', () => void finish(130, 'SIGINT'));
+process.on('SIGTERM', () => void finish(143, 'SIGTERM'));
+
+// ---- the server
+let server;
+try {
+  const port = await freePort();
+  log(`starting an in-memory Temporal dev server on 127.0.0.1:${port}${dynamicConfig.length ? ` (dynamic config: ${dynamicConfig.join(', ')})` : ''}`);
+  const started = performance.now();
+  server = await startTemporalDev({
+    bin: temporalBin,
+    port,
+    uiPort: null,
+    onLine: () => {}, // its warnings would break up the benchmark's table; a failed start still reports them
+    extraArgs: dynamicConfig.flatMap((pair) => ['--dynamic-config-value', pair]),
+  });
+  log(`Temporal dev server ready at ${server.address} in ${Math.round(performance.now() - started)} ms`);
+} catch (err) {
+  console.error(`[threadline] error: ${err instanceof Error ? err.message : err}`);
+  await finish(1);
+}
+if (exiting) await new Promise(() => {}); // interrupted while starting: finish() is shutting down
+
+// ---- the benchmark
+const env = {
+  ...process.env,
+  TEMPORAL_ADDRESS: server.address,
+  TEMPORAL_NAMESPACE: 'default',
+  THREADLINE_TEMPORAL_BIN: temporalBin,
+  THREADLINE_BENCH_DYNAMIC_CONFIG: JSON.stringify(dynamicConfig),
+};
+bench = spawn(binPath('tsx'), ['bench/orchestration.ts', ...benchArgs], { cwd: ROOT, env, stdio: 'inherit', shell: IS_WINDOWS });
+const exitCode = await new Promise((resolve) => {
+  bench.on('error', (err) => {
+    console.error(`[threadline] could not start the benchmark: ${err.message}`);
+    resolve(1);
+  });
+  bench.on('exit', (code, signal) => resolve(signal ? 1 : (code ?? 1)));
+});
+if (exiting) await new Promise(() => {}); // interrupted: finish() is already shutting down
+await finish(exitCode);
