@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import type { ExecutionState } from '../src/planning/execution-state';
 import type { ReplanDecisionReply, StepSpec } from '../src/planning/schemas';
-import type { ModelProvider, ModelRequest } from '../src/llm/provider';
+import { isSummaryContext, type ModelProvider, type ModelRequest } from '../src/llm/provider';
 import { defineTool } from '../src/tools/tool';
 
 export const NOOP_TOOL = defineTool({
@@ -57,6 +57,7 @@ export class ZeroLatencyProvider implements ModelProvider {
   readonly label = 'bench-zero-latency';
 
   async complete(request: ModelRequest): Promise<string> {
+    if (isSummaryContext(request.context)) return JSON.stringify({ summary: 'summary' });
     const { state } = request.context;
     const total = stepsOf(state.goal);
     switch (request.name) {
@@ -72,6 +73,8 @@ export class ZeroLatencyProvider implements ModelProvider {
         return JSON.stringify({ thought: 'nothing to reason about' });
       case 'final_answer':
         return JSON.stringify({ answer: FIXED_ANSWER });
+      case 'memory_summary':
+        return JSON.stringify({ summary: 'summary' });
     }
   }
 }

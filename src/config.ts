@@ -27,6 +27,14 @@ export const ConfigSchema = z.object({
   MAX_STEPS: z.coerce.number().int().min(1).max(500).default(25),
   /** Nesting limit of sub-plans (a top-level run is depth 0). */
   MAX_SUBPLAN_DEPTH: z.coerce.number().int().min(0).max(5).default(2),
+  /** Memory storage backend: the embedded file store under DATA_DIR, PostgreSQL (DATABASE_URL), or in-process memory. */
+  MEMORY_STORE: z.enum(['file', 'postgres', 'memory']).default('file'),
+  /** PostgreSQL connection string, e.g. postgres://postgres@127.0.0.1:5432/threadline (needed when MEMORY_STORE=postgres). */
+  DATABASE_URL: z.preprocess(blankToUndefined, z.string().optional()),
+  /** Default soft token limit of a memory thread: past it, the thread is compacted by retention class. */
+  MEMORY_SOFT_LIMIT: z.coerce.number().int().positive().default(6000),
+  /** Default hard token limit: nothing rendered for a model from a thread ever exceeds it. */
+  MEMORY_HARD_LIMIT: z.coerce.number().int().positive().default(8000),
   /** Base URL of the Temporal Web UI, for links printed by the API and the chat client. */
   TEMPORAL_UI_URL: z.preprocess(blankToUndefined, z.string().url().optional()),
 });
@@ -40,6 +48,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const c = parsed.data;
+  if (c.MEMORY_SOFT_LIMIT > c.MEMORY_HARD_LIMIT) {
+    throw new Error(`Invalid configuration:\n  MEMORY_SOFT_LIMIT (${c.MEMORY_SOFT_LIMIT}) must not exceed MEMORY_HARD_LIMIT (${c.MEMORY_HARD_LIMIT})`);
+  }
+  if (c.MEMORY_STORE === 'postgres' && !c.DATABASE_URL) {
+    throw new Error('Invalid configuration:\n  DATABASE_URL: required when MEMORY_STORE=postgres');
+  }
   return {
     ...c,
     temporalAddress: c.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',

@@ -10,6 +10,9 @@ import { loadConfig, type Config } from './config';
 import { describeProvider, selectProvider } from './llm/select-provider';
 import type { ModelProvider } from './llm/provider';
 import { FileKeyValueStore, type KeyValueStore } from './store/kv';
+import type { MemoryService } from './store/memory-service';
+import { openMemory } from './store/open-memory';
+import { retrieveMessage } from './tools/retrieve-message';
 import { BUILTIN_TOOLS, ToolRegistry } from './tools/registry';
 import type { ToolDefinition } from './tools/tool';
 
@@ -21,14 +24,20 @@ export interface WorkerOptions {
   store?: KeyValueStore;
   taskQueue?: string;
   connection?: NativeConnection;
+  /** @default the configured memory store (MEMORY_STORE), closed when the worker stops */
+  memory?: MemoryService;
 }
 
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const { config } = options;
   const provider = options.provider ?? selectProvider(config);
+  const opened = options.memory ? undefined : await openMemory(config, provider);
+  const memory = options.memory ?? opened!.memory;
   const activities = createPlanActivities({
     provider,
-    tools: new ToolRegistry([...BUILTIN_TOOLS, ...(options.extraTools ?? [])]),
+    tools: new ToolRegistry([...BUILTIN_TOOLS, retrieveMessage, ...(options.extraTools ?? [])]),
+    memory,
+    contextBudget: config.MEMORY_HARD_LIMIT,
     store: options.store ?? new FileKeyValueStore(path.join(config.dataDir, 'kv')),
     repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
     maxSteps: config.MAX_STEPS,
@@ -37,13 +46,22 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const connection = options.connection ?? (await NativeConnection.connect({ address: config.temporalAddress }));
   // Tests bundle the workflow code once and share it; otherwise the worker bundles at start.
   const bundlePath = process.env.THREADLINE_WORKFLOW_BUNDLE;
-  return Worker.create({
+  const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: options.taskQueue ?? config.TASK_QUEUE,
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: require.resolve('./workflows') }),
     activities,
+  }).catch(async (err: unknown) => {
+    await opened?.close();
+    throw err;
   });
+  if (opened) {
+    // The memory store (e.g. a PostgreSQL pool) lives exactly as long as the worker.
+    const run = worker.run.bind(worker);
+    worker.run = () => run().finally(() => opened.close());
+  }
+  return worker;
 }
 
 async function main(): Promise<void> {

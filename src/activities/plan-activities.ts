@@ -5,11 +5,14 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { finishStep, findStep, type ExecutionState, type ObservationKind } from '../planning/execution-state';
-import type { ModelCallName, ReplanDecisionReply, StepSpec } from '../planning/schemas';
+import type { PlannerCallName, ReplanDecisionReply, StepSpec } from '../planning/schemas';
 import type { PlannerContext } from '../llm/prompts';
 import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
 import { callModel, InvalidModelReplyError } from '../llm/structured';
+import { goalChunk, lastStepEvent, outputChunk, runThreadId, stepChunks } from '../memory/run-chunks';
+import type { ChunkInput } from '../memory/model';
 import type { KeyValueStore } from '../store/kv';
+import { operationIdFor, type MemoryService } from '../store/memory-service';
 import type { ToolRegistry } from '../tools/registry';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
 
@@ -21,6 +24,10 @@ export interface PlanActivityDeps {
   repairAttempts?: number;
   maxSteps: number;
   maxDepth: number;
+  /** The memory threads runs keep their working memory in; without it prompts show raw observations. */
+  memory?: MemoryService;
+  /** Token budget of a run's working memory in each prompt (capped by the thread's hard limit). */
+  contextBudget?: number;
 }
 
 export interface StepObservation {
@@ -51,14 +58,34 @@ function asFailure(err: unknown): unknown {
 export function createPlanActivities(deps: PlanActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
 
-  function context<N extends ModelCallName>(call: N, state: ExecutionState, stepId?: string): PlannerContext & { call: N } {
+  async function context<N extends PlannerCallName>(call: N, state: ExecutionState, stepId?: string): Promise<PlannerContext & { call: N }> {
     const step = stepId ? findStep(state, stepId) : undefined;
-    return { call, state, tools: deps.tools.describe(), maxSteps: deps.maxSteps, maxDepth: deps.maxDepth, ...(step ? { step } : {}) };
+    const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget) : undefined;
+    return {
+      call,
+      state,
+      tools: deps.tools.describe(),
+      maxSteps: deps.maxSteps,
+      maxDepth: deps.maxDepth,
+      ...(step ? { step } : {}),
+      ...(memory ? { memory: { messages: memory.messages, tokens: memory.tokens } } : {}),
+    };
   }
 
-  async function model<N extends ModelCallName>(call: N, state: ExecutionState, signal: AbortSignal, stepId?: string) {
+  /**
+   * Writes chunks to the run's thread, idempotently (the operation id comes from the activity's
+   * idempotency key), then compacts the thread if it grew past its soft limit.
+   */
+  async function remember(state: ExecutionState, chunks: ChunkInput[], trigger: string, key: string): Promise<void> {
+    if (!deps.memory || !state.threadId || chunks.length === 0) return;
+    const meta = { origin: 'agent' as const, reason: 'working memory of the run', trigger, runId: state.runId, ...(state.currentStepId ? { stepId: state.currentStepId } : {}) };
+    await deps.memory.apply(state.threadId, { op: 'add', chunks }, meta, { operationId: operationIdFor(`${key}:memory`) });
+    await deps.memory.compactIfNeeded(state.threadId, { reason: 'soft token limit exceeded', trigger, runId: state.runId });
+  }
+
+  async function model<N extends PlannerCallName>(call: N, state: ExecutionState, signal: AbortSignal, stepId?: string) {
     try {
-      return await callModel(deps.provider, context(call, state, stepId), attempts, signal);
+      return await callModel(deps.provider, await context(call, state, stepId), attempts, signal);
     } catch (err) {
       throw asFailure(err);
     }
@@ -79,6 +106,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
       stepId,
       idempotencyKey: key,
       store: deps.store,
+      ...(deps.memory ? { memory: deps.memory } : {}),
       heartbeat: () => undefined, // withHeartbeats already beats every second
       signal,
     });
@@ -87,10 +115,21 @@ export function createPlanActivities(deps: PlanActivityDeps) {
 
   return {
     /** `execution_plan`: the first plan of a run. */
-    async planRun({ state }: { state: ExecutionState }): Promise<{ steps: StepSpec[]; model: string }> {
+    async planRun({ state }: { state: ExecutionState }): Promise<{ steps: StepSpec[]; model: string; threadId?: string }> {
       return withHeartbeats(async (signal) => {
-        const { steps } = await model('execution_plan', state, signal);
-        return { steps, model: deps.provider.label };
+        let planned = state;
+        if (deps.memory) {
+          // The run's thread: created on the first attempt, found again on a retry.
+          const thread = await deps.memory.ensureThread({
+            threadId: runThreadId(state.runId),
+            userId: state.userId,
+            chunks: [goalChunk(state)],
+            meta: { origin: 'system', reason: 'memory thread of a new run', trigger: 'run started', runId: state.runId },
+          });
+          planned = { ...state, threadId: thread.id };
+        }
+        const { steps } = await model('execution_plan', planned, signal);
+        return { steps, model: deps.provider.label, ...(planned.threadId ? { threadId: planned.threadId } : {}) };
       });
     },
 
@@ -110,6 +149,8 @@ export function createPlanActivities(deps: PlanActivityDeps) {
         }
         const outcome = observation.kind === 'error' ? 'failed' : 'completed';
         const after = finishStep(state, stepId, outcome, observation, new Date(state.updatedAt));
+        const step = findStep(state, stepId);
+        if (step) await remember(state, stepChunks(state, step, observation), `step ${stepId} ${outcome}`, key);
         const decision = await model('replan_decision', after, signal);
         return { observation, outcome, decision };
       });
@@ -117,12 +158,22 @@ export function createPlanActivities(deps: PlanActivityDeps) {
 
     /** `replan_decision` alone: after a person's reply or a sub-plan. */
     async replan({ state }: { state: ExecutionState }): Promise<ReplanDecisionReply> {
-      return withHeartbeats((signal) => model('replan_decision', state, signal));
+      return withHeartbeats(async (signal) => {
+        // What happened since the last activity (a person's reply, a sub-plan's answer) enters memory first.
+        const event = lastStepEvent(state);
+        if (event) await remember(state, stepChunks(state, event.step, event.observation), `step ${event.step.id} ${event.observation.kind}`, idempotencyKey());
+        return model('replan_decision', state, signal);
+      });
     },
 
     /** `final_answer` for a respond step. */
     async respond({ state, stepId }: { state: ExecutionState; stepId: string }): Promise<{ answer: string }> {
-      return withHeartbeats((signal) => model('final_answer', state, signal, stepId));
+      return withHeartbeats(async (signal) => {
+        const reply = await model('final_answer', state, signal, stepId);
+        await remember(state, [outputChunk(state, reply.answer)], 'final answer', idempotencyKey());
+        if (deps.memory && state.threadId) await deps.memory.endSession(state.threadId, { reason: 'run finished', trigger: 'final answer', runId: state.runId });
+        return reply;
+      });
     },
   };
 }

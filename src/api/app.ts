@@ -1,15 +1,18 @@
 /**
  * The REST API v1 (DESIGN.md §4) as an express app, built apart from the
- * listener so tests can drive it. A thin layer over `Runs`: validate, call,
- * map the result; errors go to the one error handler.
+ * listener so tests can drive it. A thin layer over `Runs` (and, when given,
+ * the memory service: `threads-routes.ts`): validate, call, map the result;
+ * errors go to the one error handler.
  */
 import express, { type Express } from 'express';
 import pino, { type Logger } from 'pino';
 import { runUiUrl, type Config } from '../config';
+import type { MemoryService } from '../store/memory-service';
 import type { Runs } from '../temporal/runs';
 import { errorHandler, notFoundRoute } from './errors';
 import { streamRunEvents, type RunEventsOptions } from './run-events';
 import { CreateRunBody, ListRunsQuery, ReplyBody, RunParams } from './schemas';
+import { threadsRouter } from './threads-routes';
 import { validated } from './validate';
 
 export interface AppOptions {
@@ -19,8 +22,10 @@ export interface AppOptions {
   isHealthy: () => Promise<boolean>;
   /** @default a pino logger named "api" */
   logger?: Logger;
-  /** Timing of `GET /v1/runs/:runId/events`. */
+  /** Timing of the event streams (`GET /v1/runs/:runId/events`, `GET /v1/threads/:threadId/stream`). */
   events?: RunEventsOptions;
+  /** Serves the memory threads API (`/v1/threads`) when given. */
+  memory?: MemoryService;
   /** Aborting it ends open event streams, so a closing server is not held open by them. */
   shutdown?: AbortSignal;
 }
@@ -88,6 +93,10 @@ export function createApp(options: AppOptions): Express {
       await streamRunEvents({ runs, logger, shutdown: options.shutdown }, params.runId, res, options.events);
     }),
   );
+
+  if (options.memory) {
+    app.use(threadsRouter({ memory: options.memory, logger, shutdown: options.shutdown, stream: options.events }));
+  }
 
   app.use(notFoundRoute);
   app.use(errorHandler(logger));

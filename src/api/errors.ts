@@ -5,12 +5,15 @@
 import { isGrpcServiceError } from '@temporalio/client';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { MemoryRefusedError, StateNotFoundError, ThreadNotFoundError } from '../store/memory-service';
 import { RunNotFoundError, RunNotWaitingError } from '../temporal/runs';
 
 export const ERROR_CODES = [
   'invalid_request',
   'not_found',
   'not_waiting',
+  /** A memory operation the reducer or an observer refused; `details.code` says why (not_found, forbidden, invalid, vetoed). */
+  'refused',
   'payload_too_large',
   'unsupported_media_type',
   'unavailable',
@@ -24,8 +27,11 @@ export interface ErrorDetail {
   message: string;
 }
 
+/** Field-by-field issues of an invalid request, or facts of another error (e.g. `{ code }` of a refusal). */
+export type ErrorDetails = ErrorDetail[] | Record<string, unknown>;
+
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string; details?: ErrorDetail[] };
+  error: { code: ErrorCode; message: string; details?: ErrorDetails };
 }
 
 /** An error that already knows its HTTP status and code. */
@@ -34,7 +40,7 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: ErrorCode,
     message: string,
-    readonly details?: ErrorDetail[],
+    readonly details?: ErrorDetails,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -66,6 +72,8 @@ function toApiError(err: unknown): ApiError | null {
   }
   if (err instanceof RunNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof RunNotWaitingError) return new ApiError(409, 'not_waiting', err.message);
+  if (err instanceof ThreadNotFoundError || err instanceof StateNotFoundError) return new ApiError(404, 'not_found', err.message);
+  if (err instanceof MemoryRefusedError) return new ApiError(422, 'refused', err.message, { code: err.code });
   if (isBodyParserError(err) && err.status >= 400 && err.status < 500) {
     if (err.type === 'entity.parse.failed') return new ApiError(400, 'invalid_request', `request body is not valid JSON: ${err.message}`);
     if (err.status === 413) return new ApiError(413, 'payload_too_large', err.message);

@@ -1,12 +1,14 @@
 /**
- * The REST API process (`npm run api`): one Temporal client, the express app,
- * an HTTP listener, and a clean shutdown on SIGINT/SIGTERM.
+ * The REST API process (`npm run api`): one Temporal client, the memory store
+ * (MEMORY_STORE), the express app, an HTTP listener, and a clean shutdown on
+ * SIGINT/SIGTERM.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
 import { loadConfig, type Config } from '../config';
+import { openMemory } from '../store/open-memory';
 import { connectClient } from '../temporal/connection';
 import { Runs } from '../temporal/runs';
 import { createApp } from './app';
@@ -19,7 +21,7 @@ const SHUTDOWN_GRACE_MS = 5_000;
 export interface ApiServer {
   /** Base URL, e.g. `http://127.0.0.1:3000`. */
   url: string;
-  /** Stops accepting requests, ends event streams, waits for the rest (briefly), closes the Temporal client. */
+  /** Stops accepting requests, ends event streams, waits for the rest (briefly), closes the memory store and the Temporal client. */
   close(): Promise<void>;
 }
 
@@ -42,7 +44,14 @@ function urlHost(host: string): string {
 
 export async function startApi(config: Config, options: { logger?: Logger } = {}): Promise<ApiServer> {
   const logger = options.logger ?? pino({ name: 'api' });
-  const client = await connectClient(config);
+  const { memory, close: closeMemory } = await openMemory(config);
+  let client: Client;
+  try {
+    client = await connectClient(config);
+  } catch (err) {
+    await closeMemory();
+    throw err;
+  }
   const shutdown = new AbortController();
   const app = createApp({
     runs: new Runs(client, config),
@@ -50,6 +59,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     isHealthy: () => temporalReachable(client),
     logger,
     shutdown: shutdown.signal,
+    memory,
   });
   const server = http.createServer(app);
   try {
@@ -62,6 +72,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     });
   } catch (err) {
     await client.connection.close();
+    await closeMemory();
     throw new Error(`cannot listen on ${config.HOST}:${config.PORT}: ${err instanceof Error ? err.message : String(err)}`);
   }
   const { port } = server.address() as AddressInfo;
@@ -81,6 +92,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
         clearInterval(reap);
         clearTimeout(force);
         await client.connection.close();
+        await closeMemory();
       })();
       return closing;
     },
@@ -90,7 +102,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
 async function main(): Promise<void> {
   const config = loadConfig();
   const api = await startApi(config);
-  console.log(`api: ${api.url} (Temporal ${config.temporalAddress}, namespace "${config.TEMPORAL_NAMESPACE}", task queue "${config.TASK_QUEUE}")`);
+  console.log(`api: ${api.url} (Temporal ${config.temporalAddress}, namespace "${config.TEMPORAL_NAMESPACE}", task queue "${config.TASK_QUEUE}", memory store "${config.MEMORY_STORE}")`);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1); // a second signal: do not wait any longer

@@ -6,10 +6,13 @@
  */
 import type { ExecutionState } from '../planning/execution-state';
 import type { ReplanDecisionReply, StepSpec } from '../planning/schemas';
-import type { ModelProvider, ModelRequest } from './provider';
+import { countTextTokens } from '../memory/tokens';
+import { isSummaryContext, type ModelProvider, type ModelRequest } from './provider';
 
 export const DEMO_LABEL = 'offline-demo';
 const TAG = '[offline demo model]';
+const SUMMARY_TAG = '[offline demo summary]';
+const SENTENCE_CHARS = 200;
 const CLARIFY =
   'I am the offline demo model, so I can only calculate, keep notes and tell the time. What would you like me to do? ' +
   '(e.g. "what is 12*7", "remember that my color is green", "what is my color", "what time is it in Europe/Paris")';
@@ -92,12 +95,43 @@ function replan(state: ExecutionState): ReplanDecisionReply {
   return { decision: 'continue' };
 }
 
+/** The first sentence of a text, whitespace collapsed, at most SENTENCE_CHARS characters. */
+function firstSentence(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const sentence = /^.*?[.!?](?=\s|$)/.exec(flat)?.[0] ?? flat;
+  return sentence.length > SENTENCE_CHARS ? `${sentence.slice(0, SENTENCE_CHARS - 1).trimEnd()}…` : sentence;
+}
+
+/**
+ * The demo's `memory_summary`: extractive, not abstractive — the first sentence
+ * of each text, labelled, cut to fit `maxTokens`. Deterministic.
+ */
+export function demoSummary(texts: readonly string[], maxTokens: number): string {
+  const full = [SUMMARY_TAG, ...texts.map(firstSentence).filter((s) => s !== '')].join(' ');
+  if (countTextTokens(full) <= maxTokens) return full;
+  // The longest prefix (plus an ellipsis) that fits, found by bisection on its length.
+  const fits = (length: number) => countTextTokens(`${full.slice(0, length).trimEnd()}…`) <= maxTokens;
+  let lo = SUMMARY_TAG.length;
+  let hi = full.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return `${full.slice(0, lo).trimEnd()}…`;
+}
+
 export class DemoProvider implements ModelProvider {
   readonly label = DEMO_LABEL;
 
   async complete(request: ModelRequest): Promise<string> {
+    if (isSummaryContext(request.context)) {
+      return JSON.stringify({ summary: demoSummary(request.context.texts, request.context.maxTokens) });
+    }
     const { state } = request.context;
     switch (request.name) {
+      case 'memory_summary':
+        throw new Error('a memory_summary request needs a SummaryContext (texts, maxTokens)');
       case 'execution_plan': {
         const steps = demoIntents(state.goal);
         return JSON.stringify({

@@ -3,16 +3,18 @@
  * the run's ExecutionState, the tools, and what this call is for.
  */
 import type { ExecutionState, Observation, PlanStep } from '../planning/execution-state';
-import type { ModelCallName } from '../planning/schemas';
+import type { PlannerCallName } from '../planning/schemas';
 import type { ToolDescription } from '../tools/registry';
 import type { ChatMessage } from './provider';
 
 export interface PlannerContext {
-  call: ModelCallName;
+  call: PlannerCallName;
   state: ExecutionState;
   tools: ToolDescription[];
   /** The step a reasoning or final-answer call is for. */
   step?: PlanStep;
+  /** The run's working memory rendered from its memory thread within the token budget; replaces the raw observations. */
+  memory?: { messages: ChatMessage[]; tokens: number };
   maxSteps: number;
   maxDepth: number;
 }
@@ -26,7 +28,7 @@ Step types:
 - "subplan": delegate a self-contained part of the goal to a nested plan; set "goal".
 Rules: use only the tools listed; never invent tool results; ask the user rather than guess missing facts; keep plans short. Reply with JSON only, matching the schema you are given.`;
 
-const INSTRUCTIONS: Record<ModelCallName, string> = {
+const INSTRUCTIONS: Record<PlannerCallName, string> = {
   execution_plan: 'Make the plan for the goal. Reply {"steps": [...]}.',
   replan_decision:
     'A step just finished. Decide what happens next: "continue" with the remaining steps, "replace_remaining" with new "steps", "ask_user" with a "question", or "finish" with the final "answer". Reply {"decision": ...}.',
@@ -63,13 +65,15 @@ export function buildMessages(ctx: PlannerContext): ChatMessage[] {
   const executed = state.steps.filter((s) => s.status !== 'pending').length;
   parts.push(`Steps used: ${executed} of at most ${ctx.maxSteps}. Sub-plans allowed: ${state.depth < ctx.maxDepth ? 'yes' : 'no'}.`);
   if (state.steps.length > 0) parts.push(`Plan:\n${state.steps.map(renderStep).join('\n')}`);
-  if (state.observations.length > 0) parts.push(`Observations:\n${state.observations.map(renderObservation).join('\n')}`);
+  // With a memory thread, the observations reach the model as working memory (above), within budget.
+  if (!ctx.memory && state.observations.length > 0) parts.push(`Observations:\n${state.observations.map(renderObservation).join('\n')}`);
   const resume = resumeContext(state);
   if (resume) parts.push(`Resume context: ${resume}`);
   if (ctx.step) parts.push(`Current step: ${renderStep(ctx.step)}`);
   parts.push(INSTRUCTIONS[ctx.call]);
   return [
     { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}` },
+    ...(ctx.memory ? [{ role: 'system' as const, content: 'Working memory of this run follows.' }, ...ctx.memory.messages] : []),
     { role: 'user', content: parts.join('\n\n') },
   ];
 }

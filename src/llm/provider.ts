@@ -10,13 +10,25 @@ export interface ChatMessage {
   content: string;
 }
 
+/** What a `memory_summary` call is made from: the texts to summarize and the summary's token allowance. */
+export interface SummaryContext {
+  call: 'memory_summary';
+  texts: string[];
+  maxTokens: number;
+}
+
 export interface ModelRequest {
   name: ModelCallName;
   /** JSON Schema of the reply (sent as response_format.json_schema.schema). */
   schema: Record<string, unknown>;
   messages: ChatMessage[];
   /** The structured context the messages were rendered from; offline providers read it instead of prose. */
-  context: PlannerContext;
+  context: PlannerContext | SummaryContext;
+}
+
+/** Tells a summary request's context from a planner's. */
+export function isSummaryContext(context: ModelRequest['context']): context is SummaryContext {
+  return context.call === 'memory_summary' && 'texts' in context;
 }
 
 export interface ModelProvider {

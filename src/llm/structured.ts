@@ -3,9 +3,9 @@
  * send the validation error back and ask again — a bounded number of times.
  */
 import { z } from 'zod';
-import { MODEL_CALLS, type ModelCallName, type ModelReply, replyJsonSchema } from '../planning/schemas';
+import { MODEL_CALLS, type ModelCallName, type ModelReply, type PlannerCallName, replyJsonSchema } from '../planning/schemas';
 import { buildMessages, type PlannerContext } from './prompts';
-import type { ChatMessage, ModelProvider } from './provider';
+import type { ChatMessage, ModelProvider, ModelRequest } from './provider';
 
 /** The model kept answering outside the schema; retrying the activity would not help. */
 export class InvalidModelReplyError extends Error {
@@ -28,23 +28,52 @@ export function parseReply<N extends ModelCallName>(name: N, text: string): { ok
   return { ok: true, value: parsed.data as ModelReply<N> };
 }
 
-export async function callModel<N extends ModelCallName>(
+/** A structured request before its JSON schema is attached. */
+export interface StructuredRequest<N extends ModelCallName> {
+  name: N;
+  messages: ChatMessage[];
+  context: ModelRequest['context'];
+}
+
+/**
+ * Sends a request and returns its validated reply; on a bad reply, sends the
+ * reply back with what is wrong and asks again, at most `maxAttempts` times in
+ * all. `check` adds a rule the schema cannot express: it returns a problem for
+ * the model to fix, or null.
+ */
+export async function completeStructured<N extends ModelCallName>(
+  provider: ModelProvider,
+  request: StructuredRequest<N>,
+  maxAttempts: number,
+  signal?: AbortSignal,
+  check?: (value: ModelReply<N>) => string | null,
+): Promise<ModelReply<N>> {
+  const { name, context } = request;
+  const messages = [...request.messages];
+  let problem = '';
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    const text = await provider.complete({ name, schema: replyJsonSchema(name), messages: [...messages], context }, signal);
+    const result = parseReply(name, text);
+    if (result.ok) {
+      const extra = check?.(result.value) ?? null;
+      if (extra === null) return result.value;
+      problem = extra;
+    } else {
+      problem = result.problem;
+    }
+    messages.push(
+      { role: 'assistant', content: text },
+      { role: 'user', content: `That reply was rejected: ${problem}. Reply again with JSON only, matching the "${name}" schema.` },
+    );
+  }
+  throw new InvalidModelReplyError(name, maxAttempts, problem);
+}
+
+export async function callModel<N extends PlannerCallName>(
   provider: ModelProvider,
   ctx: PlannerContext & { call: N },
   maxAttempts: number,
   signal?: AbortSignal,
 ): Promise<ModelReply<N>> {
-  const messages: ChatMessage[] = buildMessages(ctx);
-  let problem = '';
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const text = await provider.complete({ name: ctx.call, schema: replyJsonSchema(ctx.call), messages: [...messages], context: ctx }, signal);
-    const result = parseReply(ctx.call, text);
-    if (result.ok) return result.value;
-    problem = result.problem;
-    messages.push(
-      { role: 'assistant', content: text },
-      { role: 'user', content: `That reply was rejected: ${problem}. Reply again with JSON only, matching the "${ctx.call}" schema.` },
-    );
-  }
-  throw new InvalidModelReplyError(ctx.call, maxAttempts, problem);
+  return completeStructured(provider, { name: ctx.call, messages: buildMessages(ctx), context: ctx }, maxAttempts, signal);
 }

@@ -2,7 +2,6 @@
  * Compaction by retention class (seed 001 "Memory Compact"): what to drop and
  * what to summarize once a state is past its soft token limit. Pure planning;
  * the summaries themselves are model calls made by the memory service.
- * STUB — to be implemented.
  */
 import type { Chunk, TokenLimits } from './model';
 
@@ -11,7 +10,118 @@ export type CompactionStep =
   | { kind: 'summarize'; chunkId: string }
   | { kind: 'batch_summarize'; chunkIds: string[] };
 
+/** A summary is planned at this share of what it replaces… */
+export const SUMMARY_RATIO = 0.25;
+/** …but never below this many tokens. */
+export const MIN_SUMMARY_TOKENS = 20;
+/** The newest BATCH_COMPRESSIBLE chunks stay verbatim: the model needs its latest steps word for word. */
+export const KEEP_RECENT_BATCH = 4;
+
+/** The size a summary of `tokens` tokens is planned at. */
+export function projectedSummaryTokens(tokens: number): number {
+  return Math.max(MIN_SUMMARY_TOKENS, Math.ceil(tokens * SUMMARY_RATIO));
+}
+
+const sumTokens = (chunks: readonly Chunk[]) => chunks.reduce((n, c) => n + c.tokens, 0);
+
+/** The total tokens of `chunks` once `steps` are applied, with each summary at its projected size. */
+export function projectTokens(chunks: readonly Chunk[], steps: readonly CompactionStep[]): number {
+  const byId = new Map(chunks.map((c) => [c.id, c]));
+  const tokensOf = (id: string) => byId.get(id)?.tokens ?? 0;
+  let total = sumTokens(chunks);
+  for (const step of steps) {
+    if (step.kind === 'drop') for (const id of step.chunkIds) total -= tokensOf(id);
+    else if (step.kind === 'summarize') total += projectedSummaryTokens(tokensOf(step.chunkId)) - tokensOf(step.chunkId);
+    else {
+      const group = step.chunkIds.reduce((n, id) => n + tokensOf(id), 0);
+      total += projectedSummaryTokens(group) - group;
+    }
+  }
+  return total;
+}
+
+/** Least important first: lowest priority, then oldest. */
+function leastImportantFirst(chunks: readonly Chunk[], keep: (c: Chunk) => boolean): Chunk[] {
+  return chunks
+    .map((chunk, index) => ({ chunk, index }))
+    .filter(({ chunk }) => keep(chunk))
+    .sort((a, b) => a.chunk.priority - b.chunk.priority || a.index - b.index)
+    .map(({ chunk }) => chunk);
+}
+
+/**
+ * Groups of BATCH_COMPRESSIBLE chunks to summarize together, oldest first.
+ * A group is a run of such chunks with nothing else between them (a
+ * batch_replace puts its result where the first one was, so only a contiguous
+ * run keeps the order of everything else), the newest KEEP_RECENT_BATCH are
+ * left out, and a run is split so no group holds more than `hard` tokens — the
+ * texts of one summary call must fit a model call.
+ */
+function batchGroups(remaining: readonly Chunk[], hard: number): Chunk[][] {
+  const batch = remaining.filter((c) => c.retention === 'BATCH_COMPRESSIBLE');
+  const candidates = new Set(batch.slice(0, Math.max(0, batch.length - KEEP_RECENT_BATCH)));
+  const groups: Chunk[][] = [];
+  let group: Chunk[] = [];
+  let groupTokens = 0;
+  const close = () => {
+    if (group.length > 0) groups.push(group);
+    group = [];
+    groupTokens = 0;
+  };
+  for (const chunk of remaining) {
+    if (!candidates.has(chunk)) {
+      close();
+      continue;
+    }
+    if (group.length > 0 && groupTokens + chunk.tokens > hard) close();
+    group.push(chunk);
+    groupTokens += chunk.tokens;
+  }
+  close();
+  return groups;
+}
+
+/**
+ * Plans compaction of a state's chunks (in state order) once their tokens pass
+ * `limits.soft`; empty when they do not. Steps come in this order, each stage
+ * only while the projected total is still above the soft limit:
+ * 1. one `drop` of DISPOSABLE chunks, lowest priority (then oldest) first, as many as needed;
+ * 2. a `summarize` per COMPRESSIBLE chunk, lowest priority (then oldest) first,
+ *    each projected at `projectedSummaryTokens` (chunks too small to shrink are skipped);
+ * 3. a `batch_summarize` per group of BATCH_COMPRESSIBLE chunks (see `batchGroups`), oldest first.
+ * CRITICAL chunks are never touched; EPHEMERAL ones are not compacted (they
+ * leave when their session ends). Deterministic: same chunks, same plan.
+ */
 export function planCompaction(chunks: readonly Chunk[], limits: TokenLimits): CompactionStep[] {
-  void chunks; void limits;
-  throw new Error('not implemented');
+  let projected = sumTokens(chunks);
+  if (projected <= limits.soft) return [];
+  const steps: CompactionStep[] = [];
+
+  const dropped = new Set<Chunk>();
+  for (const chunk of leastImportantFirst(chunks, (c) => c.retention === 'DISPOSABLE')) {
+    if (projected <= limits.soft) break;
+    dropped.add(chunk);
+    projected -= chunk.tokens;
+  }
+  if (dropped.size > 0) steps.push({ kind: 'drop', chunkIds: [...dropped].map((c) => c.id) });
+
+  for (const chunk of leastImportantFirst(chunks, (c) => c.retention === 'COMPRESSIBLE')) {
+    if (projected <= limits.soft) break;
+    const saving = chunk.tokens - projectedSummaryTokens(chunk.tokens);
+    if (saving <= 0) continue;
+    steps.push({ kind: 'summarize', chunkId: chunk.id });
+    projected -= saving;
+  }
+
+  if (projected > limits.soft) {
+    for (const group of batchGroups(chunks.filter((c) => !dropped.has(c)), limits.hard)) {
+      if (projected <= limits.soft) break;
+      const groupTokens = sumTokens(group);
+      const saving = groupTokens - projectedSummaryTokens(groupTokens);
+      if (saving <= 0) continue;
+      steps.push({ kind: 'batch_summarize', chunkIds: group.map((c) => c.id) });
+      projected -= saving;
+    }
+  }
+  return steps;
 }

@@ -2,16 +2,40 @@
  * Token counting with a real tokenizer (gpt-tokenizer, o200k_base — the
  * encoding of current OpenAI models). Not for workflow code: activities and the
  * API count tokens; workflows only read the counts stored on chunks.
- * STUB — to be implemented.
  */
+import { countTokens } from 'gpt-tokenizer';
 import type { ChunkContent } from './model';
+import { renderJson } from './parser';
+
+/**
+ * What an image costs: OpenAI bills a low-detail image at a flat 85 tokens
+ * whatever its size, so an image reference is budgeted at that price.
+ */
+export const IMAGE_TOKENS = 85;
+
+// Text like "<|endoftext|>" in memory is data, not a control token: count it as
+// ordinary text instead of letting the tokenizer throw. (The tokenizer's own
+// merge cache is bounded; nothing is cached here.)
+const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 export function countTextTokens(text: string): number {
-  void text;
-  throw new Error('not implemented');
+  return text.length === 0 ? 0 : countTokens(text, AS_PLAIN_TEXT);
 }
 
+/**
+ * Tokens of a chunk's content as the parser renders it: text as is, JSON in its
+ * readable form, an image at IMAGE_TOKENS, and 0 for a list of chunks (the
+ * chunks it refers to count themselves).
+ */
 export function countContentTokens(content: ChunkContent): number {
-  void content;
-  throw new Error('not implemented');
+  switch (content.kind) {
+    case 'text':
+      return countTextTokens(content.text);
+    case 'json':
+      return countTextTokens(renderJson(content.data));
+    case 'image':
+      return IMAGE_TOKENS;
+    case 'chunks':
+      return 0;
+  }
 }

@@ -58,6 +58,8 @@ export interface ExecutionState {
   model: string;
   /** Increments at every change; lets watchers (SSE) detect changes cheaply. */
   version: number;
+  /** The memory thread holding this run's working memory (GET /v1/threads/:threadId). */
+  threadId: string | null;
 }
 
 export interface NewRunInput {
@@ -91,6 +93,7 @@ export function initialState(input: NewRunInput, now: Date): ExecutionState {
     depth: input.depth ?? 0,
     model: input.model,
     version: 1,
+    threadId: null,
   };
 }
 

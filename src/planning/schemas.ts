@@ -64,14 +64,21 @@ export type ReasoningReply = z.infer<typeof ReasoningReplySchema>;
 export const FinalAnswerReplySchema = z.object({ answer: z.string().min(1) });
 export type FinalAnswerReply = z.infer<typeof FinalAnswerReplySchema>;
 
+/** A faithful summary of memory chunks, made when a thread passes its soft token limit (compaction). */
+export const MemorySummaryReplySchema = z.object({ summary: z.string().min(1) });
+export type MemorySummaryReply = z.infer<typeof MemorySummaryReplySchema>;
+
 /** The call kinds of the wire protocol, each a name and its reply schema. */
 export const MODEL_CALLS = {
   execution_plan: ExecutionPlanReplySchema,
   replan_decision: ReplanDecisionReplySchema,
   reasoning: ReasoningReplySchema,
   final_answer: FinalAnswerReplySchema,
+  memory_summary: MemorySummaryReplySchema,
 } as const;
 export type ModelCallName = keyof typeof MODEL_CALLS;
+/** The calls the planner makes from a PlannerContext (all but the memory service's summaries). */
+export type PlannerCallName = Exclude<ModelCallName, 'memory_summary'>;
 export type ModelReply<N extends ModelCallName> = z.infer<(typeof MODEL_CALLS)[N]>;
 
 const jsonSchemaCache = new Map<ModelCallName, Record<string, unknown>>();

@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import type { KeyValueStore } from '../store/kv';
+import type { MemoryService } from '../store/memory-service';
 
 export interface ToolContext {
   userId: string;
@@ -12,6 +13,8 @@ export interface ToolContext {
   /** Stable across retries of the same step: use it to make side effects idempotent. */
   idempotencyKey: string;
   store: KeyValueStore;
+  /** Memory threads, for tools that read conversation memory (e.g. `retrieve_message`); absent where a worker has none. */
+  memory?: MemoryService;
   /** Reports liveness; long tools call it at least every few seconds. */
   heartbeat: () => void;
   /** Aborted when the run is cancelled or the step timed out. */

@@ -60,7 +60,8 @@ export class StubModelServer {
     const messages = (body.messages ?? []) as StubRequest['messages'];
     const format = body.response_format as { json_schema?: { name?: string } } | undefined;
     const name = format?.json_schema?.name ?? '';
-    const userText = messages.find((m) => m.role === 'user')?.content ?? '';
+    // The planner's own request is the last user message; earlier ones may be working memory.
+    const userText = [...messages].reverse().find((m) => m.role === 'user' && /^Goal: /m.test(m.content))?.content ?? '';
     const goal = /^Goal: (.*)$/m.exec(userText)?.[1] ?? '';
     const request: StubRequest = { name, goal, messages, body };
     this.requests.push(request);

@@ -21,7 +21,7 @@ import {
   type ExecutionState,
   type PlanStep,
 } from '../../src/planning/execution-state';
-import type { ModelCallName, ModelReply, StepSpec } from '../../src/planning/schemas';
+import type { PlannerCallName, ModelReply, StepSpec } from '../../src/planning/schemas';
 import { DEMO_LABEL, DemoProvider, demoIntents } from '../../src/llm/demo-provider';
 import { callModel } from '../../src/llm/structured';
 import { MemoryKeyValueStore, type KeyValueStore } from '../../src/store/kv';
@@ -32,7 +32,7 @@ const demo = new DemoProvider();
 const registry = new ToolRegistry();
 
 /** One demo call; maxAttempts 1, so any reply outside the wire schema fails the test. */
-function ask<N extends ModelCallName>(call: N, state: ExecutionState, step?: PlanStep): Promise<ModelReply<N>> {
+function ask<N extends PlannerCallName>(call: N, state: ExecutionState, step?: PlanStep): Promise<ModelReply<N>> {
   return callModel(demo, { call, state, tools: registry.describe(), maxSteps: 25, maxDepth: 2, ...(step ? { step } : {}) }, 1);
 }
 

@@ -70,6 +70,7 @@ test('initialState: a planning run with no plan, the given identity, version 1 a
     depth: 0,
     model: 'offline-demo',
     version: 1,
+    threadId: null,
   });
   const child = initialState(
     { runId: 'run-ada-1.s2', userId: 'ada', goal: 'g', sessionId: 'sess-1', parentRunId: 'run-ada-1', depth: 1, model: 'm' },

@@ -10,7 +10,7 @@ import {
   waitForUser,
   type ExecutionState,
 } from '../../src/planning/execution-state';
-import type { ModelCallName } from '../../src/planning/schemas';
+import type { PlannerCallName } from '../../src/planning/schemas';
 import { buildMessages, resumeContext, type PlannerContext } from '../../src/llm/prompts';
 import { ToolRegistry } from '../../src/tools/registry';
 
@@ -35,7 +35,7 @@ function answered(): ExecutionState {
   return recordReply(s, 's2', 'Paris', at);
 }
 
-function render(call: ModelCallName, state: ExecutionState, extra: Partial<PlannerContext> = {}) {
+function render(call: PlannerCallName, state: ExecutionState, extra: Partial<PlannerContext> = {}) {
   const messages = buildMessages({ call, state, tools, maxSteps: 25, maxDepth: 2, ...extra });
   assert.deepEqual(messages.map((m) => m.role), ['system', 'user']);
   return { system: messages[0]?.content ?? '', user: messages[1]?.content ?? '' };
@@ -70,13 +70,13 @@ test('after a user reply the message restates the question and the reply, so a s
 });
 
 test('each call ends with its own instruction naming the reply shape', () => {
-  const expected: Record<ModelCallName, RegExp> = {
+  const expected: Record<PlannerCallName, RegExp> = {
     execution_plan: /Make the plan for the goal\. Reply \{"steps": \[\.\.\.\]\}\.$/,
     replan_decision: /"continue".*"replace_remaining".*"ask_user".*"finish".*Reply \{"decision": \.\.\.\}\.$/,
     reasoning: /Reply \{"thought": "\.\.\."\}\.$/,
     final_answer: /Write the final answer .* Reply \{"answer": "\.\.\."\}\.$/,
   };
-  for (const [call, pattern] of Object.entries(expected) as [ModelCallName, RegExp][]) {
+  for (const [call, pattern] of Object.entries(expected) as [PlannerCallName, RegExp][]) {
     assert.match(render(call, answered()).user, pattern, call);
   }
 });

@@ -126,6 +126,7 @@ test('replyJsonSchema gives an object schema per call name with the protocol top
     replan_decision: { properties: ['answer', 'decision', 'question', 'steps'], required: ['decision'] },
     reasoning: { properties: ['thought'], required: ['thought'] },
     final_answer: { properties: ['answer'], required: ['answer'] },
+    memory_summary: { properties: ['summary'], required: ['summary'] },
   };
   assert.deepEqual(Object.keys(MODEL_CALLS).sort(), Object.keys(expected).sort());
   for (const [name, want] of Object.entries(expected) as [ModelCallName, (typeof expected)[ModelCallName]][]) {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { z } from 'zod';
 import type { ExecutionState } from '../../src/planning/execution-state';
+import { openMemory } from '../../src/store/open-memory';
 import { RunNotWaitingError, Runs } from '../../src/temporal/runs';
 import { defineTool } from '../../src/tools/tool';
 import { getStateQuery, replySignal } from '../../src/workflows/definitions';
@@ -71,9 +72,22 @@ test('a multi-step tool plan runs every step, replans after each and answers', a
     assert.equal(format.json_schema.strict, false);
     assert.equal(typeof format.json_schema.schema, 'object');
   }
-  // The final answer call sees what the tools observed.
+  // The final answer call sees what the tools observed, as working memory rendered from the run's thread.
   const finalPrompt = stub.requestsFor(goal, 'final_answer')[0]?.messages.map((m) => m.content).join('\n') ?? '';
-  assert.match(finalPrompt, /\{"value":"42"\}/);
+  assert.match(finalPrompt, /\[action_response\]\nstep: s3\nresult:\n {2}value: 42/);
+  // The run's working memory lives in its memory thread: goal, each action and its response, the answer.
+  assert.equal(state.threadId, `thread_${state.runId}`);
+  const { memory, close } = await openMemory(env.config);
+  try {
+    const view = await memory.view(state.threadId ?? '');
+    assert.deepEqual(view.chunks.map((c) => c.type), ['delegation', 'action', 'action_response', 'action', 'action_response', 'action', 'action_response', 'output']);
+    assert.deepEqual(view.chunks.at(-1)?.content, { kind: 'text', text: '6*7 is 42, and I noted it.' });
+    const audit = await memory.audit(state.threadId ?? '', { runId: state.runId });
+    assert.ok(audit.length >= 5, `expected the run's writes in the audit, got ${audit.length}`);
+    assert.ok(audit.every((r) => r.runId === state.runId));
+  } finally {
+    await close();
+  }
 });
 
 test('ask_user waits for the reply, records it and resumes with it as context', async () => {

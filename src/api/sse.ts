@@ -1,0 +1,84 @@
+/**
+ * Server-Sent Events plumbing shared by the API's streams (a run's states, a
+ * memory thread's operations): headers, keep-alive comments, a poll loop, and
+ * stopping as soon as the client leaves or the server shuts down.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Response } from 'express';
+import type { Logger } from 'pino';
+
+export interface SseTiming {
+  /** How often the source is read. @default 250 */
+  pollMs?: number;
+  /** Interval of the keep-alive comment that stops proxies from closing an idle stream. @default 15000 */
+  heartbeatMs?: number;
+}
+
+export interface PollStreamOptions extends SseTiming {
+  logger: Logger;
+  /** Aborted when the server shuts down: the stream ends so the server can close. */
+  shutdown?: AbortSignal;
+  /** Logged with a failing read, e.g. `{ runId }`. */
+  context: Record<string, unknown>;
+}
+
+/** Writes one event; `id` lets a reconnecting client resume (`Last-Event-ID`). */
+export type SendEvent = (event: string, data: unknown, id: string | number) => void;
+
+/**
+ * Turns `res` into an event stream and calls `poll` at once, then every `pollMs`,
+ * until it returns false, the client disconnects or the server shuts down; then
+ * ends the response. A throwing `poll` is logged (once per outage) and retried
+ * at the next interval: the source may be briefly unavailable.
+ *
+ * Read what can fail with a 404 before calling this: after it, headers are sent.
+ */
+export async function pollEventStream(res: Response, options: PollStreamOptions, poll: (send: SendEvent) => Promise<boolean>): Promise<void> {
+  const pollMs = options.pollMs ?? 250;
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
+
+  res.status(200).set({
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no', // nginx would otherwise hold events back
+  });
+  res.flushHeaders();
+  res.socket?.setNoDelay(true);
+
+  const stop = new AbortController();
+  const end = () => stop.abort();
+  res.on('close', end); // the client went away
+  options.shutdown?.addEventListener('abort', end, { once: true });
+  if (options.shutdown?.aborted) end();
+  const write = (chunk: string) => {
+    if (!stop.signal.aborted && !res.destroyed && !res.writableEnded) res.write(chunk);
+  };
+  const heartbeat = setInterval(() => write(': heartbeat\n\n'), heartbeatMs);
+  const send: SendEvent = (event, data, id) => write(`event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
+
+  let failing = false;
+  try {
+    for (;;) {
+      try {
+        const more = await poll(send);
+        failing = false;
+        if (!more) break;
+      } catch (err) {
+        if (!failing) options.logger.warn({ err, ...options.context }, 'reading the source of an event stream failed; retrying');
+        failing = true;
+      }
+      if (stop.signal.aborted) break;
+      try {
+        await sleep(pollMs, undefined, { signal: stop.signal });
+      } catch {
+        break; // aborted: client gone or server closing
+      }
+    }
+  } finally {
+    clearInterval(heartbeat);
+    res.off('close', end);
+    options.shutdown?.removeEventListener('abort', end);
+    if (!res.writableEnded) res.end();
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * The memory threads API (`/v1/threads`, issue 3 §8): read a thread's states,
+ * chunks, audit trail and rendered context; change it in real time as a person
+ * (every change is an operation of origin `user`); roll back, fork, checkpoint;
+ * watch it live. A thin layer over `MemoryService`: validate, call, shape.
+ * Errors (404 unknown thread or state, 422 refused) go to the app's one handler.
+ */
+import { Router } from 'express';
+import type { Logger } from 'pino';
+import type { MemoryState, MemoryThread, OperationMeta, OperationRecord } from '../memory/model';
+import { StateNotFoundError, ThreadNotFoundError, type MemoryService } from '../store/memory-service';
+import {
+  AuditQuery,
+  CheckpointBody,
+  ContextQuery,
+  CreateThreadBody,
+  DiffQuery,
+  ListThreadsQuery,
+  OperationBody,
+  StateTargetBody,
+  StreamCursor,
+  StreamQuery,
+  ThreadParams,
+  ThreadStateParams,
+} from './thread-schemas';
+import { streamThreadOperations } from './thread-stream';
+import type { SseTiming } from './sse';
+import { validated, validationError } from './validate';
+
+export interface ThreadsRouterOptions {
+  memory: MemoryService;
+  logger: Logger;
+  /** Aborting it ends open streams, so a closing server is not held open by them. */
+  shutdown?: AbortSignal;
+  /** Timing of `GET /v1/threads/:threadId/stream`. */
+  stream?: SseTiming;
+}
+
+/** The wire shape of a thread (ids named for what they are). */
+function threadJson(thread: MemoryThread) {
+  return {
+    threadId: thread.id,
+    userId: thread.userId,
+    limits: thread.limits,
+    forkedFrom: thread.forkedFrom,
+    headStateId: thread.headStateId,
+    createdAt: thread.createdAt,
+  };
+}
+
+function stateJson(state: MemoryState) {
+  return {
+    stateId: state.id,
+    parentStateId: state.parentStateId,
+    seq: state.seq,
+    tokens: state.tokens,
+    chunkIds: state.chunkIds,
+    operationId: state.operationId,
+    at: state.createdAt,
+  };
+}
+
+/** Records list every operation of a thread; the default store limit (1000) would cut long threads short. */
+const ALL_RECORDS = 1_000_000;
+
+export function threadsRouter(options: ThreadsRouterOptions): Router {
+  const { memory, logger } = options;
+  const router = Router();
+  const trigger = (method: string, path: string) => `${method} ${path}`;
+  const asUser = (reason: string, triggeredBy: string): OperationMeta => ({ origin: 'user', reason, trigger: triggeredBy });
+
+  const requireThread = async (threadId: string): Promise<MemoryThread> => {
+    const thread = await memory.store.getThread(threadId);
+    if (!thread) throw new ThreadNotFoundError(threadId);
+    return thread;
+  };
+  /** A state that is not this thread's is a 404, as everywhere else in this API (not a refusal). */
+  const requireStateOf = async (threadId: string, stateId: string): Promise<void> => {
+    await requireThread(threadId);
+    const state = await memory.store.getState(stateId);
+    if (!state || state.threadId !== threadId) throw new StateNotFoundError(stateId);
+  };
+
+  router.post(
+    '/v1/threads',
+    validated({ body: CreateThreadBody }, async ({ body }, _req, res) => {
+      const { thread } = await memory.createThread({
+        userId: body.userId,
+        ...(body.limits ? { limits: body.limits } : {}),
+        meta: asUser('created through the API', trigger('POST', '/v1/threads')),
+      });
+      res
+        .status(201)
+        .location(`/v1/threads/${encodeURIComponent(thread.id)}`)
+        .json({ threadId: thread.id, headStateId: thread.headStateId });
+    }),
+  );
+
+  router.get(
+    '/v1/threads',
+    validated({ query: ListThreadsQuery }, async ({ query }, _req, res) => {
+      const threads = await memory.store.listThreads({ limit: query.limit, ...(query.userId ? { userId: query.userId } : {}) });
+      res.json({ threads: threads.map(threadJson) });
+    }),
+  );
+
+  router.get(
+    '/v1/threads/:threadId',
+    validated({ params: ThreadParams }, async ({ params }, _req, res) => {
+      const { thread, state, chunks } = await memory.view(params.threadId);
+      res.json({ ...threadJson(thread), state: stateJson(state), chunks });
+    }),
+  );
+
+  router.get(
+    '/v1/threads/:threadId/states',
+    validated({ params: ThreadParams }, async ({ params }, _req, res) => {
+      const states = await memory.states(params.threadId);
+      const records = await memory.audit(params.threadId, { limit: ALL_RECORDS });
+      const byId = new Map(records.map((r) => [r.id, r]));
+      res.json({
+        states: states.map((s) => {
+          const record = s.operationId === null ? undefined : byId.get(s.operationId);
+          return {
+            stateId: s.stateId,
+            parentStateId: s.parentStateId,
+            seq: s.seq,
+            operation: record ? { id: record.id, kind: record.kind, origin: record.origin, reason: record.reason } : null,
+            at: s.at,
+          };
+        }),
+      });
+    }),
+  );
+
+  router.get(
+    '/v1/threads/:threadId/states/:stateId',
+    validated({ params: ThreadStateParams }, async ({ params }, _req, res) => {
+      const { state, chunks } = await memory.stateView(params.threadId, params.stateId);
+      res.json({ state: stateJson(state), chunks });
+    }),
+  );
+
+  router.get(
+    '/v1/threads/:threadId/diff',
+    validated({ params: ThreadParams, query: DiffQuery }, async ({ params, query }, _req, res) => {
+      const to = query.to ?? (await requireThread(params.threadId)).headStateId;
+      res.json(await memory.diff(params.threadId, query.from, to));
+    }),
+  );
+
+  router.post(
+    '/v1/threads/:threadId/operations',
+    validated({ params: ThreadParams, body: OperationBody }, async ({ params, body }, req, res) => {
+      // A person's real-time modification: always origin user, whatever the body says.
+      const meta = asUser(body.reason ?? 'edited through the API', body.trigger ?? trigger('POST', req.path));
+      const { record, state } = await memory.apply(params.threadId, body.operation, meta);
+      res.status(201).json({ stateId: state.id, operationId: record.id });
+    }),
+  );
+
+  router.post(
+    '/v1/threads/:threadId/rollback',
+    validated({ params: ThreadParams, body: StateTargetBody }, async ({ params, body }, req, res) => {
+      await requireStateOf(params.threadId, body.stateId);
+      const meta = asUser(body.reason ?? `rolled back to ${body.stateId} through the API`, trigger('POST', req.path));
+      const { record, state } = await memory.rollback(params.threadId, body.stateId, meta);
+      res.status(201).json({ stateId: state.id, operationId: record.id });
+    }),
+  );
+
+  router.post(
+    '/v1/threads/:threadId/fork',
+    validated({ params: ThreadParams, body: StateTargetBody }, async ({ params, body }, req, res) => {
+      await requireStateOf(params.threadId, body.stateId);
+      const meta = asUser(body.reason ?? `forked from ${body.stateId} through the API`, trigger('POST', req.path));
+      const { thread } = await memory.fork(params.threadId, body.stateId, meta);
+      res
+        .status(201)
+        .location(`/v1/threads/${encodeURIComponent(thread.id)}`)
+        .json({ threadId: thread.id, headStateId: thread.headStateId });
+    }),
+  );
+
+  router.post(
+    '/v1/threads/:threadId/checkpoints',
+    validated({ params: ThreadParams, body: CheckpointBody }, async ({ params, body }, req, res) => {
+      const meta = asUser(body.reason ?? `checkpoint "${body.name}" through the API`, trigger('POST', req.path));
+      const record = await memory.checkpoint(params.threadId, body.name, meta);
+      res.status(201).json({ name: body.name, stateId: record.toStateId });
+    }),
+  );
+
+  router.get(
+    '/v1/threads/:threadId/checkpoints',
+    validated({ params: ThreadParams }, async ({ params }, _req, res) => {
+      await requireThread(params.threadId);
+      res.json({ checkpoints: await memory.store.listCheckpoints(params.threadId) });
+    }),
+  );
+
+  router.get(
+    '/v1/threads/:threadId/audit',
+    validated({ params: ThreadParams, query: AuditQuery }, async ({ params, query }, _req, res) => {
+      const { after, ...filter } = query;
+      const operations: OperationRecord[] = await memory.audit(params.threadId, {
+        ...dropUndefined(filter),
+        ...(after === undefined ? {} : { afterSeq: after }),
+      });
+      res.json({ operations });
+    }),
+  );
+
+  router.get(
+    '/v1/threads/:threadId/context',
+    validated({ params: ThreadParams, query: ContextQuery }, async ({ params, query }, _req, res) => {
+      const { messages, tokens } = await memory.context(params.threadId, query.budget);
+      res.json({ messages, tokens });
+    }),
+  );
+
+  router.get(
+    '/v1/threads/:threadId/stream',
+    validated({ params: ThreadParams, query: StreamQuery }, async ({ params, query }, req, res) => {
+      // A reconnecting EventSource sends the last id it saw; it wins over the `?after=` of its URL.
+      const header = req.get('last-event-id');
+      let after = query.after ?? 0;
+      if (header !== undefined && header !== '') {
+        const parsed = StreamCursor.safeParse(header);
+        if (!parsed.success) throw validationError([{ path: 'last-event-id', message: 'must be the seq of an operation (a whole number ≥ 0)' }]);
+        after = parsed.data;
+      }
+      await streamThreadOperations({ memory, logger, shutdown: options.shutdown }, params.threadId, after, res, options.stream);
+    }),
+  );
+
+  return router;
+}
+
+/** Optional query fields come back from zod as absent or undefined; the store's filter wants them absent. */
+function dropUndefined<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+}

@@ -1,0 +1,81 @@
+/**
+ * How a run's events become chunks of its memory thread (seed 004's working
+ * memory as seed 001 working-flow chunks). Pure.
+ */
+import type { ExecutionState, Observation, PlanStep } from '../planning/execution-state';
+import type { ChunkInput } from './model';
+
+const provenance = (state: ExecutionState, stepId: string | null) => ({
+  runId: state.runId,
+  ...(stepId ? { stepId } : {}),
+  ...(state.sessionId ? { sessionId: state.sessionId } : {}),
+});
+
+/** The first chunk of a run's thread: its goal, the core objective it was delegated. */
+export function goalChunk(state: ExecutionState): ChunkInput {
+  return {
+    type: 'delegation',
+    content: { kind: 'json', data: { goal: state.goal, runId: state.runId, ...(state.parentRunId ? { parentRunId: state.parentRunId } : {}) } },
+    priority: 95,
+    retention: 'CRITICAL',
+    agentModifiable: false,
+    provenance: provenance(state, null),
+  };
+}
+
+function parse(content: string): unknown {
+  try {
+    return JSON.parse(content);
+  } catch {
+    return content;
+  }
+}
+
+/** The chunks a finished step adds: action + its response, a thought, or the question and its reply. */
+export function stepChunks(state: ExecutionState, step: PlanStep, observation: Pick<Observation, 'kind' | 'content'>): ChunkInput[] {
+  const prov = provenance(state, step.id);
+  switch (step.type) {
+    case 'tool':
+      return [
+        { type: 'action', content: { kind: 'json', data: { step: step.id, tool: step.tool, args: step.args ?? {} } }, provenance: prov },
+        {
+          type: 'action_response',
+          content: observation.kind === 'error' ? { kind: 'json', data: { step: step.id, error: observation.content } } : { kind: 'json', data: { step: step.id, result: parse(observation.content) } },
+          provenance: prov,
+        },
+      ];
+    case 'reason':
+      return [{ type: 'thinking', content: { kind: 'text', text: observation.content }, provenance: prov }];
+    case 'ask_user':
+      return [
+        { type: 'response', content: { kind: 'text', text: step.question ?? '' }, provenance: prov },
+        { type: 'user', content: { kind: 'text', text: observation.content }, provenance: prov },
+      ];
+    case 'subplan':
+      return [
+        { type: 'action', content: { kind: 'json', data: { step: step.id, subplan: step.goal, childRunId: step.childRunId } }, provenance: prov },
+        {
+          type: 'action_response',
+          content: { kind: 'json', data: observation.kind === 'error' ? { step: step.id, error: observation.content } : { step: step.id, answer: observation.content } },
+          provenance: prov,
+        },
+      ];
+    case 'respond':
+      return [];
+  }
+}
+
+/** The final answer: an output chunk, marking the end of the task. */
+export function outputChunk(state: ExecutionState, answer: string): ChunkInput {
+  return { type: 'output', content: { kind: 'text', text: answer }, provenance: provenance(state, state.currentStepId) };
+}
+
+/** The step the latest observation belongs to, with it — what a replan after a reply or a sub-plan must record. */
+export function lastStepEvent(state: ExecutionState): { step: PlanStep; observation: Observation } | null {
+  const observation = state.observations[state.observations.length - 1];
+  const step = observation?.stepId ? state.steps.find((s) => s.id === observation.stepId) : undefined;
+  return observation && step ? { step, observation } : null;
+}
+
+/** A run's thread id: derived from the run id, so a retried activity finds the same thread. */
+export const runThreadId = (runId: string) => `thread_${runId}`;

@@ -1,0 +1,387 @@
+/**
+ * The memory service: the one way anything (activities, the REST API) changes
+ * or reads memory threads. It runs observers, the pure reducer and the store's
+ * optimistic-concurrency commit, so every change is audited and none is lost.
+ */
+import { createHash } from 'node:crypto';
+import { planCompaction } from '../memory/compaction';
+import { randomIds } from '../memory/ids';
+import {
+  type Chunk,
+  type ChunkContent,
+  type ChunkInput,
+  type IdSource,
+  type MemoryState,
+  type MemoryThread,
+  type Operation,
+  type OperationMeta,
+  type OperationRecord,
+  type TokenLimits,
+} from '../memory/model';
+import { runObservers, type MemoryObserver } from '../memory/observers';
+import { renderChunk, renderContext, type RenderedContext } from '../memory/parser';
+import { createChunk, reduce, type ReduceContext, type RefusalCode } from '../memory/reducer';
+import { countContentTokens, countTextTokens } from '../memory/tokens';
+import { HeadMovedError, type MemoryStore, type NewOperationRecord, type OperationFilter, type StateSummary } from './memory-store';
+
+export class ThreadNotFoundError extends Error {
+  constructor(readonly threadId: string) {
+    super(`no memory thread "${threadId}"`);
+    this.name = 'ThreadNotFoundError';
+  }
+}
+
+export class StateNotFoundError extends Error {
+  constructor(readonly stateId: string) {
+    super(`no memory state "${stateId}"`);
+    this.name = 'StateNotFoundError';
+  }
+}
+
+/** The reducer or an observer refused the operation; nothing was written. */
+export class MemoryRefusedError extends Error {
+  constructor(readonly code: RefusalCode | 'vetoed', message: string) {
+    super(message);
+    this.name = 'MemoryRefusedError';
+  }
+}
+
+/** Summarizes texts into one, within about maxTokens (a model call). */
+export type Summarizer = (texts: string[], maxTokens: number) => Promise<string>;
+
+export interface MemoryServiceOptions {
+  store: MemoryStore;
+  /** Run in order on every operation before it is applied. @default [] */
+  observers?: MemoryObserver[];
+  /** Limits of threads created without their own. */
+  limits: TokenLimits;
+  /** Needed for compaction of COMPRESSIBLE and BATCH_COMPRESSIBLE chunks; without it only DISPOSABLE chunks are dropped. */
+  summarizer?: Summarizer;
+  /** @default random ids */
+  newId?: IdSource;
+  /** @default () => new Date() */
+  now?: () => Date;
+}
+
+export interface ThreadView {
+  thread: MemoryThread;
+  state: MemoryState;
+  chunks: Chunk[];
+}
+
+export interface StateDiff {
+  from: string;
+  to: string;
+  added: Chunk[];
+  removed: Chunk[];
+  /** True when chunks present in both states changed their relative order. */
+  reordered: boolean;
+}
+
+/** Concurrent writers to one thread retry this many times before giving up (each retry re-reads the head). */
+const MAX_COMMIT_ATTEMPTS = 20;
+
+/** A deterministic operation id from a caller's idempotency key: the same key never writes twice. */
+export function operationIdFor(key: string): string {
+  return `op_${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
+}
+
+export class MemoryService {
+  readonly store: MemoryStore;
+  private readonly observers: MemoryObserver[];
+  private readonly newId: IdSource;
+  private readonly now: () => Date;
+
+  constructor(private readonly options: MemoryServiceOptions) {
+    this.store = options.store;
+    this.observers = options.observers ?? [];
+    this.newId = options.newId ?? randomIds();
+    this.now = options.now ?? (() => new Date());
+  }
+
+  private reduceContext(operationId: string, extra: Partial<ReduceContext> = {}): ReduceContext {
+    return { now: this.now(), newId: this.newId, countTokens: (c: ChunkContent) => countContentTokens(c), operationId, ...extra };
+  }
+
+  private record(threadId: string, kind: OperationRecord['kind'], meta: OperationMeta, fields: Partial<NewOperationRecord> & { toStateId: string }): NewOperationRecord {
+    return {
+      id: fields.id ?? this.newId('operation'),
+      threadId,
+      kind,
+      operation: null,
+      details: null,
+      fromStateId: null,
+      newChunkIds: [],
+      at: this.now().toISOString(),
+      ...meta,
+      ...fields,
+    };
+  }
+
+  /** Creates a thread whose first state holds `chunks` (after observers, e.g. redaction). */
+  async createThread(input: { userId: string; limits?: TokenLimits; chunks?: ChunkInput[]; meta: OperationMeta; threadId?: string }): Promise<ThreadView> {
+    const threadId = input.threadId ?? this.newId('thread');
+    const operationId = this.newId('operation');
+    let chunkInputs = input.chunks ?? [];
+    if (chunkInputs.length > 0) {
+      const observed = runObservers(this.observers, { op: 'add', chunks: chunkInputs }, input.meta, { threadId });
+      if (!observed.ok) throw new MemoryRefusedError('vetoed', `vetoed by ${observed.vetoedBy}: ${observed.reason}`);
+      if (observed.operation.op === 'add') chunkInputs = observed.operation.chunks;
+    }
+    const ctx = this.reduceContext(operationId);
+    const chunks = chunkInputs.map((c) => createChunk(c, ctx));
+    const now = this.now().toISOString();
+    const state: MemoryState = {
+      id: this.newId('state'),
+      threadId,
+      parentStateId: null,
+      seq: 0,
+      chunkIds: chunks.map((c) => c.id),
+      tokens: chunks.reduce((sum, c) => sum + c.tokens, 0),
+      operationId,
+      createdAt: now,
+    };
+    const thread: MemoryThread = { id: threadId, userId: input.userId, headStateId: state.id, limits: input.limits ?? this.options.limits, forkedFrom: null, createdAt: now };
+    await this.store.createThread({
+      thread,
+      state,
+      chunks,
+      record: this.record(threadId, 'create', input.meta, { id: operationId, toStateId: state.id, newChunkIds: state.chunkIds }),
+    });
+    return { thread, state, chunks };
+  }
+
+  /** The thread with this id, created (with `chunks`) if it does not exist yet. */
+  async ensureThread(input: { threadId: string; userId: string; limits?: TokenLimits; chunks?: ChunkInput[]; meta: OperationMeta }): Promise<MemoryThread> {
+    const existing = await this.store.getThread(input.threadId);
+    if (existing) return existing;
+    try {
+      return (await this.createThread(input)).thread;
+    } catch (err) {
+      // Another writer created it first: fine, use theirs.
+      const raced = await this.store.getThread(input.threadId);
+      if (raced) return raced;
+      throw err;
+    }
+  }
+
+  private async requireThread(threadId: string): Promise<MemoryThread> {
+    const thread = await this.store.getThread(threadId);
+    if (!thread) throw new ThreadNotFoundError(threadId);
+    return thread;
+  }
+
+  private async requireState(stateId: string): Promise<MemoryState> {
+    const state = await this.store.getState(stateId);
+    if (!state) throw new StateNotFoundError(stateId);
+    return state;
+  }
+
+  /** The chunks an operation needs the reducer to see: the ones it names. */
+  private async chunksFor(operation: Operation): Promise<Map<string, Chunk>> {
+    const ids =
+      operation.op === 'update' || operation.op === 'replace'
+        ? [operation.chunkId]
+        : operation.op === 'delete' || operation.op === 'batch_replace'
+          ? operation.chunkIds
+          : [];
+    const chunks = await this.store.getChunks(ids);
+    return new Map(chunks.map((c) => [c.id, c]));
+  }
+
+  /**
+   * Applies one operation: observers, reducer, then an atomic commit against the head it read —
+   * re-read and retried when another writer got there first. With `operationId` (derive it with
+   * `operationIdFor`) a retried call is a no-op returning the first result.
+   */
+  async apply(threadId: string, operation: Operation, meta: OperationMeta, options: { operationId?: string } = {}): Promise<{ record: OperationRecord; state: MemoryState }> {
+    const operationId = options.operationId ?? this.newId('operation');
+    const observed = runObservers(this.observers, operation, meta, { threadId });
+    if (!observed.ok) throw new MemoryRefusedError('vetoed', `vetoed by ${observed.vetoedBy}: ${observed.reason}`);
+    const applied = observed.operation;
+    for (let attempt = 1; ; attempt++) {
+      const thread = await this.requireThread(threadId);
+      const head = await this.requireState(thread.headStateId);
+      const extra: Partial<ReduceContext> = {};
+      if (applied.op === 'rollback') {
+        const target = await this.store.getState(applied.toStateId);
+        if (!target || target.threadId !== threadId) throw new MemoryRefusedError('not_found', `no state "${applied.toStateId}" in thread ${threadId}`);
+        extra.rollbackTarget = target;
+      }
+      // In a rollback the head's chunks are all known to the store; only named chunks need loading.
+      const result = reduce(head, await this.chunksFor(applied), applied, meta, this.reduceContext(operationId, extra));
+      if (!result.ok) {
+        // An idempotent retry of an operation that already went through (e.g. its chunks are gone now).
+        const done = options.operationId ? await this.findRecord(threadId, operationId) : undefined;
+        if (done) return { record: done, state: await this.requireState(done.toStateId) };
+        throw new MemoryRefusedError(result.refusal.code, result.refusal.message);
+      }
+      const notes = observed.notes.length > 0 ? { observerNotes: observed.notes } : null;
+      try {
+        const committed = await this.store.commit({
+          threadId,
+          expectedHeadStateId: head.id,
+          state: result.state,
+          chunks: result.newChunks,
+          record: this.record(threadId, applied.op, meta, {
+            id: operationId,
+            operation: applied,
+            details: notes,
+            fromStateId: head.id,
+            toStateId: result.state.id,
+            newChunkIds: result.newChunks.map((c) => c.id),
+          }),
+        });
+        return { record: committed.record, state: committed.status === 'committed' ? result.state : await this.requireState(committed.record.toStateId) };
+      } catch (err) {
+        if (err instanceof HeadMovedError && attempt < MAX_COMMIT_ATTEMPTS) continue;
+        throw err;
+      }
+    }
+  }
+
+  private async findRecord(threadId: string, operationId: string): Promise<OperationRecord | undefined> {
+    return (await this.store.listOperations(threadId, { limit: 100_000 })).find((r) => r.id === operationId);
+  }
+
+  /** Makes a new head equal to an earlier state; the history in between stays. */
+  rollback(threadId: string, stateId: string, meta: OperationMeta): Promise<{ record: OperationRecord; state: MemoryState }> {
+    return this.apply(threadId, { op: 'rollback', toStateId: stateId }, meta);
+  }
+
+  /** A new thread starting from any state of this one; recorded in both threads. */
+  async fork(threadId: string, stateId: string, meta: OperationMeta): Promise<ThreadView> {
+    const source = await this.requireThread(threadId);
+    const from = await this.requireState(stateId);
+    if (from.threadId !== threadId) throw new MemoryRefusedError('not_found', `no state "${stateId}" in thread ${threadId}`);
+    const newThreadId = this.newId('thread');
+    const operationId = this.newId('operation');
+    const now = this.now().toISOString();
+    const state: MemoryState = { ...from, id: this.newId('state'), threadId: newThreadId, parentStateId: null, seq: 0, operationId, createdAt: now };
+    const thread: MemoryThread = { id: newThreadId, userId: source.userId, headStateId: state.id, limits: source.limits, forkedFrom: { threadId, stateId }, createdAt: now };
+    await this.store.createThread({
+      thread,
+      state,
+      chunks: [], // chunks are immutable and shared between threads
+      record: this.record(newThreadId, 'fork', meta, { id: operationId, toStateId: state.id, details: { fromThreadId: threadId, fromStateId: stateId } }),
+    });
+    await this.recordWithoutChange(threadId, 'fork', meta, { toThreadId: newThreadId, fromStateId: stateId });
+    return { thread, state, chunks: await this.store.getChunks(state.chunkIds) };
+  }
+
+  /** Names the current head. */
+  async checkpoint(threadId: string, name: string, meta: OperationMeta): Promise<OperationRecord> {
+    return this.recordWithoutChange(threadId, 'checkpoint', meta, { name }, { name });
+  }
+
+  private async recordWithoutChange(threadId: string, kind: 'fork' | 'checkpoint', meta: OperationMeta, details: Record<string, unknown>, checkpoint?: { name: string }): Promise<OperationRecord> {
+    for (let attempt = 1; ; attempt++) {
+      const thread = await this.requireThread(threadId);
+      try {
+        const committed = await this.store.commit({
+          threadId,
+          expectedHeadStateId: thread.headStateId,
+          state: null,
+          chunks: [],
+          record: this.record(threadId, kind, meta, { toStateId: thread.headStateId, fromStateId: thread.headStateId, details }),
+          ...(checkpoint ? { checkpoint } : {}),
+        });
+        return committed.record;
+      } catch (err) {
+        if (err instanceof HeadMovedError && attempt < MAX_COMMIT_ATTEMPTS) continue;
+        throw err;
+      }
+    }
+  }
+
+  async view(threadId: string): Promise<ThreadView> {
+    const thread = await this.requireThread(threadId);
+    const state = await this.requireState(thread.headStateId);
+    return { thread, state, chunks: await this.store.getChunks(state.chunkIds) };
+  }
+
+  async stateView(threadId: string, stateId: string): Promise<{ state: MemoryState; chunks: Chunk[] }> {
+    await this.requireThread(threadId);
+    const state = await this.requireState(stateId);
+    if (state.threadId !== threadId) throw new StateNotFoundError(stateId);
+    return { state, chunks: await this.store.getChunks(state.chunkIds) };
+  }
+
+  async states(threadId: string): Promise<StateSummary[]> {
+    await this.requireThread(threadId);
+    return this.store.listStates(threadId);
+  }
+
+  async diff(threadId: string, fromStateId: string, toStateId: string): Promise<StateDiff> {
+    const [{ state: from }, { state: to }] = await Promise.all([this.stateView(threadId, fromStateId), this.stateView(threadId, toStateId)]);
+    const before = new Set(from.chunkIds);
+    const after = new Set(to.chunkIds);
+    const kept = (ids: string[], other: Set<string>) => ids.filter((id) => other.has(id));
+    const [added, removed] = await Promise.all([
+      this.store.getChunks(to.chunkIds.filter((id) => !before.has(id))),
+      this.store.getChunks(from.chunkIds.filter((id) => !after.has(id))),
+    ]);
+    const reordered = kept(from.chunkIds, after).join('\u0000') !== kept(to.chunkIds, before).join('\u0000');
+    return { from: fromStateId, to: toStateId, added, removed, reordered };
+  }
+
+  async audit(threadId: string, filter: OperationFilter = {}): Promise<OperationRecord[]> {
+    await this.requireThread(threadId);
+    return this.store.listOperations(threadId, filter);
+  }
+
+  /** The head rendered for a model within `budget` tokens (never above the thread's hard limit). */
+  async context(threadId: string, budget?: number): Promise<RenderedContext> {
+    const { thread, chunks } = await this.view(threadId);
+    const limit = Math.min(budget ?? thread.limits.hard, thread.limits.hard);
+    return renderContext(chunks, { budget: limit, countTokens: countTextTokens });
+  }
+
+  /**
+   * Past the soft limit, compacts by retention class: DISPOSABLE chunks dropped, COMPRESSIBLE
+   * ones summarized one by one, BATCH_COMPRESSIBLE ones summarized together; CRITICAL never
+   * touched. Each step is an audited operation of origin "system". Returns the steps applied.
+   */
+  async compactIfNeeded(threadId: string, meta: Omit<OperationMeta, 'origin'> = { reason: 'soft token limit exceeded', trigger: 'compaction' }): Promise<number> {
+    const { thread, chunks } = await this.view(threadId);
+    const steps = planCompaction(chunks, thread.limits);
+    const byId = new Map(chunks.map((c) => [c.id, c]));
+    const system: OperationMeta = { ...meta, origin: 'system' };
+    let applied = 0;
+    for (const step of steps) {
+      if (step.kind === 'drop') {
+        await this.apply(threadId, { op: 'delete', chunkIds: step.chunkIds }, { ...system, reason: `${meta.reason}: drop disposable chunks` });
+      } else if (this.options.summarizer) {
+        const ids = step.kind === 'summarize' ? [step.chunkId] : step.chunkIds;
+        const originals = ids.map((id) => byId.get(id)).filter((c): c is Chunk => c !== undefined);
+        const tokens = originals.reduce((sum, c) => sum + c.tokens, 0);
+        const summary = await this.options.summarizer(originals.map(renderChunk), Math.max(20, Math.ceil(tokens / 4)));
+        const chunk: ChunkInput = {
+          type: step.kind === 'summarize' ? (originals[0]?.type ?? 'compacted') : 'compacted',
+          content: { kind: 'text', text: summary },
+          priority: Math.max(...originals.map((c) => c.priority)),
+          retention: step.kind === 'summarize' ? 'COMPRESSIBLE' : 'BATCH_COMPRESSIBLE',
+          provenance: { operationId: 'compaction' },
+        };
+        const operation: Operation = step.kind === 'summarize' ? { op: 'replace', chunkId: step.chunkId, chunk } : { op: 'batch_replace', chunkIds: step.chunkIds, chunk };
+        await this.apply(threadId, operation, { ...system, reason: `${meta.reason}: summarize ${ids.length} chunk(s)` });
+      } else {
+        continue;
+      }
+      applied++;
+    }
+    return applied;
+  }
+
+  /** EPHEMERAL chunks leave when their session (or run) ends. */
+  async endSession(threadId: string, meta: Omit<OperationMeta, 'origin'>): Promise<void> {
+    const { chunks } = await this.view(threadId);
+    const ephemeral = chunks.filter((c) => c.retention === 'EPHEMERAL').map((c) => c.id);
+    if (ephemeral.length > 0) await this.apply(threadId, { op: 'delete', chunkIds: ephemeral }, { ...meta, origin: 'system' });
+  }
+
+  /** A conversation message by its short id (seed 004's retrieval). */
+  async findMessage(messageId: string): Promise<Chunk | undefined> {
+    return this.store.findChunkByMessageId(messageId);
+  }
+}

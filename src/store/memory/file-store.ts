@@ -1,0 +1,529 @@
+/**
+ * The embedded MemoryStore under DATA_DIR: no server, survives restarts, and is
+ * safe when several processes (the API and the worker) write the same threads.
+ *
+ * Layout under the root:
+ *   threads/<thread>/thread.json        the thread (written once, by rename)
+ *   threads/<thread>/operations.jsonl   records, one per line: the commit points
+ *   threads/<thread>/states.jsonl       states as snapshot or splice (state-delta.ts)
+ *   threads/<thread>/chunks.jsonl       chunks
+ *   threads/<thread>/id                 the thread id; index/{states,chunks}/<id> are hard links to it
+ *   threads/<thread>/lock               proper-lockfile lock held around writes
+ *   index/threads.jsonl                 {threadId, userId, createdAt} per thread, for listThreads
+ *   index/{states,chunks}/<id>          the thread an id belongs to (getState/getChunks take bare ids);
+ *                                       hard links cost a directory entry each, not a disk block
+ *   index/messages/<id>                 {threadId, chunkId} of the newest chunk with that message id
+ *
+ * A commit, under the thread's lock, re-reads what other processes appended,
+ * checks duplicate and head, then appends chunks, the state and index entries,
+ * and last the record line: a crash before that line leaves only unreferenced
+ * lines, and a torn trailing line is ignored by readers and cut off by the next
+ * writer. Each process caches what it has read of a thread and reads only the
+ * bytes appended since, so a read after another process's write sees it.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readdir, readFile, rename, stat, truncate, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import type { Chunk, MemoryState, MemoryThread, OperationRecord } from '../../memory/model';
+import { MaterializedCache, type StoredState } from '../../memory/state-delta';
+import { HeadMovedError, type Checkpoint, type CommitInput, type CommitResult, type MemoryStore, type NewOperationRecord, type OperationFilter, type StateSummary } from '../memory-store';
+import { cloneCommitInput, DEFAULT_THREAD_LIMIT, jsonClone, newestFirst, ThreadExistsError, ThreadLog, UnknownThreadError, type CommitPlan } from './in-memory-store';
+
+/** One line of operations.jsonl. */
+interface OperationLine {
+  record: OperationRecord;
+  checkpoint?: string;
+}
+
+interface ThreadIndexLine {
+  threadId: string;
+  userId: string;
+  createdAt: string;
+}
+
+const LOCK_OPTIONS = {
+  // A holder that died leaves its lock; after 10 s without a refresh others may take it.
+  stale: 10_000,
+  realpath: false,
+  // Short waits at first (a commit holds the lock for a few milliseconds); about 30 s in all, past the stale timeout.
+  retries: { retries: 300, factor: 1.5, minTimeout: 2, maxTimeout: 100, randomize: true },
+} as const;
+
+/** Ids become file names: escaped with fixed-width codes (so distinct ids stay distinct), hashed when long. */
+export function fileSafe(id: string): string {
+  const escaped = id.replace(/[^A-Za-z0-9_-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escaped.length <= 120 ? escaped : `~${createHash('sha256').update(id).digest('hex')}`;
+}
+
+const isMissing = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
+
+/** Reads the complete lines appended to a JSONL file since the last call. */
+class JsonlTail<T> {
+  offset = 0;
+  private handle: FileHandle | undefined;
+  constructor(readonly file: string) {}
+
+  /**
+   * With `repair` (only under the file's lock, when nobody else can be appending)
+   * a torn trailing line left by a crashed writer is cut off.
+   */
+  async read(repair = false): Promise<T[]> {
+    // One stat when nothing was appended (the common case) instead of open, fstat and close.
+    const size = await stat(this.file).then(
+      (s) => s.size,
+      (err: unknown) => (isMissing(err) ? -1 : Promise.reject(err)),
+    );
+    if (size === this.offset || size === -1) return [];
+    let handle;
+    try {
+      handle = await open(this.file, 'r');
+    } catch (err) {
+      if (isMissing(err)) return [];
+      throw err;
+    }
+    let grown: number;
+    const items: T[] = [];
+    try {
+      grown = (await handle.stat()).size;
+      if (grown > this.offset) {
+        const buf = Buffer.alloc(grown - this.offset);
+        const { bytesRead } = await handle.read(buf, 0, buf.length, this.offset);
+        const end = buf.subarray(0, bytesRead).lastIndexOf(10);
+        if (end >= 0) {
+          for (const line of buf.toString('utf8', 0, end).split('\n')) if (line !== '') items.push(JSON.parse(line) as T);
+          this.offset += end + 1;
+        }
+      }
+    } finally {
+      await handle.close();
+    }
+    if (repair && grown > this.offset) await truncate(this.file, this.offset);
+    return items;
+  }
+
+  /** Appends whole lines; only under the lock, after `read(true)`, so the offset stays exact. */
+  async append(items: readonly unknown[]): Promise<void> {
+    if (items.length === 0) return;
+    const text = items.map((i) => `${JSON.stringify(i)}\n`).join('');
+    // The handle stays open between commits: one write instead of open, write and close.
+    this.handle ??= await open(this.file, 'a');
+    await this.handle.appendFile(text);
+    this.offset += Buffer.byteLength(text);
+  }
+
+  async close(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close();
+  }
+}
+
+/** The last complete line of a JSONL file, read from its end (a thread's head without loading the thread). */
+async function readLastLine<T>(file: string): Promise<T | undefined> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (err) {
+    if (isMissing(err)) return undefined;
+    throw err;
+  }
+  try {
+    const size = (await handle.stat()).size;
+    for (let window = 16 * 1024; ; window *= 4) {
+      const start = Math.max(0, size - window);
+      const buf = Buffer.alloc(size - start);
+      const { bytesRead } = await handle.read(buf, 0, buf.length, start);
+      const data = buf.subarray(0, bytesRead);
+      const end = data.lastIndexOf(10);
+      if (end < 0) {
+        if (start === 0) return undefined;
+        continue;
+      }
+      const before = data.lastIndexOf(10, end - 1);
+      if (before < 0 && start > 0) continue;
+      return JSON.parse(data.toString('utf8', before + 1, end)) as T;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+async function writeByRename(file: string, text: string): Promise<void> {
+  const tmp = `${file}.${randomUUID()}.tmp`;
+  await writeFile(tmp, text);
+  await rename(tmp, file);
+}
+
+async function readJson<T>(file: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as T;
+  } catch (err) {
+    if (isMissing(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Adds an index entry unless it exists (ids are immutable: the first entry stays). */
+async function linkOnce(target: string, entry: string): Promise<void> {
+  try {
+    await link(target, entry);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
+/** What this process has read of one thread. */
+interface LoadedThread {
+  dir: string;
+  log: ThreadLog;
+  ops: JsonlTail<OperationLine>;
+  states: JsonlTail<StoredState>;
+  chunks: JsonlTail<Chunk>;
+  /** Serializes this process's reads of the tails, so no line is applied twice. */
+  queue: Promise<unknown>;
+}
+
+export interface FileMemoryStoreOptions {
+  /** Threads whose logs a process keeps in memory. @default 64 */
+  maxLoadedThreads?: number;
+}
+
+export class FileMemoryStore implements MemoryStore {
+  readonly kind = 'file' as const;
+  private readonly loaded = new Map<string, LoadedThread>();
+  private readonly stateThread = new Map<string, string>();
+  private readonly chunkThread = new Map<string, string>();
+  private readonly cache = new MaterializedCache(256);
+  private readonly threadIndex: JsonlTail<ThreadIndexLine>;
+  private readonly threadEntries = new Map<string, ThreadIndexLine & { order: number }>();
+  private readonly maxLoaded: number;
+
+  constructor(
+    readonly root: string,
+    options: FileMemoryStoreOptions = {},
+  ) {
+    this.threadIndex = new JsonlTail(path.join(root, 'index', 'threads.jsonl'));
+    this.maxLoaded = options.maxLoadedThreads ?? 64;
+  }
+
+  private threadDir(threadId: string): string {
+    return path.join(this.root, 'threads', fileSafe(threadId));
+  }
+
+  private indexFile(kind: 'states' | 'chunks' | 'messages', id: string): string {
+    return path.join(this.root, 'index', kind, fileSafe(id));
+  }
+
+  async setup(): Promise<void> {
+    await mkdir(path.join(this.root, 'threads'), { recursive: true });
+    for (const kind of ['states', 'chunks', 'messages']) await mkdir(path.join(this.root, 'index', kind), { recursive: true });
+  }
+
+  async end(): Promise<void> {
+    const all = [...this.loaded.values()];
+    this.loaded.clear();
+    await Promise.all(all.map((t) => this.closeFiles(t)));
+  }
+
+  /** After the thread's pending work; a later append on the same object reopens its file. */
+  private closeFiles(t: LoadedThread): Promise<void> {
+    return this.serial(t, async () => {
+      await Promise.all([t.ops.close(), t.states.close(), t.chunks.close()]);
+    }).catch(() => undefined);
+  }
+
+  private serial<T>(t: LoadedThread, fn: () => Promise<T>): Promise<T> {
+    const run = t.queue.then(fn, fn);
+    t.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The thread's files as this process knows them, or undefined when the thread has no thread.json. */
+  private async load(threadId: string): Promise<LoadedThread | undefined> {
+    const hit = this.loaded.get(threadId);
+    if (hit) {
+      this.loaded.delete(threadId);
+      this.loaded.set(threadId, hit);
+      return hit;
+    }
+    const dir = this.threadDir(threadId);
+    const thread = await readJson<MemoryThread>(path.join(dir, 'thread.json'));
+    if (!thread) return undefined;
+    const raced = this.loaded.get(threadId);
+    if (raced) return raced;
+    const t: LoadedThread = {
+      dir,
+      log: new ThreadLog(thread, this.cache),
+      ops: new JsonlTail(path.join(dir, 'operations.jsonl')),
+      states: new JsonlTail(path.join(dir, 'states.jsonl')),
+      chunks: new JsonlTail(path.join(dir, 'chunks.jsonl')),
+      queue: Promise.resolve(),
+    };
+    this.loaded.set(threadId, t);
+    while (this.loaded.size > this.maxLoaded) {
+      const oldest = this.loaded.keys().next().value as string;
+      const evicted = this.loaded.get(oldest) as LoadedThread;
+      this.loaded.delete(oldest);
+      void this.closeFiles(evicted);
+    }
+    return t;
+  }
+
+  /**
+   * Reads what was appended since the last read. Records first: every state and chunk a record
+   * names was appended before it, so reading states and chunks afterwards finds them.
+   */
+  private async refresh(t: LoadedThread, which: 'ops' | 'all', repair = false): Promise<void> {
+    if (repair) {
+      // Under the lock nothing is being appended, so the three files can be read at once.
+      const [ops, states, chunks] = await Promise.all([t.ops.read(true), t.states.read(true), t.chunks.read(true)]);
+      this.absorb(t, ops, states, chunks);
+      return;
+    }
+    const ops = await t.ops.read();
+    if (which === 'ops') return this.absorb(t, ops, [], []);
+    const states = await t.states.read();
+    this.absorb(t, ops, states, await t.chunks.read());
+  }
+
+  private absorb(t: LoadedThread, ops: OperationLine[], states: StoredState[], chunks: Chunk[]): void {
+    for (const line of ops) t.log.addRecord(line.record, line.checkpoint);
+    for (const state of states) {
+      t.log.addState(state);
+      this.stateThread.set(state.id, t.log.thread.id);
+    }
+    for (const chunk of chunks) {
+      t.log.addChunk(chunk);
+      if (!this.chunkThread.has(chunk.id)) this.chunkThread.set(chunk.id, t.log.thread.id);
+    }
+  }
+
+  private async withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+    let compromised: Error | undefined;
+    const release = await lockfile.lock(dir, {
+      ...LOCK_OPTIONS,
+      lockfilePath: path.join(dir, 'lock'),
+      onCompromised: (err) => {
+        compromised = err;
+      },
+    });
+    try {
+      const result = await fn();
+      if (compromised) throw new Error(`lock on ${dir} was lost while writing: ${compromised.message}`);
+      return result;
+    } finally {
+      await release().catch(() => undefined);
+    }
+  }
+
+  async createThread(input: { thread: MemoryThread; state: MemoryState; chunks: Chunk[]; record: NewOperationRecord }): Promise<OperationRecord> {
+    const thread = jsonClone(input.thread);
+    const dir = this.threadDir(thread.id);
+    await mkdir(dir, { recursive: true });
+    return this.withLock(dir, async () => {
+      // thread.json may be left from a creation that crashed before its record; the record decides.
+      if (await readLastLine<OperationLine>(path.join(dir, 'operations.jsonl'))) throw new ThreadExistsError(thread.id);
+      await writeByRename(path.join(dir, 'id'), thread.id);
+      await writeByRename(path.join(dir, 'thread.json'), JSON.stringify(thread));
+      this.loaded.delete(thread.id);
+      const t = await this.load(thread.id);
+      if (!t) throw new Error(`thread ${thread.id}: thread.json vanished while creating it`);
+      return this.serial(t, async () => {
+        await this.refresh(t, 'all', true);
+        const plan = t.log.planCreate(cloneCommitInput({ state: input.state, chunks: input.chunks, record: input.record }));
+        await this.appendThreadIndex({ threadId: thread.id, userId: thread.userId, createdAt: thread.createdAt });
+        await this.persist(t, plan);
+        return jsonClone(plan.record);
+      });
+    });
+  }
+
+  private async appendThreadIndex(line: ThreadIndexLine): Promise<void> {
+    const file = this.threadIndex.file;
+    await mkdir(path.dirname(file), { recursive: true });
+    const release = await lockfile.lock(file, { ...LOCK_OPTIONS, lockfilePath: `${file}.lock` });
+    try {
+      // A separate tail: the shared one is read without the lock and must not be moved here.
+      const tail = new JsonlTail<ThreadIndexLine>(file);
+      await tail.read(true);
+      await tail.append([line]);
+    } finally {
+      await release().catch(() => undefined);
+    }
+  }
+
+  /** Appends a planned commit (record line last) and applies it to the in-memory log. */
+  private async persist(t: LoadedThread, plan: CommitPlan & { kind: 'commit' }): Promise<void> {
+    const threadId = t.log.thread.id;
+    // Everything the record line refers to is written first, in any order.
+    await Promise.all([
+      t.chunks.append(plan.chunks),
+      t.states.append(plan.state ? [plan.state] : []),
+      ...plan.chunks.map((c) => linkOnce(path.join(t.dir, 'id'), this.indexFile('chunks', c.id))),
+      ...plan.chunks.filter((c) => c.messageId !== null).map((c) => writeByRename(this.indexFile('messages', c.messageId as string), JSON.stringify({ threadId, chunkId: c.id }))),
+      ...(plan.state ? [linkOnce(path.join(t.dir, 'id'), this.indexFile('states', plan.state.id))] : []),
+    ]);
+    const line: OperationLine = plan.checkpoint ? { record: plan.record, checkpoint: plan.checkpoint.name } : { record: plan.record };
+    await t.ops.append([line]);
+    t.log.apply(plan);
+    if (plan.state) this.stateThread.set(plan.state.id, threadId);
+    for (const chunk of plan.chunks) if (!this.chunkThread.has(chunk.id)) this.chunkThread.set(chunk.id, threadId);
+  }
+
+  async getThread(threadId: string): Promise<MemoryThread | undefined> {
+    const t = this.loaded.get(threadId);
+    if (t) {
+      await this.serial(t, () => this.refresh(t, 'ops'));
+      return jsonClone(t.log.view());
+    }
+    return this.peekThread(threadId);
+  }
+
+  /** Thread and head from thread.json and the last record line, without loading the thread's log. */
+  private async peekThread(threadId: string): Promise<MemoryThread | undefined> {
+    const dir = this.threadDir(threadId);
+    const thread = await readJson<MemoryThread>(path.join(dir, 'thread.json'));
+    if (!thread) return undefined;
+    const last = await readLastLine<OperationLine>(path.join(dir, 'operations.jsonl'));
+    return last ? { ...thread, headStateId: last.record.toStateId } : undefined;
+  }
+
+  async listThreads(filter: { userId?: string; limit?: number }): Promise<MemoryThread[]> {
+    for (const line of await this.threadIndex.read()) {
+      // A creation retried after a crash appends its line again; the first one keeps its place.
+      if (!this.threadEntries.has(line.threadId)) this.threadEntries.set(line.threadId, { ...line, order: this.threadEntries.size });
+    }
+    const candidates = [...this.threadEntries.values()]
+      .filter((e) => filter.userId === undefined || e.userId === filter.userId)
+      .map((e) => ({ thread: { id: e.threadId, userId: e.userId, createdAt: e.createdAt } as MemoryThread, order: e.order }))
+      .sort(newestFirst);
+    const limit = filter.limit ?? DEFAULT_THREAD_LIMIT;
+    const out: MemoryThread[] = [];
+    for (const { thread } of candidates) {
+      if (out.length >= limit) break;
+      const current = await this.getThread(thread.id);
+      if (current) out.push(current);
+    }
+    return out;
+  }
+
+  /** The loaded thread an id belongs to, from this process's maps or the on-disk index. */
+  private async threadOf(kind: 'states' | 'chunks', id: string): Promise<LoadedThread | undefined> {
+    const known = (kind === 'states' ? this.stateThread : this.chunkThread).get(id);
+    const threadId = known ?? (await readFile(this.indexFile(kind, id), 'utf8').catch((err: unknown) => (isMissing(err) ? undefined : Promise.reject(err))));
+    return threadId === undefined ? undefined : this.load(threadId);
+  }
+
+  async getState(stateId: string): Promise<MemoryState | undefined> {
+    const t = await this.threadOf('states', stateId);
+    if (!t) return undefined;
+    return this.serial(t, async () => {
+      if (!t.log.isReadable(stateId)) await this.refresh(t, 'all');
+      return t.log.isReadable(stateId) ? t.log.getState(stateId) : undefined;
+    });
+  }
+
+  async listStates(threadId: string): Promise<StateSummary[]> {
+    const t = await this.load(threadId);
+    if (!t) return [];
+    return this.serial(t, async () => {
+      await this.refresh(t, 'all');
+      return t.log.listStates();
+    });
+  }
+
+  async getChunks(chunkIds: readonly string[]): Promise<Chunk[]> {
+    const found = new Map<string, Chunk>();
+    for (const id of new Set(chunkIds)) {
+      const t = await this.threadOf('chunks', id);
+      if (!t) continue;
+      let chunk = t.log.chunks.get(id);
+      if (!chunk) {
+        await this.serial(t, () => this.refresh(t, 'all'));
+        chunk = t.log.chunks.get(id);
+      }
+      if (chunk) found.set(id, chunk);
+    }
+    return jsonClone(chunkIds.flatMap((id) => found.get(id) ?? []));
+  }
+
+  async findChunkByMessageId(messageId: string): Promise<Chunk | undefined> {
+    const entry = await readJson<{ threadId: string; chunkId: string }>(this.indexFile('messages', messageId));
+    if (!entry) return undefined;
+    const t = await this.load(entry.threadId);
+    if (!t) return undefined;
+    let chunk = t.log.chunks.get(entry.chunkId);
+    if (!chunk) {
+      await this.serial(t, () => this.refresh(t, 'all'));
+      chunk = t.log.chunks.get(entry.chunkId);
+    }
+    return jsonClone(chunk);
+  }
+
+  async commit(input: CommitInput): Promise<CommitResult> {
+    const t = await this.load(input.threadId);
+    if (!t) throw new UnknownThreadError(input.threadId);
+    const copy = cloneCommitInput(input);
+    // Without the lock first: a retry of a finished write, or a head that already moved, needs no lock
+    // (a head never returns to an earlier state id: every state commit brings a new one).
+    const early = await this.serial(t, async () => {
+      await this.refresh(t, 'ops');
+      const done = t.log.findRecord(copy.record.id);
+      if (done) return done;
+      const head = t.log.head;
+      if (head === undefined) throw new UnknownThreadError(input.threadId);
+      if (head !== copy.expectedHeadStateId) throw new HeadMovedError(input.threadId, copy.expectedHeadStateId, head);
+      return undefined;
+    });
+    if (early) return { status: 'duplicate', record: jsonClone(early) };
+    return this.withLock(t.dir, () =>
+      this.serial(t, async () => {
+        await this.refresh(t, 'all', true);
+        const plan = t.log.planCommit(copy);
+        if (plan.kind === 'duplicate') return { status: 'duplicate', record: jsonClone(plan.record) };
+        await this.persist(t, plan);
+        return { status: 'committed', record: jsonClone(plan.record) };
+      }),
+    );
+  }
+
+  async listOperations(threadId: string, filter?: OperationFilter): Promise<OperationRecord[]> {
+    const t = await this.load(threadId);
+    if (!t) return [];
+    return this.serial(t, async () => {
+      await this.refresh(t, 'ops');
+      return jsonClone(t.log.listOperations(filter));
+    });
+  }
+
+  async listCheckpoints(threadId: string): Promise<Checkpoint[]> {
+    const t = await this.load(threadId);
+    if (!t) return [];
+    return this.serial(t, async () => {
+      await this.refresh(t, 'ops');
+      return jsonClone(t.log.listCheckpoints());
+    });
+  }
+
+  /**
+   * Bytes on disk under the root: file sizes (a hard-linked file once) plus directory sizes,
+   * which grow with index entries. For benchmarks and tests.
+   */
+  async storedBytes(): Promise<number> {
+    const entries = await readdir(this.root, { recursive: true, withFileTypes: true });
+    const seen = new Set<string>();
+    let total = 0;
+    for (let i = 0; i < entries.length; i += 256) {
+      const stats = await Promise.all(entries.slice(i, i + 256).map((e) => lstat(path.join(e.parentPath, e.name))));
+      for (const s of stats) {
+        const key = `${s.dev}:${s.ino}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        total += s.size;
+      }
+    }
+    return total;
+  }
+}

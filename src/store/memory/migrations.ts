@@ -1,0 +1,109 @@
+/**
+ * Numbered schema migrations of the PostgreSQL memory store. `setup()` applies
+ * the ones missing from `memory_migrations`, in order, in one transaction under
+ * an advisory lock (so concurrent starts do not race). Never edit a released
+ * migration; add the next number.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS_TABLE_SQL = `
+CREATE TABLE IF NOT EXISTS memory_migrations (
+  version integer PRIMARY KEY,
+  name text NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now()
+)`;
+
+/** Any constant works; it only has to be the same in every process. */
+export const MIGRATION_LOCK_KEY = 'threadline.memory_migrations';
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'threads, states, chunks, operations, checkpoints',
+    sql: `
+CREATE TABLE memory_threads (
+  id text PRIMARY KEY,
+  n bigserial NOT NULL,                      -- creation order, breaks ties of created_at
+  user_id text NOT NULL,
+  head_state_id text NOT NULL,
+  last_seq integer NOT NULL,
+  limits jsonb NOT NULL,
+  forked_from jsonb,
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX memory_threads_by_user ON memory_threads (user_id, created_at DESC, n DESC);
+CREATE INDEX memory_threads_by_time ON memory_threads (created_at DESC, n DESC);
+
+-- A state is a snapshot of its chunk ids or one splice of its parent's (src/memory/state-delta.ts).
+CREATE TABLE memory_states (
+  id text PRIMARY KEY,
+  n bigserial NOT NULL,                      -- commit order
+  thread_id text NOT NULL REFERENCES memory_threads (id) ON DELETE CASCADE,
+  parent_state_id text,
+  seq integer NOT NULL,
+  tokens integer NOT NULL,
+  operation_id text,
+  created_at timestamptz NOT NULL,
+  snapshot jsonb,
+  splice jsonb,
+  CHECK ((snapshot IS NULL) <> (splice IS NULL))
+);
+CREATE INDEX memory_states_by_thread ON memory_states (thread_id, n);
+
+-- thread_id is the thread that first stored the chunk; forks share it.
+CREATE TABLE memory_chunks (
+  id text PRIMARY KEY,
+  n bigserial NOT NULL,
+  thread_id text NOT NULL REFERENCES memory_threads (id) ON DELETE CASCADE,
+  type text NOT NULL,
+  content jsonb NOT NULL,
+  priority integer NOT NULL,
+  retention text NOT NULL,
+  agent_modifiable boolean NOT NULL,
+  parent_chunk_id text,
+  provenance jsonb NOT NULL,
+  message_id text,
+  tokens integer NOT NULL,
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX memory_chunks_by_message ON memory_chunks (message_id, n DESC) WHERE message_id IS NOT NULL;
+CREATE INDEX memory_chunks_by_thread ON memory_chunks (thread_id);
+
+CREATE TABLE memory_operations (
+  id text PRIMARY KEY,
+  thread_id text NOT NULL REFERENCES memory_threads (id) ON DELETE CASCADE,
+  seq integer NOT NULL,
+  kind text NOT NULL,
+  origin text NOT NULL,
+  reason text NOT NULL,
+  trigger_event text NOT NULL,
+  run_id text,
+  step_id text,
+  operation jsonb,
+  details jsonb,
+  from_state_id text,
+  to_state_id text NOT NULL,
+  new_chunk_ids text[] NOT NULL,
+  at timestamptz NOT NULL,
+  UNIQUE (thread_id, seq)
+);
+CREATE INDEX memory_operations_by_origin ON memory_operations (thread_id, origin, seq);
+CREATE INDEX memory_operations_by_kind ON memory_operations (thread_id, kind, seq);
+CREATE INDEX memory_operations_by_run ON memory_operations (thread_id, run_id, seq) WHERE run_id IS NOT NULL;
+CREATE INDEX memory_operations_by_time ON memory_operations (thread_id, at);
+
+CREATE TABLE memory_checkpoints (
+  operation_id text PRIMARY KEY REFERENCES memory_operations (id) ON DELETE CASCADE,
+  thread_id text NOT NULL REFERENCES memory_threads (id) ON DELETE CASCADE,
+  name text NOT NULL,
+  state_id text NOT NULL,
+  at timestamptz NOT NULL
+);
+CREATE INDEX memory_checkpoints_by_thread ON memory_checkpoints (thread_id, at);
+`,
+  },
+];

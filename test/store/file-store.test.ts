@@ -1,0 +1,222 @@
+/**
+ * The conformance suite against the embedded file store, plus what only files
+ * have: separate OS processes writing one thread, torn lines left by a crash,
+ * and locks left behind or held by another process.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { appendFile, mkdir, mkdtemp, readFile, rm, utimes } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { HeadMovedError, type MemoryStore } from '../../src/store/memory-store';
+import { FileMemoryStore, fileSafe } from '../../src/store/memory/file-store';
+import { createMemoryStore } from '../../src/store/memory/select-store';
+import { Fixture, memoryStoreConformance } from './memory-store.conformance';
+
+let root = '';
+let n = 0;
+/** A fresh directory per test. */
+const dir = () => path.join(root, `t${++n}`);
+
+before(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'threadline-file-store-'));
+});
+after(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function open(where: string): Promise<FileMemoryStore> {
+  const store = new FileMemoryStore(where);
+  await store.setup();
+  return store;
+}
+
+memoryStoreConformance(
+  'file',
+  async () => {
+    const where = dir();
+    const store = await open(where);
+    const opened: MemoryStore[] = [store];
+    return {
+      store,
+      reopen: async () => {
+        const another = await open(where);
+        opened.push(another);
+        return another;
+      },
+      storedBytes: () => store.storedBytes(),
+      cleanup: async () => {
+        for (const s of opened) await s.end();
+        await rm(where, { recursive: true, force: true });
+      },
+    };
+  },
+  { persistent: true },
+);
+
+/** Appends one chunk to the thread's head, re-reading and retrying when another writer got there first. */
+async function appendWithRetry(store: MemoryStore, f: Fixture, threadId: string, text: string): Promise<void> {
+  const chunk = f.chunk(text);
+  for (;;) {
+    const thread = await store.getThread(threadId);
+    const head = thread && (await store.getState(thread.headStateId));
+    assert.ok(head);
+    try {
+      await store.commit(f.change(head, [chunk]));
+      return;
+    } catch (err) {
+      if (!(err instanceof HeadMovedError)) throw err;
+    }
+  }
+}
+
+const CHILD = `
+const { FileMemoryStore } = require(process.env.MODULE);
+(async () => {
+  const store = new FileMemoryStore(process.env.ROOT);
+  await store.setup();
+  const w = process.env.WRITER;
+  for (let i = 0; i < Number(process.env.COMMITS); i++) {
+    const now = new Date().toISOString();
+    const chunk = { id: 'chunk_' + w + '_' + i, type: 'thinking', content: { kind: 'text', text: 'from ' + w }, priority: 40, retention: 'BATCH_COMPRESSIBLE',
+      agentModifiable: true, parentChunkId: null, provenance: {}, messageId: null, tokens: 1, createdAt: now };
+    const opId = 'op_' + w + '_' + i;
+    for (let attempt = 0; ; attempt++) {
+      const thread = await store.getThread(process.env.THREAD);
+      const head = await store.getState(thread.headStateId);
+      const state = { id: 'state_' + w + '_' + i + '_' + attempt, threadId: thread.id, parentStateId: head.id, seq: head.seq + 1,
+        chunkIds: [...head.chunkIds, chunk.id], tokens: head.tokens + 1, operationId: opId, createdAt: now };
+      const record = { id: opId, threadId: thread.id, kind: 'add', origin: 'agent', reason: 'child', trigger: 'test', operation: null, details: null,
+        fromStateId: head.id, toStateId: state.id, newChunkIds: [chunk.id], at: now };
+      try {
+        await store.commit({ threadId: thread.id, expectedHeadStateId: head.id, state, chunks: [chunk], record });
+        break;
+      } catch (err) {
+        if (err.name !== 'HeadMovedError') throw err;
+      }
+    }
+  }
+  await store.end();
+})().catch((err) => { console.error(err); process.exit(1); });
+`;
+
+function runChild(env: Record<string, string>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', CHILD], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${env.WRITER} exited with ${code}: ${stderr}`))));
+  });
+}
+
+test('file store: three OS processes writing one thread lose no update', async () => {
+  const where = dir();
+  const store = await open(where);
+  const f = new Fixture();
+  const created = f.newThread({ chunks: 1 });
+  await store.createThread(created);
+  const writers = ['a', 'b', 'c'];
+  const commits = 15;
+  await Promise.all(writers.map((w) => runChild({ MODULE: path.resolve(__dirname, '../../src/store/memory/file-store.ts'), ROOT: where, THREAD: created.thread.id, WRITER: w, COMMITS: String(commits) })));
+
+  // This process read the thread before the children wrote; it must see their writes now.
+  const records = await store.listOperations(created.thread.id);
+  assert.deepEqual(records.map((r) => r.seq), Array.from({ length: 1 + writers.length * commits }, (_, i) => i + 1));
+  const thread = await store.getThread(created.thread.id);
+  const head = thread && (await store.getState(thread.headStateId));
+  const expected = [...created.state.chunkIds, ...writers.flatMap((w) => Array.from({ length: commits }, (_, i) => `chunk_${w}_${i}`))];
+  assert.deepEqual(head?.chunkIds.slice().sort(), expected.sort());
+  for (const w of writers) {
+    const own: string[] | undefined = head?.chunkIds.filter((id) => id.startsWith(`chunk_${w}_`));
+    assert.deepEqual(own, Array.from({ length: commits }, (_, i) => `chunk_${w}_${i}`), `writer ${w}'s chunks keep their order`);
+  }
+  records.forEach((r, i) => i > 0 && assert.equal(r.fromStateId, records[i - 1]?.toStateId));
+  await store.end();
+});
+
+test('file store: torn lines from a crashed write are ignored on read and cut off by the next writer', async () => {
+  const where = dir();
+  const store = await open(where);
+  const f = new Fixture();
+  const created = f.newThread();
+  await store.createThread(created);
+  const first = f.change(created.state, [f.chunk('kept')]);
+  await store.commit(first);
+
+  // A crash before the record line: a whole chunk and state line without their record, then torn halves.
+  const threadDir = path.join(where, 'threads', fileSafe(created.thread.id));
+  const orphan = f.change(first.state, [f.chunk('orphan')]);
+  await appendFile(path.join(threadDir, 'chunks.jsonl'), `${JSON.stringify(orphan.chunks[0])}\n{"id":"chunk_torn","ty`);
+  await appendFile(path.join(threadDir, 'states.jsonl'), `${JSON.stringify({ ...orphan.state, chunkIds: undefined, snapshot: orphan.state.chunkIds, splice: null })}\n{"id":"state_to`);
+  await appendFile(path.join(threadDir, 'operations.jsonl'), '{"record":{"id":"op_torn","seq":3');
+
+  const restarted = await open(where);
+  assert.equal((await restarted.getThread(created.thread.id))?.headStateId, first.state.id);
+  assert.equal((await restarted.listOperations(created.thread.id)).length, 2);
+  assert.equal(await restarted.getState(orphan.state.id), undefined, 'a state without its record was never committed');
+  assert.deepEqual((await restarted.listStates(created.thread.id)).map((s) => s.stateId), [created.state.id, first.state.id]);
+
+  const next = f.change(first.state, [f.chunk('after the crash')]);
+  assert.equal((await restarted.commit(next)).record.seq, 3);
+  for (const file of ['chunks.jsonl', 'states.jsonl', 'operations.jsonl']) {
+    const text = await readFile(path.join(threadDir, file), 'utf8');
+    assert.ok(text.endsWith('\n'));
+    for (const line of text.trimEnd().split('\n')) assert.doesNotThrow(() => JSON.parse(line), `${file}: ${line.slice(0, 60)}`);
+  }
+  const again = await open(where);
+  assert.deepEqual(await again.getState(next.state.id), next.state);
+  assert.deepEqual(await again.getChunks(next.state.chunkIds), [...created.chunks, ...first.chunks, ...next.chunks]);
+  for (const s of [store, restarted, again]) await s.end();
+});
+
+test('file store: a commit waits for a lock held by another process and takes over one left by a dead process', async () => {
+  const where = dir();
+  const store = await open(where);
+  const f = new Fixture();
+  const created = f.newThread();
+  await store.createThread(created);
+  const lockDir = path.join(where, 'threads', fileSafe(created.thread.id), 'lock');
+
+  // Held (fresh mtime): the commit waits until it is released.
+  await mkdir(lockDir);
+  let done = false;
+  const first = f.change(created.state, [f.chunk()]);
+  const pending = store.commit(first).then((r) => {
+    done = true;
+    return r;
+  });
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(done, false, 'the commit waits while the lock is held');
+  await rm(lockDir, { recursive: true });
+  assert.equal((await pending).status, 'committed');
+
+  // Left behind (older than the 10 s stale timeout): taken over.
+  await mkdir(lockDir);
+  const old = new Date(Date.now() - 60_000);
+  await utimes(lockDir, old, old);
+  const started = Date.now();
+  assert.equal((await store.commit(f.change(first.state, [f.chunk()]))).status, 'committed');
+  assert.ok(Date.now() - started < 5_000, 'a stale lock does not block for long');
+  await store.end();
+});
+
+test('createMemoryStore picks the backend from configuration, the file store under DATA_DIR/memory by default', async () => {
+  const dataDir = dir();
+  const store = createMemoryStore({ dataDir });
+  assert.equal(store.kind, 'file');
+  assert.equal((store as FileMemoryStore).root, path.join(dataDir, 'memory'));
+  await store.setup();
+  const f = new Fixture();
+  const created = f.newThread();
+  await store.createThread(created);
+  assert.deepEqual(await new FileMemoryStore(path.join(dataDir, 'memory')).getThread(created.thread.id), created.thread);
+  await store.end();
+  assert.equal(createMemoryStore({ MEMORY_STORE: 'memory', dataDir }).kind, 'memory');
+  assert.equal(createMemoryStore({ MEMORY_STORE: 'file', dataDir }).kind, 'file');
+  assert.throws(() => createMemoryStore({ MEMORY_STORE: 'postgres', dataDir }), /DATABASE_URL/);
+  const pg = createMemoryStore({ MEMORY_STORE: 'postgres', DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test', dataDir });
+  assert.equal(pg.kind, 'postgres');
+  await pg.end();
+});
