@@ -1,5 +1,7 @@
 // `npm run bench` — the orchestration benchmark (bench/orchestration.ts) against a private,
-// in-memory Temporal dev server on a free port, stopped afterwards (also on Ctrl-C).
+// in-memory Temporal dev server on a free port, stopped afterwards (also on Ctrl-C); then the
+// memory benchmark (bench/memory.ts), which needs no Temporal server but PostgreSQL at
+// BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test).
 //
 //   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
 //
@@ -88,13 +90,21 @@ const env = {
   THREADLINE_TEMPORAL_BIN: temporalBin,
   THREADLINE_BENCH_DYNAMIC_CONFIG: JSON.stringify(dynamicConfig),
 };
-bench = spawn(binPath('tsx'), ['bench/orchestration.ts', ...benchArgs], { cwd: ROOT, env, stdio: 'inherit', shell: IS_WINDOWS });
-const exitCode = await new Promise((resolve) => {
-  bench.on('error', (err) => {
-    console.error(`[threadline] could not start the benchmark: ${err.message}`);
-    resolve(1);
+function runBench(file, args) {
+  bench = spawn(binPath('tsx'), [file, ...args], { cwd: ROOT, env, stdio: 'inherit', shell: IS_WINDOWS });
+  return new Promise((resolve) => {
+    bench.on('error', (err) => {
+      console.error(`[threadline] could not start ${file}: ${err.message}`);
+      resolve(1);
+    });
+    bench.on('exit', (code, signal) => resolve(signal ? 1 : (code ?? 1)));
   });
-  bench.on('exit', (code, signal) => resolve(signal ? 1 : (code ?? 1)));
-});
+}
+let exitCode = await runBench('bench/orchestration.ts', benchArgs);
+// The memory benchmark needs no Temporal server; it runs after, in the same `npm run bench`.
+if (exitCode === 0 && !exiting) {
+  console.log('');
+  exitCode = await runBench('bench/memory.ts', []);
+}
 if (exiting) await new Promise(() => {}); // interrupted: finish() is already shutting down
 await finish(exitCode);

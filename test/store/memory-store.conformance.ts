@@ -468,7 +468,6 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
       });
     });
 
-
     if (options.persistent) {
       test('everything survives re-opening the store (a restarted process)', async () => {
         await withTarget(init, async (target, f) => {
@@ -543,6 +542,5 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
         assert.deepEqual((await head(target.store, created.thread.id)).chunkIds.slice(-2), current.chunkIds.slice(-2));
       });
     });
-
   });
 }

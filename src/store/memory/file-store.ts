@@ -27,7 +27,7 @@ import { link, lstat, mkdir, open, readdir, readFile, rename, stat, truncate, wr
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { Chunk, MemoryState, MemoryThread, OperationRecord } from '../../memory/model';
-import { MaterializedCache, type StoredState } from '../../memory/state-delta';
+import { LruCache, MaterializedCache, type StoredState } from '../../memory/state-delta';
 import { HeadMovedError, type Checkpoint, type CommitInput, type CommitResult, type MemoryStore, type NewOperationRecord, type OperationFilter, type StateSummary } from '../memory-store';
 import { cloneCommitInput, DEFAULT_THREAD_LIMIT, jsonClone, newestFirst, ThreadExistsError, ThreadLog, UnknownThreadError, type CommitPlan } from './in-memory-store';
 
@@ -193,8 +193,9 @@ export interface FileMemoryStoreOptions {
 export class FileMemoryStore implements MemoryStore {
   readonly kind = 'file' as const;
   private readonly loaded = new Map<string, LoadedThread>();
-  private readonly stateThread = new Map<string, string>();
-  private readonly chunkThread = new Map<string, string>();
+  /** Which thread an id belongs to, as far as this process has read; misses go to the on-disk index. */
+  private readonly stateThread = new LruCache<string>(100_000);
+  private readonly chunkThread = new LruCache<string>(200_000);
   private readonly cache = new MaterializedCache(256);
   private readonly threadIndex: JsonlTail<ThreadIndexLine>;
   private readonly threadEntries = new Map<string, ThreadIndexLine & { order: number }>();
@@ -296,7 +297,7 @@ export class FileMemoryStore implements MemoryStore {
     }
     for (const chunk of chunks) {
       t.log.addChunk(chunk);
-      if (!this.chunkThread.has(chunk.id)) this.chunkThread.set(chunk.id, t.log.thread.id);
+      if (this.chunkThread.get(chunk.id) === undefined) this.chunkThread.set(chunk.id, t.log.thread.id);
     }
   }
 
@@ -311,7 +312,8 @@ export class FileMemoryStore implements MemoryStore {
     });
     try {
       const result = await fn();
-      if (compromised) throw new Error(`lock on ${dir} was lost while writing: ${compromised.message}`);
+      // Another process may have written meanwhile. The caller's retry (same record id) sorts it out.
+      if (compromised) throw new Error(`lock on ${dir} was lost while writing (${compromised.message}); retry the commit`);
       return result;
     } finally {
       await release().catch(() => undefined);
@@ -327,7 +329,12 @@ export class FileMemoryStore implements MemoryStore {
       if (await readLastLine<OperationLine>(path.join(dir, 'operations.jsonl'))) throw new ThreadExistsError(thread.id);
       await writeByRename(path.join(dir, 'id'), thread.id);
       await writeByRename(path.join(dir, 'thread.json'), JSON.stringify(thread));
-      this.loaded.delete(thread.id);
+      // Whatever this process read of an earlier, unfinished creation is stale now.
+      const stale = this.loaded.get(thread.id);
+      if (stale) {
+        this.loaded.delete(thread.id);
+        void this.closeFiles(stale);
+      }
       const t = await this.load(thread.id);
       if (!t) throw new Error(`thread ${thread.id}: thread.json vanished while creating it`);
       return this.serial(t, async () => {
@@ -347,8 +354,12 @@ export class FileMemoryStore implements MemoryStore {
     try {
       // A separate tail: the shared one is read without the lock and must not be moved here.
       const tail = new JsonlTail<ThreadIndexLine>(file);
-      await tail.read(true);
-      await tail.append([line]);
+      try {
+        await tail.read(true);
+        await tail.append([line]);
+      } finally {
+        await tail.close();
+      }
     } finally {
       await release().catch(() => undefined);
     }
@@ -369,7 +380,7 @@ export class FileMemoryStore implements MemoryStore {
     await t.ops.append([line]);
     t.log.apply(plan);
     if (plan.state) this.stateThread.set(plan.state.id, threadId);
-    for (const chunk of plan.chunks) if (!this.chunkThread.has(chunk.id)) this.chunkThread.set(chunk.id, threadId);
+    for (const chunk of plan.chunks) if (this.chunkThread.get(chunk.id) === undefined) this.chunkThread.set(chunk.id, threadId);
   }
 
   async getThread(threadId: string): Promise<MemoryThread | undefined> {

@@ -6,14 +6,15 @@
  */
 import { Pool, type PoolClient, type PoolConfig, type QueryResultRow } from 'pg';
 import type { Chunk, ChunkContent, ChunkType, MemoryState, MemoryThread, Operation, OperationKind, OperationRecord, Origin, Provenance, RetentionClass, TokenLimits } from '../../memory/model';
-import { encodeState, fromStoredState, LruCache, materialize, type Materialized, type Splice, type StoredState } from '../../memory/state-delta';
+import { encodeState, fromStoredState, LruCache, materialize, toStoredState, type Materialized, type Splice, type StoredState } from '../../memory/state-delta';
 import { HeadMovedError, type Checkpoint, type CommitInput, type CommitResult, type MemoryStore, type NewOperationRecord, type OperationFilter, type StateSummary } from '../memory-store';
 import { cloneCommitInput, DEFAULT_OPERATION_LIMIT, DEFAULT_THREAD_LIMIT, jsonClone, ThreadExistsError, UnknownThreadError } from './in-memory-store';
 import { MIGRATION_LOCK_KEY, MIGRATIONS, MIGRATIONS_TABLE_SQL } from './migrations';
 
-interface Queryable {
-  query<R extends QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
-}
+type Queryable = Pool | PoolClient;
+
+/** Named, so each connection parses and plans the statements of the commit path once. */
+const prepared = <R extends QueryResultRow>(db: Queryable, name: string, text: string, values: unknown[]) => db.query<R>({ name: `threadline_${name}`, text, values });
 
 interface ThreadRow {
   id: string;
@@ -125,20 +126,40 @@ const toRecord = (r: OperationRow): OperationRecord => ({
 /** jsonb parameters go in as JSON text; pg would turn a JS array into a Postgres array instead. */
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
-const INSERT_CHUNKS = `
-INSERT INTO memory_chunks (id, thread_id, type, content, priority, retention, agent_modifiable, parent_chunk_id, provenance, message_id, tokens, created_at)
-SELECT c->>'id', $1, c->>'type', c->'content', (c->>'priority')::int, c->>'retention', (c->>'agentModifiable')::boolean,
-       c->>'parentChunkId', coalesce(c->'provenance', '{}'::jsonb), c->>'messageId', (c->>'tokens')::int, (c->>'createdAt')::timestamptz
-FROM jsonb_array_elements($2::jsonb) AS c
-ON CONFLICT (id) DO NOTHING`;
+/**
+ * Everything one commit writes, in one statement (one round trip): new chunks (shared ones
+ * already stored are kept), the state ($3: [] or [state]), the record ($4), the checkpoint
+ * ($5: name or null) and the thread's new head and last seq.
+ */
+const WRITE_COMMIT = `
+WITH new_chunks AS (
+  INSERT INTO memory_chunks (id, thread_id, type, content, priority, retention, agent_modifiable, parent_chunk_id, provenance, message_id, tokens, created_at)
+  SELECT c->>'id', $1, c->>'type', c->'content', (c->>'priority')::int, c->>'retention', (c->>'agentModifiable')::boolean,
+         c->>'parentChunkId', coalesce(c->'provenance', '{}'::jsonb), c->>'messageId', (c->>'tokens')::int, (c->>'createdAt')::timestamptz
+  FROM jsonb_array_elements($2::jsonb) AS c
+  ON CONFLICT (id) DO NOTHING
+), new_state AS (
+  INSERT INTO memory_states (id, thread_id, parent_state_id, seq, tokens, operation_id, created_at, snapshot, splice)
+  SELECT s->>'id', $1, s->>'parentStateId', (s->>'seq')::int, (s->>'tokens')::int, s->>'operationId', (s->>'createdAt')::timestamptz,
+         nullif(s->'snapshot', 'null'::jsonb), nullif(s->'splice', 'null'::jsonb)
+  FROM jsonb_array_elements($3::jsonb) AS s
+), new_record AS (
+  INSERT INTO memory_operations (id, thread_id, seq, kind, origin, reason, trigger_event, run_id, step_id, operation, details, from_state_id, to_state_id, new_chunk_ids, at)
+  SELECT r->>'id', $1, (r->>'seq')::int, r->>'kind', r->>'origin', r->>'reason', r->>'trigger', r->>'runId', r->>'stepId',
+         nullif(r->'operation', 'null'::jsonb), nullif(r->'details', 'null'::jsonb), r->>'fromStateId', r->>'toStateId',
+         ARRAY(SELECT jsonb_array_elements_text(r->'newChunkIds')), (r->>'at')::timestamptz
+  FROM (SELECT $4::jsonb AS r) AS input
+), new_checkpoint AS (
+  INSERT INTO memory_checkpoints (operation_id, thread_id, name, state_id, at)
+  SELECT $4::jsonb->>'id', $1, $5::text, $4::jsonb->>'toStateId', ($4::jsonb->>'at')::timestamptz
+  WHERE $5::text IS NOT NULL
+)
+UPDATE memory_threads SET head_state_id = $4::jsonb->>'toStateId', last_seq = ($4::jsonb->>'seq')::int WHERE id = $1`;
 
-const INSERT_STATE = `
-INSERT INTO memory_states (id, thread_id, parent_state_id, seq, tokens, operation_id, created_at, snapshot, splice)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb)`;
-
-const INSERT_OPERATION = `
-INSERT INTO memory_operations (id, thread_id, seq, kind, origin, reason, trigger_event, run_id, step_id, operation, details, from_state_id, to_state_id, new_chunk_ids, at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12, $13, $14, $15)`;
+/** Locks the thread row (writers of a thread queue here) and says whether the record is already stored. */
+const LOCK_THREAD = `
+SELECT head_state_id, last_seq, EXISTS (SELECT 1 FROM memory_operations WHERE id = $2) AS done
+FROM memory_threads WHERE id = $1 FOR UPDATE`;
 
 /**
  * A state and its ancestors back to a snapshot, oldest first — or back to an ancestor
@@ -162,7 +183,7 @@ export class PostgresMemoryStore implements MemoryStore {
   readonly kind = 'postgres' as const;
   private readonly pool: Pool;
   private readonly states = new LruCache<CachedState>(256);
-  private readonly chunks = new LruCache<Chunk>(50_000);
+  private readonly chunks = new LruCache<Chunk>(20_000);
   private ended = false;
 
   /** @param connection a connection string (postgres://user@host:port/db) or pg pool options. */
@@ -220,37 +241,14 @@ export class PostgresMemoryStore implements MemoryStore {
         [thread.id, thread.userId, state.id, json(thread.limits), json(thread.forkedFrom), thread.createdAt],
       );
       if (inserted.rows.length === 0) throw new ThreadExistsError(thread.id);
-      await this.insertCommit(db, thread.id, chunks, { ...state, snapshot: encoded.snapshot, splice: encoded.splice }, record, null);
+      await this.writeCommit(db, thread.id, chunks, toStoredState(state, encoded), record, null);
     });
     this.remember(state, encoded.materialized, encoded);
     return jsonClone(record);
   }
 
-  private async insertCommit(db: Queryable, threadId: string, chunks: Chunk[], state: (MemoryState & Pick<StoredState, 'snapshot' | 'splice'>) | null, record: OperationRecord, checkpoint: { name: string } | null): Promise<void> {
-    if (chunks.length > 0) await db.query(INSERT_CHUNKS, [threadId, JSON.stringify(chunks)]);
-    if (state) {
-      await db.query(INSERT_STATE, [state.id, threadId, state.parentStateId, state.seq, state.tokens, state.operationId, state.createdAt, json(state.snapshot), json(state.splice)]);
-    }
-    await db.query(INSERT_OPERATION, [
-      record.id,
-      threadId,
-      record.seq,
-      record.kind,
-      record.origin,
-      record.reason,
-      record.trigger,
-      record.runId ?? null,
-      record.stepId ?? null,
-      json(record.operation),
-      json(record.details),
-      record.fromStateId,
-      record.toStateId,
-      record.newChunkIds,
-      record.at,
-    ]);
-    if (checkpoint) {
-      await db.query('INSERT INTO memory_checkpoints (operation_id, thread_id, name, state_id, at) VALUES ($1, $2, $3, $4, $5)', [record.id, threadId, checkpoint.name, record.toStateId, record.at]);
-    }
+  private async writeCommit(db: Queryable, threadId: string, chunks: Chunk[], state: StoredState | null, record: OperationRecord, checkpoint: { name: string } | null): Promise<void> {
+    await prepared(db, 'write_commit', WRITE_COMMIT, [threadId, JSON.stringify(chunks), JSON.stringify(state ? [state] : []), JSON.stringify(record), checkpoint?.name ?? null]);
   }
 
   private remember(state: MemoryState, materialized: Materialized, delta: Pick<StoredState, 'snapshot' | 'splice'>): void {
@@ -278,7 +276,7 @@ export class PostgresMemoryStore implements MemoryStore {
     const hit = this.states.get(stateId);
     if (hit) return hit;
     for (const stopAt of [this.states.keys(), []]) {
-      const rows = (await db.query<StateRow>(STATE_CHAIN, [stateId, stopAt])).rows.map(toStored);
+      const rows = (await prepared<StateRow>(db, 'state_chain', STATE_CHAIN, [stateId, stopAt])).rows.map(toStored);
       const first = rows[0];
       const last = rows.at(-1);
       if (!first || !last) return undefined;
@@ -333,26 +331,28 @@ export class PostgresMemoryStore implements MemoryStore {
     const copy = cloneCommitInput(input);
     let committed: { state: MemoryState; materialized: Materialized; delta: Pick<StoredState, 'snapshot' | 'splice'> } | undefined;
     const result = await this.transaction(async (db): Promise<CommitResult> => {
-      const locked = await db.query<Pick<ThreadRow, 'head_state_id' | 'last_seq'>>('SELECT head_state_id, last_seq FROM memory_threads WHERE id = $1 FOR UPDATE', [copy.threadId]);
+      const locked = await prepared<Pick<ThreadRow, 'head_state_id' | 'last_seq'> & { done: boolean }>(db, 'lock_thread', LOCK_THREAD, [copy.threadId, copy.record.id]);
       const thread = locked.rows[0];
       if (!thread) throw new UnknownThreadError(copy.threadId);
-      // Read after taking the row lock, so a concurrent retry of the same record that committed first is seen.
-      const done = await db.query<OperationRow>('SELECT * FROM memory_operations WHERE id = $1', [copy.record.id]);
-      if (done.rows[0]) return { status: 'duplicate', record: toRecord(done.rows[0]) };
-      if (thread.head_state_id !== copy.expectedHeadStateId) throw new HeadMovedError(copy.threadId, copy.expectedHeadStateId, thread.head_state_id);
+      // The duplicate check goes first, and is repeated after the lock wait before reporting a moved head:
+      // a concurrent commit of the same record that we waited for is visible only to a new statement.
+      if (thread.done || thread.head_state_id !== copy.expectedHeadStateId) {
+        const done = await db.query<OperationRow>('SELECT * FROM memory_operations WHERE id = $1', [copy.record.id]);
+        if (done.rows[0]) return { status: 'duplicate', record: toRecord(done.rows[0]) };
+        throw new HeadMovedError(copy.threadId, copy.expectedHeadStateId, thread.head_state_id);
+      }
       const head = thread.head_state_id;
       const record: OperationRecord = { ...copy.record, threadId: copy.threadId, seq: thread.last_seq + 1, toStateId: copy.state ? copy.state.id : head };
-      let state: (MemoryState & Pick<StoredState, 'snapshot' | 'splice'>) | null = null;
+      let state: StoredState | null = null;
       if (copy.state) {
         if (copy.state.threadId !== copy.threadId) throw new Error(`state ${copy.state.id} belongs to thread ${copy.state.threadId}, not ${copy.threadId}`);
         const parent = copy.state.parentStateId !== null ? await this.load(db, copy.state.parentStateId) : undefined;
         const base = parent && parent.stored.threadId === copy.threadId ? parent.materialized : null;
         const encoded = encodeState(base, copy.state.chunkIds);
-        state = { ...copy.state, snapshot: encoded.snapshot, splice: encoded.splice };
+        state = toStoredState(copy.state, encoded);
         committed = { state: copy.state, materialized: encoded.materialized, delta: encoded };
       }
-      await this.insertCommit(db, copy.threadId, copy.chunks, state, record, copy.checkpoint ?? null);
-      await db.query('UPDATE memory_threads SET head_state_id = $2, last_seq = $3 WHERE id = $1', [copy.threadId, record.toStateId, record.seq]);
+      await this.writeCommit(db, copy.threadId, copy.chunks, state, record, copy.checkpoint ?? null);
       return { status: 'committed', record };
     });
     // Only after COMMIT: a rolled-back state must never be served from the cache.

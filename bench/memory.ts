@@ -1,0 +1,175 @@
+/**
+ * Memory context system benchmark (issue 3), printed, not asserted:
+ *   1. reducer apply per operation on a 10,000-chunk thread;
+ *   2. context rendering of that thread under an 8k-token budget (target ≤ 5 ms);
+ *   3. bytes stored per operation over 10,000 operations (target: flat);
+ *   4. append throughput per backend (in-memory, file, PostgreSQL).
+ * Run with `npm run bench` (after the orchestration benchmark) or `npx tsx bench/memory.ts [--ops N]`.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client as PgClient } from 'pg';
+import { seededIds } from '../src/memory/ids';
+import type { Chunk, ChunkContent, MemoryState } from '../src/memory/model';
+import { renderContext } from '../src/memory/parser';
+import { createChunk, reduce, type ReduceContext } from '../src/memory/reducer';
+import { countContentTokens, countTextTokens } from '../src/memory/tokens';
+import { MemoryService } from '../src/store/memory-service';
+import type { MemoryStore } from '../src/store/memory-store';
+import { FileMemoryStore } from '../src/store/memory/file-store';
+import { InMemoryMemoryStore } from '../src/store/memory/in-memory-store';
+import { PostgresMemoryStore } from '../src/store/memory/postgres-store';
+
+const args = process.argv.slice(2);
+const opsArg = args.indexOf('--ops');
+const OPS = opsArg >= 0 ? Number(args[opsArg + 1]) : 10_000;
+const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
+const WORDS = 'the agent called a tool and observed a result that it will use to plan its next step carefully'.split(' ');
+const text = (i: number) => ({ kind: 'text' as const, text: `observation ${i}: ${Array.from({ length: 30 }, (_, k) => WORDS[(i + k) % WORDS.length]).join(' ')}` });
+const meta = { origin: 'agent' as const, reason: 'bench', trigger: 'bench' };
+
+function buildThread(n: number): { state: MemoryState; chunks: Map<string, Chunk>; ctx: ReduceContext } {
+  const ids = seededIds(42);
+  const ctx: ReduceContext = { now: new Date(0), newId: ids, countTokens: (c: ChunkContent) => countContentTokens(c), operationId: 'op_bench' };
+  const chunks = new Map<string, Chunk>();
+  const list: Chunk[] = [];
+  for (let i = 0; i < n; i++) {
+    const chunk = createChunk({ type: i % 3 === 0 ? 'action' : i % 3 === 1 ? 'action_response' : 'thinking', content: text(i) }, ctx);
+    chunks.set(chunk.id, chunk);
+    list.push(chunk);
+  }
+  const state: MemoryState = { id: ids('state'), threadId: 'thread_bench', parentStateId: null, seq: 0, chunkIds: list.map((c) => c.id), tokens: list.reduce((s, c) => s + c.tokens, 0), operationId: null, createdAt: new Date(0).toISOString() };
+  return { state, chunks, ctx };
+}
+
+function benchReducer(): { addUs: number; updateUs: number; deleteUs: number } {
+  const { state, chunks, ctx } = buildThread(10_000);
+  const time = (make: (s: MemoryState, i: number) => Parameters<typeof reduce>[2]) => {
+    let s = state;
+    const samples: number[] = [];
+    for (let batch = 0; batch < 20; batch++) {
+      const start = process.hrtime.bigint();
+      for (let i = 0; i < 100; i++) {
+        const r = reduce(s, chunks, make(s, batch * 100 + i), meta, ctx);
+        if (!r.ok) throw new Error(r.refusal.message);
+        for (const c of r.newChunks) chunks.set(c.id, c);
+        s = r.state;
+      }
+      samples.push((ms(start) * 1000) / 100);
+    }
+    return median(samples);
+  };
+  return {
+    addUs: time((_s, i) => ({ op: 'add', chunks: [{ type: 'thinking', content: text(i) }] })),
+    updateUs: time((s, i) => ({ op: 'update', chunkId: s.chunkIds[i % s.chunkIds.length] ?? '', patch: { priority: 10 } })),
+    deleteUs: time((s) => ({ op: 'delete', chunkIds: [s.chunkIds[s.chunkIds.length - 1] ?? ''] })),
+  };
+}
+
+function benchRender(): { medianMs: number; tokens: number; included: number } {
+  const { state, chunks } = buildThread(10_000);
+  const list = state.chunkIds.map((id) => chunks.get(id)!);
+  const samples: number[] = [];
+  let last = renderContext(list, { budget: 8000, countTokens: countTextTokens });
+  for (let i = 0; i < 21; i++) {
+    const start = process.hrtime.bigint();
+    last = renderContext(list, { budget: 8000, countTokens: countTextTokens });
+    samples.push(ms(start));
+  }
+  return { medianMs: median(samples), tokens: last.tokens, included: last.includedChunkIds.length };
+}
+
+const dirBytes = (dir: string) => Number(execFileSync('du', ['-sb', dir]).toString().split('\t')[0]);
+
+async function pgBytes(url: string): Promise<number> {
+  const client = new PgClient({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ bytes: string }>(
+      "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::text AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname LIKE 'memory_%'",
+    );
+    return Number(rows[0]?.bytes ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
+interface BackendResult {
+  backend: string;
+  ops: number;
+  opsPerSecond: number;
+  bytesPerOpByWindow: number[] | null;
+}
+
+/** Appends OPS one-chunk operations through the memory service, measuring throughput and storage growth per window. */
+async function benchBackend(name: string, store: MemoryStore, bytes: (() => Promise<number>) | null, ops: number): Promise<BackendResult> {
+  await store.setup();
+  const memory = new MemoryService({ store, limits: { soft: 1e12, hard: 1e12 } });
+  const { thread } = await memory.createThread({ userId: 'bench', meta });
+  const window = Math.max(1, Math.floor(ops / 10));
+  const perWindow: number[] = [];
+  let before = bytes ? await bytes() : 0;
+  const start = process.hrtime.bigint();
+  let paused = 0n;
+  for (let i = 0; i < ops; i++) {
+    await memory.apply(thread.id, { op: 'add', chunks: [{ type: 'thinking', content: text(i) }] }, meta);
+    if (bytes && (i + 1) % window === 0) {
+      const p = process.hrtime.bigint();
+      const now = await bytes();
+      perWindow.push((now - before) / window);
+      before = now;
+      paused += process.hrtime.bigint() - p;
+    }
+  }
+  const elapsed = Number(process.hrtime.bigint() - start - paused) / 1e9;
+  await store.end();
+  return { backend: name, ops, opsPerSecond: ops / elapsed, bytesPerOpByWindow: bytes ? perWindow : null };
+}
+
+async function main(): Promise<void> {
+  console.log(`memory benchmark — ${os.cpus().length} cores, node ${process.version}, ${OPS} operations per backend\n`);
+  const reducer = benchReducer();
+  console.log(`1. reducer apply on a 10,000-chunk thread (µs/op, median of 20×100): add ${reducer.addUs.toFixed(1)}, update ${reducer.updateUs.toFixed(1)}, delete ${reducer.deleteUs.toFixed(1)}`);
+  const render = benchRender();
+  console.log(`2. context rendering, 10,000 chunks, 8k budget: ${render.medianMs.toFixed(2)} ms (median of 21; ${render.included} chunks, ${render.tokens} tokens) — target ≤ 5 ms: ${render.medianMs <= 5 ? 'PASS' : 'MISS'}`);
+
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-memory-'));
+  const dbName = `threadline_bench_${process.pid}`;
+  const admin = new PgClient({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  const dbUrl = PG_URL.replace(/\/[^/]*$/, `/${dbName}`);
+  const results: BackendResult[] = [];
+  try {
+    results.push(await benchBackend('in-memory', new InMemoryMemoryStore(), null, OPS));
+    const fileDir = path.join(tmp, 'file');
+    results.push(await benchBackend('file', new FileMemoryStore(fileDir), async () => dirBytes(fileDir), OPS));
+    results.push(await benchBackend('postgres', new PostgresMemoryStore(dbUrl), () => pgBytes(dbUrl), OPS));
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await admin.end();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  console.log('3./4. appends through the memory service (one chunk per operation):');
+  for (const r of results) {
+    const windows = r.bytesPerOpByWindow;
+    const growth = windows && windows.length > 1 ? (windows[windows.length - 1]! / windows[0]!).toFixed(2) : '—';
+    console.log(
+      `   ${r.backend.padEnd(9)} ${r.opsPerSecond.toFixed(0).padStart(6)} ops/s` +
+        (windows ? `   bytes/op per ${r.ops / 10}-op window: ${windows.map((b) => b.toFixed(0)).join(' ')}   last/first: ${growth}` : ''),
+    );
+  }
+  const out = path.join(__dirname, 'results');
+  mkdirSync(out, { recursive: true });
+  writeFileSync(path.join(out, 'memory.json'), `${JSON.stringify({ generatedAt: new Date().toISOString(), cores: os.cpus().length, node: process.version, loadAverage: os.loadavg(), ops: OPS, reducer, render, backends: results }, null, 2)}\n`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

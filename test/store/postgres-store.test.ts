@@ -1,0 +1,145 @@
+/**
+ * The conformance suite against PostgreSQL, for real: a fresh database per run
+ * (created through the `test` database, dropped afterwards), plus migrations.
+ * Never skipped: without a reachable server these tests fail and say why.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { Client } from 'pg';
+import type { MemoryStore } from '../../src/store/memory-store';
+import { MIGRATIONS } from '../../src/store/memory/migrations';
+import { PostgresMemoryStore } from '../../src/store/memory/postgres-store';
+import { Fixture, memoryStoreConformance } from './memory-store.conformance';
+
+/** The server's maintenance database; per-run databases are created through it. */
+const ADMIN_URL = process.env.THREADLINE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const databases: string[] = [];
+let databaseUrl = '';
+
+function urlOf(database: string): string {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function admin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
+  try {
+    await client.connect();
+  } catch (err) {
+    throw new Error(
+      `PostgreSQL is not reachable at ${ADMIN_URL} (${(err as Error).message}). These tests need a running server ` +
+        '(trust auth, user postgres, database test), or THREADLINE_TEST_POSTGRES_URL pointing at one.',
+    );
+  }
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function createDatabase(): Promise<string> {
+  const name = `threadline_test_${randomBytes(6).toString('hex')}`;
+  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  databases.push(name);
+  return urlOf(name);
+}
+
+before(async () => {
+  databaseUrl = await createDatabase();
+});
+
+after(async () => {
+  for (const name of databases) await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+});
+
+async function open(url = databaseUrl): Promise<PostgresMemoryStore> {
+  const store = new PostgresMemoryStore(url);
+  await store.setup();
+  return store;
+}
+
+memoryStoreConformance(
+  'postgres',
+  async () => {
+    const store = await open();
+    const opened: MemoryStore[] = [store];
+    return {
+      store,
+      reopen: async () => {
+        const another = await open();
+        opened.push(another);
+        return another;
+      },
+      storedBytes: () => store.storedBytes(),
+      cleanup: async () => {
+        for (const s of opened) await s.end();
+      },
+    };
+  },
+  { persistent: true },
+);
+
+test('postgres: setup applies the numbered migrations once, even when several processes start together', async () => {
+  const url = await createDatabase();
+  const stores = await Promise.all([1, 2, 3].map(() => new PostgresMemoryStore(url)).map(async (s) => (await s.setup(), s)));
+  await stores[0]?.setup(); // idempotent
+  const applied = await admin(async () => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      const migrations = await client.query<{ version: number }>('SELECT version FROM memory_migrations ORDER BY version');
+      const tables = await client.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
+      return { versions: migrations.rows.map((r) => r.version), tables: tables.rows.map((r) => r.table_name) };
+    } finally {
+      await client.end();
+    }
+  });
+  assert.deepEqual(applied.versions, MIGRATIONS.map((m) => m.version));
+  assert.deepEqual(applied.tables, ['memory_checkpoints', 'memory_chunks', 'memory_migrations', 'memory_operations', 'memory_states', 'memory_threads']);
+  // The schema works from any of them.
+  const f = new Fixture();
+  const created = f.newThread();
+  await stores[1]?.createThread(created);
+  assert.deepEqual(await stores[2]?.getThread(created.thread.id), created.thread);
+  for (const s of stores) await s.end();
+});
+
+test('postgres: states are stored as splices with snapshots now and then, not as full copies', async () => {
+  const store = await open();
+  const f = new Fixture();
+  const created = f.newThread({ chunks: 0 });
+  await store.createThread(created);
+  let current = created.state;
+  for (let i = 0; i < 200; i++) {
+    const change = f.change(current, [f.chunk()]);
+    await store.commit(change);
+    current = change.state;
+  }
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ snapshots: string; splices: string; ids: string }>(
+      `SELECT count(*) FILTER (WHERE snapshot IS NOT NULL) AS snapshots, count(*) FILTER (WHERE splice IS NOT NULL) AS splices,
+              coalesce(sum(jsonb_array_length(snapshot)), 0) AS ids
+       FROM memory_states WHERE thread_id = $1`,
+      [created.thread.id],
+    );
+    const row = rows[0];
+    assert.ok(row);
+    // 201 states of up to 200 ids: full copies would hold ~20,000 ids.
+    assert.ok(Number(row.snapshots) <= 12, `${row.snapshots} snapshots`);
+    assert.equal(Number(row.snapshots) + Number(row.splices), 201);
+    assert.ok(Number(row.ids) < 1_000, `${row.ids} ids in snapshots`);
+  } finally {
+    await client.end();
+  }
+  // A cold instance materializes from those rows.
+  const cold = await open();
+  assert.deepEqual(await cold.getState(current.id), current);
+  await cold.end();
+  await store.end();
+  await assert.rejects(store.getThread(created.thread.id), 'a query after end() fails: the pool is closed');
+});
