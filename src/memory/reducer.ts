@@ -199,8 +199,7 @@ function apply(state: MemoryState, chunks: ReadonlyMap<string, Chunk>, operation
         const denied = permission(origin, 'delete', c);
         if (denied) return denied;
       }
-      const gone = new Set(operation.chunkIds);
-      return { chunkIds: state.chunkIds.filter((id) => !gone.has(id)), tokens: state.tokens - sumTokens(found.chunks), newChunks: [] };
+      return { chunkIds: withoutIndexes(state.chunkIds, found.indexes), tokens: state.tokens - sumTokens(found.chunks), newChunks: [] };
     }
 
     case 'batch_replace': {
@@ -282,12 +281,19 @@ function findMany(
 ): { chunks: Chunk[]; indexes: number[] } | Refusal {
   if (ids.length === 0) return refuse('invalid', `${action}: no chunk ids given`);
   if (new Set(ids).size !== ids.length) return refuse('invalid', `${action}: the chunk ids must not repeat`);
-  // One pass over the state, indexing only the ids asked for: cheap even for 10,000-chunk states.
-  const wanted = new Set(ids);
+  // Index only the ids asked for: native indexOf for a few, one pass for many — cheap even for 10,000-chunk states.
   const position = new Map<string, number>();
-  state.chunkIds.forEach((id, i) => {
-    if (wanted.has(id)) position.set(id, i);
-  });
+  if (ids.length <= 8) {
+    for (const id of ids) {
+      const index = state.chunkIds.indexOf(id);
+      if (index >= 0) position.set(id, index);
+    }
+  } else {
+    const wanted = new Set(ids);
+    state.chunkIds.forEach((id, i) => {
+      if (wanted.has(id)) position.set(id, i);
+    });
+  }
   const found: Chunk[] = [];
   const indexes: number[] = [];
   for (const id of ids) {
@@ -299,6 +305,13 @@ function findMany(
     indexes.push(index);
   }
   return { chunks: found, indexes };
+}
+
+/** A copy without the given positions (native copy and splices: fast for the usual few deletions). */
+function withoutIndexes(ids: readonly string[], indexes: readonly number[]): string[] {
+  const out = ids.slice();
+  for (const i of [...indexes].sort((a, b) => b - a)) out.splice(i, 1);
+  return out;
 }
 
 function replaceAt(ids: readonly string[], index: number, id: string): string[] {
