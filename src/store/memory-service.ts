@@ -81,6 +81,12 @@ export interface StateDiff {
 /** Concurrent writers to one thread retry this many times before giving up (each retry re-reads the head). */
 const MAX_COMMIT_ATTEMPTS = 20;
 
+/**
+ * A short random pause before retrying a lost commit race, growing with the attempt: without it,
+ * writers in one process re-read the same head in the same tick and only one wins per round.
+ */
+const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** attempt, 50)));
+
 /** A deterministic operation id from a caller's idempotency key: the same key never writes twice. */
 export function operationIdFor(key: string): string {
   return `op_${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
@@ -123,10 +129,12 @@ export class MemoryService {
     const threadId = input.threadId ?? this.newId('thread');
     const operationId = this.newId('operation');
     let chunkInputs = input.chunks ?? [];
+    let observerNotes: string[] = [];
     if (chunkInputs.length > 0) {
       const observed = runObservers(this.observers, { op: 'add', chunks: chunkInputs }, input.meta, { threadId });
       if (!observed.ok) throw new MemoryRefusedError('vetoed', `vetoed by ${observed.vetoedBy}: ${observed.reason}`);
       if (observed.operation.op === 'add') chunkInputs = observed.operation.chunks;
+      observerNotes = observed.notes;
     }
     const ctx = this.reduceContext(operationId);
     const chunks = chunkInputs.map((c) => createChunk(c, ctx));
@@ -146,7 +154,12 @@ export class MemoryService {
       thread,
       state,
       chunks,
-      record: this.record(threadId, 'create', input.meta, { id: operationId, toStateId: state.id, newChunkIds: state.chunkIds }),
+      record: this.record(threadId, 'create', input.meta, {
+        id: operationId,
+        toStateId: state.id,
+        newChunkIds: state.chunkIds,
+        details: observerNotes.length > 0 ? { observerNotes } : null,
+      }),
     });
     return { thread, state, chunks };
   }
@@ -234,7 +247,10 @@ export class MemoryService {
         });
         return { record: committed.record, state: committed.status === 'committed' ? result.state : await this.requireState(committed.record.toStateId) };
       } catch (err) {
-        if (err instanceof HeadMovedError && attempt < MAX_COMMIT_ATTEMPTS) continue;
+        if (err instanceof HeadMovedError && attempt < MAX_COMMIT_ATTEMPTS) {
+          await backoff(attempt);
+          continue;
+        }
         throw err;
       }
     }
@@ -288,7 +304,10 @@ export class MemoryService {
         });
         return committed.record;
       } catch (err) {
-        if (err instanceof HeadMovedError && attempt < MAX_COMMIT_ATTEMPTS) continue;
+        if (err instanceof HeadMovedError && attempt < MAX_COMMIT_ATTEMPTS) {
+          await backoff(attempt);
+          continue;
+        }
         throw err;
       }
     }

@@ -155,6 +155,15 @@ for (const backend of BACKENDS) {
       assert.equal(view.state.id, first.state.id);
       assert.equal(view.chunks.filter((c) => textOf(c) === 'The user wants the cheapest option.').length, 1, 'the chunk is there once');
 
+      // A retry that comes after other writes (an activity retried later) is still a no-op.
+      await memory.apply(thread.id, { op: 'add', chunks: [{ type: 'user', content: text('and a window seat') }] }, by('user'));
+      const auditBeforeLateRetry = await memory.audit(thread.id);
+      const late = await memory.apply(thread.id, add, by('agent'), { operationId: key });
+      assert.deepEqual(late.record, first.record);
+      assert.deepEqual(late.state, first.state);
+      assert.deepEqual(await memory.audit(thread.id), auditBeforeLateRetry);
+      assert.equal((await memory.view(thread.id)).chunks.filter((c) => textOf(c) === 'The user wants the cheapest option.').length, 1);
+
       // Retrying a delete whose chunk is already gone: the reducer would refuse (not found), but the
       // operation already happened, so the retry answers with its first result.
       const target = view.chunks[1] as Chunk;
@@ -244,6 +253,14 @@ for (const backend of BACKENDS) {
       assert.deepEqual((await memory.view(forked.thread.id)).chunks.map(textOf), ['fact c', 'fact d']);
       assert.deepEqual((await memory.view(thread.id)).chunks.map(textOf), ['fact a', 'fact b', 'fact c']);
       await assert.rejects(memory.stateView(forked.thread.id, s3.id), StateNotFoundError, 'a state of another thread is not this thread’s');
+
+      if (store instanceof FileMemoryStore) {
+        // After a restart (a fresh store on the same directory) both threads read the same.
+        const reopened = service(await fileStore(store.root));
+        for (const id of [thread.id, forked.thread.id]) assert.deepEqual(await reopened.view(id), await memory.view(id));
+        assert.deepEqual(await reopened.stateView(thread.id, s3.id), earlier);
+        assert.deepEqual(await reopened.store.listCheckpoints(thread.id), await store.listCheckpoints(thread.id));
+      }
     });
 
     test('endSession removes EPHEMERAL chunks only, as the system', async () => {
@@ -313,6 +330,42 @@ test('two services over two file stores on one directory: 2×15 concurrent adds,
     for (let at: string | null = head.state.id; at !== null; at = byId.get(at)?.parentStateId ?? null) steps++;
     assert.equal(steps, 31);
   }
+});
+
+test('two processes (file stores on one directory): ensureThread at once makes one thread; a retried operation is not written twice', async () => {
+  const dir = newDir();
+  const worker = service(await fileStore(dir));
+  const api = service(await fileStore(dir));
+  const input = { threadId: 'thread_run_r1', userId: 'u1', chunks: [{ type: 'workflow' as const, content: text('Goal of run r1') }], meta: by('system') };
+  const [x, y] = await Promise.all([worker.ensureThread(input), api.ensureThread(input)]);
+  assert.deepEqual(x, y);
+  assert.deepEqual((await api.audit(x.id)).map((r) => r.kind), ['create']);
+
+  // An activity's write, retried on another worker after the first one committed it.
+  const key = operationIdFor('run r1/step s1/attempt');
+  const add: Operation = { op: 'add', chunks: [{ type: 'action_response', content: text('{"value": 84}') }] };
+  const first = await worker.apply(x.id, add, by('agent'), { operationId: key });
+  const again = await api.apply(x.id, add, by('agent'), { operationId: key });
+  assert.deepEqual(again, first);
+  assert.equal((await api.audit(x.id)).length, 2);
+  assert.equal((await worker.view(x.id)).chunks.length, 2);
+});
+
+test('two services over one in-memory store: 2×15 concurrent adds all land', async () => {
+  // Optimistic retries alone are not enough here: in one process every loser re-reads the same head
+  // in the same tick, so each round commits exactly one writer.
+  const store = new InMemoryMemoryStore();
+  const one = service(store);
+  const two = service(store);
+  const { thread } = await one.createThread({ userId: 'u1', chunks: [], meta: by('system') });
+  const add = (memory: MemoryService, label: string) => memory.apply(thread.id, { op: 'add', chunks: [{ type: 'action', content: text(label) }] }, by('agent'));
+  const labels = Array.from({ length: 30 }, (_, i) => `write-${i}`);
+  const results = await Promise.allSettled(labels.map((l, i) => add(i % 2 ? one : two, l)));
+  const failed = results.flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error).name)] : []));
+  assert.deepEqual(failed, [], `${failed.length} of 30 concurrent writes failed`);
+  const head = await one.view(thread.id);
+  assert.deepEqual(head.chunks.map(textOf).sort(), [...labels].sort());
+  assert.equal((await one.audit(thread.id)).length, 31);
 });
 
 test('refusals: the agent may not delete a CRITICAL chunk; an observer veto; nothing is written', async () => {
@@ -426,7 +479,7 @@ describe('compactIfNeeded', () => {
    */
   async function compactionThread(memory: MemoryService) {
     const steps = (from: number, to: number) =>
-      Array.from({ length: to - from + 1 }, (_, k): ChunkInput => ({ type: k % 2 ? 'action_response' : 'action', content: text(stepText(from + k)) }));
+      Array.from({ length: to - from + 1 }, (_, k): ChunkInput => ({ type: from + k === 1 ? 'user' : k % 2 ? 'action_response' : 'action', content: text(stepText(from + k)) }));
     const created = await memory.createThread({
       userId: 'u1',
       limits,
@@ -524,6 +577,11 @@ describe('compactIfNeeded', () => {
     assert.match(userText(calls[0]), new RegExp(`at most ${projectedSummaryTokens(t.compressible.tokens)} tokens`));
     assert.match(calls[1]?.messages.at(-1)?.content ?? '', /more than the \d+ allowed; shorten it/, 'the over-long summary was sent back');
     for (let i = 1; i <= 16; i++) assert.ok(userText(calls[2]).includes(stepText(i)), `batch summary request holds step ${i}`);
+    // The user's message, summarized away, is still retrievable by its id — which the summary request showed the model.
+    const message = t.batch[0] as Chunk;
+    assert.equal(message.type, 'user');
+    assert.ok(userText(calls[2]).includes(`[user ${message.messageId}]\n${stepText(1)}`));
+    assert.deepEqual(await memory.findMessage(message.messageId as string), message);
     assert.ok(!userText(calls[2]).includes(stepText(17)), 'the newest steps are not summarized');
 
     // Under the soft limit now: nothing more to do, no model call.
