@@ -5,7 +5,7 @@
  * watch it live. A thin layer over `MemoryService`: validate, call, shape.
  * Errors (404 unknown thread or state, 422 refused) go to the app's one handler.
  */
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { MemoryState, MemoryThread, OperationMeta, OperationRecord } from '../memory/model';
 import { StateNotFoundError, ThreadNotFoundError, type MemoryService } from '../store/memory-service';
@@ -60,6 +60,14 @@ function stateJson(state: MemoryState) {
   };
 }
 
+/** 201 Created for a thread made by create or fork: where it lives, its id and head. */
+function sendNewThread(res: Response, thread: MemoryThread): void {
+  res
+    .status(201)
+    .location(`/v1/threads/${encodeURIComponent(thread.id)}`)
+    .json({ threadId: thread.id, headStateId: thread.headStateId });
+}
+
 /** Records list every operation of a thread; the default store limit (1000) would cut long threads short. */
 const ALL_RECORDS = 1_000_000;
 
@@ -89,10 +97,7 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
         ...(body.limits ? { limits: body.limits } : {}),
         meta: asUser('created through the API', trigger('POST', '/v1/threads')),
       });
-      res
-        .status(201)
-        .location(`/v1/threads/${encodeURIComponent(thread.id)}`)
-        .json({ threadId: thread.id, headStateId: thread.headStateId });
+      sendNewThread(res, thread);
     }),
   );
 
@@ -175,10 +180,7 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
       await requireStateOf(params.threadId, body.stateId);
       const meta = asUser(body.reason ?? `forked from ${body.stateId} through the API`, trigger('POST', req.path));
       const { thread } = await memory.fork(params.threadId, body.stateId, meta);
-      res
-        .status(201)
-        .location(`/v1/threads/${encodeURIComponent(thread.id)}`)
-        .json({ threadId: thread.id, headStateId: thread.headStateId });
+      sendNewThread(res, thread);
     }),
   );
 

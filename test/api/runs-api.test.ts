@@ -3,17 +3,15 @@
  * a real worker, and the real `openai` client talking to a scripted stub model.
  */
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { Express } from 'express';
 import pino from 'pino';
 import { createApp } from '../../src/api/app';
 import { startApi, temporalReachable } from '../../src/api/server';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { Runs, type RunSummary } from '../../src/temporal/runs';
+import { listen, requestJson } from '../helpers/http';
+import { readEvents as readSse, type ReadEventsOptions } from '../helpers/sse-client';
 import { StubModelServer } from '../helpers/stub-model-server';
 import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
@@ -26,35 +24,8 @@ const silent = pino({ level: 'silent' });
 /** Unique per file run, so listings see only this file's runs. */
 const USER = `api-e2e-${randomUUID().slice(0, 8)}@example.com`;
 
-async function listen(app: Express): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-interface Reply<T = unknown> {
-  status: number;
-  headers: Headers;
-  body: T;
-}
-
-async function call<T = Record<string, unknown>>(method: string, path: string, body?: unknown, url = base): Promise<Reply<T>> {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as T };
-}
+/** A JSON call to this file's API (or to the one at `url`). */
+const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown, url = base) => requestJson<T>(url, method, path, body);
 
 const getState = async (runId: string) => (await call<ExecutionState>('GET', `/v1/runs/${runId}`)).body;
 
@@ -110,44 +81,8 @@ function scriptAddition(goal: string, expression: string, answer: string): void 
   });
 }
 
-interface SseResult {
-  contentType: string | null;
-  events: EventSourceMessage[];
-  comments: string[];
-  /** Whether the server ended the stream (as opposed to the client stopping early). */
-  ended: boolean;
-}
-
-/** Reads an event stream until the server ends it, or `until` says enough (then disconnects). */
-async function readEvents(
-  url: string,
-  options: { until?: (r: SseResult) => boolean; onEvent?: (e: EventSourceMessage) => void } = {},
-): Promise<SseResult> {
-  const abort = new AbortController();
-  const res = await fetch(url, { signal: abort.signal, headers: { accept: 'text/event-stream' } });
-  assert.equal(res.status, 200);
-  const result: SseResult = { contentType: res.headers.get('content-type'), events: [], comments: [], ended: false };
-  const parser = createParser({
-    onEvent: (e) => {
-      result.events.push(e);
-      options.onEvent?.(e);
-    },
-    onComment: (c) => result.comments.push(c),
-  });
-  const decoder = new TextDecoder();
-  const timer = setTimeout(() => abort.abort(), 30_000);
-  try {
-    assert.ok(res.body);
-    for await (const chunk of res.body) {
-      parser.feed(decoder.decode(chunk, { stream: true }));
-      if (options.until?.(result)) return result; // leaving the loop cancels the body: we disconnect
-    }
-    result.ended = true;
-    return result;
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** Reads a run's event stream until the server ends it, or `until` says enough (then disconnects). */
+const readEvents = (url: string, options: Omit<ReadEventsOptions, 'timeoutMs'> = {}) => readSse(url, { ...options, timeoutMs: 30_000 });
 
 before(async () => {
   await stub.start();

@@ -4,22 +4,20 @@
  * in-memory store. Also the live stream, and `retrieve_message` as a plan step
  * runs it. No Temporal needed: runs are not part of these routes.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { Express } from 'express';
 import pino from 'pino';
 import { createApp, type AppOptions } from '../../src/api/app';
 import type { Chunk, ChunkInput, OperationMeta, OperationRecord } from '../../src/memory/model';
 import { redactSecrets, type MemoryObserver } from '../../src/memory/observers';
 import { MemoryService, type MemoryServiceOptions, type StateDiff } from '../../src/store/memory-service';
 import { InMemoryMemoryStore } from '../../src/store/memory/in-memory-store';
-import { MemoryKeyValueStore } from '../../src/store/kv';
 import { ToolRegistry } from '../../src/tools/registry';
 import { retrieveMessage } from '../../src/tools/retrieve-message';
 import type { ToolContext } from '../../src/tools/tool';
+import { listen, requestJson, type Listening } from '../helpers/http';
+import { readEvents as readSse, type SseResult } from '../helpers/sse-client';
+import { toolContext } from '../helpers/tool-context';
 
 const silent = pino({ level: 'silent' });
 const config = { uiUrl: 'http://127.0.0.1:8233', TEMPORAL_NAMESPACE: 'default' };
@@ -40,21 +38,7 @@ let memory: MemoryService;
 let base: string;
 let closeServer: () => Promise<void>;
 
-async function listen(app: Express): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-function serve(service: MemoryService): Promise<{ url: string; close: () => Promise<void> }> {
+function serve(service: MemoryService): Promise<Listening> {
   return listen(createApp({ runs: noRuns, config, isHealthy: async () => true, logger: silent, memory: service, events: { pollMs: 25, heartbeatMs: 100 } }));
 }
 
@@ -69,11 +53,6 @@ after(async () => {
   await closeServer?.();
 });
 
-interface Reply<T> {
-  status: number;
-  headers: Headers;
-  body: T;
-}
 interface ErrorReply {
   error: { code: string; message: string; details?: unknown };
 }
@@ -99,15 +78,9 @@ interface StatesJson {
   states: { stateId: string; parentStateId: string | null; seq: number; operation: { id: string; kind: string; origin: string; reason: string } | null; at: string }[];
 }
 
-async function call<T = Record<string, unknown>>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as T };
-}
+/** A JSON call to this file's API. */
+const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  requestJson<T>(base, method, path, body, headers);
 
 /** A call that must succeed with `status`; returns the body. */
 async function ok<T = Record<string, unknown>>(status: number, method: string, path: string, body?: unknown): Promise<T> {
@@ -545,31 +518,11 @@ test('a secret in an added chunk is redacted before it enters memory, and the au
   assert.doesNotMatch(JSON.stringify(context), /sk-proj-abc123/);
 });
 
-interface SseResult {
-  contentType: string | null;
-  events: EventSourceMessage[];
-  comments: string[];
-}
-
-/** Reads an event stream until `until` says enough, then disconnects. */
+/** Reads an event stream until `until` says enough, then disconnects; the server ending it first fails the test. */
 async function readEvents(url: string, until: (r: SseResult) => boolean, headers: Record<string, string> = {}): Promise<SseResult> {
-  const abort = new AbortController();
-  const res = await fetch(url, { signal: abort.signal, headers: { accept: 'text/event-stream', ...headers } });
-  assert.equal(res.status, 200);
-  const result: SseResult = { contentType: res.headers.get('content-type'), events: [], comments: [] };
-  const parser = createParser({ onEvent: (e) => result.events.push(e), onComment: (c) => result.comments.push(c) });
-  const decoder = new TextDecoder();
-  const timer = setTimeout(() => abort.abort(), 10_000);
-  try {
-    assert.ok(res.body);
-    for await (const chunk of res.body) {
-      parser.feed(decoder.decode(chunk, { stream: true }));
-      if (until(result)) return result; // leaving the loop cancels the body: we disconnect
-    }
-    throw new Error('the server ended the stream');
-  } finally {
-    clearTimeout(timer);
-  }
+  const result = await readSse(url, { until, headers, timeoutMs: 10_000 });
+  if (result.ended) throw new Error('the server ended the stream');
+  return result;
 }
 
 test('the stream sends every operation in order as it happens, including writes made directly through the memory service', async () => {
@@ -636,17 +589,7 @@ test('the stream resumes after ?after= or Last-Event-ID, sends heartbeats, and s
 
 test('retrieve_message returns a conversation message by its short id, as a plan step runs it', async () => {
   const registry = new ToolRegistry([retrieveMessage]);
-  const ctx = (over: Partial<ToolContext> = {}): ToolContext => ({
-    userId: 'ada',
-    runId: 'run-1',
-    stepId: 's1',
-    idempotencyKey: 'run-1/s1/1',
-    store: new MemoryKeyValueStore(),
-    heartbeat: () => undefined,
-    signal: new AbortController().signal,
-    memory,
-    ...over,
-  });
+  const ctx = (over: Partial<ToolContext> = {}) => toolContext({ memory, ...over });
   const { threadId } = await createThread();
   await apply(threadId, {
     op: 'add',

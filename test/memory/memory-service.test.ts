@@ -5,9 +5,6 @@
  * to the stub model server.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DemoProvider } from '../../src/llm/demo-provider';
 import type { ModelProvider } from '../../src/llm/provider';
@@ -22,25 +19,20 @@ import type { MemoryStore } from '../../src/store/memory-store';
 import { FileMemoryStore } from '../../src/store/memory/file-store';
 import { InMemoryMemoryStore } from '../../src/store/memory/in-memory-store';
 import { StubModelServer, type StubRequest } from '../helpers/stub-model-server';
+import { scratchDirs } from '../helpers/scratch-dirs';
 import { stubProvider } from '../helpers/temporal-env';
 
 const LIMITS: TokenLimits = { soft: 4000, hard: 8000 };
 const by = (origin: Origin, reason = 'test'): OperationMeta => ({ origin, reason, trigger: 'test' });
 const text = (t: string) => ({ kind: 'text' as const, text: t });
 
-let root = '';
-let dirs = 0;
 const opened: MemoryStore[] = [];
 
-before(async () => {
-  root = await mkdtemp(path.join(tmpdir(), 'threadline-memory-service-'));
-});
 after(async () => {
   await Promise.all(opened.map((s) => s.end()));
-  await rm(root, { recursive: true, force: true });
 });
-
-const newDir = () => path.join(root, `d${++dirs}`);
+/** Registered after the hook above, so stores are closed before their directories go. */
+const newDir = scratchDirs('threadline-memory-service-', 'd');
 
 async function fileStore(dir: string): Promise<FileMemoryStore> {
   const store = new FileMemoryStore(dir);

@@ -5,26 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFile, mkdir, mkdtemp, readFile, rm, utimes } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, mkdir, readFile, rm, utimes } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { HeadMovedError, type MemoryStore } from '../../src/store/memory-store';
 import { FileMemoryStore, fileSafe } from '../../src/store/memory/file-store';
 import { createMemoryStore } from '../../src/store/memory/select-store';
+import { scratchDirs } from '../helpers/scratch-dirs';
 import { Fixture, memoryStoreConformance } from './memory-store.conformance';
 
-let root = '';
-let n = 0;
 /** A fresh directory per test. */
-const dir = () => path.join(root, `t${++n}`);
-
-before(async () => {
-  root = await mkdtemp(path.join(tmpdir(), 'threadline-file-store-'));
-});
-after(async () => {
-  await rm(root, { recursive: true, force: true });
-});
+const dir = scratchDirs('threadline-file-store-');
 
 async function open(where: string): Promise<FileMemoryStore> {
   const store = new FileMemoryStore(where);

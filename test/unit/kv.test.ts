@@ -1,22 +1,13 @@
 /** The embedded key-value store (file backend under DATA_DIR, and the in-memory one used by tests). */
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { FileKeyValueStore, MemoryKeyValueStore } from '../../src/store/kv';
+import { scratchDirs } from '../helpers/scratch-dirs';
 
-let root = '';
-let n = 0;
 /** A fresh directory per test, so tests never see each other's data. */
-const dir = () => path.join(root, `t${++n}`);
-
-before(async () => {
-  root = await mkdtemp(path.join(tmpdir(), 'threadline-kv-'));
-});
-after(async () => {
-  await rm(root, { recursive: true, force: true });
-});
+const dir = scratchDirs('threadline-kv-');
 
 test('file store: values round-trip with their JSON shape', async () => {
   const store = new FileKeyValueStore(dir());

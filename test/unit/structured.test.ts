@@ -4,24 +4,9 @@ import { test } from 'node:test';
 import { applyPlan, initialState, type ExecutionState } from '../../src/planning/execution-state';
 import { replyJsonSchema } from '../../src/planning/schemas';
 import type { PlannerContext } from '../../src/llm/prompts';
-import type { ModelProvider, ModelRequest } from '../../src/llm/provider';
 import { callModel, InvalidModelReplyError, parseReply } from '../../src/llm/structured';
 import { ToolRegistry } from '../../src/tools/registry';
-
-/** A scripted in-process model: answers from its script in order and throws when the script runs out. */
-class ScriptedModel implements ModelProvider {
-  readonly label = 'scripted';
-  /** Snapshots of every request, as they were when sent. */
-  readonly requests: ModelRequest[] = [];
-  constructor(private readonly script: string[]) {}
-
-  async complete(request: ModelRequest): Promise<string> {
-    this.requests.push({ ...request, messages: request.messages.map((m) => ({ ...m })) });
-    const reply = this.script.shift();
-    if (reply === undefined) throw new Error(`scripted model: no reply left for call #${this.requests.length} (${request.name})`);
-    return reply;
-  }
-}
+import { ScriptedModel } from '../helpers/scripted-model';
 
 function state(): ExecutionState {
   const at = new Date('2025-01-01T00:00:00.000Z');

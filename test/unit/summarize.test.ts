@@ -2,25 +2,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DemoProvider, demoSummary } from '../../src/llm/demo-provider';
-import { isSummaryContext, type ModelProvider, type ModelRequest } from '../../src/llm/provider';
+import { isSummaryContext } from '../../src/llm/provider';
 import { InvalidModelReplyError } from '../../src/llm/structured';
 import { summarize } from '../../src/llm/summarize';
 import { countTextTokens } from '../../src/memory/tokens';
 import { MemorySummaryReplySchema, replyJsonSchema } from '../../src/planning/schemas';
-
-/** Answers from its script in order and throws when the script runs out. */
-class ScriptedModel implements ModelProvider {
-  readonly label = 'scripted';
-  readonly requests: ModelRequest[] = [];
-  constructor(private readonly script: string[]) {}
-
-  async complete(request: ModelRequest): Promise<string> {
-    this.requests.push({ ...request, messages: request.messages.map((m) => ({ ...m })) });
-    const reply = this.script.shift();
-    if (reply === undefined) throw new Error(`scripted model: no reply left for call #${this.requests.length}`);
-    return reply;
-  }
-}
+import { ScriptedModel } from '../helpers/scripted-model';
 
 const TEXTS = ['The user asked for a poem about the moon. They like short poems.', 'Step 1 wrote a 4-line poem; the user chose Latin American Spanish.'];
 const reply = (summary: string) => JSON.stringify({ summary });

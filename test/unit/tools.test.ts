@@ -4,22 +4,10 @@ import { test } from 'node:test';
 import { z } from 'zod';
 import { MemoryKeyValueStore } from '../../src/store/kv';
 import { BUILTIN_TOOLS, ToolRegistry, type ToolOutcome } from '../../src/tools/registry';
-import { defineTool, type ToolContext } from '../../src/tools/tool';
+import { defineTool } from '../../src/tools/tool';
+import { toolContext as context } from '../helpers/tool-context';
 
 const registry = new ToolRegistry();
-
-function context(over: Partial<ToolContext> = {}): ToolContext {
-  return {
-    userId: 'ada',
-    runId: 'run-1',
-    stepId: 's1',
-    idempotencyKey: 'run-1/s1/1',
-    store: new MemoryKeyValueStore(),
-    heartbeat: () => undefined,
-    signal: new AbortController().signal,
-    ...over,
-  };
-}
 
 function ok(outcome: ToolOutcome): unknown {
   assert.ok(outcome.ok, `expected success, got ${outcome.ok ? '' : outcome.error}`);
