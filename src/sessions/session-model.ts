@@ -1,0 +1,131 @@
+/**
+ * The session layer's pure model (seed 000): chatHistory, TaskState, the
+ * session's view of its runs, and the routing of each incoming message.
+ * No I/O; imported by the session workflow and unit-tested on its own.
+ */
+import { z } from 'zod';
+
+export interface Turn {
+  role: 'user' | 'assistant';
+  text: string;
+  at: string;
+  /** Short id of the message in the session's memory thread (retrieve_message). */
+  messageId?: string;
+  runId?: string;
+}
+
+/** Seed 000's durable, structured summary of what still matters across turns. */
+export const TaskStateSchema = z.object({
+  CurrentGoal: z.string(),
+  ActiveFlow: z.string(),
+  OpenLoops: z.array(z.string()),
+  ImportantFacts: z.array(z.string()),
+  LastDecision: z.string(),
+  UpdatedAt: z.string(),
+});
+export type TaskState = z.infer<typeof TaskStateSchema>;
+
+export const emptyTaskState = (): TaskState => ({ CurrentGoal: '', ActiveFlow: '', OpenLoops: [], ImportantFacts: [], LastDecision: '', UpdatedAt: '' });
+
+/** The session's status for one of its runs; `waiting_user_confirmation` marks a yes/no question. */
+export const SESSION_RUN_STATUSES = ['planning', 'running', 'waiting_user', 'waiting_user_confirmation', 'completed', 'failed', 'cancelled'] as const;
+export type SessionRunStatus = (typeof SESSION_RUN_STATUSES)[number];
+
+export interface SessionRun {
+  runId: string;
+  goal: string;
+  status: SessionRunStatus;
+  question: string | null;
+  finalAnswer: string | null;
+  lastError: string | null;
+  startedAt: string;
+  /** When the run last asked its question (orders replies when several runs wait). */
+  askedAt: string | null;
+}
+
+export const WAITING: readonly SessionRunStatus[] = ['waiting_user', 'waiting_user_confirmation'];
+export const FINISHED: readonly SessionRunStatus[] = ['completed', 'failed', 'cancelled'];
+
+/** A yes/no question: it begins like one or says so. */
+export function isConfirmationQuestion(question: string): boolean {
+  const q = question.trim();
+  return (
+    /\b(yes\s*\/\s*no|y\s*\/\s*n)\b/i.test(q) ||
+    (/^(should|shall|do|does|did|is|are|was|were|can|could|would|will|may|want|proceed|continue|confirm)\b/i.test(q) && q.endsWith('?')) ||
+    /(吗|是否|确认)[？?]?$/.test(q)
+  );
+}
+
+const YES = new Set(['yes', 'y', 'yeah', 'yep', 'sure', 'ok', 'okay', 'confirm', 'confirmed', 'go ahead', 'proceed', 'continue', '继续', '好', '好的', '是', '是的', '可以', '确认']);
+const NO = new Set(['no', 'n', 'nope', 'cancel', 'stop', "don't", 'do not', '不', '不要', '否', '取消', '算了']);
+
+const normalize = (text: string) => text.trim().toLowerCase().replace(/[.!。！\s]+$/u, '');
+
+/** Short confirmations, answered in code: "yes" / "no", or null when the text is more than that. */
+export function confirmation(text: string): 'yes' | 'no' | null {
+  const t = normalize(text);
+  if (YES.has(t)) return 'yes';
+  if (NO.has(t)) return 'no';
+  return null;
+}
+
+const RETRY = new Set(['continue', 'try again', 'retry', 'again', 'redo', '再试', '再试一次', '继续', '重试']);
+export const isRetryPhrase = (text: string) => RETRY.has(normalize(text));
+
+export const COMMANDS = ['/clear', '/state', '/help'] as const;
+
+export type Route =
+  | { kind: 'command'; command: (typeof COMMANDS)[number] | 'unknown'; text: string }
+  | { kind: 'reply'; runId: string; text: string }
+  | { kind: 'retry'; runId: string; goal: string }
+  | { kind: 'nothing_to_retry' }
+  | { kind: 'new_run'; goal: string };
+
+/**
+ * Decides what a message is (seed 000's resume and reset rules), in this order:
+ * slash commands; a reply to the run that waits (the most recently asked one when several wait,
+ * or the one named with `@<runId>`), with yes/no confirmations normalized for yes/no questions;
+ * a retry phrase when nothing waits (retries the latest failed or cancelled run); else a new run.
+ */
+export function routeMessage(runs: readonly SessionRun[], text: string): Route {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('/')) {
+    const command = trimmed.split(/\s+/)[0]?.toLowerCase() ?? '';
+    return { kind: 'command', command: (COMMANDS as readonly string[]).includes(command) ? (command as (typeof COMMANDS)[number]) : 'unknown', text: trimmed };
+  }
+  const waiting = runs.filter((r) => WAITING.includes(r.status));
+  if (waiting.length > 0) {
+    const addressed = /^@(\S+)\s+([\s\S]*)$/.exec(trimmed);
+    const named = addressed ? waiting.find((r) => r.runId === addressed[1]) : undefined;
+    const target = named ?? [...waiting].sort((a, b) => (b.askedAt ?? '').localeCompare(a.askedAt ?? ''))[0]!;
+    const body = named && addressed ? (addressed[2] ?? '') : trimmed;
+    const answer = target.status === 'waiting_user_confirmation' ? confirmation(body) : null;
+    return { kind: 'reply', runId: target.runId, text: answer ?? body };
+  }
+  if (isRetryPhrase(trimmed)) {
+    const last = [...runs].reverse().find((r) => r.status === 'failed' || r.status === 'cancelled');
+    return last ? { kind: 'retry', runId: last.runId, goal: last.goal } : { kind: 'nothing_to_retry' };
+  }
+  return { kind: 'new_run', goal: trimmed };
+}
+
+/** Keeps the most recent `maxTurns` turns; returns what was kept and what is older. */
+export function splitHistory(history: readonly Turn[], keep: number): { older: Turn[]; recent: Turn[] } {
+  const cut = Math.max(0, history.length - keep);
+  return { older: history.slice(0, cut), recent: history.slice(cut) };
+}
+
+/** Compress when recent messages exceed the window or their estimated tokens exceed the threshold. */
+export function needsCompression(history: readonly Turn[], limits: { window: number; tokenThreshold: number }): boolean {
+  // A cheap estimate (≈ 4 characters per token) is enough to decide; the summary call counts exactly.
+  const tokens = history.reduce((sum, t) => sum + Math.ceil(t.text.length / 4), 0);
+  return history.length > limits.window || tokens > limits.tokenThreshold;
+}
+
+export const HELP_TEXT = [
+  'Talk to me and I plan and carry out what you ask; when I ask you something, just answer.',
+  '/state — show the conversation memory (recent turns, task state, runs)',
+  '/clear — forget the conversation: recent turns, task state and pending runs',
+  '/help — this text',
+  'Retry a failed request with "try again" (or "continue", "再试"). Address a waiting run with "@<runId> your answer".',
+].join('\n');

@@ -1,0 +1,51 @@
+/**
+ * Messages of the session workflow — defined once, imported by the workflow,
+ * the API, the chat client and tests.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { SessionRun, SessionRunStatus, TaskState, Turn } from '../sessions/session-model';
+
+export const SESSION_WORKFLOW_TYPE = 'agentSessionWorkflow';
+
+/** What became of a message (the REST API's 200 body). */
+export interface MessageOutcome {
+  kind: 'command' | 'reply' | 'new_run' | 'retry';
+  runId?: string;
+  reply?: string;
+}
+
+/** A person's message to the session; handled in arrival order. */
+export const sendMessageUpdate = defineUpdate<MessageOutcome, [{ text: string }]>('sendMessage');
+
+/** A run of this session reports a change of status (sent by the run itself). */
+export interface RunReport {
+  runId: string;
+  status: SessionRunStatus;
+  question: string | null;
+  finalAnswer: string | null;
+  lastError: string | null;
+}
+export const runReportSignal = defineSignal<[RunReport]>('runReport');
+
+export interface SessionView {
+  sessionId: string;
+  userId: string;
+  threadId: string;
+  chatHistory: Turn[];
+  taskState: TaskState;
+  runs: SessionRun[];
+  /** Messages handled since the session began, across continue-as-new. */
+  turns: number;
+  /** Increments at every change (for SSE watchers). */
+  version: number;
+}
+export const getSessionQuery = defineQuery<SessionView>('getSession');
+
+export interface SessionInput {
+  sessionId: string;
+  userId: string;
+  threadId: string;
+  limits: { maxSteps: number; maxDepth: number };
+  /** Compact state carried across continue-as-new. */
+  carried?: Omit<SessionView, 'sessionId' | 'userId' | 'threadId'>;
+}
