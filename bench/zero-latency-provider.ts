@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import type { ExecutionState } from '../src/planning/execution-state';
 import type { ReplanDecisionReply, StepSpec } from '../src/planning/schemas';
-import { isSummaryContext, type ModelProvider, type ModelRequest } from '../src/llm/provider';
+import { isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest } from '../src/llm/provider';
 import { defineTool } from '../src/tools/tool';
 
 export const NOOP_TOOL = defineTool({
@@ -58,6 +58,9 @@ export class ZeroLatencyProvider implements ModelProvider {
 
   async complete(request: ModelRequest): Promise<string> {
     if (isSummaryContext(request.context)) return JSON.stringify({ summary: 'summary' });
+    if (isTaskStateSummaryContext(request.context)) {
+      return JSON.stringify({ CurrentGoal: 'bench', ActiveFlow: '', OpenLoops: [], ImportantFacts: [], LastDecision: '' });
+    }
     const { state } = request.context;
     const total = stepsOf(state.goal);
     switch (request.name) {
@@ -74,7 +77,8 @@ export class ZeroLatencyProvider implements ModelProvider {
       case 'final_answer':
         return JSON.stringify({ answer: FIXED_ANSWER });
       case 'memory_summary':
-        return JSON.stringify({ summary: 'summary' });
+      case 'task_state_summary':
+        throw new Error(`${request.name} is answered above`);
     }
   }
 }

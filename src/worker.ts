@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createPlanActivities } from './activities/plan-activities';
+import { createSessionActivities } from './activities/session-activities';
 import { loadConfig, type Config } from './config';
 import { describeProvider, selectProvider } from './llm/select-provider';
 import type { ModelProvider } from './llm/provider';
@@ -33,16 +34,21 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const provider = options.provider ?? selectProvider(config);
   const opened = options.memory ? undefined : await openMemory(config, provider);
   const memory = options.memory ?? opened!.memory;
-  const activities = createPlanActivities({
-    provider,
-    tools: new ToolRegistry([...BUILTIN_TOOLS, retrieveMessage, ...(options.extraTools ?? [])]),
-    memory,
-    contextBudget: config.MEMORY_HARD_LIMIT,
-    store: options.store ?? new FileKeyValueStore(path.join(config.dataDir, 'kv')),
-    repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
-    maxSteps: config.MAX_STEPS,
-    maxDepth: config.MAX_SUBPLAN_DEPTH,
-  });
+  const tools = new ToolRegistry([...BUILTIN_TOOLS, retrieveMessage, ...(options.extraTools ?? [])]);
+  const activities = {
+    ...createPlanActivities({
+      provider,
+      tools,
+      memory,
+      contextBudget: config.MEMORY_HARD_LIMIT,
+      store: options.store ?? new FileKeyValueStore(path.join(config.dataDir, 'kv')),
+      repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
+      maxSteps: config.MAX_STEPS,
+      maxDepth: config.MAX_SUBPLAN_DEPTH,
+    }),
+    // Sessions share the tools (their fingerprint detects capability changes) and the memory.
+    ...createSessionActivities({ provider, tools, memory, repairAttempts: config.MODEL_REPAIR_ATTEMPTS }),
+  };
   const connection = options.connection ?? (await NativeConnection.connect({ address: config.temporalAddress }));
   // Tests bundle the workflow code once and share it; otherwise the worker bundles at start.
   const bundlePath = process.env.THREADLINE_WORKFLOW_BUNDLE;

@@ -14,6 +14,7 @@ import type { ChunkInput } from '../memory/model';
 import type { KeyValueStore } from '../store/kv';
 import { operationIdFor, type MemoryService } from '../store/memory-service';
 import type { ToolRegistry } from '../tools/registry';
+import { readConversation } from '../sessions/session-chunks';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
 
 export interface PlanActivityDeps {
@@ -45,8 +46,11 @@ export interface StepResult {
 export const NON_RETRYABLE_ERRORS = ['InvalidModelReply', 'ModelRequestRefused'];
 const JOURNAL = 'step-journal';
 
+/** The most recent turns of its session a run's prompt shows (the session keeps fewer once it compresses). */
+const SESSION_TURNS_IN_PROMPT = 20;
+
 /** Maps provider errors onto Temporal failures: bad replies and refusals are final, outages are retried. */
-function asFailure(err: unknown): unknown {
+export function asFailure(err: unknown): unknown {
   if (err instanceof InvalidModelReplyError) return ApplicationFailure.nonRetryable(err.message, 'InvalidModelReply');
   if (err instanceof ModelUnavailableError) return ApplicationFailure.retryable(err.message, 'ModelUnavailable');
   if (err instanceof Error && (err as { nonRetryable?: boolean }).nonRetryable) {
@@ -61,6 +65,8 @@ export function createPlanActivities(deps: PlanActivityDeps) {
   async function context<N extends PlannerCallName>(call: N, state: ExecutionState, stepId?: string): Promise<PlannerContext & { call: N }> {
     const step = stepId ? findStep(state, stepId) : undefined;
     const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget) : undefined;
+    // A run of a session sees that conversation: its recent turns and TaskState (seed 000).
+    const session = deps.memory && state.sessionThreadId ? readConversation((await deps.memory.view(state.sessionThreadId)).chunks, SESSION_TURNS_IN_PROMPT) : undefined;
     return {
       call,
       state,
@@ -69,6 +75,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
       maxDepth: deps.maxDepth,
       ...(step ? { step } : {}),
       ...(memory ? { memory: { messages: memory.messages, tokens: memory.tokens } } : {}),
+      ...(session ? { session } : {}),
     };
   }
 

@@ -1,7 +1,8 @@
 /**
  * The REST API v1 (DESIGN.md §4) as an express app, built apart from the
  * listener so tests can drive it. A thin layer over `Runs` (and, when given,
- * the memory service: `threads-routes.ts`): validate, call, map the result;
+ * `Sessions`: `sessions-routes.ts`, and the memory service: `threads-routes.ts`):
+ * validate, call, map the result;
  * errors go to the one error handler.
  */
 import express, { type Express } from 'express';
@@ -9,9 +10,11 @@ import pino, { type Logger } from 'pino';
 import { runUiUrl, type Config } from '../config';
 import type { MemoryService } from '../store/memory-service';
 import type { Runs } from '../temporal/runs';
+import type { Sessions } from '../temporal/sessions';
 import { errorHandler, notFoundRoute } from './errors';
 import { streamRunEvents, type RunEventsOptions } from './run-events';
 import { CreateRunBody, ListRunsQuery, ReplyBody, RunParams } from './schemas';
+import { sessionsRouter } from './sessions-routes';
 import { threadsRouter } from './threads-routes';
 import { validated } from './validate';
 
@@ -22,8 +25,10 @@ export interface AppOptions {
   isHealthy: () => Promise<boolean>;
   /** @default a pino logger named "api" */
   logger?: Logger;
-  /** Timing of the event streams (`GET /v1/runs/:runId/events`, `GET /v1/threads/:threadId/stream`). */
+  /** Timing of the event streams (`GET /v1/runs/:runId/events`, `/v1/sessions/:sessionId/events`, `/v1/threads/:threadId/stream`). */
   events?: RunEventsOptions;
+  /** Serves the sessions API (`/v1/sessions`) when given. */
+  sessions?: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear'>;
   /** Serves the memory threads API (`/v1/threads`) when given. */
   memory?: MemoryService;
   /** Aborting it ends open event streams, so a closing server is not held open by them. */
@@ -93,6 +98,10 @@ export function createApp(options: AppOptions): Express {
       await streamRunEvents({ runs, logger, shutdown: options.shutdown }, params.runId, res, options.events);
     }),
   );
+
+  if (options.sessions) {
+    app.use(sessionsRouter({ sessions: options.sessions, runs, config, logger, shutdown: options.shutdown, events: options.events }));
+  }
 
   if (options.memory) {
     app.use(threadsRouter({ memory: options.memory, logger, shutdown: options.shutdown, stream: options.events }));

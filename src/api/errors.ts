@@ -7,11 +7,14 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { MemoryRefusedError, StateNotFoundError, ThreadNotFoundError } from '../store/memory-service';
 import { RunNotFoundError, RunNotWaitingError } from '../temporal/runs';
+import { MessageRejectedError, SessionClosedError, SessionNotFoundError } from '../temporal/sessions';
 
 export const ERROR_CODES = [
   'invalid_request',
   'not_found',
   'not_waiting',
+  /** The session's workflow has ended and takes no more messages. */
+  'session_closed',
   /** A memory operation the reducer or an observer refused; `details.code` says why (not_found, forbidden, invalid, vetoed). */
   'refused',
   'payload_too_large',
@@ -68,10 +71,13 @@ function isTemporalUnavailable(err: unknown): boolean {
 function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
   if (isTemporalUnavailable(err)) {
-    return new ApiError(503, 'unavailable', 'Temporal, or a worker for this run, did not answer in time; try again');
+    return new ApiError(503, 'unavailable', 'Temporal, or a worker for this run or session, did not answer in time; try again');
   }
   if (err instanceof RunNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof RunNotWaitingError) return new ApiError(409, 'not_waiting', err.message);
+  if (err instanceof SessionNotFoundError) return new ApiError(404, 'not_found', err.message);
+  if (err instanceof SessionClosedError) return new ApiError(409, 'session_closed', err.message);
+  if (err instanceof MessageRejectedError) return new ApiError(422, 'refused', err.message);
   if (err instanceof ThreadNotFoundError || err instanceof StateNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof MemoryRefusedError) return new ApiError(422, 'refused', err.message, { code: err.code });
   if (isBodyParserError(err) && err.status >= 400 && err.status < 500) {

@@ -11,6 +11,7 @@ import { loadConfig, type Config } from '../config';
 import { openMemory } from '../store/open-memory';
 import { connectClient } from '../temporal/connection';
 import { Runs } from '../temporal/runs';
+import { Sessions } from '../temporal/sessions';
 import { createApp } from './app';
 
 /** A health probe must answer well within a load balancer's own timeout. */
@@ -55,6 +56,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
   const shutdown = new AbortController();
   const app = createApp({
     runs: new Runs(client, config),
+    sessions: new Sessions(client, memory, config),
     config,
     isHealthy: () => temporalReachable(client),
     logger,

@@ -1,11 +1,12 @@
 /**
  * A small client of the REST API v1 (DESIGN.md §4) for the chat CLI: start a
- * run, read it, reply to it, and follow its Server-Sent Events. Every response
+ * run, read it, reply to it, and follow its Server-Sent Events; create or read
+ * a session and send it messages. Every response
  * is validated with zod; network failures become one readable error.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { z } from 'zod';
-import { RunStateSchema, type RunState } from './render';
+import { MessageOutcomeSchema, RunStateSchema, SessionStateSchema, type MessageOutcome, type RunState, type SessionState } from './render';
 
 /** The API did not answer at all (not running, wrong address, connection dropped). */
 export class ApiUnreachableError extends Error {
@@ -25,6 +26,8 @@ export class ApiError extends Error {
 
 const StartedSchema = z.object({ runId: z.string().min(1), status: z.string(), uiUrl: z.string().optional() });
 export type StartedRun = z.infer<typeof StartedSchema>;
+const CreatedSessionSchema = z.object({ sessionId: z.string().min(1), threadId: z.string(), uiUrl: z.string().optional() });
+export type CreatedSession = z.infer<typeof CreatedSessionSchema>;
 const ErrorBodySchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 
 export type RunEvent = { type: 'state'; state: RunState } | { type: 'done' };
@@ -103,6 +106,19 @@ export class ApiClient {
 
   async getRun(runId: string): Promise<RunState> {
     return parseBody(RunStateSchema, await this.json(`/v1/runs/${encodeURIComponent(runId)}`, 'GET'), 'a run state');
+  }
+
+  async createSession(request: { userId: string }): Promise<CreatedSession> {
+    return parseBody(CreatedSessionSchema, await this.json('/v1/sessions', 'POST', request), 'a session');
+  }
+
+  async getSession(sessionId: string): Promise<SessionState> {
+    return parseBody(SessionStateSchema, await this.json(`/v1/sessions/${encodeURIComponent(sessionId)}`, 'GET'), 'a session');
+  }
+
+  /** Sends a message to the session; answers what became of it (a command's reply, the run it started or answered). */
+  async sendMessage(sessionId: string, text: string): Promise<MessageOutcome> {
+    return parseBody(MessageOutcomeSchema, await this.json(`/v1/sessions/${encodeURIComponent(sessionId)}/messages`, 'POST', { text }), 'a message outcome');
   }
 
   /** Delivers the reply; `not_waiting` when the run no longer waits for one (HTTP 409). */

@@ -1,13 +1,16 @@
 /**
- * `npm run chat` — the terminal client. Starts a run over the REST API,
- * follows its Server-Sent Events and prints each step as it happens, asks the
- * person when the run asks, and ends with the answer and the run's Web UI link.
- * Without a goal it is an interactive session. What is printed is decided in
- * the pure module `./render`; this file does the I/O.
+ * `npm run chat` — the terminal client. With a goal it starts one run over the
+ * REST API, follows its Server-Sent Events and prints each step as it happens,
+ * asks the person when the run asks, and ends with the answer and the run's Web
+ * UI link. Without a goal it talks to a session (a conversation with memory),
+ * turn after turn: each line typed is a message, and the session decides what
+ * it is (a command, the reply to a waiting run, a retry, a new request). What
+ * is printed is decided in the pure module `./render`; this file does the I/O.
  *
  *   npm run chat -- "what is 12*7?"
- *   npm run chat -- --user ada            (interactive)
- *   printf 'yes\n' | npm run chat -- "…"  (replies read from stdin when it is not a terminal)
+ *   npm run chat -- --user ada                 (a new conversation)
+ *   npm run chat -- --session session-ada-…    (resume one)
+ *   printf 'yes\n' | npm run chat -- "…"       (replies read from stdin when it is not a terminal)
  */
 import os from 'node:os';
 import readline from 'node:readline';
@@ -16,15 +19,20 @@ import { input } from '@inquirer/prompts';
 import { z } from 'zod';
 import { loadConfig, runUiUrl, type Config } from '../config';
 import { ApiClient, ApiUnreachableError } from './api-client';
-import { diffStates, isEnded, pendingQuestion, renderEvent, type RunState } from './render';
+import { diffStates, isEnded, outcomeLine, pendingQuestion, renderEvent, waitingLines, type RunState } from './render';
 
 const USAGE = `usage: npm run chat -- [--user NAME] ["goal"]
+       npm run chat -- [--user NAME] [--session ID]
 
   with a goal   runs it, prints each step as it happens, asks you when the run asks, prints the answer
-  without       an interactive session: type goals one after another; /exit or Ctrl-D to quit
+  without       a conversation (a session that remembers): type messages one after another. The session
+                decides what each one is: a new request (its run's steps are shown live), the answer to
+                the question a run asked, "try again" after a failure, or a command (/help, /state, /clear).
+                /exit or Ctrl-D to quit; the session stays on the server.
+  --session ID  resume that conversation instead of starting a new one
 
   Ctrl-C while a run is going detaches from it; the run itself keeps going on the server.
-  When stdin is not a terminal, goals and replies are read from it line by line.
+  When stdin is not a terminal, goals, messages and replies are read from it line by line.
   Exit code with a goal: 0 when the run completed, 1 when it failed or was cancelled, 130 when you detached.
 
   THREADLINE_API_URL   the REST API (default http://$HOST:$PORT, i.e. http://127.0.0.1:3000)
@@ -153,29 +161,46 @@ interface Session {
   print: (line: string) => void;
 }
 
-type Outcome = RunState['status'] | 'detached';
+/** `waiting`: the run asked a question and, in a conversation, the person's next message answers it. */
+type Outcome = RunState['status'] | 'detached' | 'waiting';
+
+/** What the client has seen of a run: followed again later, it prints only what is new. */
+interface Seen {
+  last: RunState | null;
+  /** Questions (by step id) already put to the person. */
+  asked: Set<string>;
+}
+
+const unseen = (): Seen => ({ last: null, asked: new Set() });
 
 /**
- * Follows a run to its end: prints what changed at each state, answers its
- * questions, and reconnects if the event stream drops. Ctrl-C detaches.
+ * Follows a run: prints what changed at each state and reconnects if the event
+ * stream drops. When the run asks something new, `ask` prompts for the reply
+ * and posts it (one-shot mode); `pause` returns `waiting`, so the conversation's
+ * next message carries the reply. Ends when the run ends; Ctrl-C detaches.
  */
-async function followRun(session: Session, runId: string, detach: AbortSignal): Promise<{ outcome: Outcome; last: RunState | null }> {
+async function followRun(
+  session: Session,
+  runId: string,
+  detach: AbortSignal,
+  onQuestion: 'ask' | 'pause' = 'ask',
+  seen: Seen = unseen(),
+): Promise<{ outcome: Outcome; last: RunState | null }> {
   const { api, prompter, print } = session;
-  // An object, not a `let`: TypeScript does not track assignments made inside `handle`.
-  const seen: { last: RunState | null } = { last: null };
-  const asked = new Set<string>();
-  /** Prints what changed; when the run asks something new, asks the person and posts the reply. False when they quit. */
-  const handle = async (state: RunState): Promise<boolean> => {
+  /** Prints what changed; when the run asks something new, asks the person (or pauses). */
+  const handle = async (state: RunState): Promise<'go on' | 'quit' | 'paused'> => {
     for (const event of diffStates(seen.last, state)) print(renderEvent(event));
     seen.last = state;
     const question = pendingQuestion(state);
-    if (!question || asked.has(question.stepId)) return true;
-    asked.add(question.stepId);
+    if (!question || seen.asked.has(question.stepId)) return 'go on';
+    seen.asked.add(question.stepId);
+    if (onQuestion === 'pause') return 'paused';
     const text = await prompter.ask('your reply', detach);
-    if (text === null) return false;
+    if (text === null) return 'quit';
     if ((await api.reply(runId, text)) === 'not_waiting') print('(the run was no longer waiting for a reply)');
-    return true;
+    return 'go on';
   };
+  const stopped = (step: 'go on' | 'quit' | 'paused') => (step === 'quit' ? { outcome: 'detached' as const, last: seen.last } : step === 'paused' ? { outcome: 'waiting' as const, last: seen.last } : null);
 
   let lostSince: number | null = null;
   for (;;) {
@@ -184,11 +209,13 @@ async function followRun(session: Session, runId: string, detach: AbortSignal): 
         if (lostSince !== null) print('(reconnected)');
         lostSince = null;
         if (event.type === 'done') break;
-        if (!(await handle(event.state))) return { outcome: 'detached', last: seen.last };
+        const stop = stopped(await handle(event.state));
+        if (stop) return stop;
         if (isEnded(event.state)) break;
       }
       // The stream ended (done, or the connection closed): the state itself says whether the run has.
-      if (!(await handle(await api.getRun(runId)))) return { outcome: 'detached', last: seen.last };
+      const stop = stopped(await handle(await api.getRun(runId)));
+      if (stop) return stop;
       if (seen.last && isEnded(seen.last)) return { outcome: seen.last.status, last: seen.last };
       await sleep(500, detach);
     } catch (err) {
@@ -221,23 +248,70 @@ async function runGoal(session: Session, goal: string): Promise<Outcome> {
   return outcome;
 }
 
-/** Interactive: goals one after another until /exit, Ctrl-D or Ctrl-C. */
-async function interactive(session: Session): Promise<number> {
+/** Opens the conversation: resumes `resume` (saying what still waits for an answer), or creates a new one. */
+async function openSession(session: Session, resume: string | undefined, seen: Map<string, Seen>): Promise<string> {
   const { api, print } = session;
-  print(`Threadline chat — API ${api.baseUrl}, user "${session.userId}". Type a goal; /exit or Ctrl-D to quit.`);
-  if (!(await api.healthy())) print('warning: the API is up but cannot reach Temporal right now; runs will fail to start until it can.');
+  if (!resume) {
+    const created = await api.createSession({ userId: session.userId });
+    print(`session ${created.sessionId} started for ${session.userId} (resume it later with --session ${created.sessionId})`);
+    return created.sessionId;
+  }
+  const view = await api.getSession(resume);
+  if (view.userId !== session.userId) print(`note: this session belongs to "${view.userId}", not "${session.userId}"`);
+  print(`session ${view.sessionId} resumed${view.turns === undefined ? '' : ` (${view.turns} message${view.turns === 1 ? '' : 's'} so far)`}`);
+  for (const line of waitingLines(view)) print(line);
+  // The questions just shown are already asked: following those runs later must not stop on them again.
+  for (const run of view.runs) {
+    if (run.status !== 'waiting_user' && run.status !== 'waiting_user_confirmation') continue;
+    const state = await api.getRun(run.runId);
+    const question = pendingQuestion(state);
+    seen.set(run.runId, { last: state, asked: new Set(question ? [question.stepId] : []) });
+  }
+  return view.sessionId;
+}
+
+/**
+ * A conversation with a session: each line is a message, until /exit, Ctrl-D or Ctrl-C.
+ * A command's reply is printed as-is; a run the message started, retried or answered is
+ * followed live until it ends or asks something (the next line then answers it).
+ */
+async function conversation(session: Session, resume: string | undefined): Promise<number> {
+  const { api, print, config } = session;
+  print(`Threadline chat — API ${api.baseUrl}, user "${session.userId}". Type a message; /help for commands, /exit or Ctrl-D to quit.`);
+  if (!(await api.healthy())) print('warning: the API is up but cannot reach Temporal right now; messages will fail until it can.');
+  const seen = new Map<string, Seen>();
+  const sessionId = await openSession(session, resume, seen);
   for (;;) {
-    const goal = await session.prompter.ask('goal');
-    if (goal === null || goal === '/exit' || goal === '/quit') break;
+    const text = await session.prompter.ask('you');
+    if (text === null || text === '/exit' || text === '/quit') break;
     try {
-      await runGoal(session, goal);
+      const outcome = await api.sendMessage(sessionId, text);
+      if (outcome.kind === 'command' || !outcome.runId) {
+        print(outcome.reply ?? '(done)');
+        continue;
+      }
+      const runId = outcome.runId;
+      print(outcomeLine(outcome) ?? '');
+      if (outcome.reply) print(outcome.reply);
+      const known = seen.get(runId) ?? unseen();
+      seen.set(runId, known);
+      const detach = new AbortController();
+      const { outcome: ended } = await session.interrupts.during(
+        () => detach.abort(),
+        () => followRun(session, runId, detach.signal, 'pause', known),
+      );
+      if (ended === 'detached') print(`\ndetached — run ${runId} keeps going on the server`);
+      else if (ended !== 'waiting') {
+        print(`Web UI: ${outcome.uiUrl ?? runUiUrl(config, runId)}`);
+        seen.delete(runId);
+      }
     } catch (err) {
-      // One failed run does not end the session; the person may fix the cause and go on.
+      // One failed message does not end the conversation; the person may fix the cause and go on.
       print(`error: ${errorMessage(err)}`);
     }
     print('');
   }
-  print('bye');
+  print(`bye — session ${sessionId} stays on the server (npm run chat -- --session ${sessionId})`);
   return 0;
 }
 
@@ -263,7 +337,7 @@ function osUser(): string | undefined {
 
 const ARGS = {
   allowPositionals: true,
-  options: { user: { type: 'string', short: 'u' }, help: { type: 'boolean', short: 'h' } },
+  options: { user: { type: 'string', short: 'u' }, session: { type: 'string', short: 's' }, help: { type: 'boolean', short: 'h' } },
 } as const;
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -288,7 +362,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     if (!userId) throw new Error('the user id is empty: pass --user NAME or set THREADLINE_USER');
     const session: Session = { api: new ApiClient(apiBaseUrl(env, config)), interrupts, config, userId, prompter, print };
     const goal = args.positionals.join(' ').trim();
-    if (!goal) return await interactive(session);
+    const resume = args.values.session?.trim() || undefined;
+    if (goal && resume) {
+      console.error(`a goal runs on its own; --session is for a conversation (leave out the goal)\n\n${USAGE}`);
+      return 2;
+    }
+    if (!goal) return await conversation(session, resume);
     const outcome = await runGoal(session, goal);
     return outcome === 'completed' ? 0 : outcome === 'detached' ? 130 : 1;
   } catch (err) {

@@ -8,6 +8,7 @@ import { DEMO_LABEL } from '../llm/demo-provider';
 import { isTerminal, OBSERVATION_KINDS, RUN_STATUSES, STEP_STATUSES } from '../planning/execution-state';
 import { MARK } from '../planning/progress';
 import { STEP_TYPES } from '../planning/schemas';
+import { SESSION_RUN_STATUSES, WAITING } from '../sessions/session-model';
 
 /**
  * ExecutionState as the REST API sends it (DESIGN.md §4), validated at the
@@ -179,4 +180,53 @@ export function renderEvent(event: ChatEvent): string {
     case 'cancelled':
       return '\nthe run was cancelled';
   }
+}
+
+/**
+ * A session as `GET /v1/sessions/:id` sends it, validated at the edge; only the
+ * fields the client uses are kept.
+ */
+export const SessionStateSchema = z.object({
+  sessionId: z.string(),
+  userId: z.string(),
+  threadId: z.string(),
+  runs: z.array(
+    z.object({
+      runId: z.string(),
+      goal: z.string(),
+      status: z.enum(SESSION_RUN_STATUSES),
+      question: z.string().nullable(),
+    }),
+  ),
+  turns: z.number().optional(),
+});
+export type SessionState = z.infer<typeof SessionStateSchema>;
+
+/** What became of a message (`POST /v1/sessions/:id/messages`). */
+export const MessageOutcomeSchema = z.object({
+  kind: z.enum(['command', 'reply', 'new_run', 'retry']),
+  runId: z.string().optional(),
+  reply: z.string().optional(),
+  uiUrl: z.string().optional(),
+});
+export type MessageOutcome = z.infer<typeof MessageOutcomeSchema>;
+
+/** The line that says what the session made of a message that concerns a run (commands print their reply instead). */
+export function outcomeLine(outcome: MessageOutcome): string | null {
+  if (!outcome.runId) return null;
+  switch (outcome.kind) {
+    case 'new_run':
+      return `run ${outcome.runId} started`;
+    case 'retry':
+      return `retrying: run ${outcome.runId} started`;
+    case 'reply':
+      return `(your reply went to run ${outcome.runId})`;
+    case 'command':
+      return null;
+  }
+}
+
+/** What a resumed session still waits for: one line per run that asked a question. */
+export function waitingLines(session: SessionState): string[] {
+  return session.runs.filter((r) => WAITING.includes(r.status)).map((r) => `run ${r.runId} is waiting for your answer: ? ${r.question ?? r.goal}`);
 }

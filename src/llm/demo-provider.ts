@@ -5,9 +5,9 @@
  * wanted, and says in every answer that it is the demo model.
  */
 import type { ExecutionState } from '../planning/execution-state';
-import type { ReplanDecisionReply, StepSpec } from '../planning/schemas';
+import type { ReplanDecisionReply, StepSpec, TaskStateSummaryReply } from '../planning/schemas';
 import { countTextTokens } from '../memory/tokens';
-import { isSummaryContext, type ModelProvider, type ModelRequest } from './provider';
+import { isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest, type TaskStateSummaryContext } from './provider';
 
 export const DEMO_LABEL = 'offline-demo';
 const TAG = '[offline demo model]';
@@ -121,6 +121,36 @@ export function demoSummary(texts: readonly string[], maxTokens: number): string
   return `${full.slice(0, lo).trimEnd()}…`;
 }
 
+/** Live state changes outside the chat: never a durable fact (seed 000). */
+const LIVE = /\b(balances?|positions?|prices?)\b/i;
+const FACT = /\b(?:my\s+[\w -]{1,40}?\s+(?:is|are|=)\s+[^.!?\n]+|remember(?: that)?\s+[^.!?\n]+)/gi;
+
+/**
+ * The demo's `task_state_summary`: keeps the earlier facts and adds the user's statements that look
+ * like durable facts ("my X is Y", "remember …") but not live state (balances, positions, prices);
+ * the goal is the latest request. Deterministic.
+ */
+export function demoTaskState(context: Pick<TaskStateSummaryContext, 'previous' | 'turns'>): TaskStateSummaryReply {
+  const facts = [...context.previous.ImportantFacts];
+  for (const turn of context.turns) {
+    if (turn.role !== 'user') continue;
+    for (const match of turn.text.matchAll(FACT)) {
+      const fact = match[0].trim();
+      if (LIVE.test(fact)) continue;
+      if (!facts.some((f) => f.toLowerCase() === fact.toLowerCase())) facts.push(fact);
+    }
+  }
+  const lastRequest = [...context.turns].reverse().find((t) => t.role === 'user')?.text ?? context.previous.CurrentGoal;
+  const lastAnswer = [...context.turns].reverse().find((t) => t.role === 'assistant')?.text;
+  return {
+    CurrentGoal: lastRequest.slice(0, 2000),
+    ActiveFlow: context.previous.ActiveFlow,
+    OpenLoops: context.previous.OpenLoops,
+    ImportantFacts: facts.slice(-50),
+    LastDecision: (lastAnswer ?? context.previous.LastDecision).slice(0, 2000),
+  };
+}
+
 export class DemoProvider implements ModelProvider {
   readonly label = DEMO_LABEL;
 
@@ -128,10 +158,13 @@ export class DemoProvider implements ModelProvider {
     if (isSummaryContext(request.context)) {
       return JSON.stringify({ summary: demoSummary(request.context.texts, request.context.maxTokens) });
     }
+    if (isTaskStateSummaryContext(request.context)) return JSON.stringify(demoTaskState(request.context));
     const { state } = request.context;
     switch (request.name) {
       case 'memory_summary':
         throw new Error('a memory_summary request needs a SummaryContext (texts, maxTokens)');
+      case 'task_state_summary':
+        throw new Error('a task_state_summary request needs a TaskStateSummaryContext (previous, turns)');
       case 'execution_plan': {
         const steps = demoIntents(state.goal);
         return JSON.stringify({

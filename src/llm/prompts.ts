@@ -4,6 +4,8 @@
  */
 import type { ExecutionState, Observation, PlanStep } from '../planning/execution-state';
 import type { PlannerCallName } from '../planning/schemas';
+import type { TaskState, Turn } from '../sessions/session-model';
+import { renderSessionContext } from '../sessions/session-state';
 import type { ToolDescription } from '../tools/registry';
 import type { ChatMessage } from './provider';
 
@@ -17,6 +19,8 @@ export interface PlannerContext {
   memory?: { messages: ChatMessage[]; tokens: number };
   maxSteps: number;
   maxDepth: number;
+  /** The conversation this run belongs to (its session's memory thread): recent turns and TaskState. */
+  session?: { taskState: TaskState | null; recentTurns: Pick<Turn, 'role' | 'text'>[] };
 }
 
 const SYSTEM = `You are the planner of Threadline, an agent runtime. You turn a user's goal into a short plan of steps and adapt it as observations arrive.
@@ -62,6 +66,8 @@ export function buildMessages(ctx: PlannerContext): ChatMessage[] {
   const { state } = ctx;
   const parts: string[] = [`Goal: ${state.goal}`];
   if (state.parentRunId) parts.push(`This is a sub-plan (depth ${state.depth}) of run ${state.parentRunId}.`);
+  const conversation = ctx.session ? renderSessionContext(ctx.session) : null;
+  if (conversation) parts.push(conversation);
   const executed = state.steps.filter((s) => s.status !== 'pending').length;
   parts.push(`Steps used: ${executed} of at most ${ctx.maxSteps}. Sub-plans allowed: ${state.depth < ctx.maxDepth ? 'yes' : 'no'}.`);
   if (state.steps.length > 0) parts.push(`Plan:\n${state.steps.map(renderStep).join('\n')}`);

@@ -2,7 +2,7 @@
  * A model provider answers one structured call: messages in, JSON text out.
  * Validation and repair live in `structured.ts`, above every provider.
  */
-import type { ModelCallName } from '../planning/schemas';
+import type { ModelCallName, TaskStateSummaryReply } from '../planning/schemas';
 import type { PlannerContext } from './prompts';
 
 export interface ChatMessage {
@@ -17,13 +17,25 @@ export interface SummaryContext {
   maxTokens: number;
 }
 
+/** What a `task_state_summary` call is made from: the session's TaskState so far and the older turns to fold into it. */
+export interface TaskStateSummaryContext {
+  call: 'task_state_summary';
+  previous: TaskStateSummaryReply;
+  turns: { role: 'user' | 'assistant'; text: string }[];
+}
+
 export interface ModelRequest {
   name: ModelCallName;
   /** JSON Schema of the reply (sent as response_format.json_schema.schema). */
   schema: Record<string, unknown>;
   messages: ChatMessage[];
   /** The structured context the messages were rendered from; offline providers read it instead of prose. */
-  context: PlannerContext | SummaryContext;
+  context: PlannerContext | SummaryContext | TaskStateSummaryContext;
+}
+
+/** Tells a session's TaskState summary request from the others. */
+export function isTaskStateSummaryContext(context: ModelRequest['context']): context is TaskStateSummaryContext {
+  return context.call === 'task_state_summary' && 'turns' in context;
 }
 
 /** Tells a summary request's context from a planner's. */

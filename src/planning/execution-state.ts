@@ -60,6 +60,8 @@ export interface ExecutionState {
   version: number;
   /** The memory thread holding this run's working memory (GET /v1/threads/:threadId). */
   threadId: string | null;
+  /** The memory thread of the session the run belongs to: its planner prompts show that conversation and TaskState. Absent outside sessions. */
+  sessionThreadId?: string | null;
 }
 
 export interface NewRunInput {
@@ -70,6 +72,7 @@ export interface NewRunInput {
   parentRunId?: string | null;
   depth?: number;
   model: string;
+  sessionThreadId?: string | null;
 }
 
 /** Observations longer than this are cut in state; the model and the UI see the head. */
@@ -94,6 +97,8 @@ export function initialState(input: NewRunInput, now: Date): ExecutionState {
     model: input.model,
     version: 1,
     threadId: null,
+    // Only runs of a session carry it, so states of other runs keep their shape.
+    ...(input.sessionThreadId ? { sessionThreadId: input.sessionThreadId } : {}),
   };
 }
 

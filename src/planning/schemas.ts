@@ -68,6 +68,19 @@ export type FinalAnswerReply = z.infer<typeof FinalAnswerReplySchema>;
 export const MemorySummaryReplySchema = z.object({ summary: z.string().min(1) });
 export type MemorySummaryReply = z.infer<typeof MemorySummaryReplySchema>;
 
+/**
+ * Seed 000's TaskState as the model writes it when older turns of a session are compressed
+ * (`task_state_summary`); the session stamps `UpdatedAt` itself.
+ */
+export const TaskStateSummaryReplySchema = z.object({
+  CurrentGoal: z.string().max(2000),
+  ActiveFlow: z.string().max(2000),
+  OpenLoops: z.array(z.string().min(1).max(1000)).max(20),
+  ImportantFacts: z.array(z.string().min(1).max(1000)).max(50),
+  LastDecision: z.string().max(2000),
+});
+export type TaskStateSummaryReply = z.infer<typeof TaskStateSummaryReplySchema>;
+
 /** The call kinds of the wire protocol, each a name and its reply schema. */
 export const MODEL_CALLS = {
   execution_plan: ExecutionPlanReplySchema,
@@ -75,10 +88,11 @@ export const MODEL_CALLS = {
   reasoning: ReasoningReplySchema,
   final_answer: FinalAnswerReplySchema,
   memory_summary: MemorySummaryReplySchema,
+  task_state_summary: TaskStateSummaryReplySchema,
 } as const;
 export type ModelCallName = keyof typeof MODEL_CALLS;
-/** The calls the planner makes from a PlannerContext (all but the memory service's summaries). */
-export type PlannerCallName = Exclude<ModelCallName, 'memory_summary'>;
+/** The calls the planner makes from a PlannerContext (all but the memory service's and the session's summaries). */
+export type PlannerCallName = Exclude<ModelCallName, 'memory_summary' | 'task_state_summary'>;
 export type ModelReply<N extends ModelCallName> = z.infer<(typeof MODEL_CALLS)[N]>;
 
 const jsonSchemaCache = new Map<ModelCallName, Record<string, unknown>>();

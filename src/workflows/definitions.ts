@@ -30,6 +30,8 @@ export interface PlanExecutionInput {
   /** 0 for a top-level run. @default 0 */
   depth?: number;
   limits: { maxSteps: number; maxDepth: number };
+  /** The memory thread of the session that started this run (its conversation and TaskState reach the planner). */
+  sessionThreadId?: string | null;
 }
 
 export const PLAN_WORKFLOW_TYPE = 'planExecutionWorkflow';

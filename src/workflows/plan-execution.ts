@@ -7,12 +7,15 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   ChildWorkflowCancellationType,
   ChildWorkflowFailure,
   condition,
   executeChild,
+  getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -34,6 +37,7 @@ import {
   USER_ID_ATTR,
   type PlanExecutionInput,
 } from './definitions';
+import { runReportSignal, type RunReport } from './session-definitions';
 
 const NON_RETRYABLE = ['InvalidModelReply', 'ModelRequestRefused', 'UnknownStep'];
 
@@ -63,16 +67,50 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
   const info = workflowInfo();
   const now = () => new Date();
   let state = model.initialState(
-    { runId: info.workflowId, userId: input.userId, goal: input.goal, sessionId: input.sessionId, parentRunId: input.parentRunId, depth: input.depth, model: '' },
+    {
+      runId: info.workflowId,
+      userId: input.userId,
+      goal: input.goal,
+      sessionId: input.sessionId,
+      parentRunId: input.parentRunId,
+      depth: input.depth,
+      model: '',
+      sessionThreadId: input.sessionThreadId ?? null,
+    },
     now(),
   );
   let reply: string | null = null;
 
+  // A top-level run of a session tells its session when it waits, resumes or ends. Histories
+  // recorded before this existed have no marker and never report (`patched` is false there).
+  const session = input.sessionId && !input.parentRunId && patched('report-to-session') ? input.sessionId : null;
+  let reports: Promise<void> = Promise.resolve();
+  const reportToSession = (previous: ExecutionState['status']) => {
+    if (session === null) return;
+    const reported = state.status === 'waiting_user' || model.isTerminal(state.status) || (state.status === 'running' && previous === 'waiting_user');
+    if (!reported) return;
+    const report: RunReport = {
+      runId: state.runId,
+      status: state.status,
+      question: state.status === 'waiting_user' ? (model.findStep(state, state.currentStepId ?? '')?.question ?? null) : null,
+      finalAnswer: state.finalAnswer,
+      lastError: state.lastError,
+    };
+    // In order, and even while the run is being cancelled; a session that no longer exists is ignored.
+    reports = reports.then(() =>
+      CancellationScope.nonCancellable(() => getExternalWorkflowHandle(session).signal(runReportSignal, report)).catch(() => undefined),
+    );
+  };
+
   /** Every change of state goes through here, so the UI's status and progress never lag. */
   const publish = (next: ExecutionState) => {
+    const previous = state.status;
     const statusChanged = next.status !== state.status;
     state = next;
-    if (statusChanged) upsertSearchAttributes([{ key: STATUS_ATTR, value: state.status }]);
+    if (statusChanged) {
+      upsertSearchAttributes([{ key: STATUS_ATTR, value: state.status }]);
+      reportToSession(previous);
+    }
     setCurrentDetails(renderProgress(state));
   };
 
@@ -113,6 +151,7 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
       parentRunId: state.runId,
       depth: state.depth + 1,
       limits: input.limits,
+      ...(input.sessionThreadId ? { sessionThreadId: input.sessionThreadId } : {}),
     };
     const child = await executeChild(planExecutionWorkflow, {
       workflowId: childRunId,
@@ -206,5 +245,6 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
     // Anything else is a bug in this code: fail the workflow task so a fixed worker can carry on.
     else throw err;
   }
+  await reports;
   return state;
 }

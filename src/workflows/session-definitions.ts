@@ -4,6 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SessionRun, SessionRunStatus, TaskState, Turn } from '../sessions/session-model';
+import type { SessionLimits } from '../sessions/session-state';
 
 export const SESSION_WORKFLOW_TYPE = 'agentSessionWorkflow';
 
@@ -48,4 +49,11 @@ export interface SessionInput {
   limits: { maxSteps: number; maxDepth: number };
   /** Compact state carried across continue-as-new. */
   carried?: Omit<SessionView, 'sessionId' | 'userId' | 'threadId'>;
+  /** History window and compression; see DEFAULT_SESSION_LIMITS. */
+  settings?: Partial<SessionLimits> & {
+    /** Continue-as-new once the history has this many events (or when Temporal suggests it). @default 2000 */
+    continueAsNewAfterEvents?: number;
+  };
+  /** Fingerprint of the tools the previous run of this session saw (carried across continue-as-new). */
+  capabilities?: string;
 }

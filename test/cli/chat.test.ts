@@ -124,24 +124,112 @@ test('a run that asks: the chat shows the steps and the question, sends the type
   assert.deepEqual(stub.misses.filter((m) => m.goal === goal).map((m) => m.name), []);
 });
 
-test('without a goal it is a session: goals and /exit read line by line from piped stdin', async () => {
-  const goal = `add 2 and 2 (${USER})`;
-  stub.script(goal, {
+/** Indexes of `expected` lines in `out`, asserting each is there and they come in this order. */
+function assertInOrder(out: string, expected: (string | RegExp)[]): void {
+  const lines = out.split('\n');
+  let from = 0;
+  for (const want of expected) {
+    const i = lines.findIndex((line, n) => n >= from && (typeof want === 'string' ? line === want : want.test(line)));
+    assert.notEqual(i, -1, `missing ${String(want)} after line ${from} in:\n${out}`);
+    from = i + 1;
+  }
+}
+
+/** A call to the API the chat talks to. */
+async function apiCall<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${api.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  assert.ok(res.ok, `${method} ${path}: ${res.status}`);
+  return (await res.json()) as T;
+}
+
+test('without a goal it is a conversation: commands, requests and the reply to a question, line by line from piped stdin', async () => {
+  const sum = `add 2 and 2 (${USER})`;
+  stub.script(sum, {
     execution_plan: [{ steps: [toolStep('calculator', { expression: '2+2' }), respondStep] }],
     replan_decision: [cont],
     final_answer: [{ answer: 'It is 4.' }],
   });
+  const booking = `book a table (${USER})`;
+  stub.script(booking, {
+    execution_plan: [{ steps: [askStep('For how many people?'), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [(req: { messages: { content: string }[] }) => ({ answer: req.messages.some((m) => m.content.includes('four of us')) ? 'A table for four.' : 'the reply never arrived' })],
+  });
   const session = chat(['--user', USER]);
-  session.child.stdin.end(`${goal}\n/exit\n`);
+  // The reply is just the next line: the session routes it to the waiting run.
+  session.child.stdin.end(`/help\n${sum}\n${booking}\nfour of us\n/exit\n`);
   const code = await session.exited;
   const out = session.stdout();
   assert.equal(code, 0, `${out}${session.stderr()}`);
-  assert.match(out, /Threadline chat — API http:\/\/127\.0\.0\.1:\d+, user "cli-/);
-  assert.ok(out.includes(`goal: ${goal}`), out);
-  assert.ok(out.includes('[x] 1. tool calculator {"expression":"2+2"}  → {"value":4}'), out);
-  assert.ok(out.includes('answer: It is 4.'), out);
-  assert.match(out, /Web UI: http:\/\/127\.0\.0\.1:8312\/namespaces\/default\/workflows\/run-cli-/);
-  assert.ok(out.trimEnd().endsWith('bye'), out);
+  const sessionId = /^session (session-cli-\S+) started for cli-/m.exec(out)?.[1];
+  assert.ok(sessionId, out);
+  const runIds = [...out.matchAll(/^run (\S+) started$/gm)].map((m) => m[1]!);
+  assert.equal(runIds.length, 2, out);
+  assertInOrder(out, [
+    /^Threadline chat — API http:\/\/127\.0\.0\.1:\d+, user "cli-/,
+    `session ${sessionId} started for ${USER} (resume it later with --session ${sessionId})`,
+    'you: /help',
+    '/clear — forget the conversation: recent turns, task state and pending runs',
+    `you: ${sum}`,
+    `run ${runIds[0]} started`,
+    '[x] 1. tool calculator {"expression":"2+2"}  → {"value":4}',
+    'answer: It is 4.',
+    `Web UI: ${runUiUrl(env.config, runIds[0]!)}`,
+    `you: ${booking}`,
+    `run ${runIds[1]} started`,
+    '? For how many people?',
+    'you: four of us',
+    `(your reply went to run ${runIds[1]})`,
+    '[x] 1. ask_user: Ask the user  → "four of us"',
+    'answer: A table for four.',
+    `Web UI: ${runUiUrl(env.config, runIds[1]!)}`,
+    `bye — session ${sessionId} stays on the server (npm run chat -- --session ${sessionId})`,
+  ]);
+  assert.equal(out.split('\n').filter((l) => l === '? For how many people?').length, 1, 'the question is shown once');
+  // The conversation is on the server: both requests and both answers are in its history.
+  const view = await apiCall<{ chatHistory: { role: string; text: string }[] }>('GET', `/v1/sessions/${sessionId}`);
+  const texts = view.chatHistory.map((t) => t.text);
+  for (const text of [sum, booking, 'It is 4.', 'A table for four.']) assert.ok(texts.some((t) => t.includes(text)), `${text} in ${JSON.stringify(texts)}`);
+  assert.deepEqual(stub.misses.filter((m) => m.goal === sum || m.goal === booking).map((m) => m.name), []);
+});
+
+test('--session resumes a conversation and says which question still waits; the next line answers it', async () => {
+  const goal = `pick a colour (${USER})`;
+  stub.script(goal, {
+    execution_plan: [{ steps: [askStep('Which colour?'), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [(req: { messages: { content: string }[] }) => ({ answer: req.messages.some((m) => m.content.includes('teal')) ? 'Teal it is.' : 'no reply seen' })],
+  });
+  const { sessionId } = await apiCall<{ sessionId: string }>('POST', '/v1/sessions', { userId: USER });
+  const { runId } = await apiCall<{ runId: string }>('POST', `/v1/sessions/${sessionId}/messages`, { text: goal });
+  await waitFor('the run to wait', async () => {
+    const v = await apiCall<{ runs: { runId: string; status: string }[] }>('GET', `/v1/sessions/${sessionId}`);
+    return v.runs.some((r) => r.runId === runId && r.status === 'waiting_user');
+  });
+
+  const session = chat(['--user', USER, '--session', sessionId]);
+  session.child.stdin.end('teal\n/exit\n');
+  const code = await session.exited;
+  const out = session.stdout();
+  assert.equal(code, 0, `${out}${session.stderr()}`);
+  assertInOrder(out, [
+    new RegExp(`^session ${sessionId} resumed`),
+    `run ${runId} is waiting for your answer: ? Which colour?`,
+    'you: teal',
+    `(your reply went to run ${runId})`,
+    '[x] 1. ask_user: Ask the user  → "teal"',
+    'answer: Teal it is.',
+    /^bye — session /,
+  ]);
+  // Already-shown parts of the run are not printed again.
+  assert.ok(!out.includes('plan (2 steps)'), out);
+});
+
+test('--session with a goal is refused with the usage, exit code 2', async () => {
+  const session = chat(['--session', 'session-x-0000000000', 'what is 1+1?']);
+  assert.equal(await session.exited, 2);
+  assert.match(session.stderr(), /--session is for a conversation/);
+  assert.match(session.stderr(), /usage: npm run chat/);
 });
 
 test('a run that fails ends with the reason and exit code 1', async () => {

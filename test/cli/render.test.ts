@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { diffStates, modelLine, pendingQuestion, renderEvent, RunStateSchema, stepLine, type RunState } from '../../src/cli/render';
+import { diffStates, modelLine, outcomeLine, pendingQuestion, renderEvent, RunStateSchema, SessionStateSchema, stepLine, waitingLines, type RunState } from '../../src/cli/render';
 import * as model from '../../src/planning/execution-state';
 import type { ExecutionState } from '../../src/planning/execution-state';
 
@@ -182,3 +182,17 @@ test('the client schema reads what the API sends and rejects what it cannot prin
 function renderAll(prev: ExecutionState, next: ExecutionState): string[] {
   return diffStates(wire(prev), wire(next)).flatMap((e) => renderEvent(e).split('\n'));
 }
+
+test('a resumed conversation lists each run still waiting for an answer, yes/no questions included', () => {
+  const run = (runId: string, status: string, question: string | null) => ({ runId, goal: `goal of ${runId}`, status, question, finalAnswer: null, lastError: null, startedAt: '', askedAt: null });
+  const session = SessionStateSchema.parse({
+    sessionId: 'session-ada-1',
+    userId: 'ada',
+    threadId: 'thread_session-ada-1',
+    chatHistory: [],
+    runs: [run('r1', 'completed', null), run('r2', 'waiting_user', 'Which colour?'), run('r3', 'waiting_user_confirmation', 'Should I book it?'), run('r4', 'running', null)],
+  });
+  assert.deepEqual(waitingLines(session), ['run r2 is waiting for your answer: ? Which colour?', 'run r3 is waiting for your answer: ? Should I book it?']);
+  assert.equal(outcomeLine({ kind: 'retry', runId: 'r5' }), 'retrying: run r5 started');
+  assert.equal(outcomeLine({ kind: 'command', reply: 'hi' }), null);
+});

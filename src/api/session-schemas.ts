@@ -1,0 +1,22 @@
+/**
+ * Request schemas of the sessions API (`/v1/sessions`, issue 4 §6). Each is the
+ * source of truth for its request and its TypeScript type.
+ */
+import { z } from 'zod';
+import { ReplyBody, UserIdSchema } from './schemas';
+
+export const CreateSessionBody = z.object({ userId: UserIdSchema });
+export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
+
+export const ListSessionsQuery = z.object({
+  userId: UserIdSchema.optional(),
+  /** At most this many sessions. @default 100 */
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+});
+export type ListSessionsQuery = z.infer<typeof ListSessionsQuery>;
+
+export const SessionParams = z.object({ sessionId: z.string().min(1).max(255) });
+
+/** A person's message: the same rules as a run's reply (1–10,000 characters, not blank). */
+export const MessageBody = ReplyBody;
+export type MessageBody = z.infer<typeof MessageBody>;

@@ -1,0 +1,124 @@
+/**
+ * Pure transitions of a session's state (chatHistory, its runs) and the texts it
+ * shows: what a run's report does to the session, the /state dump, and how
+ * TaskState and recent turns are rendered for a planner prompt. No I/O.
+ */
+import { FINISHED, isConfirmationQuestion, WAITING, type SessionRun, type TaskState, type Turn } from './session-model';
+
+export interface SessionLimits {
+  /** chatHistory never holds more turns than this. @default 20 */
+  maxTurns: number;
+  /** Compress when chatHistory holds more turns than this… @default 12 */
+  window: number;
+  /** …or when its estimated tokens exceed this. @default 2000 */
+  tokenThreshold: number;
+  /** Turns chatHistory keeps after a compression. @default 6 */
+  keepAfterCompression: number;
+}
+
+export const DEFAULT_SESSION_LIMITS: SessionLimits = { maxTurns: 20, window: 12, tokenThreshold: 2000, keepAfterCompression: 6 };
+
+/** What a run told its session (mirrors RunReport of session-definitions, kept here so this module stays pure). */
+export interface RunStatusReport {
+  runId: string;
+  status: SessionRun['status'];
+  question: string | null;
+  finalAnswer: string | null;
+  lastError: string | null;
+}
+
+export function newSessionRun(runId: string, goal: string, now: Date): SessionRun {
+  return { runId, goal, status: 'planning', question: null, finalAnswer: null, lastError: null, startedAt: now.toISOString(), askedAt: null };
+}
+
+/**
+ * Applies a run's report: its status (a yes/no question becomes `waiting_user_confirmation`), and the
+ * turn the person should see — the question, the answer, or why it failed. Reports of runs the session
+ * no longer knows (forgotten by /clear) change nothing.
+ */
+export function applyReport(runs: readonly SessionRun[], report: RunStatusReport, now: Date): { runs: SessionRun[]; turn: Turn | null } {
+  const run = runs.find((r) => r.runId === report.runId);
+  if (!run) return { runs: [...runs], turn: null };
+  const at = now.toISOString();
+  let next: SessionRun = { ...run, status: report.status };
+  let turn: Turn | null = null;
+  if (report.status === 'waiting_user' || report.status === 'waiting_user_confirmation') {
+    const question = report.question ?? '';
+    next = { ...next, status: isConfirmationQuestion(question) ? 'waiting_user_confirmation' : 'waiting_user', question, askedAt: at };
+    turn = { role: 'assistant', text: question, at, runId: run.runId };
+  } else if (report.status === 'completed') {
+    next = { ...next, question: null, finalAnswer: report.finalAnswer };
+    turn = { role: 'assistant', text: report.finalAnswer ?? '(no answer)', at, runId: run.runId };
+  } else if (report.status === 'failed') {
+    next = { ...next, question: null, lastError: report.lastError };
+    turn = { role: 'assistant', text: `That request failed: ${report.lastError ?? 'unknown error'}. Say "try again" to retry it.`, at, runId: run.runId };
+  } else if (report.status === 'cancelled') {
+    next = { ...next, question: null };
+  }
+  return { runs: runs.map((r) => (r.runId === run.runId ? next : r)), turn };
+}
+
+/** The session's view of a run after it was sent the person's reply. */
+export const markReplied = (runs: readonly SessionRun[], runId: string): SessionRun[] =>
+  runs.map((r) => (r.runId === runId ? { ...r, status: 'running' as const, question: null } : r));
+
+/** Runs that have not ended: the ones carried across continue-as-new and cancelled by /clear. */
+export const openRuns = (runs: readonly SessionRun[]): SessionRun[] => runs.filter((r) => !FINISHED.includes(r.status));
+
+/** A finished run is forgotten once this many newer runs exist; open ones are always kept. */
+export function pruneRuns(runs: readonly SessionRun[], keepFinished = 10): SessionRun[] {
+  const finished = runs.filter((r) => FINISHED.includes(r.status));
+  const drop = new Set(finished.slice(0, Math.max(0, finished.length - keepFinished)).map((r) => r.runId));
+  return runs.filter((r) => !drop.has(r.runId));
+}
+
+/** The runs waiting for the person, e.g. to cancel them when capabilities change. */
+export const waitingRuns = (runs: readonly SessionRun[]): SessionRun[] => runs.filter((r) => WAITING.includes(r.status));
+
+/** Appends turns and keeps at most `maxTurns` of them. */
+export function appendTurns(history: readonly Turn[], turns: readonly Turn[], maxTurns: number): Turn[] {
+  const all = [...history, ...turns];
+  return all.slice(Math.max(0, all.length - maxTurns));
+}
+
+const hasTaskState = (t: TaskState) => t.CurrentGoal !== '' || t.ActiveFlow !== '' || t.OpenLoops.length > 0 || t.ImportantFacts.length > 0 || t.LastDecision !== '';
+
+/** TaskState as prompt text; null when nothing has been summarized yet. */
+export function renderTaskState(t: TaskState): string | null {
+  if (!hasTaskState(t)) return null;
+  const list = (items: string[]) => (items.length > 0 ? items.map((i) => `\n  - ${i}`).join('') : ' (none)');
+  return [
+    `CurrentGoal: ${t.CurrentGoal || '(none)'}`,
+    `ActiveFlow: ${t.ActiveFlow || '(none)'}`,
+    `OpenLoops:${list(t.OpenLoops)}`,
+    `ImportantFacts:${list(t.ImportantFacts)}`,
+    `LastDecision: ${t.LastDecision || '(none)'}`,
+    ...(t.UpdatedAt ? [`UpdatedAt: ${t.UpdatedAt}`] : []),
+  ].join('\n');
+}
+
+export const renderTurn = (t: Pick<Turn, 'role' | 'text'>) => `${t.role === 'user' ? 'User' : 'Assistant'}: ${t.text.replace(/\s*\n\s*/g, ' ')}`;
+
+/** The session's part of a planner prompt: the conversation so far and the task state. */
+export function renderSessionContext(session: { taskState: TaskState | null; recentTurns: Pick<Turn, 'role' | 'text'>[] }): string | null {
+  const parts: string[] = [];
+  if (session.recentTurns.length > 0) parts.push(`Conversation so far (oldest first):\n${session.recentTurns.map(renderTurn).join('\n')}`);
+  const task = session.taskState ? renderTaskState(session.taskState) : null;
+  if (task) parts.push(`Task state (durable facts and goals from earlier in the conversation; check live state with tools):\n${task}`);
+  return parts.length > 0 ? parts.join('\n\n') : null;
+}
+
+/** The /state reply: recent turns, task state and runs, readable in a terminal. */
+export function renderSessionState(view: { chatHistory: readonly Turn[]; taskState: TaskState; runs: readonly SessionRun[]; turns: number }): string {
+  const history = view.chatHistory.length > 0 ? view.chatHistory.map(renderTurn).join('\n') : '(empty)';
+  const runs =
+    view.runs.length > 0
+      ? view.runs.map((r) => `${r.runId} [${r.status}] ${r.goal}${r.question ? ` — asks: ${r.question}` : ''}${r.lastError ? ` — error: ${r.lastError}` : ''}`).join('\n')
+      : '(none)';
+  return [
+    `Messages so far: ${view.turns}`,
+    `Recent turns (${view.chatHistory.length}):\n${history}`,
+    `Task state:\n${renderTaskState(view.taskState) ?? '(empty)'}`,
+    `Runs (${view.runs.length}):\n${runs}`,
+  ].join('\n\n');
+}

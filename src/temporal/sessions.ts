@@ -1,0 +1,190 @@
+/**
+ * Sessions (conversations) as the outside world sees them: create, list, read,
+ * send a message, clear. Each session is one long-lived workflow
+ * (`agentSessionWorkflow`) that owns its memory thread; the REST API and tests
+ * go through this class rather than through Temporal directly.
+ */
+import { randomBytes } from 'node:crypto';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import type { Config } from '../config';
+import type { ChunkInput } from '../memory/model';
+import type { MemoryService } from '../store/memory-service';
+import { SESSION_ID_ATTR, USER_ID_ATTR } from '../workflows/definitions';
+import {
+  getSessionQuery,
+  sendMessageUpdate,
+  SESSION_WORKFLOW_TYPE,
+  type MessageOutcome,
+  type SessionInput,
+  type SessionView,
+} from '../workflows/session-definitions';
+
+export class SessionNotFoundError extends Error {
+  constructor(readonly sessionId: string) {
+    super(`no session with id "${sessionId}"`);
+    this.name = 'SessionNotFoundError';
+  }
+}
+
+/** The session's workflow has ended (terminated in the Web UI, say): it takes no more messages. */
+export class SessionClosedError extends Error {
+  constructor(readonly sessionId: string, readonly status: string) {
+    super(`session "${sessionId}" has ended (${status.toLowerCase().replace('_', ' ')}) and takes no more messages`);
+    this.name = 'SessionClosedError';
+  }
+}
+
+/** The session workflow refused the message (its update handler or validator failed). */
+export class MessageRejectedError extends Error {
+  constructor(readonly sessionId: string, reason: string) {
+    super(`session "${sessionId}" refused the message: ${reason}`);
+    this.name = 'MessageRejectedError';
+  }
+}
+
+export interface SessionSummary {
+  sessionId: string;
+  userId: string;
+  threadId: string;
+  /** Whether the session's workflow is still running (it normally always is). */
+  status: 'running' | 'closed';
+  startedAt: string;
+  closedAt: string | null;
+}
+
+const slug = (userId: string) => userId.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 32) || 'user';
+
+/** Readable, unique workflow ids: `session-<user>-<10 hex>`. */
+export function newSessionId(userId: string): string {
+  return `session-${slug(userId)}-${randomBytes(5).toString('hex')}`;
+}
+
+/** The session's memory thread, named after it so the Web UI and the threads API line up. */
+export const sessionThreadId = (sessionId: string) => `thread_${sessionId}`;
+
+/** The thread's first chunk: whose conversation this is (kept whatever compaction does). */
+function sessionChunk(sessionId: string, userId: string): ChunkInput {
+  return {
+    type: 'agent',
+    content: { kind: 'json', data: { session: sessionId, userId, role: 'conversation memory of this session: recent turns, task state, runs' } },
+    priority: 90,
+    retention: 'CRITICAL',
+    agentModifiable: false,
+  };
+}
+
+/** Reads answer quickly or not at all: a query needs a worker, and without one Temporal would wait 30 s. */
+const QUERY_DEADLINE_MS = 5_000;
+/** A message is answered once the session has routed it (a command's reply, or the run it started). */
+const UPDATE_DEADLINE_MS = 30_000;
+const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+type SessionWorkflow = (input: SessionInput) => Promise<void>;
+
+export class Sessions {
+  constructor(
+    private readonly client: Client,
+    private readonly memory: Pick<MemoryService, 'createThread'>,
+    private readonly config: Pick<Config, 'TASK_QUEUE' | 'MAX_STEPS' | 'MAX_SUBPLAN_DEPTH'>,
+  ) {}
+
+  /** Creates the session's memory thread, then starts its workflow. */
+  async create(request: { userId: string }): Promise<{ sessionId: string; threadId: string }> {
+    const sessionId = newSessionId(request.userId);
+    const threadId = sessionThreadId(sessionId);
+    await this.memory.createThread({
+      threadId,
+      userId: request.userId,
+      chunks: [sessionChunk(sessionId, request.userId)],
+      meta: { origin: 'system', reason: 'memory thread of a new session', trigger: `session ${sessionId} created` },
+    });
+    const input: SessionInput = {
+      sessionId,
+      userId: request.userId,
+      threadId,
+      limits: { maxSteps: this.config.MAX_STEPS, maxDepth: this.config.MAX_SUBPLAN_DEPTH },
+    };
+    await this.client.workflow.start<SessionWorkflow>(SESSION_WORKFLOW_TYPE, {
+      taskQueue: this.config.TASK_QUEUE,
+      workflowId: sessionId,
+      args: [input],
+      staticSummary: `${request.userId}: conversation`.slice(0, 200),
+      memo: { userId: request.userId, threadId },
+      typedSearchAttributes: [
+        { key: USER_ID_ATTR, value: request.userId },
+        { key: SESSION_ID_ATTR, value: sessionId },
+      ],
+    });
+    return { sessionId, threadId };
+  }
+
+  /** Sessions, newest first; one entry per session however often it continued as new. */
+  async list(filter: { userId?: string; limit?: number }): Promise<SessionSummary[]> {
+    // A session that continued as new leaves closed runs behind under the same id: only its latest counts.
+    const clauses = [`WorkflowType = ${quote(SESSION_WORKFLOW_TYPE)}`, `ExecutionStatus != 'ContinuedAsNew'`];
+    if (filter.userId) clauses.push(`${USER_ID_ATTR.name} = ${quote(filter.userId)}`);
+    const seen = new Set<string>();
+    const sessions: SessionSummary[] = [];
+    for await (const info of this.client.workflow.list({ query: clauses.join(' AND ') })) {
+      if (seen.has(info.workflowId)) continue;
+      seen.add(info.workflowId);
+      sessions.push(summarize(info));
+      if (sessions.length >= (filter.limit ?? 100)) break;
+    }
+    return sessions;
+  }
+
+  /** The session as its workflow sees it now. */
+  async get(sessionId: string): Promise<SessionView> {
+    const handle = await this.handle(sessionId);
+    return this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(getSessionQuery));
+  }
+
+  /** Sends a person's message; resolves with what became of it once the session has routed it. */
+  async send(sessionId: string, text: string): Promise<MessageOutcome> {
+    const handle = await this.handle(sessionId, { mustRun: true });
+    try {
+      return await this.client.connection.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () => handle.executeUpdate(sendMessageUpdate, { args: [{ text }] }));
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) {
+        const cause = err.cause instanceof Error ? err.cause.message : err.message;
+        throw new MessageRejectedError(sessionId, cause);
+      }
+      if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
+      throw err;
+    }
+  }
+
+  /** Forgets the conversation (recent turns, TaskState, pending runs): the `/clear` command. */
+  clear(sessionId: string): Promise<MessageOutcome> {
+    return this.send(sessionId, '/clear');
+  }
+
+  /** The handle of a session workflow; anything else with that id (a run, say) is not a session. */
+  private async handle(sessionId: string, options: { mustRun?: boolean } = {}) {
+    const handle = this.client.workflow.getHandle<SessionWorkflow>(sessionId);
+    try {
+      const description = await handle.describe();
+      if (description.type !== SESSION_WORKFLOW_TYPE) throw new SessionNotFoundError(sessionId);
+      if (options.mustRun && description.status.name !== 'RUNNING') throw new SessionClosedError(sessionId, description.status.name);
+      return handle;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
+      throw err;
+    }
+  }
+}
+
+function summarize(info: WorkflowExecutionInfo): SessionSummary {
+  const sa = info.typedSearchAttributes;
+  const sessionId = info.workflowId;
+  const memoThread = info.memo?.threadId;
+  return {
+    sessionId,
+    userId: sa.get(USER_ID_ATTR) ?? '',
+    threadId: typeof memoThread === 'string' ? memoThread : sessionThreadId(sessionId),
+    status: info.status.name === 'RUNNING' ? 'running' : 'closed',
+    startedAt: info.startTime.toISOString(),
+    closedAt: info.closeTime?.toISOString() ?? null,
+  };
+}

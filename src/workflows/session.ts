@@ -1,0 +1,292 @@
+/**
+ * AgentSessionWorkflow — one per (user, session): a long-lived entity workflow
+ * that routes each message (command, reply to a waiting run, retry, new run),
+ * keeps chatHistory and TaskState, and is the single writer of the session's
+ * memory thread. Messages and run reports are handled one at a time, in arrival
+ * order, by one loop (the safe-message-handlers pattern); the decisions live in
+ * the pure modules `sessions/session-model` and `sessions/session-state`.
+ */
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  ParentClosePolicy,
+  proxyActivities,
+  setHandler,
+  startChild,
+  TemporalFailure,
+  upsertSearchAttributes,
+  workflowInfo,
+  type ActivityOptions,
+} from '@temporalio/workflow';
+import type { SessionActivities } from '../activities/session-activities';
+import { emptyTaskState, HELP_TEXT, needsCompression, routeMessage, splitHistory, type Route, type SessionRun, type TaskState, type Turn } from '../sessions/session-model';
+import {
+  appendTurns,
+  applyReport,
+  DEFAULT_SESSION_LIMITS,
+  markReplied,
+  newSessionRun,
+  openRuns,
+  pruneRuns,
+  renderSessionState,
+  waitingRuns,
+} from '../sessions/session-state';
+import { replySignal, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, type PlanExecutionInput } from './definitions';
+import { planExecutionWorkflow } from './plan-execution';
+import { getSessionQuery, runReportSignal, sendMessageUpdate, type MessageOutcome, type RunReport, type SessionInput, type SessionView } from './session-definitions';
+
+/** Memory writes: quick, retried through a short outage of the store. */
+const MEMORY: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 8 },
+};
+/** The summary model call: like the planner's calls. */
+const SUMMARY: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['InvalidModelReply', 'ModelRequestRefused'] },
+};
+const memory = proxyActivities<SessionActivities>(MEMORY);
+const summary = proxyActivities<SessionActivities>({ ...SUMMARY, summary: 'task_state_summary: compress older turns into the task state' });
+
+const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
+export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
+export const CAPABILITIES_CHANGED = 'My capabilities changed (tools were added, removed or changed), so I cancelled the request that was waiting for you; please ask again.';
+
+/** Failed activities and run starts (an id already taken included) — not bugs in this code. */
+const isExpectedFailure = (err: unknown): err is TemporalFailure => err instanceof TemporalFailure;
+
+type InboxItem =
+  | { kind: 'message'; text: string; done: boolean; outcome: MessageOutcome | null; failure: string | null }
+  | { kind: 'report'; report: RunReport };
+
+export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
+  const { sessionId, userId, threadId } = input;
+  const limits = { ...DEFAULT_SESSION_LIMITS, ...input.settings };
+  const handOverAfter = input.settings?.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
+  const carried = input.carried;
+  let chatHistory: Turn[] = carried?.chatHistory ?? [];
+  let taskState: TaskState = carried?.taskState ?? emptyTaskState();
+  let runs: SessionRun[] = carried?.runs ?? [];
+  let turns = carried?.turns ?? 0;
+  let version = carried?.version ?? 0;
+  let capabilities: string | null = input.capabilities ?? null;
+  const inbox: InboxItem[] = [];
+  const now = () => new Date();
+
+  const view = (): SessionView => ({ sessionId, userId, threadId, chatHistory, taskState, runs, turns, version });
+  setHandler(getSessionQuery, view);
+  setHandler(runReportSignal, (report) => {
+    inbox.push({ kind: 'report', report });
+  });
+  setHandler(
+    sendMessageUpdate,
+    async ({ text }) => {
+      const item: InboxItem = { kind: 'message', text, done: false, outcome: null, failure: null };
+      inbox.push(item);
+      await condition(() => item.done);
+      if (item.outcome === null) throw ApplicationFailure.nonRetryable(item.failure ?? 'the message could not be handled', 'MessageFailed');
+      return item.outcome;
+    },
+    {
+      validator: (message: { text: string }) => {
+        if (typeof message?.text !== 'string' || message.text.trim() === '') throw new Error('a message needs a non-empty "text"');
+      },
+    },
+  );
+
+  const info = workflowInfo();
+  if (info.typedSearchAttributes.get(SESSION_ID_ATTR) !== sessionId || info.typedSearchAttributes.get(USER_ID_ATTR) !== userId) {
+    upsertSearchAttributes([
+      { key: USER_ID_ATTR, value: userId },
+      { key: SESSION_ID_ATTR, value: sessionId },
+    ]);
+  }
+
+  /** Runs the session no longer wants: cancelled whoever their parent is now (they outlive continue-as-new). */
+  async function cancelRuns(ids: string[]): Promise<void> {
+    await CancellationScope.nonCancellable(() =>
+      Promise.all(ids.map((id) => getExternalWorkflowHandle(id).cancel().catch(() => undefined))),
+    );
+  }
+
+  /**
+   * A change of tools makes plans that wait for the person stale (seed 000's workflow versioning):
+   * they are cancelled, and the conversation says why.
+   */
+  async function noticeCapabilities(current: string): Promise<void> {
+    const previous = capabilities;
+    capabilities = current;
+    if (previous === null || previous === current) return;
+    const stale = waitingRuns(runs);
+    if (stale.length === 0) return;
+    await cancelRuns(stale.map((r) => r.runId));
+    const stamp = now().toISOString();
+    runs = runs.map((r) => (stale.some((s) => s.runId === r.runId) ? { ...r, status: 'cancelled' as const, question: null, lastError: 'capabilities changed' } : r));
+    await remember(stale.map((r) => ({ role: 'assistant' as const, text: `${CAPABILITIES_CHANGED} (was: "${r.goal}")`, at: stamp, runId: r.runId })));
+  }
+
+  /** Adds turns to chatHistory and mirrors them into the memory thread. */
+  async function remember(newTurns: Turn[]): Promise<string | null> {
+    chatHistory = appendTurns(chatHistory, newTurns, limits.maxTurns);
+    try {
+      const { messageIds, capabilities: current } = await memory.recordTurns({ sessionId, threadId, turns: newTurns });
+      newTurns.forEach((t, i) => (t.messageId = messageIds[i]));
+      return current;
+    } catch (err) {
+      // The conversation goes on in workflow state; the thread misses these turns.
+      if (err instanceof ActivityFailure) return null;
+      throw err;
+    }
+  }
+
+  /** Seed 000's compression: older turns folded into TaskState once the window or token threshold is passed. */
+  async function maybeCompress(): Promise<void> {
+    if (!needsCompression(chatHistory, limits)) return;
+    const { older, recent } = splitHistory(chatHistory, limits.keepAfterCompression);
+    try {
+      const result = await summary.compressHistory({ sessionId, threadId, taskState, older, keepMessageIds: recent.flatMap((t) => (t.messageId ? [t.messageId] : [])) });
+      taskState = result.taskState;
+      chatHistory = recent;
+    } catch (err) {
+      // Without a summary the window stays as it is (capped by maxTurns); the next turn tries again.
+      if (!(err instanceof ActivityFailure)) throw err;
+    }
+  }
+
+  async function startRun(goal: string): Promise<string> {
+    const runId = `${sessionId}.r${turns}`;
+    runs = pruneRuns([...runs, newSessionRun(runId, goal, now())]);
+    const runInput: PlanExecutionInput = { userId, goal, sessionId, sessionThreadId: threadId, limits: input.limits };
+    try {
+      await startChild(planExecutionWorkflow, {
+        workflowId: runId,
+        args: [runInput],
+        staticSummary: `${userId} (session ${sessionId}): ${goal}`.slice(0, 200),
+        memo: { goal },
+        typedSearchAttributes: [
+          { key: USER_ID_ATTR, value: userId },
+          { key: SESSION_ID_ATTR, value: sessionId },
+          { key: STATUS_ATTR, value: 'planning' },
+        ],
+        // Runs outlive the session's continue-as-new; they report back to the session by its id.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
+    } catch (err) {
+      if (isExpectedFailure(err)) runs = runs.map((r) => (r.runId === runId ? { ...r, status: 'failed' as const, lastError: `could not start: ${err.message}` } : r));
+      throw err;
+    }
+    return runId;
+  }
+
+  async function command(route: Extract<Route, { kind: 'command' }>): Promise<MessageOutcome> {
+    switch (route.command) {
+      case '/help':
+        return { kind: 'command', reply: HELP_TEXT };
+      case '/state':
+        return { kind: 'command', reply: renderSessionState(view()) };
+      case '/clear': {
+        const cancelled = openRuns(runs).map((r) => r.runId);
+        await cancelRuns(cancelled);
+        runs = [];
+        chatHistory = [];
+        taskState = emptyTaskState();
+        await memory.clearSession({ sessionId, threadId, cancelledRuns: cancelled });
+        return {
+          kind: 'command',
+          reply: `Cleared the conversation: recent turns, task state${cancelled.length > 0 ? ` and ${cancelled.length} unfinished run(s)` : ''}.`,
+        };
+      }
+      case 'unknown':
+        return { kind: 'command', reply: `Unknown command "${route.text.split(/\s+/)[0] ?? ''}".\n${HELP_TEXT}` };
+    }
+  }
+
+  async function onMessage(text: string): Promise<MessageOutcome> {
+    turns++;
+    const first = routeMessage(runs, text);
+    if (first.kind === 'command') return command(first);
+    const turn: Turn = { role: 'user', text, at: now().toISOString() };
+    const current = await remember([turn]);
+    if (current !== null) await noticeCapabilities(current);
+    // Routed after the capability check: a reply to a run cancelled just now starts afresh instead.
+    const route = routeMessage(runs, text);
+    let outcome: MessageOutcome;
+    switch (route.kind) {
+      case 'command': // unreachable: commands were answered above
+      case 'nothing_to_retry':
+        outcome = { kind: 'command', reply: NOTHING_TO_RETRY };
+        break;
+      case 'reply': {
+        turn.runId = route.runId;
+        try {
+          await getExternalWorkflowHandle(route.runId).signal(replySignal, { text: route.text });
+          runs = markReplied(runs, route.runId);
+          outcome = { kind: 'reply', runId: route.runId };
+        } catch {
+          runs = runs.map((r) => (r.runId === route.runId ? { ...r, status: 'cancelled' as const, question: null } : r));
+          outcome = { kind: 'reply', runId: route.runId, reply: `Run ${route.runId} is no longer waiting; your reply was not delivered.` };
+        }
+        break;
+      }
+      case 'retry':
+        // The failed run is reset: forgotten here, its goal runs again as a new run.
+        runs = runs.filter((r) => r.runId !== route.runId);
+        outcome = { kind: 'retry', runId: await startRun(route.goal) };
+        turn.runId = outcome.runId;
+        break;
+      case 'new_run':
+        outcome = { kind: 'new_run', runId: await startRun(route.goal) };
+        turn.runId = outcome.runId;
+        break;
+    }
+    await maybeCompress();
+    return outcome;
+  }
+
+  async function onReport(report: RunReport): Promise<void> {
+    const applied = applyReport(runs, report, now());
+    runs = applied.runs;
+    if (applied.turn) {
+      const current = await remember([applied.turn]);
+      if (current !== null) await noticeCapabilities(current);
+      await maybeCompress();
+    }
+  }
+
+  const opened = await memory.openSession({ sessionId, userId, threadId });
+  await noticeCapabilities(opened.capabilities);
+
+  // Continue-as-new once the history is long — but only with nothing queued and no handler running, so
+  // every accepted message is answered by this run; later ones reach the next run.
+  const handOverDue = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > handOverAfter;
+  for (;;) {
+    await condition(() => inbox.length > 0 || (handOverDue() && allHandlersFinished()));
+    const item = inbox.shift();
+    if (!item) break;
+    if (item.kind === 'report') {
+      await onReport(item.report);
+    } else {
+      try {
+        item.outcome = await onMessage(item.text);
+      } catch (err) {
+        // A failed activity or run start answers this message with an error; anything else is a bug here.
+        if (!isExpectedFailure(err)) throw err;
+        item.failure = err.message;
+      }
+      item.done = true;
+    }
+    version++;
+  }
+
+  return continueAsNew<typeof agentSessionWorkflow>({
+    ...input,
+    carried: { chatHistory, taskState, runs: pruneRuns(runs), turns, version },
+    ...(capabilities !== null ? { capabilities } : {}),
+  });
+}

@@ -1,0 +1,330 @@
+/**
+ * AgentSessionWorkflow against the real Temporal server, with the real `openai`
+ * client talking HTTP to a stub model server: routing of every kind of message,
+ * replies to the right run, confirmations, retry, /clear, compression into
+ * TaskState, continue-as-new under load, and capability changes.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { WorkflowUpdateStage, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { ExecutionState } from '../../src/planning/execution-state';
+import { HELP_TEXT } from '../../src/sessions/session-model';
+import type { OpenMemory } from '../../src/store/open-memory';
+import { openMemory } from '../../src/store/open-memory';
+import { getStateQuery } from '../../src/workflows/definitions';
+import { CAPABILITIES_CHANGED, NOTHING_TO_RETRY, type agentSessionWorkflow } from '../../src/workflows/session';
+import {
+  getSessionQuery,
+  sendMessageUpdate,
+  SESSION_WORKFLOW_TYPE,
+  type MessageOutcome,
+  type SessionInput,
+  type SessionView,
+} from '../../src/workflows/session-definitions';
+import { answer, askStep, cont, respondStep } from '../helpers/scenarios';
+import { StubModelServer, type StubRequest } from '../helpers/stub-model-server';
+import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
+
+const stub = new StubModelServer();
+let env: TestEnv;
+let mem: OpenMemory;
+
+before(async () => {
+  await stub.start();
+  env = await startTestEnv({ provider: stubProvider(stub.url), config: testConfig({ MAX_STEPS: '6' }) });
+  mem = await openMemory(env.config);
+});
+after(async () => {
+  await mem?.close();
+  await env?.stop();
+  await stub.stop();
+});
+
+type Session = WorkflowHandleWithFirstExecutionRunId<typeof agentSessionWorkflow> & { sessionId: string; threadId: string };
+
+async function startSession(extra: Partial<SessionInput> = {}): Promise<Session> {
+  const sessionId = `session-tester-${randomBytes(4).toString('hex')}`;
+  const threadId = `thread_${sessionId}`;
+  const input: SessionInput = { sessionId, userId: 'tester', threadId, limits: { maxSteps: 6, maxDepth: 1 }, ...extra };
+  const handle = await env.client.workflow.start<typeof agentSessionWorkflow>(SESSION_WORKFLOW_TYPE, {
+    taskQueue: env.config.TASK_QUEUE,
+    workflowId: sessionId,
+    args: [input],
+  });
+  return Object.assign(handle, { sessionId, threadId });
+}
+
+const send = (s: Session, text: string): Promise<MessageOutcome> => s.executeUpdate(sendMessageUpdate, { args: [{ text }] });
+const viewOf = (s: Session): Promise<SessionView> => s.query(getSessionQuery);
+const runState = (runId: string): Promise<ExecutionState> => env.client.workflow.getHandle(runId).query(getStateQuery);
+const runStatus = async (s: Session, runId: string) => (await viewOf(s)).runs.find((r) => r.runId === runId)?.status;
+const waitRunStatus = (s: Session, runId: string, status: string, timeoutMs = 30_000) =>
+  waitFor(`${runId} to be ${status} in the session`, async () => (await runStatus(s, runId)) === status, timeoutMs);
+const prompt = (r: StubRequest | undefined) => r?.messages.map((m) => m.content).join('\n') ?? '';
+/** A run that answers at once. */
+const answers = (goal: string, text: string) => stub.script(goal, { execution_plan: [{ steps: [respondStep] }], final_answer: [answer(text)] });
+
+test('every kind of message is routed: commands, nothing to retry, a new run that reports its answer back', async () => {
+  const s = await startSession();
+  assert.deepEqual(await send(s, '/help'), { kind: 'command', reply: HELP_TEXT });
+  const unknown = await send(s, '/frobnicate now');
+  assert.equal(unknown.kind, 'command');
+  assert.match(unknown.reply ?? '', /Unknown command "\/frobnicate"/);
+  assert.deepEqual(await send(s, 'try again'), { kind: 'command', reply: NOTHING_TO_RETRY });
+
+  answers('What is 2+2?', 'It is 4.');
+  const started = await send(s, 'What is 2+2?');
+  assert.equal(started.kind, 'new_run');
+  assert.equal(started.runId, `${s.sessionId}.r4`);
+  await waitRunStatus(s, started.runId ?? '', 'completed');
+
+  const view = await viewOf(s);
+  assert.deepEqual(
+    view.chatHistory.map((t) => [t.role, t.text]),
+    [
+      ['user', 'try again'],
+      ['user', 'What is 2+2?'],
+      ['assistant', 'It is 4.'],
+    ],
+  );
+  assert.equal(view.runs.find((r) => r.runId === started.runId)?.finalAnswer, 'It is 4.');
+  assert.equal(view.turns, 4);
+  // The run's planner saw the conversation it belongs to.
+  assert.match(prompt(stub.requestsFor('What is 2+2?', 'execution_plan')[0]), /Conversation so far[^]*User: What is 2\+2\?/);
+  // The run is a child of the session, findable by the session's search attribute.
+  const run = await env.client.workflow.getHandle(started.runId ?? '').describe();
+  assert.equal(run.parentExecution?.workflowId, s.sessionId);
+
+  const state = await send(s, '/state');
+  assert.equal(state.kind, 'command');
+  assert.match(state.reply ?? '', new RegExp(`${started.runId} \\[completed\\] What is 2\\+2\\?`));
+  assert.match(state.reply ?? '', /Assistant: It is 4\./);
+
+  // The turns are mirrored into the session's memory thread, the user's and the answers.
+  const thread = await mem.memory.view(s.threadId);
+  assert.deepEqual(
+    thread.chunks.filter((c) => c.type === 'user' || c.type === 'response').map((c) => [c.type, c.content.kind === 'text' ? c.content.text : '']),
+    [
+      ['user', 'try again'],
+      ['user', 'What is 2+2?'],
+      ['response', 'It is 4.'],
+    ],
+  );
+  await s.terminate();
+});
+
+test('with two runs waiting, replies reach the right one; "ok" to a yes/no question becomes "yes"', async () => {
+  const s = await startSession();
+  stub.script('book a table', { execution_plan: [{ steps: [askStep('For how many people?'), respondStep] }], replan_decision: [cont], final_answer: [answer('Booked for four.')] });
+  stub.script('send the report', { execution_plan: [{ steps: [askStep('Should I send it to the whole team?'), respondStep] }], replan_decision: [cont], final_answer: [answer('Sent.')] });
+
+  // While a run waits, every message is its reply: both requests go in before either run asks.
+  stub.delayMs = 700;
+  const table = await send(s, 'book a table');
+  const report = await send(s, 'send the report');
+  assert.deepEqual([table.kind, report.kind], ['new_run', 'new_run']);
+  await waitRunStatus(s, table.runId ?? '', 'waiting_user');
+  // A yes/no question gets its own status.
+  await waitRunStatus(s, report.runId ?? '', 'waiting_user_confirmation');
+  stub.delayMs = 0;
+
+  // Addressed by run id, the reply reaches that run whichever asked last.
+  assert.deepEqual(await send(s, `@${table.runId} four of us`), { kind: 'reply', runId: table.runId });
+  await waitRunStatus(s, table.runId ?? '', 'completed');
+  const tableState = await runState(table.runId ?? '');
+  assert.deepEqual(tableState.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content), ['four of us']);
+  assert.equal(await runStatus(s, report.runId ?? ''), 'waiting_user_confirmation');
+
+  // The one still waiting takes the next message; a short confirmation is normalized.
+  assert.deepEqual(await send(s, 'ok'), { kind: 'reply', runId: report.runId });
+  await waitRunStatus(s, report.runId ?? '', 'completed');
+  const reportState = await runState(report.runId ?? '');
+  assert.deepEqual(reportState.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content), ['yes']);
+
+  const view = await viewOf(s);
+  const byRun = (runId: string | undefined) => view.chatHistory.filter((t) => t.runId === runId).map((t) => [t.role, t.text]);
+  assert.deepEqual(byRun(table.runId), [
+    ['user', 'book a table'],
+    ['assistant', 'For how many people?'],
+    ['user', `@${table.runId} four of us`],
+    ['assistant', 'Booked for four.'],
+  ]);
+  assert.deepEqual(byRun(report.runId), [
+    ['user', 'send the report'],
+    ['assistant', 'Should I send it to the whole team?'],
+    ['user', 'ok'],
+    ['assistant', 'Sent.'],
+  ]);
+  await s.terminate();
+});
+
+test('"try again" after a failed run starts its goal again as a new run', async () => {
+  const s = await startSession();
+  // Three invalid plans: the run fails; the retry gets a good one.
+  stub.script('flaky request', { execution_plan: ['nope', 'nope', 'nope', { steps: [respondStep] }], final_answer: [answer('Worked this time.')] });
+  const first = await send(s, 'flaky request');
+  await waitRunStatus(s, first.runId ?? '', 'failed');
+  assert.match((await viewOf(s)).chatHistory.at(-1)?.text ?? '', /That request failed: .*invalid.*"try again"/);
+
+  const retry = await send(s, 'try again');
+  assert.equal(retry.kind, 'retry');
+  assert.notEqual(retry.runId, first.runId);
+  await waitRunStatus(s, retry.runId ?? '', 'completed');
+  const view = await viewOf(s);
+  assert.deepEqual(view.runs.map((r) => r.runId), [retry.runId], 'the failed run is reset, the retry replaces it');
+  assert.equal(view.runs[0]?.goal, 'flaky request');
+  assert.equal(view.chatHistory.at(-1)?.text, 'Worked this time.');
+  // Nothing failed any more: a second "try again" has nothing to retry.
+  assert.deepEqual(await send(s, 'try again'), { kind: 'command', reply: NOTHING_TO_RETRY });
+  await s.terminate();
+});
+
+test('/clear empties chatHistory, TaskState and runs, cancels the waiting run, and the audit shows it', async () => {
+  const s = await startSession();
+  stub.script('plan a trip', { execution_plan: [{ steps: [askStep('Where to?'), respondStep] }] });
+  const trip = await send(s, 'plan a trip');
+  await waitRunStatus(s, trip.runId ?? '', 'waiting_user');
+
+  const cleared = await send(s, '/clear');
+  assert.equal(cleared.kind, 'command');
+  assert.match(cleared.reply ?? '', /Cleared the conversation.*1 unfinished run/);
+  const view = await viewOf(s);
+  assert.deepEqual([view.chatHistory, view.runs, view.taskState.ImportantFacts, view.taskState.CurrentGoal], [[], [], [], '']);
+  await waitFor('the run to be cancelled', async () => (await env.client.workflow.getHandle(trip.runId ?? '').describe()).status.name === 'COMPLETED');
+  assert.equal((await env.client.workflow.getHandle(trip.runId ?? '').result() as ExecutionState).status, 'cancelled');
+
+  const thread = await mem.memory.view(s.threadId);
+  assert.deepEqual(thread.chunks.filter((c) => c.type === 'user' || c.type === 'response'), []);
+  const audit = await mem.memory.audit(s.threadId);
+  assert.ok(audit.some((r) => r.reason === '/clear' && r.kind === 'delete'), `no /clear in the audit: ${audit.map((r) => `${r.kind}:${r.reason}`).join(', ')}`);
+  // After /clear a "yes" is a new request, not a reply to the cancelled run.
+  answers('yes', 'Yes to what?');
+  assert.equal((await send(s, 'yes')).kind, 'new_run');
+  await s.terminate();
+});
+
+test('compression: a fact stated 50 turns earlier survives in TaskState and reaches a later planner prompt, while chatHistory stays short', async () => {
+  const s = await startSession({ settings: { maxTurns: 20, window: 12, keepAfterCompression: 6 } });
+  // The summary model carries earlier facts forward (they are in the TaskState it is shown) and adds new ones.
+  const summarize = (req: StubRequest) => {
+    const user = req.messages.find((m) => m.role === 'user')?.content ?? '';
+    return {
+      CurrentGoal: 'chat with the assistant',
+      ActiveFlow: '',
+      OpenLoops: [],
+      ImportantFacts: /account number is 12345/.test(user) ? ['The account number is 12345'] : [],
+      LastDecision: '',
+    };
+  };
+  stub.script('', { task_state_summary: Array.from({ length: 100 }, () => summarize) });
+
+  answers('remember that my account number is 12345', 'Noted.');
+  assert.equal((await send(s, 'remember that my account number is 12345')).kind, 'new_run');
+  const last = { runId: '' };
+  for (let i = 1; i < 50; i++) {
+    answers(`small talk ${i}`, `reply ${i}`);
+    last.runId = (await send(s, `small talk ${i}`)).runId ?? '';
+  }
+  await waitRunStatus(s, last.runId, 'completed', 60_000);
+  const view = await waitFor('every run to finish', async () => {
+    const v = await viewOf(s);
+    return v.runs.every((r) => r.status === 'completed') && v.chatHistory.at(-1)?.text === 'reply 49' ? v : null;
+  });
+  assert.deepEqual(view.taskState.ImportantFacts, ['The account number is 12345']);
+  assert.ok(view.taskState.UpdatedAt !== '');
+  assert.ok(view.chatHistory.length <= 12 + 1, `chatHistory has ${view.chatHistory.length} turns`);
+  assert.ok(!view.chatHistory.some((t) => /12345/.test(t.text)), 'the fact left chatHistory');
+  assert.ok(stub.requestsFor('', 'task_state_summary').length >= 5);
+  // The summary prompt states seed 000's rules.
+  assert.match(prompt(stub.requestsFor('', 'task_state_summary')[0]), /Never put in the TaskState[^]*live balances[^]*step-level pending items[^]*whether tools, models, exchanges or configuration exist/);
+
+  // The thread holds the TaskState chunk and only the recent turns.
+  const thread = await mem.memory.view(s.threadId);
+  const turnChunks = thread.chunks.filter((c) => c.type === 'user' || c.type === 'response');
+  assert.ok(turnChunks.length <= 13, `${turnChunks.length} turn chunks left in the thread`);
+  const taskChunk = thread.chunks.find((c) => c.type === 'workflow');
+  assert.equal(taskChunk?.retention, 'CRITICAL');
+  assert.match(JSON.stringify(taskChunk?.content), /account number is 12345/);
+
+  // A later run's planner prompt carries the fact in its Task state.
+  answers('what is my account number?', 'It is 12345.');
+  const question = await send(s, 'what is my account number?');
+  await waitRunStatus(s, question.runId ?? '', 'completed');
+  assert.match(prompt(stub.requestsFor('what is my account number?', 'execution_plan')[0]), /Task state[^]*ImportantFacts:[^]*The account number is 12345/);
+  await s.terminate();
+});
+
+test('continue-as-new under a burst of 60 messages: none lost, order kept, the run id changed', async () => {
+  const s = await startSession({ settings: { maxTurns: 500, window: 1000, tokenThreshold: 1_000_000, continueAsNewAfterEvents: 120 } });
+  const firstRunId = s.firstExecutionRunId;
+  const texts = Array.from({ length: 60 }, (_, i) => `burst message ${i}`);
+  for (const [i, text] of texts.entries()) answers(text, `burst answer ${i}`);
+  // Six waves of ten: within a wave each message is accepted before the next is sent (so the order is
+  // defined) and their handling overlaps. A session hands over only when its queue is empty and no message
+  // is in flight: once a wave's runs have reported, it does so — and the next wave arrives during that hand-over.
+  const outcomes: MessageOutcome[] = [];
+  for (let wave = 0; wave < 6; wave++) {
+    const pending = [];
+    for (const text of texts.slice(wave * 10, wave * 10 + 10)) {
+      pending.push(await s.startUpdate(sendMessageUpdate, { args: [{ text }], waitForStage: WorkflowUpdateStage.ACCEPTED }));
+    }
+    const waveOutcomes = await Promise.all(pending.map((u) => u.result()));
+    outcomes.push(...waveOutcomes);
+    // Answered and mirrored into memory: the session is idle now (unless a report is late).
+    const last = `burst answer ${wave * 10 + 9}`;
+    await waitFor(`wave ${wave} to be answered`, async () =>
+      (await mem.memory.view(s.threadId)).chunks.some((c) => c.type === 'response' && c.content.kind === 'text' && c.content.text === last),
+    );
+  }
+  assert.deepEqual(
+    outcomes.map((o) => [o.kind, o.runId]),
+    texts.map((_, i) => ['new_run', `${s.sessionId}.r${i + 1}`]),
+  );
+  // More messages while the runs' reports stream in (and hand-overs happen).
+  const late = await Promise.all(['late one', 'late two'].map(async (t) => (answers(t, `${t} answered`), send(s, t))));
+  assert.deepEqual(late.map((o) => o.kind), ['new_run', 'new_run']);
+
+  const view = await waitFor(
+    'all 62 runs to finish',
+    async () => {
+      const v = await viewOf(s);
+      return v.chatHistory.filter((t) => t.role === 'assistant').length === 62 ? v : null;
+    },
+    60_000,
+  );
+  assert.equal(view.turns, 62);
+  const userTurns = view.chatHistory.filter((t) => t.role === 'user').map((t) => t.text);
+  assert.deepEqual(userTurns.slice(0, 60), texts);
+  // The two late ones were sent at the same moment: either order, each once.
+  assert.deepEqual(userTurns.slice(60).sort(), ['late one', 'late two']);
+  // Every run of the chain: the first ones ended by continuing as new (several times), the last one still runs.
+  const chain = await waitFor('the session to continue as new', async () => {
+    const executions = [];
+    for await (const e of env.client.workflow.list({ query: `WorkflowId = '${s.sessionId}'` })) executions.push(e);
+    return executions.length >= 3 ? executions : null;
+  });
+  assert.ok(chain.some((e) => e.runId === firstRunId && e.status.name === 'CONTINUED_AS_NEW'));
+  assert.equal(chain.filter((e) => e.status.name === 'RUNNING').length, 1);
+  await env.client.workflow.getHandle(s.sessionId).terminate();
+});
+
+test('a change of tools cancels runs that wait from before it, with a note in the conversation', async () => {
+  stub.script('configure the exchange', { execution_plan: [{ steps: [askStep('Which exchange?'), respondStep] }] });
+  // The run is started as a session's would be, then handed to a session that last saw other tools.
+  const first = await startSession();
+  const waiting = await send(first, 'configure the exchange');
+  await waitRunStatus(first, waiting.runId ?? '', 'waiting_user');
+  const carried = await viewOf(first);
+  await first.terminate();
+
+  const s = await startSession({ carried: { chatHistory: carried.chatHistory, taskState: carried.taskState, runs: carried.runs, turns: carried.turns, version: carried.version }, capabilities: 'fingerprint-of-older-tools' });
+  await waitRunStatus(s, waiting.runId ?? '', 'cancelled');
+  const view = await viewOf(s);
+  assert.equal(view.chatHistory.at(-1)?.text, `${CAPABILITIES_CHANGED} (was: "configure the exchange")`);
+  assert.equal((await env.client.workflow.getHandle(waiting.runId ?? '').result() as ExecutionState).status, 'cancelled');
+  // The person's next message is a new request, not a reply to the stale plan.
+  answers('binance', 'Configured.');
+  assert.equal((await send(s, 'binance')).kind, 'new_run');
+  await s.terminate();
+});
