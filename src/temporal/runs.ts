@@ -43,8 +43,13 @@ export interface RunSummary {
 
 /** Readable, unique workflow ids: `run-<user>-<random>`; sub-plans append `.s<step>`. */
 export function newRunId(userId: string): string {
+  return readableId('run', userId);
+}
+
+/** `<kind>-<user slug>-<10 hex>`: tells a person in the Web UI whose it is, and never collides in practice. */
+export function readableId(kind: string, userId: string): string {
   const slug = userId.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 32) || 'user';
-  return `run-${slug}-${randomBytes(5).toString('hex')}`;
+  return `${kind}-${slug}-${randomBytes(5).toString('hex')}`;
 }
 
 const QUERY_DEADLINE_MS = 5000;

@@ -4,7 +4,7 @@
  * (`agentSessionWorkflow`) that owns its memory thread; the REST API and tests
  * go through this class rather than through Temporal directly.
  */
-import { randomBytes } from 'node:crypto';
+import { readableId } from './runs';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { Config } from '../config';
 import type { ChunkInput } from '../memory/model';
@@ -52,11 +52,9 @@ export interface SessionSummary {
   closedAt: string | null;
 }
 
-const slug = (userId: string) => userId.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 32) || 'user';
-
 /** Readable, unique workflow ids: `session-<user>-<10 hex>`. */
 export function newSessionId(userId: string): string {
-  return `session-${slug(userId)}-${randomBytes(5).toString('hex')}`;
+  return readableId('session', userId);
 }
 
 /** The session's memory thread, named after it so the Web UI and the threads API line up. */
