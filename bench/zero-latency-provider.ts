@@ -8,6 +8,9 @@
  * A plan holds at most 50 steps (ExecutionPlanReplySchema), so longer runs are
  * planned in chunks of 49 tool steps plus a respond step, each next chunk handed
  * out by `replace_remaining` when the current one is used up.
+ *
+ * Any other goal (a session's ordinary message, as in bench/session.ts) gets a
+ * one-step plan, [respond], answered at once.
  */
 import { z } from 'zod';
 import type { ExecutionState } from '../src/planning/execution-state';
@@ -28,10 +31,10 @@ const CHUNK = 49;
 
 export const benchGoal = (steps: number): string => `benchmark: run ${steps} noop steps`;
 
-function stepsOf(goal: string): number {
-  const n = Number(/run (\d+) noop steps/.exec(goal)?.[1]);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`not a benchmark goal: "${goal}"`);
-  return n;
+/** N of a benchGoal; null for any other goal. */
+function stepsOf(goal: string): number | null {
+  const n = Number(/^benchmark: run (\d+) noop steps$/.exec(goal)?.[1]);
+  return Number.isInteger(n) && n >= 1 ? n : null;
 }
 
 function chunk(from: number, total: number): StepSpec[] {
@@ -62,7 +65,7 @@ export class ZeroLatencyProvider implements ModelProvider {
       return JSON.stringify({ CurrentGoal: 'bench', ActiveFlow: '', OpenLoops: [], ImportantFacts: [], LastDecision: '' });
     }
     const { state } = request.context;
-    const total = stepsOf(state.goal);
+    const total = stepsOf(state.goal) ?? 0;
     switch (request.name) {
       case 'execution_plan':
         return JSON.stringify({ steps: chunk(0, total) });
@@ -72,6 +75,8 @@ export class ZeroLatencyProvider implements ModelProvider {
           pending === 0 && done < total ? { decision: 'replace_remaining', steps: chunk(done, total) } : { decision: 'continue' };
         return JSON.stringify(decision);
       }
+      case 'live_state_check':
+        return JSON.stringify({ tools: [] });
       case 'reasoning':
         return JSON.stringify({ thought: 'nothing to reason about' });
       case 'final_answer':

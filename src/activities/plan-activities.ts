@@ -4,12 +4,12 @@
  * (the worker passes real ones; tests and the benchmark pass their own).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { finishStep, findStep, type ExecutionState, type ObservationKind } from '../planning/execution-state';
+import { finishStep, findStep, makeObservation, type ExecutionState, type Observation, type ObservationKind } from '../planning/execution-state';
 import type { PlannerCallName, ReplanDecisionReply, StepSpec } from '../planning/schemas';
 import type { PlannerContext } from '../llm/prompts';
 import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
 import { callModel, InvalidModelReplyError } from '../llm/structured';
-import { goalChunk, lastStepEvent, outputChunk, runThreadId, stepChunks } from '../memory/run-chunks';
+import { goalChunk, lastStepEvent, outputChunk, runThreadId, snapshotChunk, stepChunks } from '../memory/run-chunks';
 import type { ChunkInput } from '../memory/model';
 import type { KeyValueStore } from '../store/kv';
 import { operationIdFor, type MemoryService } from '../store/memory-service';
@@ -90,6 +90,35 @@ export function createPlanActivities(deps: PlanActivityDeps) {
     await deps.memory.compactIfNeeded(state.threadId, { reason: 'soft token limit exceeded', trigger, runId: state.runId });
   }
 
+  /**
+   * Seed 000's dynamic state refresh, made explicit: the model names the live tools the goal
+   * concerns; each is called for a fresh snapshot, which goes into the observations (and the
+   * run's memory) before the plan is made. No live tools, no extra call.
+   */
+  async function preflight(state: ExecutionState, signal: AbortSignal): Promise<Observation[]> {
+    const live = deps.tools.liveTools();
+    if (live.length === 0) return [];
+    const { tools } = await model('live_state_check', state, signal);
+    const key = idempotencyKey();
+    const snapshots: Observation[] = [];
+    for (const tool of live.filter((t) => tools.includes(t.name))) {
+      const outcome = await deps.tools.run(tool.name, tool.snapshotArgs, {
+        userId: state.userId,
+        runId: state.runId,
+        stepId: 'preflight',
+        idempotencyKey: `${key}:preflight:${tool.name}`,
+        store: deps.store,
+        ...(deps.memory ? { memory: deps.memory } : {}),
+        heartbeat: () => undefined,
+        signal,
+      });
+      const content = outcome.ok ? `${tool.name} (live snapshot before planning): ${JSON.stringify(outcome.result)}` : outcome.error;
+      snapshots.push(makeObservation(null, { kind: outcome.ok ? 'snapshot' : 'error', content }, new Date()));
+    }
+    await remember(state, snapshots.map((o) => snapshotChunk(state, o)), 'live state preflight', `${key}:preflight`);
+    return snapshots;
+  }
+
   async function model<N extends PlannerCallName>(call: N, state: ExecutionState, signal: AbortSignal, stepId?: string) {
     try {
       return await callModel(deps.provider, await context(call, state, stepId), attempts, signal);
@@ -122,7 +151,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
 
   return {
     /** `execution_plan`: the first plan of a run. */
-    async planRun({ state }: { state: ExecutionState }): Promise<{ steps: StepSpec[]; model: string; threadId?: string }> {
+    async planRun({ state }: { state: ExecutionState }): Promise<{ steps: StepSpec[]; model: string; threadId?: string; snapshots?: Observation[] }> {
       return withHeartbeats(async (signal) => {
         let planned = state;
         if (deps.memory) {
@@ -135,8 +164,15 @@ export function createPlanActivities(deps: PlanActivityDeps) {
           });
           planned = { ...state, threadId: thread.id };
         }
+        const snapshots = await preflight(planned, signal);
+        if (snapshots.length > 0) planned = { ...planned, observations: [...planned.observations, ...snapshots] };
         const { steps } = await model('execution_plan', planned, signal);
-        return { steps, model: deps.provider.label, ...(planned.threadId ? { threadId: planned.threadId } : {}) };
+        return {
+          steps,
+          model: deps.provider.label,
+          ...(planned.threadId ? { threadId: planned.threadId } : {}),
+          ...(snapshots.length > 0 ? { snapshots } : {}),
+        };
       });
     },
 

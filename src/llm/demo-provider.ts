@@ -165,6 +165,12 @@ export class DemoProvider implements ModelProvider {
         throw new Error('a memory_summary request needs a SummaryContext (texts, maxTokens)');
       case 'task_state_summary':
         throw new Error('a task_state_summary request needs a TaskStateSummaryContext (previous, turns)');
+      case 'live_state_check': {
+        // The demo's rule: a live tool concerns a goal that names it (e.g. "balance" for account_balance).
+        const words = state.goal.toLowerCase();
+        const live = request.context.tools.filter((t) => t.live && t.name.split('_').some((w) => w.length > 3 && words.includes(w)));
+        return JSON.stringify({ tools: live.map((t) => t.name) });
+      }
       case 'execution_plan': {
         const steps = demoIntents(state.goal);
         return JSON.stringify({

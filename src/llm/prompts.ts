@@ -33,6 +33,8 @@ Step types:
 Rules: use only the tools listed; never invent tool results; ask the user rather than guess missing facts; keep plans short. Reply with JSON only, matching the schema you are given.`;
 
 const INSTRUCTIONS: Record<PlannerCallName, string> = {
+  live_state_check:
+    'Before planning: the tools marked "live" report state that changes outside this conversation. List the live tools this goal concerns, so fresh snapshots are taken first; an empty list when none. Reply {"tools": [...]}.',
   execution_plan: 'Make the plan for the goal. Reply {"steps": [...]}.',
   replan_decision:
     'A step just finished. Decide what happens next: "continue" with the remaining steps, "replace_remaining" with new "steps", "ask_user" with a "question", or "finish" with the final "answer". Reply {"decision": ...}.',
@@ -66,7 +68,9 @@ export function buildMessages(ctx: PlannerContext): ChatMessage[] {
   const { state } = ctx;
   const parts: string[] = [`Goal: ${state.goal}`];
   if (state.parentRunId) parts.push(`This is a sub-plan (depth ${state.depth}) of run ${state.parentRunId}.`);
-  const conversation = ctx.session ? renderSessionContext(ctx.session) : null;
+  // Seed 000's dynamic state refresh: once live snapshots were taken, TaskState's older conclusions stay out.
+  const refreshed = state.observations.some((o) => o.kind === 'snapshot');
+  const conversation = ctx.session ? renderSessionContext(refreshed ? { ...ctx.session, taskState: null } : ctx.session) : null;
   if (conversation) parts.push(conversation);
   const executed = state.steps.filter((s) => s.status !== 'pending').length;
   parts.push(`Steps used: ${executed} of at most ${ctx.maxSteps}. Sub-plans allowed: ${state.depth < ctx.maxDepth ? 'yes' : 'no'}.`);

@@ -65,6 +65,11 @@ export function stepChunks(state: ExecutionState, step: PlanStep, observation: P
   }
 }
 
+/** A live snapshot taken before planning: environment state, gone when the run ends (EPHEMERAL). */
+export function snapshotChunk(state: ExecutionState, observation: Pick<Observation, 'kind' | 'content'>): ChunkInput {
+  return { type: 'environment', content: { kind: 'text', text: observation.content }, priority: 85, retention: 'EPHEMERAL', provenance: provenance(state, null) };
+}
+
 /** The final answer: an output chunk, marking the end of the task. */
 export function outputChunk(state: ExecutionState, answer: string): ChunkInput {
   return { type: 'output', content: { kind: 'text', text: answer }, provenance: provenance(state, state.currentStepId) };

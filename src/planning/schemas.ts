@@ -82,6 +82,9 @@ export const TaskStateSummaryReplySchema = z.object({
 export type TaskStateSummaryReply = z.infer<typeof TaskStateSummaryReplySchema>;
 
 /** The call kinds of the wire protocol, each a name and its reply schema. */
+/** `live_state_check`: which live tools a request concerns, so their state is refreshed before planning. */
+export const LiveStateCheckReplySchema = z.object({ tools: z.array(z.string().min(1).max(100)).max(20) });
+
 export const MODEL_CALLS = {
   execution_plan: ExecutionPlanReplySchema,
   replan_decision: ReplanDecisionReplySchema,
@@ -89,6 +92,7 @@ export const MODEL_CALLS = {
   final_answer: FinalAnswerReplySchema,
   memory_summary: MemorySummaryReplySchema,
   task_state_summary: TaskStateSummaryReplySchema,
+  live_state_check: LiveStateCheckReplySchema,
 } as const;
 export type ModelCallName = keyof typeof MODEL_CALLS;
 /** The calls the planner makes from a PlannerContext (all but the memory service's and the session's summaries). */

@@ -16,6 +16,8 @@ export interface ToolDescription {
   name: string;
   description: string;
   parameters: Record<string, unknown>;
+  /** Present (true) on tools whose truth changes outside the conversation. */
+  live?: true;
 }
 
 export type ToolOutcome = { ok: true; result: unknown } | { ok: false; error: string };
@@ -34,11 +36,16 @@ export class ToolRegistry {
     return [...this.tools.keys()];
   }
 
+  /** The live tools and the arguments of their preflight snapshot call. */
+  liveTools(): { name: string; snapshotArgs: Record<string, unknown> }[] {
+    return [...this.tools.values()].filter((t) => t.live).map((t) => ({ name: t.name, snapshotArgs: t.snapshotArgs ?? {} }));
+  }
+
   describe(): ToolDescription[] {
     return [...this.tools.values()].map((t) => {
       const parameters = z.toJSONSchema(t.input, { unrepresentable: 'any' }) as Record<string, unknown>;
       delete parameters.$schema;
-      return { name: t.name, description: t.description, parameters };
+      return { name: t.name, description: t.description, parameters, ...(t.live ? { live: true as const } : {}) };
     });
   }
 

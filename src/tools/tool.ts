@@ -25,6 +25,14 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   input: S;
+  /**
+   * The tool reports state that changes outside the conversation (balances, configuration, …).
+   * Before planning a request that concerns it, the run calls it (with `snapshotArgs`) and puts a
+   * fresh snapshot in the observations, so the plan never rests on stale conclusions. @default false
+   */
+  live?: boolean;
+  /** Arguments for the preflight snapshot call of a live tool. @default {} */
+  snapshotArgs?: Record<string, unknown>;
   handler: (args: z.infer<S>, ctx: ToolContext) => Promise<unknown>;
 }
 

@@ -221,7 +221,7 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
   try {
     const planned = await activities(MODEL_CALL, `plan: ${input.goal}`.slice(0, 200)).planRun({ state });
     // Histories recorded before runs had memory threads return no threadId.
-    state = { ...state, model: planned.model, threadId: planned.threadId ?? null };
+    state = { ...state, model: planned.model, threadId: planned.threadId ?? null, observations: [...state.observations, ...(planned.snapshots ?? [])] };
     publish(model.applyPlan(state, planned.steps, now()));
     let executed = 0;
     for (;;) {

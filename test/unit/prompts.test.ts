@@ -75,6 +75,7 @@ test('each call ends with its own instruction naming the reply shape', () => {
     replan_decision: /"continue".*"replace_remaining".*"ask_user".*"finish".*Reply \{"decision": \.\.\.\}\.$/,
     reasoning: /Reply \{"thought": "\.\.\."\}\.$/,
     final_answer: /Write the final answer .* Reply \{"answer": "\.\.\."\}\.$/,
+    live_state_check: /tools marked "live" .* Reply \{"tools": \[\.\.\.\]\}\.$/,
   };
   for (const [call, pattern] of Object.entries(expected) as [PlannerCallName, RegExp][]) {
     assert.match(render(call, answered()).user, pattern, call);

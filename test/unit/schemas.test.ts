@@ -131,6 +131,7 @@ test('replyJsonSchema gives an object schema per call name with the protocol top
       properties: ['ActiveFlow', 'CurrentGoal', 'ImportantFacts', 'LastDecision', 'OpenLoops'],
       required: ['CurrentGoal', 'ActiveFlow', 'OpenLoops', 'ImportantFacts', 'LastDecision'],
     },
+    live_state_check: { properties: ['tools'], required: ['tools'] },
   };
   assert.deepEqual(Object.keys(MODEL_CALLS).sort(), Object.keys(expected).sort());
   for (const [name, want] of Object.entries(expected) as [ModelCallName, (typeof expected)[ModelCallName]][]) {
