@@ -1,9 +1,12 @@
 // `npm run bench` — the orchestration benchmark (bench/orchestration.ts) against a private,
 // in-memory Temporal dev server on a free port, stopped afterwards (also on Ctrl-C); then the
 // memory benchmark (bench/memory.ts), which needs no Temporal server but PostgreSQL at
-// BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test).
+// BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); then the session benchmark
+// (bench/session.ts) on the same server: one session of --session-turns turns (or BENCH_SESSION_TURNS;
+// default 10,000, which takes long — it prints the expected duration first).
 //
 //   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
+//                    [--session-turns N] [--only orchestration|memory|session]
 //
 // --dynamic-config (repeatable) goes to the server as `--dynamic-config-value KEY=VALUE` (VALUE in
 // JSON), e.g. system.enableActivityEagerExecution=true. The benchmark gets the list as a JSON array
@@ -27,11 +30,23 @@ import {
 // ---- arguments: pick out --dynamic-config, keep the rest in order
 const dynamicConfig = [];
 const benchArgs = [];
+const sessionArgs = [];
+const BENCHES = ['orchestration', 'memory', 'session'];
+let only = null;
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const arg = argv[i];
   let pair;
-  if (arg === '--dynamic-config') {
+  if (arg === '--session-turns' || arg.startsWith('--session-turns=')) {
+    const value = arg === '--session-turns' ? argv[++i] : arg.slice('--session-turns='.length);
+    if (!/^\d+$/.test(value ?? '')) fail('--session-turns needs a number of turns');
+    sessionArgs.push('--session-turns', value);
+    continue;
+  } else if (arg === '--only' || arg.startsWith('--only=')) {
+    only = arg === '--only' ? argv[++i] : arg.slice('--only='.length);
+    if (!BENCHES.includes(only)) fail(`--only: expected one of ${BENCHES.join(', ')}`);
+    continue;
+  } else if (arg === '--dynamic-config') {
     pair = argv[++i];
     if (pair === undefined) fail('--dynamic-config needs a KEY=VALUE argument');
   } else if (arg.startsWith('--dynamic-config=')) pair = arg.slice('--dynamic-config='.length);
@@ -100,11 +115,17 @@ function runBench(file, args) {
     bench.on('exit', (code, signal) => resolve(signal ? 1 : (code ?? 1)));
   });
 }
-let exitCode = await runBench('bench/orchestration.ts', benchArgs);
+const wanted = (name) => only === null || only === name;
+let exitCode = 0;
+if (wanted('orchestration')) exitCode = await runBench('bench/orchestration.ts', benchArgs);
 // The memory benchmark needs no Temporal server; it runs after, in the same `npm run bench`.
-if (exitCode === 0 && !exiting) {
-  console.log('');
+if (exitCode === 0 && !exiting && wanted('memory')) {
+  if (only === null) console.log('');
   exitCode = await runBench('bench/memory.ts', []);
+}
+if (exitCode === 0 && !exiting && wanted('session')) {
+  if (only === null) console.log('');
+  exitCode = await runBench('bench/session.ts', sessionArgs);
 }
 if (exiting) await new Promise(() => {}); // interrupted: finish() is already shutting down
 await finish(exitCode);
