@@ -25,8 +25,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { connectClient } from '../src/temporal/connection';
+import { encodedBytes } from './history';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { z } from 'zod';
@@ -144,7 +146,7 @@ function historyStats(history: History): HistoryStats {
     if (previous !== undefined) entry.msBefore = round(entry.msBefore + at - previous, 1);
     previous = at;
   }
-  return { events: events.length, bytes: temporal.api.history.v1.History.encode(history).finish().length, byType };
+  return { events: events.length, bytes: encodedBytes(history), byType };
 }
 
 // ---------------------------------------------------------------- the three contenders
@@ -337,9 +339,8 @@ async function main(): Promise<void> {
     const provider = new ZeroLatencyProvider();
     const nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
     connections.push(nativeConnection);
-    const clientConnection = await Connection.connect({ address: config.temporalAddress });
-    connections.push(clientConnection);
-    const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+    const client = await connectClient(config);
+    connections.push(client.connection);
 
     let t = performance.now();
     // Both contenders' activities keep their step journal in memory, so neither pays for disk.

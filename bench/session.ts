@@ -20,8 +20,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import type { Client } from '@temporalio/client';
+import { connectClient } from '../src/temporal/connection';
+import { encodedBytes } from './history';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { z } from 'zod';
 import { loadConfig } from '../src/config';
@@ -113,7 +114,7 @@ async function historySize(client: Client, workflowId: string, runId?: string): 
     workflowId,
     runId: described,
     events: history.events?.length ?? 0,
-    bytes: temporal.api.history.v1.History.encode(history).finish().length,
+    bytes: encodedBytes(history),
   };
 }
 
@@ -152,9 +153,8 @@ async function main(): Promise<void> {
   try {
     const nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
     connections.push(nativeConnection);
-    const clientConnection = await Connection.connect({ address: config.temporalAddress });
-    connections.push(clientConnection);
-    const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+    const client = await connectClient(config);
+    connections.push(client.connection);
 
     let t = performance.now();
     worker = await createWorker({ config, provider, memory: opened.memory, connection: nativeConnection, taskQueue: QUEUE });
