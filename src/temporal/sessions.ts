@@ -4,14 +4,16 @@
  * (`agentSessionWorkflow`) that owns its memory thread; the REST API and tests
  * go through this class rather than through Temporal directly.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readableId } from './runs';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { Config } from '../config';
 import type { ChunkInput } from '../memory/model';
 import type { MemoryService } from '../store/memory-service';
 import { SESSION_ID_ATTR, USER_ID_ATTR } from '../workflows/definitions';
 import {
   getSessionQuery,
+  HANDING_OVER,
   sendMessageUpdate,
   SESSION_WORKFLOW_TYPE,
   type MessageOutcome,
@@ -75,6 +77,10 @@ function sessionChunk(sessionId: string, userId: string): ChunkInput {
 const QUERY_DEADLINE_MS = 5_000;
 /** A message is answered once the session has routed it (a command's reply, or the run it started). */
 const UPDATE_DEADLINE_MS = 30_000;
+/** Back-off while a session hands over: 50 ms, doubling, at most 1 s. */
+const HAND_OVER_RETRY_MS = (attempt: number) => Math.min(1_000, 50 * 2 ** attempt);
+const isHandingOver = (err: unknown) =>
+  err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === HANDING_OVER;
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 type SessionWorkflow = (input: SessionInput) => Promise<void>;
@@ -141,15 +147,23 @@ export class Sessions {
   /** Sends a person's message; resolves with what became of it once the session has routed it. */
   async send(sessionId: string, text: string): Promise<MessageOutcome> {
     const handle = await this.handle(sessionId, { mustRun: true });
-    try {
-      return await this.client.connection.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () => handle.executeUpdate(sendMessageUpdate, { args: [{ text }] }));
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) {
-        const cause = err.cause instanceof Error ? err.cause.message : err.message;
-        throw new MessageRejectedError(sessionId, cause);
+    const deadline = Date.now() + UPDATE_DEADLINE_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.client.connection.withDeadline(deadline, () => handle.executeUpdate(sendMessageUpdate, { args: [{ text }] }));
+      } catch (err) {
+        // Turned away while the session drains its queue to continue as new: the next run takes it.
+        if (isHandingOver(err) && Date.now() + HAND_OVER_RETRY_MS(attempt) < deadline) {
+          await sleep(HAND_OVER_RETRY_MS(attempt));
+          continue;
+        }
+        if (err instanceof WorkflowUpdateFailedError) {
+          const cause = err.cause instanceof Error ? err.cause.message : err.message;
+          throw new MessageRejectedError(sessionId, cause);
+        }
+        if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
+        throw err;
       }
-      if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
-      throw err;
     }
   }
 

@@ -53,7 +53,16 @@ export interface SessionInput {
   settings?: Partial<SessionLimits> & {
     /** Continue-as-new once the history has this many events (or when Temporal suggests it). @default 2000 */
     continueAsNewAfterEvents?: number;
+    /**
+     * When traffic never pauses, how many more events the history may gain after the hand-over fell due
+     * before new messages are turned away (as HANDING_OVER, which `Sessions.send` retries) so that the
+     * queue drains and the hand-over happens. @default 500
+     */
+    handOverGraceEvents?: number;
   };
   /** Fingerprint of the tools the previous run of this session saw (carried across continue-as-new). */
   capabilities?: string;
 }
+
+/** The error type a message is refused with while the session drains its queue to continue as new: send it again. */
+export const HANDING_OVER = 'SessionHandingOver';

@@ -38,7 +38,7 @@ import {
 } from '../sessions/session-state';
 import { replySignal, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, type PlanExecutionInput } from './definitions';
 import { planExecutionWorkflow } from './plan-execution';
-import { getSessionQuery, runReportSignal, sendMessageUpdate, type MessageOutcome, type RunReport, type SessionInput, type SessionView } from './session-definitions';
+import { getSessionQuery, HANDING_OVER, runReportSignal, sendMessageUpdate, type MessageOutcome, type RunReport, type SessionInput, type SessionView } from './session-definitions';
 
 /** Memory writes: quick, retried through a short outage of the store. */
 const MEMORY: ActivityOptions = {
@@ -55,6 +55,7 @@ const memory = proxyActivities<SessionActivities>(MEMORY);
 const summary = proxyActivities<SessionActivities>({ ...SUMMARY, summary: 'task_state_summary: compress older turns into the task state' });
 
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
+const DEFAULT_HAND_OVER_GRACE = 500;
 export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
 export const CAPABILITIES_CHANGED = 'My capabilities changed (tools were added, removed or changed), so I cancelled the request that was waiting for you; please ask again.';
 
@@ -69,6 +70,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const { sessionId, userId, threadId } = input;
   const limits = { ...DEFAULT_SESSION_LIMITS, ...input.settings };
   const handOverAfter = input.settings?.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
+  const handOverGrace = input.settings?.handOverGraceEvents ?? DEFAULT_HAND_OVER_GRACE;
+  /** The history length at which the hand-over fell due; null while it is not due. */
+  let dueSince: number | null = null;
   const carried = input.carried;
   let chatHistory: Turn[] = carried?.chatHistory ?? [];
   let taskState: TaskState = carried?.taskState ?? emptyTaskState();
@@ -96,6 +100,11 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     {
       validator: (message: { text: string }) => {
         if (typeof message?.text !== 'string' || message.text.trim() === '') throw new Error('a message needs a non-empty "text"');
+        // Traffic that never pauses would put the hand-over off until the history hits Temporal's hard limit:
+        // past the grace, new messages wait outside (the sender retries) while the queue drains.
+        if (dueSince !== null && workflowInfo().historyLength >= dueSince + handOverGrace) {
+          throw ApplicationFailure.retryable('the session is handing over to a new run; send the message again in a moment', HANDING_OVER);
+        }
       },
     },
   );
@@ -263,9 +272,11 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   await noticeCapabilities(opened.capabilities);
 
   // Continue-as-new once the history is long — but only with nothing queued and no handler running, so
-  // every accepted message is answered by this run; later ones reach the next run.
+  // every accepted message is answered by this run; later ones reach the next run. If no such moment
+  // comes within the grace, the validator turns new messages away until one does.
   const handOverDue = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > handOverAfter;
   for (;;) {
+    if (dueSince === null && handOverDue()) dueSince = workflowInfo().historyLength;
     await condition(() => inbox.length > 0 || (handOverDue() && allHandlersFinished()));
     const item = inbox.shift();
     if (!item) break;

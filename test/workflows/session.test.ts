@@ -12,6 +12,7 @@ import type { ExecutionState } from '../../src/planning/execution-state';
 import { HELP_TEXT } from '../../src/sessions/session-model';
 import type { OpenMemory } from '../../src/store/open-memory';
 import { openMemory } from '../../src/store/open-memory';
+import { Sessions } from '../../src/temporal/sessions';
 import { getStateQuery } from '../../src/workflows/definitions';
 import { CAPABILITIES_CHANGED, NOTHING_TO_RETRY, type agentSessionWorkflow } from '../../src/workflows/session';
 import {
@@ -256,13 +257,15 @@ test('compression: a fact stated 50 turns earlier survives in TaskState and reac
 });
 
 test('continue-as-new under a burst of 60 messages: none lost, order kept, the run id changed', async () => {
-  const s = await startSession({ settings: { maxTurns: 500, window: 1000, tokenThreshold: 1_000_000, continueAsNewAfterEvents: 120 } });
+  const s = await startSession({ settings: { maxTurns: 500, window: 1000, tokenThreshold: 1_000_000, continueAsNewAfterEvents: 120, handOverGraceEvents: 100_000 } });
   const firstRunId = s.firstExecutionRunId;
   const texts = Array.from({ length: 60 }, (_, i) => `burst message ${i}`);
   for (const [i, text] of texts.entries()) answers(text, `burst answer ${i}`);
   // Six waves of ten: within a wave each message is accepted before the next is sent (so the order is
   // defined) and their handling overlaps. A session hands over only when its queue is empty and no message
   // is in flight: once a wave's runs have reported, it does so — and the next wave arrives during that hand-over.
+  // (The grace is large so that no message is turned away: these updates go to Temporal directly, without
+  // the retry of Sessions.send; the next test covers traffic that never pauses.)
   const outcomes: MessageOutcome[] = [];
   for (let wave = 0; wave < 6; wave++) {
     const pending = [];
@@ -306,6 +309,49 @@ test('continue-as-new under a burst of 60 messages: none lost, order kept, the r
   });
   assert.ok(chain.some((e) => e.runId === firstRunId && e.status.name === 'CONTINUED_AS_NEW'));
   assert.equal(chain.filter((e) => e.status.name === 'RUNNING').length, 1);
+  await env.client.workflow.getHandle(s.sessionId).terminate();
+});
+
+test('continue-as-new under traffic that never pauses: the session still hands over in time, no message lost', async () => {
+  const handOverAfter = 80;
+  const grace = 40;
+  const s = await startSession({
+    settings: { maxTurns: 500, window: 1000, tokenThreshold: 1_000_000, continueAsNewAfterEvents: handOverAfter, handOverGraceEvents: grace },
+  });
+  const sessions = new Sessions(env.client, mem.memory, env.config);
+  // Three people-like senders, each sending its next message the moment the last is answered: with up to
+  // three messages always queued or in flight, the session never finds a quiet moment to hand over in.
+  const streams = [0, 1, 2].map((k) => Array.from({ length: 15 }, (_, i) => `stream ${k} message ${i}`));
+  for (const text of streams.flat()) answers(text, `${text}: answered`);
+  const outcomes = await Promise.all(
+    streams.map(async (texts) => {
+      const out: MessageOutcome[] = [];
+      for (const text of texts) out.push(await sessions.send(s.sessionId, text));
+      return out;
+    }),
+  );
+  assert.ok(outcomes.flat().every((o) => o.kind === 'new_run'));
+
+  const view = await waitFor(
+    'all 45 runs to be answered',
+    async () => {
+      const v = await viewOf(s);
+      return v.chatHistory.filter((t) => t.role === 'assistant').length === 45 ? v : null;
+    },
+    60_000,
+  );
+  const userTurns = view.chatHistory.filter((t) => t.role === 'user').map((t) => t.text);
+  // Each message exactly once, and each sender's messages in the order sent.
+  assert.equal(userTurns.length, 45);
+  for (const texts of streams) assert.deepEqual(userTurns.filter((t) => texts.includes(t)), texts);
+
+  // Hand-overs happened while the traffic lasted, each soon after it fell due: no execution grew far past
+  // the threshold plus the grace (the slack is the messages already accepted and the runs' late reports).
+  const executions = [];
+  for await (const e of env.client.workflow.list({ query: `WorkflowId = '${s.sessionId}'` })) executions.push(e);
+  const handedOver = executions.filter((e) => e.status.name === 'CONTINUED_AS_NEW');
+  assert.ok(handedOver.length >= 2, `expected at least 2 hand-overs, saw ${handedOver.length}`);
+  for (const e of handedOver) assert.ok((e.historyLength ?? 0) <= 2 * (handOverAfter + grace), `an execution grew to ${e.historyLength} events`);
   await env.client.workflow.getHandle(s.sessionId).terminate();
 });
 
