@@ -9,7 +9,7 @@
  *   - tokens of the planner prompt (execution_plan messages) at turn 100 vs the
  *     last turn — target ratio ≤ 1.1 (the prompt must not grow with the conversation).
  *
- *   npm run bench -- [--session-turns N]    (or BENCH_SESSION_TURNS=N; default 10,000)
+ *   npm run bench -- [--session-turns N]    (or BENCH_SESSION_TURNS=N; default 1,000)
  *   npm run bench -- --only session --session-turns 1000
  *
  * scripts/bench.mjs starts the private dev server and runs this file with

@@ -3,7 +3,7 @@
 // memory benchmark (bench/memory.ts), which needs no Temporal server but PostgreSQL at
 // BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); then the session benchmark
 // (bench/session.ts) on the same server: one session of --session-turns turns (or BENCH_SESSION_TURNS;
-// default 10,000, which takes long — it prints the expected duration first).
+// default 1,000; the 10,000 takes long — it prints the expected duration first).
 //
 //   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
 //                    [--session-turns N] [--only orchestration|memory|session]

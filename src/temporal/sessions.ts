@@ -153,8 +153,9 @@ export class Sessions {
         return await this.client.connection.withDeadline(deadline, () => handle.executeUpdate(sendMessageUpdate, { args: [{ text }] }));
       } catch (err) {
         // Turned away while the session drains its queue to continue as new: the next run takes it.
-        if (isHandingOver(err) && Date.now() + HAND_OVER_RETRY_MS(attempt) < deadline) {
-          await sleep(HAND_OVER_RETRY_MS(attempt));
+        const pause = HAND_OVER_RETRY_MS(attempt);
+        if (isHandingOver(err) && Date.now() + pause < deadline) {
+          await sleep(pause);
           continue;
         }
         if (err instanceof WorkflowUpdateFailedError) {

@@ -15,6 +15,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setHandler,
   startChild,
@@ -54,6 +55,8 @@ const SUMMARY: ActivityOptions = {
 const memory = proxyActivities<SessionActivities>(MEMORY);
 const summary = proxyActivities<SessionActivities>({ ...SUMMARY, summary: 'task_state_summary: compress older turns into the task state' });
 
+/** Patch id: compression moved after the sender's answer. */
+const ANSWER_BEFORE_COMPRESSING = 'answer-before-compressing';
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
 const DEFAULT_HAND_OVER_GRACE = 500;
 export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
@@ -84,7 +87,19 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const now = () => new Date();
 
   const view = (): SessionView => ({ sessionId, userId, threadId, chatHistory, taskState, runs, turns, version });
-  setHandler(getSessionQuery, view);
+  /**
+   * What queries see: the state as of the last finished step, so that one version always names one view
+   * (SSE watchers send a view only when its version grows; a half-handled message must not show).
+   */
+  const snapshot = (): SessionView => ({ ...view(), chatHistory: chatHistory.map((t) => ({ ...t })), taskState: { ...taskState }, runs: runs.map((r) => ({ ...r })) });
+  let published = snapshot();
+  const publish = () => {
+    version++;
+    published = snapshot();
+  };
+  setHandler(getSessionQuery, () => published);
+  // Sessions started before this change compress before answering; replaying them must do the same.
+  const answerBeforeCompressing = patched(ANSWER_BEFORE_COMPRESSING);
   setHandler(runReportSignal, (report) => {
     inbox.push({ kind: 'report', report });
   });
@@ -128,16 +143,17 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
    * A change of tools makes plans that wait for the person stale (seed 000's workflow versioning):
    * they are cancelled, and the conversation says why.
    */
-  async function noticeCapabilities(current: string): Promise<void> {
+  async function noticeCapabilities(current: string): Promise<boolean> {
     const previous = capabilities;
     capabilities = current;
-    if (previous === null || previous === current) return;
+    if (previous === null || previous === current) return false;
     const stale = waitingRuns(runs);
-    if (stale.length === 0) return;
+    if (stale.length === 0) return false;
     await cancelRuns(stale.map((r) => r.runId));
     const stamp = now().toISOString();
     runs = runs.map((r) => (stale.some((s) => s.runId === r.runId) ? { ...r, status: 'cancelled' as const, question: null, lastError: 'capabilities changed' } : r));
     await remember(stale.map((r) => ({ role: 'assistant' as const, text: `${CAPABILITIES_CHANGED} (was: "${r.goal}")`, at: stamp, runId: r.runId })));
+    return true;
   }
 
   /** Adds turns to chatHistory and mirrors them into the memory thread. */
@@ -155,16 +171,18 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   }
 
   /** Seed 000's compression: older turns folded into TaskState once the window or token threshold is passed. */
-  async function maybeCompress(): Promise<void> {
-    if (!needsCompression(chatHistory, limits)) return;
+  async function maybeCompress(): Promise<boolean> {
+    if (!needsCompression(chatHistory, limits)) return false;
     const { older, recent } = splitHistory(chatHistory, limits.keepAfterCompression);
     try {
       const result = await summary.compressHistory({ sessionId, threadId, taskState, older, keepMessageIds: recent.flatMap((t) => (t.messageId ? [t.messageId] : [])) });
       taskState = result.taskState;
       chatHistory = recent;
+      return true;
     } catch (err) {
       // Without a summary the window stays as it is (capped by maxTurns); the next turn tries again.
       if (!(err instanceof ActivityFailure)) throw err;
+      return false;
     }
   }
 
@@ -254,7 +272,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
         turn.runId = outcome.runId;
         break;
     }
-    await maybeCompress();
+    if (!answerBeforeCompressing) await maybeCompress();
     return outcome;
   }
 
@@ -269,7 +287,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   }
 
   const opened = await memory.openSession({ sessionId, userId, threadId });
-  await noticeCapabilities(opened.capabilities);
+  if (await noticeCapabilities(opened.capabilities)) publish();
 
   // Continue-as-new once the history is long — but only with nothing queued and no handler running, so
   // every accepted message is answered by this run; later ones reach the next run. If no such moment
@@ -292,7 +310,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
       }
       item.done = true;
     }
-    version++;
+    publish();
+    // The sender has its answer now; a slow summary model delays only the next message, not this one.
+    if (item.kind === 'message' && answerBeforeCompressing && (await maybeCompress())) publish();
   }
 
   return continueAsNew<typeof agentSessionWorkflow>({

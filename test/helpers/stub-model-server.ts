@@ -15,7 +15,7 @@ export interface StubRequest {
   body: Record<string, unknown>;
 }
 
-/** A reply: an object (sent as JSON), a raw string (sent as-is, e.g. invalid JSON), or a function of the request. */
+/** A reply: an object (sent as JSON), a raw string (sent as-is, e.g. invalid JSON), or a function of the request (a promise is awaited: a test can hold a reply back). */
 export type StubReply = unknown | ((req: StubRequest) => unknown);
 export type StubScript = Partial<Record<string, StubReply[]>>;
 
@@ -72,7 +72,7 @@ export class StubModelServer {
       return;
     }
     const next = queue.shift();
-    const reply = typeof next === 'function' ? (next as (r: StubRequest) => unknown)(request) : next;
+    const reply: unknown = typeof next === 'function' ? await (next as (r: StubRequest) => unknown)(request) : next;
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
     const content = typeof reply === 'string' ? reply : JSON.stringify(reply);
     res.writeHead(200, { 'content-type': 'application/json' }).end(

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { WorkflowUpdateStage, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkflowUpdateStage, type WorkflowExecutionInfo, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { HELP_TEXT } from '../../src/sessions/session-model';
 import type { OpenMemory } from '../../src/store/open-memory';
@@ -63,6 +64,22 @@ const runStatus = async (s: Session, runId: string) => (await viewOf(s)).runs.fi
 const waitRunStatus = (s: Session, runId: string, status: string, timeoutMs = 30_000) =>
   waitFor(`${runId} to be ${status} in the session`, async () => (await runStatus(s, runId)) === status, timeoutMs);
 const prompt = (r: StubRequest | undefined) => r?.messages.map((m) => m.content).join('\n') ?? '';
+/** The session's view once `count` answers have joined its chatHistory. */
+const answeredView = (s: Session, count: number) =>
+  waitFor(
+    `all ${count} runs to be answered`,
+    async () => {
+      const v = await viewOf(s);
+      return v.chatHistory.filter((t) => t.role === 'assistant').length === count ? v : null;
+    },
+    60_000,
+  );
+/** Every execution of the session's continue-as-new chain, closed ones included. */
+async function executionsOf(s: Session): Promise<WorkflowExecutionInfo[]> {
+  const executions: WorkflowExecutionInfo[] = [];
+  for await (const e of env.client.workflow.list({ query: `WorkflowId = '${s.sessionId}'` })) executions.push(e);
+  return executions;
+}
 /** A run that answers at once. */
 const answers = (goal: string, text: string) => stub.script(goal, { execution_plan: [{ steps: [respondStep] }], final_answer: [answer(text)] });
 
@@ -256,6 +273,41 @@ test('compression: a fact stated 50 turns earlier survives in TaskState and reac
   await s.terminate();
 });
 
+test('a slow summary model does not hold the answer: the session compresses after the sender has it', async () => {
+  const s = await startSession({ settings: { window: 3, keepAfterCompression: 1 } });
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const fact = { CurrentGoal: '', ActiveFlow: '', OpenLoops: [], ImportantFacts: ['summarized while the sender went on'], LastDecision: '' };
+  stub.script('', { task_state_summary: [async () => (await held, fact)] });
+  const summaries = () => stub.requestsFor('', 'task_state_summary').length;
+  const before = summaries();
+  // Each "try again" with nothing to retry is a user turn; the fourth passes the window of 3.
+  for (let i = 0; i < 3; i++) await send(s, 'try again');
+  assert.equal(summaries(), before);
+  const fourth = send(s, 'try again');
+  let answeredVersion = -1;
+  try {
+    await waitFor('the summary request', async () => summaries() === before + 1);
+    const outcome = await Promise.race([fourth, sleep(15_000).then(() => 'still waiting for the summary')]);
+    assert.deepEqual(outcome, { kind: 'command', reply: NOTHING_TO_RETRY });
+    // Answered and shown, not yet compressed.
+    const during = await viewOf(s);
+    assert.equal(during.chatHistory.length, 4);
+    assert.equal(during.turns, 4);
+    answeredVersion = during.version;
+  } finally {
+    release();
+  }
+  const after = await waitFor('the compressed view', async () => {
+    const v = await viewOf(s);
+    return v.taskState.ImportantFacts.length > 0 ? v : null;
+  });
+  assert.deepEqual(after.taskState.ImportantFacts, fact.ImportantFacts);
+  assert.equal(after.chatHistory.length, 1);
+  assert.ok(after.version > answeredVersion, 'the compressed view has a version of its own');
+  await s.terminate();
+});
+
 test('continue-as-new under a burst of 60 messages: none lost, order kept, the run id changed', async () => {
   const s = await startSession({ settings: { maxTurns: 500, window: 1000, tokenThreshold: 1_000_000, continueAsNewAfterEvents: 120, handOverGraceEvents: 100_000 } });
   const firstRunId = s.firstExecutionRunId;
@@ -288,14 +340,7 @@ test('continue-as-new under a burst of 60 messages: none lost, order kept, the r
   const late = await Promise.all(['late one', 'late two'].map(async (t) => (answers(t, `${t} answered`), send(s, t))));
   assert.deepEqual(late.map((o) => o.kind), ['new_run', 'new_run']);
 
-  const view = await waitFor(
-    'all 62 runs to finish',
-    async () => {
-      const v = await viewOf(s);
-      return v.chatHistory.filter((t) => t.role === 'assistant').length === 62 ? v : null;
-    },
-    60_000,
-  );
+  const view = await answeredView(s, 62);
   assert.equal(view.turns, 62);
   const userTurns = view.chatHistory.filter((t) => t.role === 'user').map((t) => t.text);
   assert.deepEqual(userTurns.slice(0, 60), texts);
@@ -303,8 +348,7 @@ test('continue-as-new under a burst of 60 messages: none lost, order kept, the r
   assert.deepEqual(userTurns.slice(60).sort(), ['late one', 'late two']);
   // Every run of the chain: the first ones ended by continuing as new (several times), the last one still runs.
   const chain = await waitFor('the session to continue as new', async () => {
-    const executions = [];
-    for await (const e of env.client.workflow.list({ query: `WorkflowId = '${s.sessionId}'` })) executions.push(e);
+    const executions = await executionsOf(s);
     return executions.length >= 3 ? executions : null;
   });
   assert.ok(chain.some((e) => e.runId === firstRunId && e.status.name === 'CONTINUED_AS_NEW'));
@@ -332,14 +376,7 @@ test('continue-as-new under traffic that never pauses: the session still hands o
   );
   assert.ok(outcomes.flat().every((o) => o.kind === 'new_run'));
 
-  const view = await waitFor(
-    'all 45 runs to be answered',
-    async () => {
-      const v = await viewOf(s);
-      return v.chatHistory.filter((t) => t.role === 'assistant').length === 45 ? v : null;
-    },
-    60_000,
-  );
+  const view = await answeredView(s, 45);
   const userTurns = view.chatHistory.filter((t) => t.role === 'user').map((t) => t.text);
   // Each message exactly once, and each sender's messages in the order sent.
   assert.equal(userTurns.length, 45);
@@ -347,8 +384,7 @@ test('continue-as-new under traffic that never pauses: the session still hands o
 
   // Hand-overs happened while the traffic lasted, each soon after it fell due: no execution grew far past
   // the threshold plus the grace (the slack is the messages already accepted and the runs' late reports).
-  const executions = [];
-  for await (const e of env.client.workflow.list({ query: `WorkflowId = '${s.sessionId}'` })) executions.push(e);
+  const executions = await executionsOf(s);
   const handedOver = executions.filter((e) => e.status.name === 'CONTINUED_AS_NEW');
   assert.ok(handedOver.length >= 2, `expected at least 2 hand-overs, saw ${handedOver.length}`);
   for (const e of handedOver) assert.ok((e.historyLength ?? 0) <= 2 * (handOverAfter + grace), `an execution grew to ${e.historyLength} events`);
