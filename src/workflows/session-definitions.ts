@@ -49,6 +49,8 @@ export interface SessionInput {
   limits: { maxSteps: number; maxDepth: number };
   /** Compact state carried across continue-as-new. */
   carried?: Omit<SessionView, 'sessionId' | 'userId' | 'threadId'>;
+  /** Run reports that were queued at the hand-over; the next run handles them first. */
+  pendingReports?: RunReport[];
   /** History window and compression; see DEFAULT_SESSION_LIMITS. */
   settings?: Partial<SessionLimits> & {
     /** Continue-as-new once the history has this many events (or when Temporal suggests it). @default 2000 */

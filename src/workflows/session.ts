@@ -55,8 +55,11 @@ const SUMMARY: ActivityOptions = {
 const memory = proxyActivities<SessionActivities>(MEMORY);
 const summary = proxyActivities<SessionActivities>({ ...SUMMARY, summary: 'task_state_summary: compress older turns into the task state' });
 
-/** Patch id: compression moved after the sender's answer. */
-const ANSWER_BEFORE_COMPRESSING = 'answer-before-compressing';
+/**
+ * Patch id of today's session code: compression runs after the sender's answer, and the hand-over
+ * happens as soon as no message waits, carrying queued run reports to the next run.
+ */
+const SESSION_V2 = 'session-v2';
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
 const DEFAULT_HAND_OVER_GRACE = 500;
 export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
@@ -83,7 +86,8 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   let turns = carried?.turns ?? 0;
   let version = carried?.version ?? 0;
   let capabilities: string | null = input.capabilities ?? null;
-  const inbox: InboxItem[] = [];
+  // Reports queued at the last hand-over come first, before any that arrive now.
+  const inbox: InboxItem[] = (input.pendingReports ?? []).map((report) => ({ kind: 'report', report }));
   const now = () => new Date();
 
   const view = (): SessionView => ({ sessionId, userId, threadId, chatHistory, taskState, runs, turns, version });
@@ -98,8 +102,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     published = snapshot();
   };
   setHandler(getSessionQuery, () => published);
-  // Sessions started before this change compress before answering; replaying them must do the same.
-  const answerBeforeCompressing = patched(ANSWER_BEFORE_COMPRESSING);
+  // Sessions started before this change compress before answering and hand over with an empty queue;
+  // replaying them must do the same.
+  const v2 = patched(SESSION_V2);
   setHandler(runReportSignal, (report) => {
     inbox.push({ kind: 'report', report });
   });
@@ -272,7 +277,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
         turn.runId = outcome.runId;
         break;
     }
-    if (!answerBeforeCompressing) await maybeCompress();
+    if (!v2) await maybeCompress();
     return outcome;
   }
 
@@ -289,13 +294,16 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const opened = await memory.openSession({ sessionId, userId, threadId });
   if (await noticeCapabilities(opened.capabilities)) publish();
 
-  // Continue-as-new once the history is long — but only with nothing queued and no handler running, so
-  // every accepted message is answered by this run; later ones reach the next run. If no such moment
-  // comes within the grace, the validator turns new messages away until one does.
+  // Continue-as-new once the history is long — but only with no message queued and no handler running,
+  // so every accepted message is answered by this run; later ones reach the next run. Queued run reports
+  // are plain data and go along with the state. If no such moment comes within the grace, the validator
+  // turns new messages away until one does.
   const handOverDue = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > handOverAfter;
+  const canHandOver = () => handOverDue() && allHandlersFinished() && (v2 ? inbox.every((i) => i.kind === 'report') : inbox.length === 0);
   for (;;) {
     if (dueSince === null && handOverDue()) dueSince = workflowInfo().historyLength;
-    await condition(() => inbox.length > 0 || (handOverDue() && allHandlersFinished()));
+    await condition(() => inbox.length > 0 || canHandOver());
+    if (canHandOver()) break;
     const item = inbox.shift();
     if (!item) break;
     if (item.kind === 'report') {
@@ -312,12 +320,13 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     }
     publish();
     // The sender has its answer now; a slow summary model delays only the next message, not this one.
-    if (item.kind === 'message' && answerBeforeCompressing && (await maybeCompress())) publish();
+    if (item.kind === 'message' && v2 && (await maybeCompress())) publish();
   }
 
   return continueAsNew<typeof agentSessionWorkflow>({
     ...input,
     carried: { chatHistory, taskState, runs: pruneRuns(runs), turns, version },
+    pendingReports: inbox.flatMap((i) => (i.kind === 'report' ? [i.report] : [])),
     ...(capabilities !== null ? { capabilities } : {}),
   });
 }
