@@ -4,9 +4,10 @@
  * (`agentSessionWorkflow`) that owns its memory thread; the REST API and tests
  * go through this class rather than through Temporal directly.
  */
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readableId } from './runs';
-import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import { ApplicationFailure, isGrpcServiceError, ServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { Config } from '../config';
 import type { ChunkInput } from '../memory/model';
 import type { MemoryService } from '../store/memory-service';
@@ -81,6 +82,13 @@ const UPDATE_DEADLINE_MS = 30_000;
 const HAND_OVER_RETRY_MS = (attempt: number) => Math.min(1_000, 50 * 2 ** attempt);
 const isHandingOver = (err: unknown) =>
   err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === HANDING_OVER;
+const GRPC_FAILED_PRECONDITION = 9;
+/**
+ * The server's WorkflowNotReady: the workflow task that carried the message failed before accepting it
+ * — typically a hand-over that a run's report raced (Temporal refuses continue-as-new with events
+ * unhandled and retries the task). The message was not accepted, so sending it again is safe.
+ */
+const isNotReady = (err: unknown) => err instanceof ServiceError && isGrpcServiceError(err.cause) && err.cause.code === GRPC_FAILED_PRECONDITION;
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 type SessionWorkflow = (input: SessionInput) => Promise<void>;
@@ -148,13 +156,17 @@ export class Sessions {
   async send(sessionId: string, text: string): Promise<MessageOutcome> {
     const handle = await this.handle(sessionId, { mustRun: true });
     const deadline = Date.now() + UPDATE_DEADLINE_MS;
+    // One id for every attempt: should an attempt have been accepted after all, the run answers the
+    // resend with that outcome instead of taking the message twice.
+    const updateId = randomUUID();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.client.connection.withDeadline(deadline, () => handle.executeUpdate(sendMessageUpdate, { args: [{ text }] }));
+        return await this.client.connection.withDeadline(deadline, () => handle.executeUpdate(sendMessageUpdate, { args: [{ text }], updateId }));
       } catch (err) {
-        // Turned away while the session drains its queue to continue as new: the next run takes it.
+        // Turned away while the session drains its queue to continue as new (the next run takes it), or
+        // caught in a workflow task the server failed: either way not accepted, so it is sent again.
         const pause = HAND_OVER_RETRY_MS(attempt);
-        if (isHandingOver(err) && Date.now() + pause < deadline) {
+        if ((isHandingOver(err) || isNotReady(err)) && Date.now() + pause < deadline) {
           await sleep(pause);
           continue;
         }

@@ -1,0 +1,60 @@
+/**
+ * Sessions.send against a scripted client: which failures it sends the message again after (turned away
+ * during a hand-over; caught in a workflow task the server failed) and which it passes on at once.
+ * The real server exercises the same paths in test/workflows/session.test.ts under never-pausing traffic.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ApplicationFailure, ServiceError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { MessageRejectedError, Sessions } from '../../src/temporal/sessions';
+import { HANDING_OVER, SESSION_WORKFLOW_TYPE, type MessageOutcome } from '../../src/workflows/session-definitions';
+
+/** A gRPC error as @grpc/grpc-js raises it. */
+const grpcError = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
+const notReady = () =>
+  new ServiceError('Workflow Update failed', {
+    cause: grpcError(9, 'Unable to perform workflow execution update due to unexpected workflow task failure.'),
+  });
+const handingOver = () => new WorkflowUpdateFailedError('Workflow Update failed', ApplicationFailure.retryable('handing over', HANDING_OVER));
+
+/** A client whose session answers each update attempt from `script` (an error is thrown). */
+function scriptedClient(script: (Error | MessageOutcome)[]) {
+  const updateIds: (string | undefined)[] = [];
+  const handle = {
+    describe: async () => ({ type: SESSION_WORKFLOW_TYPE, status: { name: 'RUNNING' } }),
+    executeUpdate: async (_def: unknown, options: { updateId?: string }) => {
+      updateIds.push(options.updateId);
+      const next = script.shift();
+      if (next === undefined) throw new Error('script ran out');
+      if (next instanceof Error) throw next;
+      return next;
+    },
+  };
+  const client = {
+    workflow: { getHandle: () => handle },
+    connection: { withDeadline: <T>(_deadline: number, fn: () => Promise<T>) => fn() },
+  } as unknown as Client;
+  return { client, updateIds };
+}
+
+const sessionsOf = (client: Client) => new Sessions(client, { createThread: async () => undefined as never }, { TASK_QUEUE: 'q', MAX_STEPS: 6, MAX_SUBPLAN_DEPTH: 1 });
+
+test('a message turned away during a hand-over or caught in a failed workflow task is sent again, under one update id', async () => {
+  const outcome: MessageOutcome = { kind: 'new_run', runId: 's.r1' };
+  const { client, updateIds } = scriptedClient([handingOver(), notReady(), notReady(), outcome]);
+  assert.deepEqual(await sessionsOf(client).send('s', 'hello'), outcome);
+  assert.equal(updateIds.length, 4);
+  assert.ok(updateIds[0]);
+  assert.ok(updateIds.every((id) => id === updateIds[0]));
+});
+
+test('other failures are passed on at once: a rejected message as MessageRejectedError, a server error as is', async () => {
+  const rejected = scriptedClient([new WorkflowUpdateFailedError('Workflow Update failed', ApplicationFailure.nonRetryable('a message needs a non-empty "text"'))]);
+  await assert.rejects(sessionsOf(rejected.client).send('s', ' '), MessageRejectedError);
+  assert.equal(rejected.updateIds.length, 1);
+
+  const invalid = new ServiceError('Workflow Update failed', { cause: grpcError(3, 'invalid argument') });
+  const other = scriptedClient([invalid]);
+  await assert.rejects(sessionsOf(other.client).send('s', 'hello'), (err) => err === invalid);
+  assert.equal(other.updateIds.length, 1);
+});
