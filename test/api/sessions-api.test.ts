@@ -269,8 +269,11 @@ test('the event stream shows the session and its run step by step, in order', as
   let opened!: () => void;
   const ready = new Promise<void>((resolve) => (opened = resolve));
   const parse = <T>(e: EventSourceMessage) => JSON.parse(e.data) as T;
+  // Done once both have been seen: the session with the answer, and the run's final state (sent by the
+  // same poll, right after the session's view — the reader must not stop between the two).
   const finished = (events: EventSourceMessage[]) =>
-    events.some((e) => e.event === 'session' && parse<SessionView>(e).chatHistory.some((t) => t.text.includes('Six times seven')));
+    events.some((e) => e.event === 'session' && parse<SessionView>(e).chatHistory.some((t) => t.text.includes('Six times seven'))) &&
+    events.some((e) => e.event === 'run' && parse<ExecutionState>(e).status === 'completed');
   const reading = readEvents(`${server.url}/v1/sessions/${sessionId}/events`, {
     timeoutMs: 45_000,
     onEvent: (e) => e.event === 'session' && opened(),
