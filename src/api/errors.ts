@@ -2,10 +2,10 @@
  * The API's one error shape, `{ error: { code, message, details? } }`, and the
  * one place that maps errors onto it. Routes just throw.
  */
-import { isGrpcServiceError } from '@temporalio/client';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { MemoryRefusedError, StateNotFoundError, ThreadNotFoundError } from '../store/memory-service';
+import { GrpcCode, hasGrpcCode } from '../temporal/grpc-status';
 import { RunNotFoundError, RunNotWaitingError } from '../temporal/runs';
 import { MessageRejectedError, SessionClosedError, SessionNotFoundError } from '../temporal/sessions';
 
@@ -60,13 +60,7 @@ const isBodyParserError = (err: unknown): err is BodyParserError =>
   err instanceof Error && typeof (err as Partial<BodyParserError>).status === 'number' && (err as Partial<BodyParserError>).expose === true;
 
 /** gRPC DEADLINE_EXCEEDED and UNAVAILABLE: Temporal, or the worker a query needs, did not answer. */
-const UNAVAILABLE_GRPC_CODES = new Set([4, 14]);
-function isTemporalUnavailable(err: unknown): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
-    if (isGrpcServiceError(e) && UNAVAILABLE_GRPC_CODES.has(e.code)) return true;
-  }
-  return false;
-}
+const isTemporalUnavailable = (err: unknown) => hasGrpcCode(err, [GrpcCode.DEADLINE_EXCEEDED, GrpcCode.UNAVAILABLE]);
 
 function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;

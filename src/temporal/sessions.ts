@@ -6,8 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { GrpcCode, hasGrpcCode } from './grpc-status';
 import { readableId } from './runs';
-import { ApplicationFailure, isGrpcServiceError, ServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import { ApplicationFailure, ServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { Config } from '../config';
 import type { ChunkInput } from '../memory/model';
 import type { MemoryService } from '../store/memory-service';
@@ -82,13 +83,12 @@ const UPDATE_DEADLINE_MS = 30_000;
 const HAND_OVER_RETRY_MS = (attempt: number) => Math.min(1_000, 50 * 2 ** attempt);
 const isHandingOver = (err: unknown) =>
   err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === HANDING_OVER;
-const GRPC_FAILED_PRECONDITION = 9;
 /**
  * The server's WorkflowNotReady: the workflow task that carried the message failed before accepting it
  * — typically a hand-over that a run's report raced (Temporal refuses continue-as-new with events
  * unhandled and retries the task). The message was not accepted, so sending it again is safe.
  */
-const isNotReady = (err: unknown) => err instanceof ServiceError && isGrpcServiceError(err.cause) && err.cause.code === GRPC_FAILED_PRECONDITION;
+const isNotReady = (err: unknown) => err instanceof ServiceError && hasGrpcCode(err.cause, [GrpcCode.FAILED_PRECONDITION]);
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 type SessionWorkflow = (input: SessionInput) => Promise<void>;

@@ -12,6 +12,7 @@ import pino from 'pino';
 import request from 'supertest';
 import { createApp, type AppOptions } from '../../src/api/app';
 import { temporalReachable } from '../../src/api/server';
+import { grpcError } from '../helpers/grpc';
 
 interface ErrorReply {
   error: { code: string; message: string; details?: { path: string; message: string }[] };
@@ -186,11 +187,7 @@ test('an unexpected error is a 500 "internal" that is logged, hides its details,
 
 test('Temporal (or the worker a query needs) not answering in time is a 503 "unavailable", not a 500', async () => {
   // The shape @temporalio/client throws when a query finds no worker: a ServiceError caused by gRPC DEADLINE_EXCEEDED.
-  const grpc = Object.assign(new Error('4 DEADLINE_EXCEEDED: query timed out before a worker could process it'), {
-    code: 4,
-    details: 'query timed out before a worker could process it',
-    metadata: {},
-  });
+  const grpc = grpcError(4, 'query timed out before a worker could process it');
   const timingOut = createApp({
     runs: { ...recorder, get: async () => Promise.reject(new ServiceError('Failed to query Workflow', { cause: grpc })) },
     config,

@@ -8,9 +8,8 @@ import { test } from 'node:test';
 import { ApplicationFailure, ServiceError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { MessageRejectedError, Sessions } from '../../src/temporal/sessions';
 import { HANDING_OVER, SESSION_WORKFLOW_TYPE, type MessageOutcome } from '../../src/workflows/session-definitions';
+import { grpcError } from '../helpers/grpc';
 
-/** A gRPC error as @grpc/grpc-js raises it. */
-const grpcError = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
 const notReady = () =>
   new ServiceError('Workflow Update failed', {
     cause: grpcError(9, 'Unable to perform workflow execution update due to unexpected workflow task failure.'),
