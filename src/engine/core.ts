@@ -1,0 +1,62 @@
+/**
+ * The engine core: a run is a pure state machine, `(state, event) → (next state, commands)`,
+ * and its workflow only carries the commands out (src/workflows/run-engine.ts). Each kind of
+ * node (seed 000's planner, seed 003's task tree) is one engine over these commands and events,
+ * unit-tested without Temporal. Deterministic: time comes in with each event, nothing here
+ * touches the world.
+ */
+import type { RunStatus } from '../planning/execution-state';
+import type { PlanExecutionInput } from '../workflows/definitions';
+import type { RunReport } from '../workflows/session-definitions';
+
+/** How an activity is retried and timed out; the workflow maps each to ActivityOptions. */
+export type CallPolicy = 'model' | 'step';
+
+/** Activity name → `(input) => Promise<output>`: a factory's activities, as a type. */
+export type ActivityMap = { [name: string]: (input: never) => Promise<unknown> };
+type InputOf<F> = F extends (input: infer I) => Promise<unknown> ? I : never;
+type OutputOf<F> = F extends (input: never) => Promise<infer O> ? O : never;
+
+/** Call one activity; its result comes back as a `result` event of the same name. */
+export type CallCommand<A extends ActivityMap> = {
+  [K in keyof A & string]: { kind: 'call'; activity: K; input: InputOf<A[K]>; policy: CallPolicy; summary: string };
+}[keyof A & string];
+
+/** The result of a `call`, or of the child, person or failure the engine waited for. */
+export type ResultEvent<A extends ActivityMap> = {
+  [K in keyof A & string]: { kind: 'result'; activity: K; value: OutputOf<A[K]> };
+}[keyof A & string];
+
+/** Commands an engine gives; at most one that waits (call, start_child, await_person) per step, and it comes last. */
+export type Command<A extends ActivityMap> =
+  | CallCommand<A>
+  /** Start a child run and wait for its end; it comes back as `child_ended`. */
+  | { kind: 'start_child'; workflowId: string; input: PlanExecutionInput; summary: string }
+  /** Wait for a person (a reply); it comes back as the event a message handler delivered. */
+  | { kind: 'await_person' }
+  /** The run's status changed: make it visible (search attribute). */
+  | { kind: 'status'; status: RunStatus }
+  /** Tell whoever is waiting on this run (its session) what happened; fire and forget, in order. */
+  | { kind: 'notify_parent'; parentId: string; report: RunReport }
+  /** The run has ended: its state is the workflow's result. */
+  | { kind: 'end' };
+
+export type EngineEvent<A extends ActivityMap, Person = never, Child = unknown> =
+  | ResultEvent<A>
+  | { kind: 'child_ended'; value: Child }
+  | Person
+  /** An activity or child failed for good (retries exhausted or a non-retryable error). */
+  | { kind: 'failed'; error: string }
+  /** The run was cancelled while it waited. */
+  | { kind: 'cancelled' };
+
+/** What the workflow drives: an engine takes events one at a time and answers with commands. */
+export interface Engine<S, A extends ActivityMap, Person = never, Child = unknown> {
+  readonly state: S;
+  start(now: Date): Command<A>[];
+  handle(event: EngineEvent<A, Person, Child>, now: Date): Command<A>[];
+}
+
+/** True for the commands the workflow waits on (the last of a batch). */
+export const isBlocking = <A extends ActivityMap>(c: Command<A>): boolean =>
+  c.kind === 'call' || c.kind === 'start_child' || c.kind === 'await_person' || c.kind === 'end';

@@ -1,0 +1,262 @@
+/**
+ * Seed 000's planner as an engine over the core (`./core`): plan, run each step, replan after
+ * each, wait for a person on ask_user, run sub-plans as child runs, answer. State changes go
+ * through the pure transitions of `planning/execution-state`; every change of status becomes a
+ * `status` command and, for a run of a session, a `notify_parent` report.
+ *
+ * The order of commands is part of the contract with recorded histories: the workflow carries
+ * them out in order, so a change here that reorders them breaks replay (test/workflows/replay).
+ */
+import type { PlanActivities } from '../activities/plan-activities';
+import * as model from '../planning/execution-state';
+import type { ExecutionState, Observation, PlanStep } from '../planning/execution-state';
+import { stepSummary } from '../planning/progress';
+import type { ReplanDecisionReply } from '../planning/schemas';
+import type { PlanExecutionInput } from '../workflows/definitions';
+import type { Command, Engine, EngineEvent } from './core';
+
+/** A person's answer to the question the run waits on. */
+export interface ReplyEvent {
+  kind: 'reply';
+  text: string;
+}
+
+export type PlanCommand = Command<PlanActivities>;
+export type PlanEvent = EngineEvent<PlanActivities, ReplyEvent, ExecutionState>;
+
+export interface PlanEngineInput extends PlanExecutionInput {
+  runId: string;
+  /** The workflow a run reports its waits and ends to (its session), or null. */
+  reportTo: string | null;
+}
+
+/** What the engine is waiting for, so an event it did not ask for is a bug, not a silent turn. */
+type Waiting =
+  | { for: 'plan' }
+  | { for: 'step'; stepId: string }
+  | { for: 'answer'; stepId: string | null }
+  | { for: 'reply'; stepId: string }
+  | { for: 'child'; stepId: string }
+  | { for: 'decision' }
+  | { for: 'nothing' };
+
+export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyEvent, ExecutionState> {
+  #state: ExecutionState;
+  #waiting: Waiting = { for: 'nothing' };
+  /** Steps started so far, checked against `limits.maxSteps`. */
+  #executed = 0;
+  #out: PlanCommand[] = [];
+
+  constructor(
+    private readonly input: PlanEngineInput,
+    now: Date,
+  ) {
+    this.#state = model.initialState(
+      {
+        runId: input.runId,
+        userId: input.userId,
+        goal: input.goal,
+        sessionId: input.sessionId,
+        parentRunId: input.parentRunId,
+        depth: input.depth,
+        model: '',
+        sessionThreadId: input.sessionThreadId ?? null,
+      },
+      now,
+    );
+  }
+
+  get state(): ExecutionState {
+    return this.#state;
+  }
+
+  /** True while a reply would be taken: the run waits on a person and has none yet. */
+  canTakeReply(): boolean {
+    return this.#state.status === 'waiting_user' && this.#waiting.for === 'reply';
+  }
+
+  start(_now: Date): PlanCommand[] {
+    this.#waiting = { for: 'plan' };
+    return [{ kind: 'call', activity: 'planRun', input: { state: this.#state }, policy: 'model', summary: `plan: ${this.input.goal}`.slice(0, 200) }];
+  }
+
+  handle(event: PlanEvent, now: Date): PlanCommand[] {
+    this.#out = [];
+    const waiting = this.#waiting;
+    this.#waiting = { for: 'nothing' };
+    switch (event.kind) {
+      case 'failed':
+        this.#publish(model.fail(this.#state, event.error, now));
+        return this.#end();
+      case 'cancelled':
+        this.#publish(model.cancel(this.#state, now));
+        return this.#end();
+      case 'reply': {
+        if (waiting.for !== 'reply') throw new Error(`a reply arrived while the run waits for ${waiting.for}`);
+        this.#publish(model.recordReply(this.#state, waiting.stepId, event.text, now));
+        return this.#replan(`replan after the reply to ${waiting.stepId}`);
+      }
+      case 'child_ended': {
+        if (waiting.for !== 'child') throw new Error(`a child ended while the run waits for ${waiting.for}`);
+        const child = event.value;
+        const observation =
+          child.status === 'completed'
+            ? { kind: 'subplan' as const, content: child.finalAnswer ?? '' }
+            : { kind: 'error' as const, content: `sub-plan ${child.runId} ended ${child.status}${child.lastError ? `: ${child.lastError}` : ''}` };
+        this.#publish(model.finishStep(this.#state, waiting.stepId, observation.kind === 'error' ? 'failed' : 'completed', observation, now));
+        return this.#replan(`replan after sub-plan ${waiting.stepId}`);
+      }
+      case 'result':
+        break;
+    }
+    switch (event.activity) {
+      case 'planRun': {
+        const planned = event.value;
+        // Histories recorded before runs had memory threads return no threadId.
+        this.#state = {
+          ...this.#state,
+          model: planned.model,
+          threadId: planned.threadId ?? null,
+          observations: [...this.#state.observations, ...(planned.snapshots ?? [])],
+        };
+        this.#publish(model.applyPlan(this.#state, planned.steps, now));
+        return this.#advance(now);
+      }
+      case 'executeStep': {
+        if (waiting.for !== 'step') throw new Error(`a step result arrived while the run waits for ${waiting.for}`);
+        const result = event.value;
+        this.#publish(model.finishStep(this.#state, waiting.stepId, result.outcome, result.observation, now));
+        return this.#apply(result.decision, now);
+      }
+      case 'replan':
+        return this.#apply(event.value, now);
+      case 'respond': {
+        if (waiting.for !== 'answer') throw new Error(`an answer arrived while the run waits for ${waiting.for}`);
+        if (waiting.stepId !== null) this.#publish(model.finishStep(this.#state, waiting.stepId, 'completed', null, now));
+        this.#publish(model.complete(this.#state, event.value.answer, now));
+        return this.#end();
+      }
+    }
+  }
+
+  /** The next step, or the final answer when the plan ran out, or the end at the step limit. */
+  #advance(now: Date): PlanCommand[] {
+    const step = model.nextPendingStep(this.#state);
+    if (!step) {
+      // The plan ran out without a respond step: write the answer from what was observed.
+      this.#waiting = { for: 'answer', stepId: null };
+      return this.#emit({ kind: 'call', activity: 'respond', input: { state: this.#state, stepId: this.#state.currentStepId ?? '' }, policy: 'model', summary: 'final answer' });
+    }
+    if (++this.#executed > this.input.limits.maxSteps) {
+      this.#publish(model.fail(this.#state, `step limit reached: a run may execute at most ${this.input.limits.maxSteps} steps`, now));
+      return this.#end();
+    }
+    return this.#run(step, now);
+  }
+
+  #run(step: PlanStep, now: Date): PlanCommand[] {
+    switch (step.type) {
+      case 'respond':
+        this.#publish(model.startStep(this.#state, step.id, now));
+        this.#waiting = { for: 'answer', stepId: step.id };
+        return this.#emit({ kind: 'call', activity: 'respond', input: { state: this.#state, stepId: step.id }, policy: 'model', summary: stepSummary(step) });
+      case 'tool':
+      case 'reason':
+        // The step and the replan after it are one activity: ~6 history events per step.
+        this.#publish(model.startStep(this.#state, step.id, now));
+        this.#waiting = { for: 'step', stepId: step.id };
+        return this.#emit({ kind: 'call', activity: 'executeStep', input: { state: this.#state, stepId: step.id }, policy: 'step', summary: `${stepSummary(step)} → replan` });
+      case 'ask_user':
+        this.#publish(model.startStep(this.#state, step.id, now));
+        this.#publish(model.waitForUser(this.#state, step.id, now));
+        this.#waiting = { for: 'reply', stepId: step.id };
+        return this.#emit({ kind: 'await_person' });
+      case 'subplan':
+        return this.#subplan(step, now);
+    }
+  }
+
+  #subplan(step: PlanStep, now: Date): PlanCommand[] {
+    const { limits } = this.input;
+    if (this.#state.depth >= limits.maxDepth) {
+      const refused: Omit<Observation, 'at' | 'stepId'> = { kind: 'error', content: `sub-plan not started: nesting limit of ${limits.maxDepth} reached` };
+      this.#publish(model.finishStep(this.#state, step.id, 'failed', refused, now));
+      return this.#replan(`replan after sub-plan ${step.id}`);
+    }
+    const childRunId = `${this.#state.runId}.${step.id}`;
+    this.#publish(model.startStep(this.#state, step.id, now, { childRunId }));
+    const child: PlanExecutionInput = {
+      userId: this.input.userId,
+      goal: step.goal ?? step.description,
+      sessionId: this.input.sessionId ?? null,
+      parentRunId: this.#state.runId,
+      depth: this.#state.depth + 1,
+      limits,
+      ...(this.input.sessionThreadId ? { sessionThreadId: this.input.sessionThreadId } : {}),
+    };
+    this.#waiting = { for: 'child', stepId: step.id };
+    return this.#emit({ kind: 'start_child', workflowId: childRunId, input: child, summary: `sub-plan of ${this.#state.runId}: ${child.goal}`.slice(0, 200) });
+  }
+
+  #apply(decision: ReplanDecisionReply, now: Date): PlanCommand[] {
+    switch (decision.decision) {
+      case 'continue':
+        break;
+      case 'replace_remaining':
+        this.#publish(model.replaceRemaining(this.#state, decision.steps ?? [], now));
+        break;
+      case 'ask_user':
+        this.#publish(model.insertStepAfterCurrent(this.#state, { type: 'ask_user', description: 'Ask the user', question: decision.question ?? '' }, now));
+        break;
+      case 'finish':
+        this.#publish(model.complete(this.#state, decision.answer ?? '', now));
+        return this.#end();
+    }
+    return this.#advance(now);
+  }
+
+  #replan(summary: string): PlanCommand[] {
+    this.#waiting = { for: 'decision' };
+    return this.#emit({ kind: 'call', activity: 'replan', input: { state: this.#state }, policy: 'model', summary });
+  }
+
+  #end(): PlanCommand[] {
+    return this.#emit({ kind: 'end' });
+  }
+
+  #emit(last: PlanCommand): PlanCommand[] {
+    const out = [...this.#out, last];
+    this.#out = [];
+    return out;
+  }
+
+  /** Every change of state goes through here, so status and reports never lag. */
+  #publish(next: ExecutionState): void {
+    const previous = this.#state.status;
+    this.#state = next;
+    if (next.status === previous) return;
+    this.#out.push({ kind: 'status', status: next.status });
+    const report = this.#report(previous);
+    if (report) this.#out.push(report);
+  }
+
+  /** A run of a session tells it when it waits, resumes or ends. */
+  #report(previous: ExecutionState['status']): PlanCommand | null {
+    const { reportTo } = this.input;
+    const state = this.#state;
+    if (reportTo === null) return null;
+    const reported = state.status === 'waiting_user' || model.isTerminal(state.status) || (state.status === 'running' && previous === 'waiting_user');
+    if (!reported) return null;
+    return {
+      kind: 'notify_parent',
+      parentId: reportTo,
+      report: {
+        runId: state.runId,
+        status: state.status,
+        question: state.status === 'waiting_user' ? (model.findStep(state, state.currentStepId ?? '')?.question ?? null) : null,
+        finalAnswer: state.finalAnswer,
+        lastError: state.lastError,
+      },
+    };
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * Carries out an engine's commands (src/engine/core.ts) with Temporal: activities, child runs,
+ * waits for a person, search attributes, reports to the parent. The engine decides; this file
+ * only does, so every node kind (planner, task tree) runs on the same loop.
+ *
+ * Commands of one batch are carried out synchronously and in order, then the last one is
+ * awaited: the order of commands in history is the engine's order, which replay relies on.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowCancellationType,
+  ChildWorkflowFailure,
+  condition,
+  executeChild,
+  getExternalWorkflowHandle,
+  isCancellation,
+  ParentClosePolicy,
+  proxyActivities,
+  setCurrentDetails,
+  upsertSearchAttributes,
+  type ActivityOptions,
+} from '@temporalio/workflow';
+import type { ActivityMap, CallPolicy, Command, Engine, EngineEvent } from '../engine/core';
+import type { ExecutionState } from '../planning/execution-state';
+import { PLAN_WORKFLOW_TYPE, STATUS_ATTR, USER_ID_ATTR } from './definitions';
+import { runReportSignal } from './session-definitions';
+import type { planExecutionWorkflow } from './plan-execution';
+
+const NON_RETRYABLE = ['InvalidModelReply', 'ModelRequestRefused', 'UnknownStep'];
+
+/** Model calls: a crashed worker is noticed by the 10 s heartbeat timeout; outages retry 5 times, then the run fails. */
+const MODEL_CALL: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+};
+/** A step may run a tool for up to 5 minutes (`wait`) before its replan call. */
+const STEP_CALL: ActivityOptions = { ...MODEL_CALL, startToCloseTimeout: '12 minutes' };
+const POLICIES: Record<CallPolicy, ActivityOptions> = { model: MODEL_CALL, step: STEP_CALL };
+
+/** A readable reason from an activity or child failure, for `lastError`. */
+function describeFailure(err: ActivityFailure | ChildWorkflowFailure): string {
+  let cause: Error | undefined = err.cause;
+  while (cause?.cause instanceof Error && !(cause instanceof ApplicationFailure)) cause = cause.cause;
+  const detail = cause?.message ?? err.message;
+  return err instanceof ActivityFailure && err.retryState === 'MAXIMUM_ATTEMPTS_REACHED'
+    ? `${detail} (gave up after ${MODEL_CALL.retry?.maximumAttempts ?? '?'} attempts)`
+    : detail;
+}
+
+export interface RunEngineOptions<S, Person> {
+  userId: string;
+  /** What the Web UI shows as the workflow's current details, after every batch. */
+  details: (state: S) => string;
+  /** Events delivered by message handlers (a reply); `await_person` waits for the first. */
+  inbox: Person[];
+}
+
+/**
+ * Drives `engine` to its end and returns its final state. Failures of activities and children
+ * become `failed` events, cancellation a `cancelled` event; anything else is a bug in workflow
+ * code and fails the workflow task, so a fixed worker can carry on.
+ */
+export async function runEngine<S, A extends ActivityMap, Person>(
+  engine: Engine<S, A, Person, ExecutionState>,
+  options: RunEngineOptions<S, Person>,
+): Promise<S> {
+  let reports: Promise<void> = Promise.resolve();
+  let commands = engine.start(new Date());
+  for (;;) {
+    let waitOn: Command<A> | undefined;
+    for (const command of commands) {
+      switch (command.kind) {
+        case 'status':
+          upsertSearchAttributes([{ key: STATUS_ATTR, value: command.status }]);
+          break;
+        case 'notify_parent': {
+          const { parentId, report } = command;
+          // In order, and even while the run is being cancelled; a parent that no longer exists is ignored.
+          reports = reports.then(() =>
+            CancellationScope.nonCancellable(() => getExternalWorkflowHandle(parentId).signal(runReportSignal, report)).catch(() => undefined),
+          );
+          break;
+        }
+        default:
+          waitOn = command;
+      }
+    }
+    setCurrentDetails(options.details(engine.state));
+    if (!waitOn || waitOn.kind === 'end') break;
+    let event: EngineEvent<A, Person, ExecutionState>;
+    try {
+      event = await perform(waitOn, options);
+    } catch (err) {
+      if (isCancellation(err)) event = { kind: 'cancelled' };
+      else if (err instanceof ActivityFailure || err instanceof ChildWorkflowFailure) event = { kind: 'failed', error: describeFailure(err) };
+      else throw err;
+    }
+    commands = engine.handle(event, new Date());
+  }
+  await reports;
+  return engine.state;
+}
+
+async function perform<S, A extends ActivityMap, Person>(
+  command: Command<A>,
+  options: RunEngineOptions<S, Person>,
+): Promise<EngineEvent<A, Person, ExecutionState>> {
+  switch (command.kind) {
+    case 'call': {
+      const activities = proxyActivities<A>({ ...POLICIES[command.policy], summary: command.summary });
+      // The engine pairs each activity with its own input type (CallCommand); TypeScript cannot follow the pairing through the index.
+      const fn = activities[command.activity] as unknown as (input: unknown) => Promise<unknown>;
+      const value = await fn(command.input);
+      return { kind: 'result', activity: command.activity, value } as EngineEvent<A, Person, ExecutionState>;
+    }
+    case 'start_child': {
+      const value = await executeChild<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, {
+        workflowId: command.workflowId,
+        args: [command.input],
+        staticSummary: command.summary,
+        memo: { goal: command.input.goal },
+        typedSearchAttributes: [{ key: USER_ID_ATTR, value: options.userId }],
+        // A cancelled parent asks its children to cancel; they record it in their own state.
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        cancellationType: ChildWorkflowCancellationType.TRY_CANCEL,
+      });
+      return { kind: 'child_ended', value };
+    }
+    case 'await_person': {
+      await condition(() => options.inbox.length > 0);
+      const event = options.inbox.shift();
+      if (event === undefined) throw new Error('await_person woke with an empty inbox');
+      return event;
+    }
+    default:
+      throw new Error(`command ${command.kind} does not wait`);
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * The planner as a pure engine (src/engine/plan-engine.ts): which commands it gives for each
+ * event, in which order, without Temporal. The order is what recorded histories replay against.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ExecutionState } from '../../src/planning/execution-state';
+import type { StepSpec } from '../../src/planning/schemas';
+import { PlanEngine, type PlanCommand, type PlanEngineInput } from '../../src/engine/plan-engine';
+
+const T0 = new Date('2026-01-01T00:00:00Z');
+const CALC: StepSpec = { type: 'tool', description: 'Add', tool: 'calculator', args: { expression: '40+2' } };
+const ASK: StepSpec = { type: 'ask_user', description: 'Ask for the city', question: 'Which city?' };
+const SUB: StepSpec = { type: 'subplan', description: 'Delegate', goal: 'Find the weather' };
+const RESPOND: StepSpec = { type: 'respond', description: 'Answer the user' };
+
+function engine(over: Partial<PlanEngineInput> = {}): PlanEngine {
+  return new PlanEngine({ runId: 'run-a', userId: 'alice', goal: 'g', reportTo: null, limits: { maxSteps: 10, maxDepth: 1 }, ...over }, T0);
+}
+const kinds = (cs: PlanCommand[]) => cs.map((c) => (c.kind === 'call' ? `call:${c.activity}` : c.kind === 'status' ? `status:${c.status}` : c.kind));
+const planned = (steps: StepSpec[]) => ({ kind: 'result' as const, activity: 'planRun' as const, value: { steps, model: 'm', threadId: 'thread_run-a' } });
+const stepDone = (decision: 'continue' | 'finish' = 'continue') => ({
+  kind: 'result' as const,
+  activity: 'executeStep' as const,
+  value: { observation: { kind: 'tool' as const, content: '{"value":42}' }, outcome: 'completed' as const, decision: { decision, ...(decision === 'finish' ? { answer: 'done early' } : {}) } },
+});
+const answered = (answer: string) => ({ kind: 'result' as const, activity: 'respond' as const, value: { answer } });
+
+test('a tool step then respond: plan, step+replan in one call, answer, end — with a status command at each change', () => {
+  const e = engine();
+  assert.deepEqual(kinds(e.start(T0)), ['call:planRun']);
+  assert.deepEqual(kinds(e.handle(planned([CALC, RESPOND]), T0)), ['status:running', 'call:executeStep']);
+  assert.equal(e.state.threadId, 'thread_run-a');
+  assert.deepEqual(kinds(e.handle(stepDone(), T0)), ['call:respond']);
+  assert.deepEqual(kinds(e.handle(answered('42'), T0)), ['status:completed', 'end']);
+  assert.equal(e.state.finalAnswer, '42');
+  assert.deepEqual(e.state.steps.map((s) => s.status), ['completed', 'completed']);
+  assert.equal(e.state.observations[0]?.content, '{"value":42}');
+});
+
+test('the activity input is the state as of the call: the step is running in it', () => {
+  const e = engine();
+  e.start(T0);
+  const [, call] = e.handle(planned([CALC, RESPOND]), T0);
+  assert.ok(call?.kind === 'call' && call.activity === 'executeStep');
+  assert.equal(call.input.stepId, 's1');
+  assert.equal(call.input.state.steps[0]?.status, 'running');
+  assert.equal(call.policy, 'step');
+  assert.match(call.summary, /^step 1 · tool calculator: Add → replan$/);
+});
+
+test('ask_user waits for a person; the reply becomes an observation and a replan', () => {
+  const e = engine();
+  e.start(T0);
+  assert.equal(e.canTakeReply(), false);
+  assert.deepEqual(kinds(e.handle(planned([ASK, RESPOND]), T0)), ['status:running', 'status:waiting_user', 'await_person']);
+  assert.equal(e.canTakeReply(), true);
+  assert.deepEqual(kinds(e.handle({ kind: 'reply', text: 'Paris' }, T0)), ['status:running', 'call:replan']);
+  assert.equal(e.canTakeReply(), false);
+  assert.deepEqual(e.state.observations.map((o) => [o.kind, o.content]), [['user_reply', 'Paris']]);
+  assert.deepEqual(kinds(e.handle({ kind: 'result', activity: 'replan', value: { decision: 'continue' } }, T0)), ['call:respond']);
+});
+
+test('a run of a session reports waits, resumes and ends to it, and nothing else', () => {
+  const e = engine({ reportTo: 'session-alice-1' });
+  e.start(T0);
+  const wait = e.handle(planned([ASK, RESPOND]), T0);
+  const reports = (cs: PlanCommand[]) => cs.flatMap((c) => (c.kind === 'notify_parent' ? [[c.parentId, c.report.status, c.report.question]] : []));
+  assert.deepEqual(reports(wait), [['session-alice-1', 'waiting_user', 'Which city?']]);
+  assert.deepEqual(reports(e.handle({ kind: 'reply', text: 'Paris' }, T0)), [['session-alice-1', 'running', null]]);
+  e.handle({ kind: 'result', activity: 'replan', value: { decision: 'continue' } }, T0);
+  assert.deepEqual(reports(e.handle(answered('sunny'), T0)), [['session-alice-1', 'completed', null]]);
+});
+
+test('replan decisions: replace_remaining runs the new steps, ask_user inserts a question, finish ends at once', () => {
+  const e = engine();
+  e.start(T0);
+  e.handle(planned([CALC, CALC, RESPOND]), T0);
+  const replaced = e.handle({ ...stepDone(), value: { ...stepDone().value, decision: { decision: 'replace_remaining', steps: [RESPOND] } } }, T0);
+  assert.deepEqual(kinds(replaced), ['call:respond']);
+  assert.deepEqual(e.state.steps.map((s) => s.status), ['completed', 'replaced', 'replaced', 'running']);
+
+  const f = engine();
+  f.start(T0);
+  f.handle(planned([CALC, CALC, RESPOND]), T0);
+  assert.deepEqual(kinds(f.handle({ ...stepDone(), value: { ...stepDone().value, decision: { decision: 'ask_user', question: 'Sure?' } } }, T0)), ['status:waiting_user', 'await_person']);
+  assert.equal(f.state.steps[1]?.question, 'Sure?');
+
+  const g = engine();
+  g.start(T0);
+  g.handle(planned([CALC, CALC, RESPOND]), T0);
+  assert.deepEqual(kinds(g.handle(stepDone('finish'), T0)), ['status:completed', 'end']);
+  assert.equal(g.state.finalAnswer, 'done early');
+  assert.deepEqual(g.state.steps.map((s) => s.status), ['completed', 'skipped', 'skipped']);
+});
+
+test('a plan that runs out without respond gets a final answer call', () => {
+  const e = engine();
+  e.start(T0);
+  e.handle(planned([CALC]), T0);
+  const [call] = e.handle(stepDone(), T0);
+  assert.ok(call?.kind === 'call' && call.activity === 'respond');
+  assert.equal(call.summary, 'final answer');
+  assert.deepEqual(kinds(e.handle(answered('42'), T0)), ['status:completed', 'end']);
+});
+
+test('sub-plans: a child run with a linked id and input; at the depth limit a refusal the planner sees', () => {
+  const e = engine();
+  e.start(T0);
+  const [, start] = e.handle(planned([SUB, RESPOND]), T0);
+  assert.ok(start?.kind === 'start_child');
+  assert.equal(start.workflowId, 'run-a.s1');
+  assert.deepEqual([start.input.goal, start.input.parentRunId, start.input.depth], ['Find the weather', 'run-a', 1]);
+  assert.equal(e.state.steps[0]?.childRunId, 'run-a.s1');
+  const child = { ...e.state, runId: 'run-a.s1', status: 'failed', lastError: 'boom' } as ExecutionState;
+  assert.deepEqual(kinds(e.handle({ kind: 'child_ended', value: child }, T0)), ['call:replan']);
+  assert.deepEqual(e.state.observations.at(-1)?.content, 'sub-plan run-a.s1 ended failed: boom');
+
+  const deep = engine({ depth: 1 });
+  deep.start(T0);
+  assert.deepEqual(kinds(deep.handle(planned([SUB, RESPOND]), T0)), ['status:running', 'call:replan']);
+  assert.match(deep.state.observations[0]?.content ?? '', /nesting limit of 1 reached/);
+});
+
+test('the step limit, a failure and a cancellation each end the run with the reason', () => {
+  const e = engine({ limits: { maxSteps: 1, maxDepth: 1 } });
+  e.start(T0);
+  e.handle(planned([CALC, CALC, RESPOND]), T0);
+  assert.deepEqual(kinds(e.handle(stepDone(), T0)), ['status:failed', 'end']);
+  assert.match(e.state.lastError ?? '', /step limit reached/);
+
+  const f = engine();
+  f.start(T0);
+  assert.deepEqual(kinds(f.handle({ kind: 'failed', error: 'model down (gave up after 5 attempts)' }, T0)), ['status:failed', 'end']);
+  assert.equal(f.state.lastError, 'model down (gave up after 5 attempts)');
+
+  const c = engine();
+  c.start(T0);
+  c.handle(planned([ASK, RESPOND]), T0);
+  assert.deepEqual(kinds(c.handle({ kind: 'cancelled' }, T0)), ['status:cancelled', 'end']);
+  assert.deepEqual(c.state.steps.map((s) => s.status), ['skipped', 'skipped']);
+});
+
+test('an event the engine did not wait for is a bug, not a silent turn', () => {
+  const e = engine();
+  e.start(T0);
+  assert.throws(() => e.handle({ kind: 'reply', text: 'early' }, T0), /waits for plan/);
+});
