@@ -29,6 +29,7 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { connectClient } from '../src/temporal/connection';
 import { encodedBytes } from './history';
+import { latencyBetween, scrapeMetrics, type LatencyRow } from './server-metrics';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { z } from 'zod';
@@ -48,9 +49,14 @@ const PLAN_QUEUE = 'bench-plan';
 const BARE_QUEUE = 'bench-bare';
 const TARGET_RATIO = 1.5;
 const TARGET_EVENTS_PER_STEP = 8;
-/** Runs on a reconfigured server go to their own file, so the default results stay comparable. */
-const resultsFile = (dynamicConfig: readonly string[]) =>
-  path.join(__dirname, 'results', dynamicConfig.length ? 'orchestration-dynamic-config.json' : 'orchestration.json');
+/**
+ * Runs on a server with other settings go to their own file, so the standard results stay comparable:
+ * `--server-defaults` (the dev server's own defaults) and extra `--dynamic-config`.
+ */
+const resultsFile = () => {
+  const variant = process.env.THREADLINE_BENCH_VARIANT;
+  return path.join(__dirname, 'results', variant ? `orchestration-${variant}.json` : 'orchestration.json');
+};
 
 const ArgsSchema = z
   .object({
@@ -308,6 +314,27 @@ function printEventTypes(title: string, stats: Record<string, EventTypeStats>, s
   }
 }
 
+/** One row per metric and label over all reps: total count, count-weighted mean. */
+function mergeLatency(reps: LatencyRow[][]): LatencyRow[] {
+  const merged = new Map<string, LatencyRow>();
+  for (const row of reps.flat()) {
+    const k = `${row.metric}|${row.of}`;
+    const m = merged.get(k);
+    if (!m) merged.set(k, { ...row });
+    else {
+      const count = m.count + row.count;
+      merged.set(k, { ...m, count, meanMs: round((m.meanMs * m.count + row.meanMs * row.count) / count) });
+    }
+  }
+  return [...merged.values()];
+}
+
+function printServerLatency(which: string, rows: LatencyRow[]): void {
+  console.log(`\nserver metrics during the ${which} reps (mean ms per task; from the dev server's Prometheus endpoint):`);
+  console.log(`  ${pad('metric', 26)}${pad('of', 38)}${pad('tasks', 8, true)}${pad('mean ms', 10, true)}`);
+  for (const r of rows) console.log(`  ${pad(r.metric, 26)}${pad(r.of, 38)}${pad(String(r.count), 8, true)}${pad(r.meanMs.toFixed(2), 10, true)}`);
+}
+
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
@@ -383,10 +410,20 @@ async function main(): Promise<void> {
     console.log(`warm-up: done in ${Math.round(performance.now() - t)} ms\n`);
 
     const runs = { a: [] as Measured[], b: [] as Measured[], c: [] as Measured[] };
+    const metricsUrl = process.env.THREADLINE_BENCH_METRICS_URL;
+    const serverLatency: { a: LatencyRow[][]; b: LatencyRow[][] } = { a: [], b: [] };
+    /** Runs one case between two reads of the server's metrics. */
+    const measured = async (which: 'a' | 'b', run: () => Promise<Measured>): Promise<Measured> => {
+      const before = await scrapeMetrics(metricsUrl);
+      const result = await guard(run());
+      const after = await scrapeMetrics(metricsUrl);
+      if (before && after) serverLatency[which].push(latencyBetween(before, after, 3));
+      return result;
+    };
     for (let rep = 1; rep <= args.reps; rep++) {
       // Interleaved, so drift on the machine hits all three alike.
-      runs.a.push(await guard(runPlanWorkflow(bench, args.steps)));
-      runs.b.push(await guard(runBareWorkflow(bench, args.steps)));
+      runs.a.push(await measured('a', () => runPlanWorkflow(bench, args.steps)));
+      runs.b.push(await measured('b', () => runBareWorkflow(bench, args.steps)));
       runs.c.push(await runInProcess(bench, args.steps));
       const last = (xs: Measured[]) => ((xs.at(-1)?.ms ?? NaN) / args.steps).toFixed(2);
       console.log(`rep ${rep}/${args.reps}: a ${last(runs.a)} ms/step, b ${last(runs.b)} ms/step, c ${last(runs.c)} ms/step`);
@@ -426,6 +463,9 @@ async function main(): Promise<void> {
     if (a.eventTypes) printEventTypes(`history of one (a) run, ${args.steps} steps (sorted by bytes):`, a.eventTypes, args.steps);
     if (b.eventTypes) printEventTypes(`history of one (b) run, ${args.steps} steps:`, b.eventTypes, args.steps);
     console.log('  ms before = server time from the previous event: *_STARTED ≈ dispatch to a poller, *_COMPLETED ≈ worker time.');
+    const latency = { a: mergeLatency(serverLatency.a), b: mergeLatency(serverLatency.b) };
+    if (latency.a.length) printServerLatency('(a)', latency.a);
+    if (latency.b.length) printServerLatency('(b)', latency.b);
 
     const report = {
       generatedAt: new Date().toISOString(),
@@ -437,6 +477,7 @@ async function main(): Promise<void> {
         marginalEventsPerToolStep: `(events of an N-step run − events of the ${args.warmupSteps}-step warm-up run) ÷ (N − ${args.warmupSteps}), for (a)`,
       },
       results: { a, b, c },
+      serverLatency: latency,
       ratioAB: ratio,
       marginalEventsPerToolStepA: marginalEventsA,
       targets: {
@@ -444,7 +485,7 @@ async function main(): Promise<void> {
         eventsPerToolStepA: { max: TARGET_EVENTS_PER_STEP, value: eventsA, marginal: marginalEventsA, pass: eventsOk },
       },
     };
-    const file = resultsFile(args.dynamicConfig);
+    const file = resultsFile();
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
     console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);

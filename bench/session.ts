@@ -47,7 +47,7 @@ const TARGET_TOKEN_RATIO = 1.1;
  * Per-turn time measured on the development machine (2 cores; ~14 task dispatches of ~40 ms each
  * per turn), used only to say up front how long a run will take; the real rate is printed as it goes.
  */
-const EXPECTED_MS_PER_TURN = 600;
+const EXPECTED_MS_PER_TURN = 250;
 const RESULTS_FILE = path.join(__dirname, 'results', 'session.json');
 
 class UsageError extends Error {}

@@ -6,15 +6,19 @@
 // default 1,000; the issue's 10,000 takes long — it prints the expected duration first).
 //
 //   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
-//                    [--session-turns N] [--only orchestration|memory|session]
+//                    [--server-defaults] [--session-turns N] [--only orchestration|memory|session]
 //
-// --dynamic-config (repeatable) goes to the server as `--dynamic-config-value KEY=VALUE` (VALUE in
-// JSON), e.g. system.enableActivityEagerExecution=true. The benchmark gets the list as a JSON array
-// in THREADLINE_BENCH_DYNAMIC_CONFIG, to record it; every other argument is passed on to it.
+// The server gets the low-latency dynamic config every Threadline dev server gets
+// (LOW_LATENCY_DYNAMIC_CONFIG in scripts/lib.mjs); --server-defaults leaves the server's own defaults,
+// to compare. --dynamic-config (repeatable) goes to the server after it as `--dynamic-config-value
+// KEY=VALUE` (VALUE in JSON), e.g. system.enableActivityEagerExecution=true. The benchmark gets the
+// effective list as a JSON array in THREADLINE_BENCH_DYNAMIC_CONFIG, to record it, and the server's
+// Prometheus endpoint in THREADLINE_BENCH_METRICS_URL; every other argument is passed on to it.
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import {
   IS_WINDOWS,
+  LOW_LATENCY_DYNAMIC_CONFIG,
   ROOT,
   binPath,
   ensureDeps,
@@ -33,6 +37,7 @@ const benchArgs = [];
 const sessionArgs = [];
 const BENCHES = ['orchestration', 'memory', 'session'];
 let only = null;
+let lowLatency = true;
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const arg = argv[i];
@@ -45,6 +50,9 @@ for (let i = 0; i < argv.length; i++) {
   } else if (arg === '--only' || arg.startsWith('--only=')) {
     only = arg === '--only' ? argv[++i] : arg.slice('--only='.length);
     if (!BENCHES.includes(only)) fail(`--only: expected one of ${BENCHES.join(', ')}`);
+    continue;
+  } else if (arg === '--server-defaults') {
+    lowLatency = false;
     continue;
   } else if (arg === '--dynamic-config') {
     pair = argv[++i];
@@ -78,17 +86,26 @@ process.on('SIGINT', () => void finish(130, 'SIGINT'));
 process.on('SIGTERM', () => void finish(143, 'SIGTERM'));
 
 // ---- the server
+const effectiveConfig = [
+  ...(lowLatency ? Object.entries(LOW_LATENCY_DYNAMIC_CONFIG).map(([k, v]) => `${k}=${JSON.stringify(v)}`) : []),
+  ...dynamicConfig,
+];
 let server;
 try {
-  const port = await freePort();
-  log(`starting an in-memory Temporal dev server on 127.0.0.1:${port}${dynamicConfig.length ? ` (dynamic config: ${dynamicConfig.join(', ')})` : ''}`);
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  log(
+    `starting an in-memory Temporal dev server on 127.0.0.1:${port} (${lowLatency ? 'low-latency settings' : "the server's default settings"}` +
+      `${dynamicConfig.length ? `; dynamic config: ${dynamicConfig.join(', ')}` : ''})`,
+  );
   const started = performance.now();
   server = await startTemporalDev({
     bin: temporalBin,
     port,
     uiPort: null,
     onLine: () => {}, // its warnings would break up the benchmark's table; a failed start still reports them
-    extraArgs: dynamicConfig.flatMap((pair) => ['--dynamic-config-value', pair]),
+    dynamicConfig,
+    lowLatency,
+    metricsPort,
   });
   log(`Temporal dev server ready at ${server.address} in ${Math.round(performance.now() - started)} ms`);
 } catch (err) {
@@ -103,7 +120,10 @@ const env = {
   TEMPORAL_ADDRESS: server.address,
   TEMPORAL_NAMESPACE: 'default',
   THREADLINE_TEMPORAL_BIN: temporalBin,
-  THREADLINE_BENCH_DYNAMIC_CONFIG: JSON.stringify(dynamicConfig),
+  THREADLINE_BENCH_DYNAMIC_CONFIG: JSON.stringify(effectiveConfig),
+  // Which results file: the standard settings, the server's defaults, or extra dynamic config.
+  THREADLINE_BENCH_VARIANT: !lowLatency ? 'server-defaults' : dynamicConfig.length ? 'dynamic-config' : '',
+  THREADLINE_BENCH_METRICS_URL: server.metricsUrl,
 };
 function runBench(file, args) {
   bench = spawn(binPath('tsx'), [file, ...args], { cwd: ROOT, env, stdio: 'inherit', shell: IS_WINDOWS });

@@ -296,11 +296,38 @@ export function stopTemporalServers() {
 }
 
 /**
+ * Dynamic config of every dev server Threadline starts (npm start, npm run temporal, npm test,
+ * npm run bench), for latency near the engine's floor. The dev server has one history shard, and
+ * each of its queue readers may read the shard's queue at most `history.*ProcessorMaxPollRPS` times
+ * a second (default 20, meant to protect a shared database in a many-shard cluster). Every workflow
+ * task and activity task passes the transfer queue, so at 20 reads/s a task waits ≈ 38 ms before
+ * it is even loaded: most of a step's ≈ 100 ms. Measured from the server's own metrics
+ * (`task_latency_load`; `npm run bench` reports them) — README "Server latency settings".
+ * Timer (activity timeouts, retries' back-off, `sleep`), visibility (list endpoints) and outbound
+ * (Nexus, callbacks) readers share the same limit and get the same setting. A production cluster
+ * has many shards, each with its own reader, and should keep its defaults.
+ */
+export const LOW_LATENCY_DYNAMIC_CONFIG = Object.freeze({
+  'history.transferProcessorMaxPollRPS': 10000,
+  'history.timerProcessorMaxPollRPS': 10000,
+  'history.visibilityProcessorMaxPollRPS': 10000,
+  'history.outboundProcessorMaxPollRPS': 10000,
+});
+
+/** `--dynamic-config-value KEY=VALUE` arguments for a dev server: the low-latency set, then `overrides` (KEY=VALUE strings; later wins). */
+export function dynamicConfigArgs(overrides = [], { lowLatency = true } = {}) {
+  const pairs = [...(lowLatency ? Object.entries(LOW_LATENCY_DYNAMIC_CONFIG).map(([k, v]) => `${k}=${JSON.stringify(v)}`) : []), ...overrides];
+  return pairs.flatMap((pair) => ['--dynamic-config-value', pair]);
+}
+
+/**
  * Starts `temporal server start-dev` and waits until it serves the namespace.
  * uiPort: a number, or null for --headless. dbFile: SQLite file, or omitted for in-memory.
  * onLine: receives each output line (default: printed with logPrefix).
- * extraArgs: appended to the command line, e.g. ['--dynamic-config-value', 'KEY=VALUE'].
- * Returns { process, address, uiUrl, stop(), output() }.
+ * dynamicConfig: KEY=VALUE strings applied after LOW_LATENCY_DYNAMIC_CONFIG (lowLatency: false leaves the server's defaults).
+ * metricsPort: where the server serves Prometheus metrics (none when omitted).
+ * extraArgs: appended to the command line.
+ * Returns { process, address, uiUrl, metricsUrl, stop(), output() }.
  */
 export async function startTemporalDev({
   bin = TEMPORAL_BIN,
@@ -310,6 +337,9 @@ export async function startTemporalDev({
   namespace = 'default',
   logPrefix = '[temporal]',
   onLine,
+  dynamicConfig = [],
+  lowLatency = true,
+  metricsPort,
   extraArgs = [],
   timeoutMs = 90_000,
 } = {}) {
@@ -333,7 +363,8 @@ export async function startTemporalDev({
     mkdirSync(path.dirname(dbFile), { recursive: true });
     args.push('--db-filename', dbFile);
   }
-  args.push('--log-level', 'warn', ...extraArgs);
+  if (metricsPort != null) args.push('--metrics-port', String(metricsPort));
+  args.push('--log-level', 'warn', ...dynamicConfigArgs(dynamicConfig, { lowLatency }), ...extraArgs);
 
   const lastLines = [];
   let stopping = false; // the server logs a burst of harmless warnings while shutting down; don't forward them
@@ -392,5 +423,6 @@ export async function startTemporalDev({
   } catch (err) {
     await failStart(err.message);
   }
-  return { process: child, address, uiUrl: uiPort == null ? null : `http://${host}:${uiPort}`, stop, output };
+  const metricsUrl = metricsPort == null ? null : `http://${host}:${metricsPort}/metrics`;
+  return { process: child, address, uiUrl: uiPort == null ? null : `http://${host}:${uiPort}`, metricsUrl, stop, output };
 }
