@@ -3,7 +3,13 @@
  * list. The REST API is a thin layer over this; so are tests that skip HTTP.
  */
 import { randomBytes } from 'node:crypto';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import {
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+  type WorkflowExecutionDescription,
+  type WorkflowExecutionInfo,
+} from '@temporalio/client';
 import type { Config } from '../config';
 import { isTerminal, type ExecutionState, type RunStatus } from '../planning/execution-state';
 import {
@@ -15,6 +21,7 @@ import {
   USER_ID_ATTR,
   type PlanExecutionInput,
 } from '../workflows/definitions';
+import { isNotReady, isUnavailable, resendUntilTaken } from './resend';
 
 export class RunNotFoundError extends Error {
   constructor(readonly runId: string) {
@@ -106,14 +113,39 @@ export class Runs {
     }
   }
 
+  /**
+   * Delivers a person's reply. Needs no query (so no worker must answer in time): the run's
+   * existence and status come from the server's description, and the update's validator refuses
+   * atomically when the run is not waiting. A reply the server could not take yet (a worker busy
+   * replaying runs, a frontend restart) is resent under the same update id until it is taken,
+   * refused, or 30 s pass (then 503): a reply is never lost to load and never taken twice.
+   */
   async reply(runId: string, text: string): Promise<void> {
-    const state = await this.get(runId);
-    if (state.status !== 'waiting_user') throw new RunNotWaitingError(runId, state.status);
+    const description = await this.describe(runId);
+    if (description.status.name !== 'RUNNING') throw new RunNotWaitingError(runId, closedStatus(description));
+    const handle = this.client.workflow.getHandle(runId);
     try {
-      await this.client.workflow.getHandle(runId).executeUpdate(submitReplyUpdate, { args: [{ text }] });
+      await resendUntilTaken(
+        this.client,
+        (updateId) => handle.executeUpdate(submitReplyUpdate, { args: [{ text }], updateId }),
+        (err) => isNotReady(err) || isUnavailable(err),
+      );
     } catch (err) {
-      // The validator refused: the run stopped waiting (or took another reply) since we looked.
-      if (err instanceof WorkflowUpdateFailedError) throw new RunNotWaitingError(runId, (await this.get(runId)).status);
+      // The validator refused: the run is not waiting (any more), or took another reply.
+      if (err instanceof WorkflowUpdateFailedError) throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)));
+      if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(runId);
+      throw err;
+    }
+  }
+
+  /** The run's workflow as the server describes it (no worker involved); 404 for anything else. */
+  private async describe(runId: string): Promise<WorkflowExecutionDescription> {
+    try {
+      const description = await this.client.workflow.getHandle(runId).describe();
+      if (description.type !== PLAN_WORKFLOW_TYPE) throw new RunNotFoundError(runId);
+      return description;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(runId);
       throw err;
     }
   }
@@ -135,6 +167,15 @@ export class Runs {
     }
     return runs;
   }
+}
+
+/** A run's status as the server knows it without asking the workflow: its search attribute, or how it closed. */
+function closedStatus(info: Pick<WorkflowExecutionInfo, 'status' | 'typedSearchAttributes'>): RunStatus {
+  const name = info.status.name;
+  if (name === 'COMPLETED') return (info.typedSearchAttributes.get(STATUS_ATTR) as RunStatus | undefined) ?? 'completed';
+  if (name === 'CANCELLED') return 'cancelled';
+  if (name !== 'RUNNING' && name !== 'CONTINUED_AS_NEW') return 'failed';
+  return (info.typedSearchAttributes.get(STATUS_ATTR) as RunStatus | undefined) ?? 'running';
 }
 
 function summarize(info: WorkflowExecutionInfo): RunSummary {

@@ -4,11 +4,9 @@
  * (`agentSessionWorkflow`) that owns its memory thread; the REST API and tests
  * go through this class rather than through Temporal directly.
  */
-import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { GrpcCode, hasGrpcCode } from './grpc-status';
+import { isNotReady, resendUntilTaken } from './resend';
 import { readableId } from './runs';
-import { ApplicationFailure, ServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { Config } from '../config';
 import type { ChunkInput } from '../memory/model';
 import type { MemoryService } from '../store/memory-service';
@@ -77,18 +75,8 @@ function sessionChunk(sessionId: string, userId: string): ChunkInput {
 
 /** Reads answer quickly or not at all: a query needs a worker, and without one Temporal would wait 30 s. */
 const QUERY_DEADLINE_MS = 5_000;
-/** A message is answered once the session has routed it (a command's reply, or the run it started). */
-const UPDATE_DEADLINE_MS = 30_000;
-/** Back-off while a session hands over: 50 ms, doubling, at most 1 s. */
-const HAND_OVER_RETRY_MS = (attempt: number) => Math.min(1_000, 50 * 2 ** attempt);
 const isHandingOver = (err: unknown) =>
   err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === HANDING_OVER;
-/**
- * The server's WorkflowNotReady: the workflow task that carried the message failed before accepting it
- * — typically a hand-over that a run's report raced (Temporal refuses continue-as-new with events
- * unhandled and retries the task). The message was not accepted, so sending it again is safe.
- */
-const isNotReady = (err: unknown) => err instanceof ServiceError && hasGrpcCode(err.cause, [GrpcCode.FAILED_PRECONDITION]);
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 type SessionWorkflow = (input: SessionInput) => Promise<void>;
@@ -155,28 +143,21 @@ export class Sessions {
   /** Sends a person's message; resolves with what became of it once the session has routed it. */
   async send(sessionId: string, text: string): Promise<MessageOutcome> {
     const handle = await this.handle(sessionId, { mustRun: true });
-    const deadline = Date.now() + UPDATE_DEADLINE_MS;
-    // One id for every attempt: should an attempt have been accepted after all, the run answers the
-    // resend with that outcome instead of taking the message twice.
-    const updateId = randomUUID();
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.client.connection.withDeadline(deadline, () => handle.executeUpdate(sendMessageUpdate, { args: [{ text }], updateId }));
-      } catch (err) {
-        // Turned away while the session drains its queue to continue as new (the next run takes it), or
-        // caught in a workflow task the server failed: either way not accepted, so it is sent again.
-        const pause = HAND_OVER_RETRY_MS(attempt);
-        if ((isHandingOver(err) || isNotReady(err)) && Date.now() + pause < deadline) {
-          await sleep(pause);
-          continue;
-        }
-        if (err instanceof WorkflowUpdateFailedError) {
-          const cause = err.cause instanceof Error ? err.cause.message : err.message;
-          throw new MessageRejectedError(sessionId, cause);
-        }
-        if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
-        throw err;
+    try {
+      // Turned away while the session drains its queue to continue as new (the next run takes it), or
+      // caught in a workflow task the server failed: either way not accepted, so it is sent again.
+      return await resendUntilTaken(
+        this.client,
+        (updateId) => handle.executeUpdate(sendMessageUpdate, { args: [{ text }], updateId }),
+        (err) => isHandingOver(err) || isNotReady(err),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) {
+        const cause = err.cause instanceof Error ? err.cause.message : err.message;
+        throw new MessageRejectedError(sessionId, cause);
       }
+      if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
+      throw err;
     }
   }
 

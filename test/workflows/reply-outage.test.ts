@@ -1,0 +1,58 @@
+/**
+ * A person's reply is never lost to load: with no worker answering for longer than the old
+ * 5 s query deadline (a worker busy replaying evicted runs, or restarting), `Runs.reply`
+ * keeps the reply in flight and the run takes it as soon as a worker is back. Real server,
+ * real workers, the real `openai` client to the stub model server.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Worker } from '@temporalio/worker';
+import type { ExecutionState } from '../../src/planning/execution-state';
+import { RunNotWaitingError, Runs } from '../../src/temporal/runs';
+import { createWorker } from '../../src/worker';
+import { askThenAnswer } from '../helpers/scenarios';
+import { StubModelServer } from '../helpers/stub-model-server';
+import { startTestEnv, stubProvider, waitFor, type TestEnv } from '../helpers/temporal-env';
+
+const stub = new StubModelServer();
+let env: TestEnv;
+let runs: Runs;
+let second: { worker: Worker; running: Promise<void> } | null = null;
+
+before(async () => {
+  await stub.start();
+  env = await startTestEnv({ provider: stubProvider(stub.url) });
+  runs = new Runs(env.client, env.config);
+});
+after(async () => {
+  if (second?.worker.getState() === 'RUNNING') second.worker.shutdown();
+  await second?.running;
+  await env?.stop();
+  await stub.stop();
+});
+
+test('a reply sent while no worker answers (7 s, past the old 5 s query deadline) is taken once a worker is back', async () => {
+  const [goal, script] = askThenAnswer('book a table when the worker is away', 'For how many people?');
+  stub.script(goal, script);
+  const { runId } = await runs.start({ userId: 'tester', goal });
+  await waitFor('the run to wait for the user', async () => (await runs.get(runId)).status === 'waiting_user');
+
+  env.worker.shutdown(); // the only worker of this task queue goes away
+  await waitFor('the worker to stop', async () => env.worker.getState() === 'STOPPED');
+  const sentAt = Date.now();
+  const reply = runs.reply(runId, 'four');
+  let settled = false;
+  void reply.finally(() => (settled = true)).catch(() => undefined);
+  await new Promise((resolve) => setTimeout(resolve, 7_000));
+  assert.equal(settled, false, 'the reply must stay in flight while no worker answers, not fail');
+
+  const worker = await createWorker({ config: env.config, provider: stubProvider(stub.url) });
+  second = { worker, running: worker.run() };
+  await reply; // taken: 202 for the person
+  assert.ok(Date.now() - sentAt >= 7_000);
+  const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
+  assert.equal(state.status, 'completed');
+  assert.deepEqual(state.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content), ['four'], 'taken exactly once');
+  // And a second reply to the finished run is refused with its status, found without a query.
+  await assert.rejects(runs.reply(runId, 'five'), (err: unknown) => err instanceof RunNotWaitingError && err.status === 'completed');
+});
