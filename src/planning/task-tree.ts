@@ -1,0 +1,190 @@
+/**
+ * Seed 003's task tree (§2, §7, §8), pure: nodes with hierarchical indices (`1`, `1-2`,
+ * `1-2-3`, assigned from the root), lookup by index, the task state machine, DFS scheduling
+ * (only leaves execute; groups aggregate their children), limits on depth and width, and the
+ * seed's progress rendering. Every function returns a new tree; nothing is changed in place.
+ */
+
+export const TASK_STATUSES = ['created', 'queueing', 'processing', 'completed', 'aborted', 'skipped'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+/** A task in one of these is done with (the seed's `executed()`): it is not scheduled again. */
+export const FINISHED_TASK_STATUSES: readonly TaskStatus[] = ['completed', 'aborted', 'skipped'];
+export const isFinishedTask = (status: TaskStatus): boolean => FINISHED_TASK_STATUSES.includes(status);
+
+/** The seed's state machine: which status may follow which. Redo re-queues a finished task. */
+const TRANSITIONS: Record<TaskStatus, readonly TaskStatus[]> = {
+  created: ['queueing', 'processing', 'skipped', 'aborted'],
+  queueing: ['processing', 'skipped', 'aborted'],
+  processing: ['completed', 'aborted', 'skipped'],
+  completed: ['queueing'],
+  aborted: ['queueing'],
+  skipped: ['queueing'],
+};
+export const canMove = (from: TaskStatus, to: TaskStatus): boolean => TRANSITIONS[from].includes(to);
+
+/** A task as the model proposes it (wire name `task_tree`). */
+export interface TaskSpec {
+  name: string;
+  goal: string;
+  subtasks?: TaskSpec[];
+}
+
+export interface TaskNode {
+  index: string;
+  name: string;
+  goal: string;
+  status: TaskStatus;
+  /** One line on how it ended (shown in the progress tree), or its live status while it runs. */
+  summary?: string;
+  /** What the task produced, for its parent and later siblings. */
+  result?: string;
+  /** ReAct iterations spent on it. */
+  iterations: number;
+  /** The child run that executes this task's subtree, when it has one. */
+  childRunId?: string;
+  subtasks: TaskNode[];
+}
+
+export interface TreeLimits {
+  /** Levels, the root counting as 1. */
+  maxDepth: number;
+  /** Subtasks of one task. */
+  maxFanout: number;
+}
+
+/** A tree from the model's proposal, every node `created`, indices assigned from `rootIndex`. */
+export function buildTree(spec: TaskSpec, rootIndex = '1'): TaskNode {
+  return {
+    index: rootIndex,
+    name: spec.name,
+    goal: spec.goal,
+    status: 'created',
+    iterations: 0,
+    subtasks: (spec.subtasks ?? []).map((child, i) => buildTree(child, `${rootIndex}-${i + 1}`)),
+  };
+}
+
+/** The proposal a tree came from (names and goals only): what a person edits in a review. */
+export function toSpec(node: TaskNode): TaskSpec {
+  return { name: node.name, goal: node.goal, ...(node.subtasks.length ? { subtasks: node.subtasks.map(toSpec) } : {}) };
+}
+
+/** Why a proposed tree breaks the limits; empty when it fits. */
+export function treeProblems(spec: TaskSpec, limits: TreeLimits, depth = 1, path = '1'): string[] {
+  const problems: string[] = [];
+  const children = spec.subtasks ?? [];
+  if (depth > limits.maxDepth) problems.push(`task ${path} is at level ${depth}; at most ${limits.maxDepth} levels are allowed`);
+  if (children.length > limits.maxFanout) problems.push(`task ${path} has ${children.length} subtasks; at most ${limits.maxFanout} are allowed`);
+  children.forEach((child, i) => problems.push(...treeProblems(child, limits, depth + 1, `${path}-${i + 1}`)));
+  return problems;
+}
+
+/** Every node, parents before children, left to right (the seed's DFSOrderAiTask). */
+export function dfs(root: TaskNode): TaskNode[] {
+  const out: TaskNode[] = [];
+  const stack = [root];
+  while (stack.length > 0) {
+    const node = stack.pop() as TaskNode;
+    out.push(node);
+    for (let i = node.subtasks.length - 1; i >= 0; i--) stack.push(node.subtasks[i] as TaskNode);
+  }
+  return out;
+}
+
+export function findTask(root: TaskNode, index: string): TaskNode | undefined {
+  return dfs(root).find((n) => n.index === index);
+}
+
+/** The chain from the root down to `index` (both included); empty when there is no such task. */
+export function pathTo(root: TaskNode, index: string): TaskNode[] {
+  if (root.index === index) return [root];
+  for (const child of root.subtasks) {
+    const below = pathTo(child, index);
+    if (below.length) return [root, ...below];
+  }
+  return [];
+}
+
+/** `f` applied to the node at `index`; groups above it re-aggregate. Unknown index: the same tree. */
+export function updateTask(root: TaskNode, index: string, f: (node: TaskNode) => TaskNode): TaskNode {
+  if (root.index === index) return f(root);
+  if (!index.startsWith(`${root.index}-`)) return root;
+  const subtasks = root.subtasks.map((child) => updateTask(child, index, f));
+  return aggregate({ ...root, subtasks });
+}
+
+/** Applies `f` to a node and everything under it. */
+export function updateSubtree(node: TaskNode, f: (node: TaskNode) => TaskNode): TaskNode {
+  return f({ ...node, subtasks: node.subtasks.map((child) => updateSubtree(child, f)) });
+}
+
+/**
+ * A group's status from its children (only leaves execute): processing while any child is under
+ * way, completed once every child is done with (aborted if one was aborted), else as it was.
+ */
+export function aggregate(group: TaskNode): TaskNode {
+  if (group.subtasks.length === 0) return group;
+  const statuses = group.subtasks.map((c) => c.status);
+  let status: TaskStatus = group.status;
+  if (statuses.every(isFinishedTask)) status = statuses.every((s) => s === 'skipped') ? 'skipped' : statuses.includes('aborted') ? 'aborted' : 'completed';
+  else if (statuses.some((s) => s === 'processing' || isFinishedTask(s))) status = 'processing';
+  else status = group.status === 'processing' ? 'queueing' : group.status;
+  return status === group.status ? group : { ...group, status };
+}
+
+/**
+ * The next leaf to execute in DFS order: the first leaf not yet done with whose ancestors were
+ * not skipped or aborted. None when the tree is done.
+ */
+export function nextLeaf(root: TaskNode): TaskNode | undefined {
+  if (root.status === 'skipped' || root.status === 'aborted') return undefined;
+  if (root.subtasks.length === 0) return isFinishedTask(root.status) ? undefined : root;
+  for (const child of root.subtasks) {
+    const leaf = nextLeaf(child);
+    if (leaf) return leaf;
+  }
+  return undefined;
+}
+
+/** Attaches a planned subtree under a leaf (planning as an action): `1-2` gains `1-2-1`, `1-2-2`, … */
+export function attachSubtasks(root: TaskNode, index: string, specs: TaskSpec[]): TaskNode {
+  return updateTask(root, index, (node) => ({ ...node, status: 'processing', subtasks: specs.map((s, i) => buildTree(s, `${index}-${i + 1}`)) }));
+}
+
+/** Depth of the task at `index` (the root is 1): `1-2-3` is at level 3. */
+export const levelOf = (index: string): number => index.split('-').length;
+
+// ---------------------------------------------------------------- progress (seed §8.1)
+
+/** The seed's marks: finished, executing, partly done, not started. */
+export const PROGRESS_MARK = { finished: 'x', executing: '-', partial: '~', notStarted: ' ' } as const;
+
+function progressLine(node: TaskNode, depth: number): string {
+  const finished = node.subtasks.length ? node.subtasks.every((c) => isFinishedTask(c.status)) : isFinishedTask(node.status);
+  const partial = node.subtasks.length > 0 && !finished && node.subtasks.some((c) => isFinishedTask(c.status) || c.status === 'processing');
+  let mark: string = PROGRESS_MARK.notStarted;
+  let note = '(not started)';
+  if (node.subtasks.length === 0 && node.status === 'processing') {
+    mark = PROGRESS_MARK.executing;
+    note = `(executing)${node.summary ? ` (status: ${node.summary})` : ''}`;
+  } else if (finished) {
+    mark = PROGRESS_MARK.finished;
+    const how = node.status === 'skipped' ? 'skipped' : node.status === 'aborted' ? 'aborted' : 'finished';
+    note = `(${how}${node.summary ? `: ${node.summary}` : ''})`;
+  } else if (partial) {
+    mark = PROGRESS_MARK.partial;
+    note = '(partly done)';
+  }
+  return `${' '.repeat(depth)}-[${mark}] ${node.index}. ${JSON.stringify(node.name)} ${note}`;
+}
+
+/** The whole tree as the seed renders it: one line per task, indented by level. */
+export function renderTaskProgress(root: TaskNode): string {
+  const lines: string[] = [];
+  const walk = (node: TaskNode, depth: number) => {
+    lines.push(progressLine(node, depth));
+    for (const child of node.subtasks) walk(child, depth + 1);
+  };
+  walk(root, 0);
+  return lines.join('\n');
+}
