@@ -16,6 +16,7 @@ import { z } from 'zod';
 import type { ExecutionState } from '../src/planning/execution-state';
 import type { ReplanDecisionReply, StepSpec } from '../src/planning/schemas';
 import { isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest } from '../src/llm/provider';
+import { isTreeContext, type TreeContext } from '../src/llm/tree-prompts';
 import { defineTool } from '../src/tools/tool';
 
 export const NOOP_TOOL = defineTool({
@@ -35,6 +36,31 @@ export const benchGoal = (steps: number): string => `benchmark: run ${steps} noo
 function stepsOf(goal: string): number | null {
   const n = Number(/^benchmark: run (\d+) noop steps$/.exec(goal)?.[1]);
   return Number.isInteger(n) && n >= 1 ? n : null;
+}
+
+/**
+ * Tree runs: a root with one leaf per noop step of a benchGoal (as many as the fan-out allows);
+ * each leaf calls `noop` once, then finishes.
+ */
+function treeReply(ctx: TreeContext): unknown {
+  switch (ctx.call) {
+    case 'task_tree': {
+      const n = Math.min(stepsOf(ctx.state.goal) ?? 1, ctx.limits.maxFanout);
+      return { name: 'bench', goal: ctx.state.goal, subtasks: Array.from({ length: n }, (_, i) => ({ name: `noop ${i + 1}`, goal: 'call noop' })) };
+    }
+    case 'react_action': {
+      const done = ctx.state.steps.some((s) => s.task === ctx.task?.index && s.type === 'tool');
+      return done ? { thought: 'done', action: 'finish', result: 'noop ran' } : { thought: 'go', action: 'tool', tool: NOOP_TOOL.name, args: {} };
+    }
+    case 'final_answer':
+      return { answer: FIXED_ANSWER };
+    case 'spin_check':
+      return { spinning: false, reason: '' };
+    case 'reflection':
+      return { assessment: 'none', lesson: 'none' };
+    case 'blueprint_params':
+      return { params: {} };
+  }
 }
 
 function chunk(from: number, total: number): StepSpec[] {
@@ -64,6 +90,7 @@ export class ZeroLatencyProvider implements ModelProvider {
     if (isTaskStateSummaryContext(request.context)) {
       return JSON.stringify({ CurrentGoal: 'bench', ActiveFlow: '', OpenLoops: [], ImportantFacts: [], LastDecision: '' });
     }
+    if (isTreeContext(request.context)) return JSON.stringify(treeReply(request.context));
     const { state } = request.context;
     const total = stepsOf(state.goal) ?? 0;
     switch (request.name) {
@@ -83,6 +110,11 @@ export class ZeroLatencyProvider implements ModelProvider {
         return JSON.stringify({ answer: FIXED_ANSWER });
       case 'memory_summary':
       case 'task_state_summary':
+      case 'task_tree':
+      case 'react_action':
+      case 'spin_check':
+      case 'reflection':
+      case 'blueprint_params':
         throw new Error(`${request.name} is answered above`);
     }
   }

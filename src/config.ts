@@ -27,6 +27,14 @@ export const ConfigSchema = z.object({
   MAX_STEPS: z.coerce.number().int().min(1).max(500).default(25),
   /** Nesting limit of sub-plans (a top-level run is depth 0). */
   MAX_SUBPLAN_DEPTH: z.coerce.number().int().min(0).max(5).default(2),
+  /** Tree runs (seed 003): levels of a task tree, the root counting as 1; a task at the last level may not plan. */
+  MAX_TREE_DEPTH: z.coerce.number().int().min(1).max(8).default(4),
+  /** Tree runs: subtasks of one task. */
+  MAX_TREE_FANOUT: z.coerce.number().int().min(1).max(50).default(8),
+  /** Tree runs: ReAct iterations of one task before it is aborted. */
+  MAX_ITERATIONS: z.coerce.number().int().min(1).max(100).default(10),
+  /** Tree runs wait for a person to review their plan: `always`, or only when a run asks (`review: true`). */
+  PLAN_REVIEW: z.enum(['always', 'on_request']).default('on_request'),
   /** Memory storage backend: the embedded file store under DATA_DIR, PostgreSQL (DATABASE_URL), or in-process memory. */
   MEMORY_STORE: z.enum(['file', 'postgres', 'memory']).default('file'),
   /** PostgreSQL connection string, e.g. postgres://postgres@127.0.0.1:5432/threadline (needed when MEMORY_STORE=postgres). */
@@ -65,4 +73,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** Link to a run in the Temporal Web UI. */
 export function runUiUrl(config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'>, runId: string): string {
   return `${config.uiUrl}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(runId)}`;
+}
+
+/** The tree engine's limits, as runs carry them (workflow input) and its activities check them. */
+export function treeLimitsOf(config: Pick<Config, 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS'>) {
+  return { maxDepth: config.MAX_TREE_DEPTH, maxFanout: config.MAX_TREE_FANOUT, maxIterations: config.MAX_ITERATIONS };
 }

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createPlanActivities } from './activities/plan-activities';
 import { createSessionActivities } from './activities/session-activities';
-import { loadConfig, type Config } from './config';
+import { createTreeActivities } from './activities/tree-activities';
+import { loadConfig, treeLimitsOf, type Config } from './config';
 import { describeProvider, selectProvider } from './llm/select-provider';
 import type { ModelProvider } from './llm/provider';
 import { FileKeyValueStore, type KeyValueStore } from './store/kv';
@@ -35,17 +36,19 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const opened = options.memory ? undefined : await openMemory(config, provider);
   const memory = options.memory ?? opened!.memory;
   const tools = new ToolRegistry([...BUILTIN_TOOLS, retrieveMessage, ...(options.extraTools ?? [])]);
+  const runDeps = {
+    provider,
+    tools,
+    memory,
+    contextBudget: config.MEMORY_HARD_LIMIT,
+    store: options.store ?? new FileKeyValueStore(path.join(config.dataDir, 'kv')),
+    repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
+    maxSteps: config.MAX_STEPS,
+    maxDepth: config.MAX_SUBPLAN_DEPTH,
+  };
   const activities = {
-    ...createPlanActivities({
-      provider,
-      tools,
-      memory,
-      contextBudget: config.MEMORY_HARD_LIMIT,
-      store: options.store ?? new FileKeyValueStore(path.join(config.dataDir, 'kv')),
-      repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
-      maxSteps: config.MAX_STEPS,
-      maxDepth: config.MAX_SUBPLAN_DEPTH,
-    }),
+    ...createPlanActivities(runDeps),
+    ...createTreeActivities({ ...runDeps, treeLimits: treeLimitsOf(config) }),
     // Sessions share the tools (their fingerprint detects capability changes) and the memory.
     ...createSessionActivities({ provider, tools, memory, repairAttempts: config.MODEL_REPAIR_ATTEMPTS }),
   };

@@ -59,6 +59,50 @@ export function asFailure(err: unknown): unknown {
   return err;
 }
 
+/**
+ * Writes chunks to the run's thread, idempotently (the operation id comes from the activity's
+ * idempotency key), then compacts the thread if it grew past its soft limit.
+ */
+export async function rememberInRun(deps: Pick<PlanActivityDeps, 'memory'>, state: ExecutionState, chunks: ChunkInput[], trigger: string, key: string): Promise<void> {
+  if (!deps.memory || !state.threadId || chunks.length === 0) return;
+  const meta = { origin: 'agent' as const, reason: 'working memory of the run', trigger, runId: state.runId, ...(state.currentStepId ? { stepId: state.currentStepId } : {}) };
+  await deps.memory.apply(state.threadId, { op: 'add', chunks }, meta, { operationId: operationIdFor(`${key}:memory`) });
+  await deps.memory.compactIfNeeded(state.threadId, { reason: 'soft token limit exceeded', trigger, runId: state.runId });
+}
+
+/** The run's memory thread: created on the first attempt (with the goal chunk), found again on a retry. */
+export async function ensureRunThread(deps: Pick<PlanActivityDeps, 'memory'>, state: ExecutionState): Promise<string | null> {
+  if (!deps.memory) return null;
+  const thread = await deps.memory.ensureThread({
+    threadId: runThreadId(state.runId),
+    userId: state.userId,
+    chunks: [goalChunk(state)],
+    meta: { origin: 'system', reason: 'memory thread of a new run', trigger: 'run started', runId: state.runId },
+  });
+  return thread.id;
+}
+
+/** One tool call of a run, as an observation (a failure is an `error` observation the model can react to). */
+export async function runToolStep(
+  deps: Pick<PlanActivityDeps, 'tools' | 'store' | 'memory'>,
+  state: ExecutionState,
+  call: { stepId: string; tool: string; args: Record<string, unknown> },
+  key: string,
+  signal: AbortSignal,
+): Promise<StepObservation> {
+  const outcome = await deps.tools.run(call.tool, call.args, {
+    userId: state.userId,
+    runId: state.runId,
+    stepId: call.stepId,
+    idempotencyKey: key,
+    store: deps.store,
+    ...(deps.memory ? { memory: deps.memory } : {}),
+    heartbeat: () => undefined, // withHeartbeats already beats every second
+    signal,
+  });
+  return outcome.ok ? { kind: 'tool', content: JSON.stringify(outcome.result) } : { kind: 'error', content: outcome.error };
+}
+
 export function createPlanActivities(deps: PlanActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
 
@@ -79,16 +123,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
     };
   }
 
-  /**
-   * Writes chunks to the run's thread, idempotently (the operation id comes from the activity's
-   * idempotency key), then compacts the thread if it grew past its soft limit.
-   */
-  async function remember(state: ExecutionState, chunks: ChunkInput[], trigger: string, key: string): Promise<void> {
-    if (!deps.memory || !state.threadId || chunks.length === 0) return;
-    const meta = { origin: 'agent' as const, reason: 'working memory of the run', trigger, runId: state.runId, ...(state.currentStepId ? { stepId: state.currentStepId } : {}) };
-    await deps.memory.apply(state.threadId, { op: 'add', chunks }, meta, { operationId: operationIdFor(`${key}:memory`) });
-    await deps.memory.compactIfNeeded(state.threadId, { reason: 'soft token limit exceeded', trigger, runId: state.runId });
-  }
+  const remember = (state: ExecutionState, chunks: ChunkInput[], trigger: string, key: string) => rememberInRun(deps, state, chunks, trigger, key);
 
   /**
    * Seed 000's dynamic state refresh, made explicit: the model names the live tools the goal
@@ -136,17 +171,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
       return { kind: 'reason', content: thought };
     }
     if (step.type !== 'tool') throw ApplicationFailure.nonRetryable(`step ${stepId} is a ${step.type} step`, 'UnknownStep');
-    const outcome = await deps.tools.run(step.tool ?? '', step.args ?? {}, {
-      userId: state.userId,
-      runId: state.runId,
-      stepId,
-      idempotencyKey: key,
-      store: deps.store,
-      ...(deps.memory ? { memory: deps.memory } : {}),
-      heartbeat: () => undefined, // withHeartbeats already beats every second
-      signal,
-    });
-    return outcome.ok ? { kind: 'tool', content: JSON.stringify(outcome.result) } : { kind: 'error', content: outcome.error };
+    return runToolStep(deps, state, { stepId, tool: step.tool ?? '', args: step.args ?? {} }, key, signal);
   }
 
   return {
@@ -154,16 +179,8 @@ export function createPlanActivities(deps: PlanActivityDeps) {
     async planRun({ state }: { state: ExecutionState }): Promise<{ steps: StepSpec[]; model: string; threadId?: string; snapshots?: Observation[] }> {
       return withHeartbeats(async (signal) => {
         let planned = state;
-        if (deps.memory) {
-          // The run's thread: created on the first attempt, found again on a retry.
-          const thread = await deps.memory.ensureThread({
-            threadId: runThreadId(state.runId),
-            userId: state.userId,
-            chunks: [goalChunk(state)],
-            meta: { origin: 'system', reason: 'memory thread of a new run', trigger: 'run started', runId: state.runId },
-          });
-          planned = { ...state, threadId: thread.id };
-        }
+        const threadId = await ensureRunThread(deps, state);
+        if (threadId) planned = { ...state, threadId };
         const snapshots = await preflight(planned, signal);
         if (snapshots.length > 0) planned = { ...planned, observations: [...planned.observations, ...snapshots] };
         const { steps } = await model('execution_plan', planned, signal);

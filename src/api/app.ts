@@ -11,16 +11,18 @@ import { runUiUrl, type Config } from '../config';
 import type { MemoryService } from '../store/memory-service';
 import type { Runs } from '../temporal/runs';
 import type { Sessions } from '../temporal/sessions';
-import { errorHandler, notFoundRoute } from './errors';
+import { treeProblems } from '../planning/task-tree';
+import { ApiError, errorHandler, notFoundRoute } from './errors';
 import { streamRunEvents, type RunEventsOptions } from './run-events';
-import { CreateRunBody, ListRunsQuery, ReplyBody, RunParams } from './schemas';
+import { CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams } from './schemas';
 import { sessionsRouter } from './sessions-routes';
 import { threadsRouter } from './threads-routes';
 import { validated } from './validate';
 
 export interface AppOptions {
-  runs: Pick<Runs, 'start' | 'get' | 'reply' | 'cancel' | 'list'>;
-  config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'>;
+  runs: Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'cancel' | 'list'>;
+  /** The tree limits, when given, check an edited tree in a review before it reaches the run (400 instead of 409). */
+  config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'> & Partial<Pick<Config, 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT'>>;
   /** Whether Temporal is reachable; should answer quickly (the server gives it a short deadline). */
   isHealthy: () => Promise<boolean>;
   /** @default a pino logger named "api" */
@@ -54,6 +56,10 @@ export function createApp(options: AppOptions): Express {
   app.post(
     '/v1/runs',
     validated({ body: CreateRunBody }, async ({ body }, _req, res) => {
+      if (body.blueprint !== undefined) {
+        throw new ApiError(400, 'invalid_request', `unknown blueprint "${body.blueprint}": no blueprints are installed`, { blueprint: body.blueprint });
+      }
+      if (body.engine !== 'tree' && body.review) throw new ApiError(400, 'invalid_request', 'review applies to tree runs: set engine to "tree"');
       const { runId, status } = await runs.start(body);
       res
         .status(201)
@@ -81,6 +87,19 @@ export function createApp(options: AppOptions): Express {
     validated({ params: RunParams, body: ReplyBody }, async ({ params, body }, _req, res) => {
       await runs.reply(params.runId, body.text);
       res.status(202).json({ runId: params.runId, status: 'running' });
+    }),
+  );
+
+  app.post(
+    '/v1/runs/:runId/review',
+    validated({ params: RunParams, body: ReviewBody }, async ({ params, body }, _req, res) => {
+      const { MAX_TREE_DEPTH: maxDepth, MAX_TREE_FANOUT: maxFanout } = config;
+      if (body.tree && maxDepth !== undefined && maxFanout !== undefined) {
+        const problems = treeProblems(body.tree, { maxDepth, maxFanout });
+        if (problems.length) throw new ApiError(400, 'invalid_request', 'the edited tree breaks the limits', { tree: problems });
+      }
+      await runs.review(params.runId, body);
+      res.status(202).json({ runId: params.runId, decision: body.decision, planId: body.planId });
     }),
   );
 

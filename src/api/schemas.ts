@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { RUN_STATUSES } from '../planning/execution-state';
+import { TaskTreeReplySchema } from '../planning/tree-schemas';
 
 const ID_CHARS = /^[A-Za-z0-9._@:+-]+$/;
 const id = (what: string) =>
@@ -23,6 +24,13 @@ export const CreateRunBody = z.object({
   userId: UserIdSchema,
   goal: z.string().trim().min(1, 'goal must not be blank').max(MAX_TEXT_CHARS),
   sessionId: SessionIdSchema.nullish(),
+  /** `plan`: seed 000's planner; `tree`: seed 003's task tree. @default "plan" */
+  engine: z.enum(['plan', 'tree']).optional(),
+  /** Tree runs: wait for a person's review of the proposed plan. @default false */
+  review: z.boolean().optional(),
+  /** Tree runs: start from a blueprint (none are installed yet: any name is unknown). */
+  blueprint: id('blueprint').optional(),
+  params: z.record(z.string(), z.unknown()).optional(),
 });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
 
@@ -36,6 +44,17 @@ export const ReplyBody = z.object({
 export type ReplyBody = z.infer<typeof ReplyBody>;
 
 export const RunParams = z.object({ runId: z.string().min(1).max(255) });
+
+/** A person's decision on a tree run's proposed plan (POST /v1/runs/:runId/review). */
+export const ReviewBody = z
+  .object({
+    decision: z.enum(['approve', 'revise', 'reject']),
+    planId: z.string().min(1).max(300),
+    tree: TaskTreeReplySchema.optional(),
+    feedback: z.string().trim().min(1).max(MAX_TEXT_CHARS).optional(),
+  })
+  .refine((b) => b.decision !== 'revise' || b.tree !== undefined || b.feedback !== undefined, { path: ['feedback'], message: 'revise needs feedback or an edited tree' });
+export type ReviewBody = z.infer<typeof ReviewBody>;
 
 export const ListRunsQuery = z.object({
   userId: UserIdSchema.optional(),

@@ -14,6 +14,7 @@ import { stepSummary } from '../planning/progress';
 import type { ReplanDecisionReply } from '../planning/schemas';
 import type { PlanExecutionInput } from '../workflows/definitions';
 import type { Command, Engine, EngineEvent } from './core';
+import { parentReport } from './report';
 
 /** A person's answer to the question the run waits on. */
 export interface ReplyEvent {
@@ -236,27 +237,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
     this.#state = next;
     if (next.status === previous) return;
     this.#out.push({ kind: 'status', status: next.status });
-    const report = this.#report(previous);
+    const report = parentReport<PlanActivities>(next, previous, this.input.reportTo);
     if (report) this.#out.push(report);
-  }
-
-  /** A run of a session tells it when it waits, resumes or ends. */
-  #report(previous: ExecutionState['status']): PlanCommand | null {
-    const { reportTo } = this.input;
-    const state = this.#state;
-    if (reportTo === null) return null;
-    const reported = state.status === 'waiting_user' || model.isTerminal(state.status) || (state.status === 'running' && previous === 'waiting_user');
-    if (!reported) return null;
-    return {
-      kind: 'notify_parent',
-      parentId: reportTo,
-      report: {
-        runId: state.runId,
-        status: state.status,
-        question: state.status === 'waiting_user' ? (model.findStep(state, state.currentStepId ?? '')?.question ?? null) : null,
-        finalAnswer: state.finalAnswer,
-        lastError: state.lastError,
-      },
-    };
   }
 }

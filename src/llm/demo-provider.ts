@@ -4,16 +4,18 @@
  * and time requests with the built-in tools, asks when it cannot tell what is
  * wanted, and says in every answer that it is the demo model.
  */
-import type { ExecutionState } from '../planning/execution-state';
+import type { ExecutionState, PlanStep } from '../planning/execution-state';
 import type { ReplanDecisionReply, StepSpec, TaskStateSummaryReply } from '../planning/schemas';
 import { countTextTokens } from '../memory/tokens';
+import { demoReactAction, demoTaskTree, demoTreeAnswer } from './demo-tree';
+import { isTreeContext, type TreeContext } from './tree-prompts';
 import { isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest, type TaskStateSummaryContext } from './provider';
 
 export const DEMO_LABEL = 'offline-demo';
-const TAG = '[offline demo model]';
+export const TAG = '[offline demo model]';
 const SUMMARY_TAG = '[offline demo summary]';
 const SENTENCE_CHARS = 200;
-const CLARIFY =
+export const CLARIFY =
   'I am the offline demo model, so I can only calculate, keep notes and tell the time. What would you like me to do? ' +
   '(e.g. "what is 12*7", "remember that my color is green", "what is my color", "what time is it in Europe/Paris")';
 
@@ -53,6 +55,11 @@ const withAnswer = (steps: StepSpec[]): StepSpec[] => [...steps, { type: 'respon
 function describeObservation(state: ExecutionState, stepId: string | null, content: string): string | null {
   const step = state.steps.find((s) => s.id === stepId);
   if (!step || step.type !== 'tool') return null;
+  return describeToolResult(step, content);
+}
+
+/** A tool step's result in a sentence. */
+export function describeToolResult(step: Pick<PlanStep, 'tool' | 'args'>, content: string): string {
   let result: Record<string, unknown> = {};
   try {
     result = JSON.parse(content) as Record<string, unknown>;
@@ -151,6 +158,24 @@ export function demoTaskState(context: Pick<TaskStateSummaryContext, 'previous' 
   };
 }
 
+/** The demo's reply to a tree engine call. */
+function demoTreeReply(ctx: TreeContext): unknown {
+  switch (ctx.call) {
+    case 'task_tree':
+      return demoTaskTree(ctx);
+    case 'react_action':
+      return demoReactAction(ctx);
+    case 'spin_check':
+      return { spinning: true, reason: `${TAG} the same action again without new information.` };
+    case 'reflection':
+      return { assessment: `${TAG} the last action failed.`, lesson: 'Check the arguments against the tool description before trying again.' };
+    case 'blueprint_params':
+      return { params: {} };
+    case 'final_answer':
+      return { answer: demoTreeAnswer(ctx) };
+  }
+}
+
 export class DemoProvider implements ModelProvider {
   readonly label = DEMO_LABEL;
 
@@ -159,6 +184,7 @@ export class DemoProvider implements ModelProvider {
       return JSON.stringify({ summary: demoSummary(request.context.texts, request.context.maxTokens) });
     }
     if (isTaskStateSummaryContext(request.context)) return JSON.stringify(demoTaskState(request.context));
+    if (isTreeContext(request.context)) return JSON.stringify(demoTreeReply(request.context));
     const { state } = request.context;
     switch (request.name) {
       case 'memory_summary':
@@ -183,6 +209,12 @@ export class DemoProvider implements ModelProvider {
         return JSON.stringify({ thought: `${TAG} ${state.observations.length} observation(s) so far.` });
       case 'final_answer':
         return JSON.stringify({ answer: answer(state) });
+      case 'task_tree':
+      case 'react_action':
+      case 'spin_check':
+      case 'reflection':
+      case 'blueprint_params':
+        throw new Error(`a ${request.name} request needs a TreeContext`);
     }
   }
 }

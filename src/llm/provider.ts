@@ -4,6 +4,7 @@
  */
 import type { ModelCallName, TaskStateSummaryReply } from '../planning/schemas';
 import type { PlannerContext } from './prompts';
+import type { TreeContext } from './tree-prompts';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -30,7 +31,7 @@ export interface ModelRequest {
   schema: Record<string, unknown>;
   messages: ChatMessage[];
   /** The structured context the messages were rendered from; offline providers read it instead of prose. */
-  context: PlannerContext | SummaryContext | TaskStateSummaryContext;
+  context: PlannerContext | TreeContext | SummaryContext | TaskStateSummaryContext;
 }
 
 /** Tells a session's TaskState summary request from the others. */

@@ -5,8 +5,10 @@
  * Shape and names follow DESIGN.md §4 exactly; a few extra fields are additive.
  */
 import type { StepSpec, StepType } from './schemas';
+import { renderTaskProgress, type TaskNode } from './task-tree';
 
-export const RUN_STATUSES = ['planning', 'running', 'waiting_user', 'completed', 'failed', 'cancelled'] as const;
+/** `waiting_review`: a tree run waits for a person to approve, edit, revise or reject its proposed plan. */
+export const RUN_STATUSES = ['planning', 'running', 'waiting_user', 'waiting_review', 'completed', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminal = (status: RunStatus): boolean => TERMINAL_STATUSES.includes(status);
@@ -29,6 +31,8 @@ export interface PlanStep {
   question?: string;
   goal?: string;
   childRunId?: string;
+  /** A tree run's step: the index of the task whose ReAct iteration it was. */
+  task?: string;
 }
 
 export interface Observation {
@@ -62,6 +66,12 @@ export interface ExecutionState {
   threadId: string | null;
   /** The memory thread of the session the run belongs to: its planner prompts show that conversation and TaskState. Absent outside sessions. */
   sessionThreadId?: string | null;
+  /** Which engine runs it: seed 000's planner (absent on plan runs, whose states keep their shape) or seed 003's task tree. */
+  engine?: 'tree';
+  /** A tree run's task tree (seed 003), once proposed. */
+  tree?: TaskNode | null;
+  /** A tree run's progress tree as the seed renders it (`-[x]`, `-[-]`, `-[~]`, `-[ ]`). */
+  progress?: string;
 }
 
 export interface NewRunInput {
@@ -214,6 +224,29 @@ export function cancel(state: ExecutionState, now: Date): ExecutionState {
     s.status === 'running' || s.status === 'pending' ? { ...s, status: 'skipped' as const } : s,
   );
   return next(state, { status: 'cancelled', steps, currentStepId: null, lastError: state.lastError }, now);
+}
+
+/**
+ * One step that already happened, appended with its outcome (a tree run's ReAct iteration: the
+ * action is known only once the model chose it). `running` leaves it open (an ask_user).
+ */
+export function appendStep(
+  state: ExecutionState,
+  spec: StepSpec,
+  outcome: 'completed' | 'failed' | 'running',
+  observation: Omit<Observation, 'at' | 'stepId'> | null,
+  now: Date,
+  extra: Pick<PlanStep, 'task'> = {},
+): ExecutionState {
+  const [step] = toPlanSteps([spec], state.steps.length + 1);
+  if (!step) return state;
+  const observations = observation ? [...state.observations, makeObservation(step.id, observation, now)] : state.observations;
+  return next(state, { steps: [...state.steps, { ...step, ...extra, status: outcome }], observations, currentStepId: step.id }, now);
+}
+
+/** A tree run's new task tree, with its progress rendering kept in step; `patch` changes more at once. */
+export function withTree(state: ExecutionState, tree: TaskNode, now: Date, patch: Partial<ExecutionState> = {}): ExecutionState {
+  return next(state, { ...patch, engine: 'tree', tree, progress: renderTaskProgress(tree) }, now);
 }
 
 /** The question the run is waiting on, if it is waiting. */

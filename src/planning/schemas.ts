@@ -4,6 +4,7 @@
  * model in `response_format` is derived from them, so the two never drift.
  */
 import { z } from 'zod';
+import { BlueprintParamsReplySchema, ReactActionReplySchema, ReflectionReplySchema, SpinCheckReplySchema, TaskTreeReplySchema } from './tree-schemas';
 
 export const STEP_TYPES = ['tool', 'reason', 'ask_user', 'respond', 'subplan'] as const;
 export type StepType = (typeof STEP_TYPES)[number];
@@ -86,6 +87,11 @@ export type TaskStateSummaryReply = z.infer<typeof TaskStateSummaryReplySchema>;
 export const LiveStateCheckReplySchema = z.object({ tools: z.array(z.string().min(1).max(100)).max(20) });
 
 export const MODEL_CALLS = {
+  task_tree: TaskTreeReplySchema,
+  react_action: ReactActionReplySchema,
+  spin_check: SpinCheckReplySchema,
+  reflection: ReflectionReplySchema,
+  blueprint_params: BlueprintParamsReplySchema,
   execution_plan: ExecutionPlanReplySchema,
   replan_decision: ReplanDecisionReplySchema,
   reasoning: ReasoningReplySchema,
@@ -95,8 +101,11 @@ export const MODEL_CALLS = {
   live_state_check: LiveStateCheckReplySchema,
 } as const;
 export type ModelCallName = keyof typeof MODEL_CALLS;
-/** The calls the planner makes from a PlannerContext (all but the memory service's and the session's summaries). */
-export type PlannerCallName = Exclude<ModelCallName, 'memory_summary' | 'task_state_summary'>;
+/** The calls seed 003's tree engine makes (with `final_answer`), each from a TreeContext. */
+export const TREE_CALLS = ['task_tree', 'react_action', 'spin_check', 'reflection', 'blueprint_params'] as const;
+export type TreeCallName = (typeof TREE_CALLS)[number];
+/** The calls the planner makes from a PlannerContext (all but the memory service's, the session's and the tree engine's). */
+export type PlannerCallName = Exclude<ModelCallName, 'memory_summary' | 'task_state_summary' | TreeCallName>;
 export type ModelReply<N extends ModelCallName> = z.infer<(typeof MODEL_CALLS)[N]>;
 
 const jsonSchemaCache = new Map<ModelCallName, Record<string, unknown>>();

@@ -10,16 +10,18 @@ import {
   type WorkflowExecutionDescription,
   type WorkflowExecutionInfo,
 } from '@temporalio/client';
-import type { Config } from '../config';
+import { treeLimitsOf, type Config } from '../config';
 import { isTerminal, type ExecutionState, type RunStatus } from '../planning/execution-state';
 import {
   getStateQuery,
   PLAN_WORKFLOW_TYPE,
   submitReplyUpdate,
+  submitReviewUpdate,
   SESSION_ID_ATTR,
   STATUS_ATTR,
   USER_ID_ATTR,
   type PlanExecutionInput,
+  type ReviewDecision,
 } from '../workflows/definitions';
 import { isNotReady, isUnavailable, resendUntilTaken } from './resend';
 
@@ -31,8 +33,8 @@ export class RunNotFoundError extends Error {
 }
 
 export class RunNotWaitingError extends Error {
-  constructor(readonly runId: string, readonly status: RunStatus) {
-    super(`run "${runId}" is ${status}, not waiting for a reply`);
+  constructor(readonly runId: string, readonly status: RunStatus, what = 'a reply', why?: string) {
+    super(why ? `run "${runId}" does not take this: ${why}` : `run "${runId}" is ${status}, not waiting for ${what}`);
     this.name = 'RunNotWaitingError';
   }
 }
@@ -65,16 +67,23 @@ const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, 
 export class Runs {
   constructor(
     private readonly client: Client,
-    private readonly config: Pick<Config, 'TASK_QUEUE' | 'MAX_STEPS' | 'MAX_SUBPLAN_DEPTH'>,
+    private readonly config: Pick<Config, 'TASK_QUEUE' | 'MAX_STEPS' | 'MAX_SUBPLAN_DEPTH' | 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS' | 'PLAN_REVIEW'>,
   ) {}
 
-  async start(request: { userId: string; goal: string; sessionId?: string | null }): Promise<{ runId: string; status: RunStatus }> {
+  /**
+   * Starts a run: seed 000's planner, or with `engine: "tree"` seed 003's task tree, which waits
+   * for a person's review of its plan when `review` is true or PLAN_REVIEW=always.
+   */
+  async start(request: { userId: string; goal: string; sessionId?: string | null; engine?: 'plan' | 'tree'; review?: boolean }): Promise<{ runId: string; status: RunStatus }> {
     const runId = newRunId(request.userId);
+    const tree = request.engine === 'tree';
     const input: PlanExecutionInput = {
       userId: request.userId,
       goal: request.goal,
       sessionId: request.sessionId ?? null,
       limits: { maxSteps: this.config.MAX_STEPS, maxDepth: this.config.MAX_SUBPLAN_DEPTH },
+      // Plan runs keep the input they always had, so their histories look as before.
+      ...(tree ? { engine: 'tree' as const, review: request.review === true || this.config.PLAN_REVIEW === 'always', treeLimits: treeLimitsOf(this.config) } : {}),
     };
     await this.client.workflow.start(PLAN_WORKFLOW_TYPE, {
       taskQueue: this.config.TASK_QUEUE,
@@ -145,6 +154,31 @@ export class Runs {
       if (description.type !== PLAN_WORKFLOW_TYPE) throw new RunNotFoundError(runId);
       return description;
     } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(runId);
+      throw err;
+    }
+  }
+
+  /**
+   * A person's decision on the plan a tree run waits with: approve (optionally edited), revise
+   * (with feedback or an edited tree) or reject. Refused (409) unless the run waits for a review
+   * of exactly `decision.planId`; a decision the server cannot take yet is resent, as replies are.
+   */
+  async review(runId: string, decision: ReviewDecision): Promise<void> {
+    const description = await this.describe(runId);
+    if (description.status.name !== 'RUNNING') throw new RunNotWaitingError(runId, closedStatus(description), 'a review');
+    const handle = this.client.workflow.getHandle(runId);
+    try {
+      await resendUntilTaken(
+        this.client,
+        (updateId) => handle.executeUpdate(submitReviewUpdate, { args: [decision], updateId }),
+        (err) => isNotReady(err) || isUnavailable(err),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) {
+        const why = err.cause instanceof Error ? err.cause.message : err.message;
+        throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)), 'a review', why);
+      }
       if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(runId);
       throw err;
     }

@@ -5,6 +5,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ExecutionState } from '../planning/execution-state';
+import type { TaskSpec } from '../planning/task-tree';
 
 /** The person's answer to the question a waiting run asked. */
 export const replySignal = defineSignal<[{ text: string }]>('reply');
@@ -32,6 +33,25 @@ export interface PlanExecutionInput {
   limits: { maxSteps: number; maxDepth: number };
   /** The memory thread of the session that started this run (its conversation and TaskState reach the planner). */
   sessionThreadId?: string | null;
+  /** Seed 003's tree engine instead of seed 000's planner (absent: the planner). */
+  engine?: 'tree';
+  /** Tree runs: wait for a person to review the proposed tree before executing it. @default false */
+  review?: boolean;
+  /** Tree runs: limits on the tree and its tasks. */
+  treeLimits?: { maxDepth: number; maxFanout: number; maxIterations: number };
 }
+
+/** A person's decision on the task tree a run proposed (DESIGN.md: POST /v1/runs/:runId/review). */
+export interface ReviewDecision {
+  decision: 'approve' | 'revise' | 'reject';
+  /** The plan the decision answers; a stale one is refused. */
+  planId: string;
+  /** An edited tree: with approve it runs as edited, with revise it is shown for review again. */
+  tree?: TaskSpec;
+  /** With revise: what the model should change; with reject: why. */
+  feedback?: string;
+}
+/** The review as an update: refused by its validator unless the run waits for review of exactly this plan. */
+export const submitReviewUpdate = defineUpdate<{ accepted: true; planId: string }, [ReviewDecision]>('submitReview');
 
 export const PLAN_WORKFLOW_TYPE = 'planExecutionWorkflow';

@@ -1,18 +1,21 @@
 /**
- * PlanExecutionWorkflow — one per plan execution (seed 000's planner). The workflow only wires
- * messages: the planner itself is the pure engine `engine/plan-engine` (plan, run each step as
- * an activity, replan after each, wait for a reply on ask_user, run sub-plans as child runs),
- * and `run-engine` carries out its commands.
+ * PlanExecutionWorkflow — one per run. The workflow only wires messages: the engine is pure —
+ * seed 000's planner (`engine/plan-engine`: plan, run each step as an activity, replan after
+ * each, wait for a reply on ask_user, run sub-plans as child runs) or, with `engine: "tree"`,
+ * seed 003's task tree (`engine/tree-engine`) — and `run-engine` carries out its commands.
  */
 import { patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities/plan-activities';
+import type { TreeActivities } from '../activities/tree-activities';
 import { PlanEngine, type ReplyEvent } from '../engine/plan-engine';
+import { TreeEngine, type TreePersonEvent } from '../engine/tree-engine';
 import type { ExecutionState } from '../planning/execution-state';
 import { renderProgress } from '../planning/progress';
 import {
   getStateQuery,
   replySignal,
   submitReplyUpdate,
+  submitReviewUpdate,
   SESSION_ID_ATTR,
   STATUS_ATTR,
   USER_ID_ATTR,
@@ -20,15 +23,42 @@ import {
 } from './definitions';
 import { runEngine } from './run-engine';
 
+/** Tree limits of runs started without them. */
+const DEFAULT_TREE_LIMITS = { maxDepth: 4, maxFanout: 8, maxIterations: 10 };
+
 export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<ExecutionState> {
   // A top-level run of a session tells its session when it waits, resumes or ends. Histories
   // recorded before this existed have no marker and never report (`patched` is false there).
   const reportTo = input.sessionId && !input.parentRunId && patched('report-to-session') ? input.sessionId : null;
-  const engine = new PlanEngine({ ...input, runId: workflowInfo().workflowId, reportTo }, new Date());
+  const runId = workflowInfo().workflowId;
+  if (input.engine === 'tree') {
+    const engine = new TreeEngine({ ...input, runId, reportTo, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS }, new Date());
+    const inbox: TreePersonEvent[] = [];
+    wireCommon(input, () => engine.state, () => engine.canTakeReply() && inbox.length === 0, inbox);
+    setHandler(
+      submitReviewUpdate,
+      (decision) => {
+        inbox.push({ kind: 'review', ...decision });
+        return { accepted: true as const, planId: decision.planId };
+      },
+      {
+        validator: (decision) => {
+          const problem = inbox.length > 0 ? 'a decision on this plan is already being taken' : engine.reviewProblem(decision);
+          if (problem) throw new Error(problem);
+        },
+      },
+    );
+    return runEngine<ExecutionState, TreeActivities, TreePersonEvent>(engine, { userId: input.userId, details: treeDetails, inbox });
+  }
+  const engine = new PlanEngine({ ...input, runId, reportTo }, new Date());
   const inbox: ReplyEvent[] = [];
+  wireCommon(input, () => engine.state, () => engine.canTakeReply() && inbox.length === 0, inbox);
+  return runEngine<ExecutionState, PlanActivities, ReplyEvent>(engine, { userId: input.userId, details: renderProgress, inbox });
+}
 
-  setHandler(getStateQuery, () => engine.state);
-  const canTakeReply = () => engine.canTakeReply() && inbox.length === 0;
+/** What every run has: the state query, replies by update and by signal, its search attributes. */
+function wireCommon(input: PlanExecutionInput, state: () => ExecutionState, canTakeReply: () => boolean, inbox: ReplyEvent[] | TreePersonEvent[]): void {
+  setHandler(getStateQuery, state);
   setHandler(replySignal, ({ text }) => {
     // Only the first reply to a waiting run counts; late or duplicate signals are dropped.
     if (canTakeReply()) inbox.push({ kind: 'reply', text });
@@ -41,14 +71,16 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
     },
     {
       validator: (_input: { text: string }) => {
-        if (!canTakeReply()) throw new Error(`run is ${engine.state.status}, not waiting for a reply`);
+        if (!canTakeReply()) throw new Error(`run is ${state().status}, not waiting for a reply`);
       },
     },
   );
   upsertSearchAttributes([
     { key: USER_ID_ATTR, value: input.userId },
-    { key: STATUS_ATTR, value: engine.state.status },
+    { key: STATUS_ATTR, value: state().status },
     ...(input.sessionId ? [{ key: SESSION_ID_ATTR, value: input.sessionId }] : []),
   ]);
-  return runEngine<ExecutionState, PlanActivities, ReplyEvent>(engine, { userId: input.userId, details: renderProgress, inbox });
 }
+
+/** The Web UI's current details of a tree run: status, goal and the progress tree. */
+const treeDetails = (s: ExecutionState) => [`**${s.status}** — ${s.goal}${s.model ? ` (model: ${s.model})` : ''}`, s.progress ?? '', s.finalAnswer ? `Answer: ${s.finalAnswer}` : s.lastError ? `Error: ${s.lastError}` : ''].filter(Boolean).join('\n');

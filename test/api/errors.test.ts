@@ -35,6 +35,9 @@ const recorder: AppOptions['runs'] = {
   async reply(runId, text) {
     calls.push({ method: 'reply', args: [runId, text] });
   },
+  async review(runId, decision) {
+    calls.push({ method: 'review', args: [runId, decision] });
+  },
   async cancel(runId) {
     calls.push({ method: 'cancel', args: [runId] });
   },

@@ -280,13 +280,14 @@ test('an event stream of a waiting run sends heartbeats, and polling stops when 
   await waitForStatus(runId, 'waiting_user');
 
   let reads = 0;
-  const counting: Pick<Runs, 'start' | 'get' | 'reply' | 'cancel' | 'list'> = {
+  const counting: Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'cancel' | 'list'> = {
     start: (r) => runs.start(r),
     get: (id) => {
       reads += 1;
       return runs.get(id);
     },
     reply: (id, text) => runs.reply(id, text),
+    review: (id, decision) => runs.review(id, decision),
     cancel: (id) => runs.cancel(id),
     list: (f) => runs.list(f),
   };

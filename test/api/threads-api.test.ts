@@ -26,6 +26,7 @@ const noRuns: AppOptions['runs'] = {
   start: () => Promise.reject(new Error('runs are not used here')),
   get: () => Promise.reject(new Error('runs are not used here')),
   reply: () => Promise.reject(new Error('runs are not used here')),
+  review: () => Promise.reject(new Error('runs are not used here')),
   cancel: () => Promise.reject(new Error('runs are not used here')),
   list: () => Promise.reject(new Error('runs are not used here')),
 };

@@ -132,6 +132,11 @@ test('replyJsonSchema gives an object schema per call name with the protocol top
       required: ['CurrentGoal', 'ActiveFlow', 'OpenLoops', 'ImportantFacts', 'LastDecision'],
     },
     live_state_check: { properties: ['tools'], required: ['tools'] },
+    task_tree: { properties: ['goal', 'name', 'subtasks'], required: ['name', 'goal', 'subtasks'] },
+    react_action: { properties: ['action', 'args', 'blueprint', 'goal', 'question', 'result', 'thought', 'tool'], required: ['thought', 'action'] },
+    spin_check: { properties: ['reason', 'spinning'], required: ['spinning', 'reason'] },
+    reflection: { properties: ['assessment', 'lesson'], required: ['assessment', 'lesson'] },
+    blueprint_params: { properties: ['params'], required: ['params'] },
   };
   assert.deepEqual(Object.keys(MODEL_CALLS).sort(), Object.keys(expected).sort());
   for (const [name, want] of Object.entries(expected) as [ModelCallName, (typeof expected)[ModelCallName]][]) {

@@ -1,0 +1,134 @@
+/**
+ * The activities of a tree run (seed 003): propose a task tree, one ReAct iteration of a leaf,
+ * the final answer. Built by a factory like the planner's, sharing its model provider, tools,
+ * step journal and memory threads.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { findTask, levelOf, pathTo, treeProblems, type TaskSpec } from '../planning/task-tree';
+import type { ExecutionState } from '../planning/execution-state';
+import type { TreeCallName } from '../planning/schemas';
+import type { ReactActionReply, TaskTreeReply } from '../planning/tree-schemas';
+import { completeStructured } from '../llm/structured';
+import { buildTreeMessages, type TreeContext } from '../llm/tree-prompts';
+import { outputChunk, stepChunks } from '../memory/run-chunks';
+import { idempotencyKey, withHeartbeats } from './heartbeat';
+import { asFailure, ensureRunThread, rememberInRun, runToolStep, type PlanActivityDeps, type StepObservation } from './plan-activities';
+
+export interface TreeLimits {
+  /** Levels of a tree, the root counting as 1 (`MAX_TREE_DEPTH`). @default 4 */
+  maxDepth: number;
+  /** Subtasks of one task (`MAX_TREE_FANOUT`). @default 8 */
+  maxFanout: number;
+  /** ReAct iterations of one task before it is aborted (`MAX_ITERATIONS`). @default 10 */
+  maxIterations: number;
+}
+
+export interface TreeActivityDeps extends PlanActivityDeps {
+  treeLimits: TreeLimits;
+}
+
+export interface ProposeTreeInput {
+  state: ExecutionState;
+  /** A person's revision request on the plan they reviewed. */
+  feedback?: string;
+  /** Planning as an action: the task that plans, and for what. Its subtree must fit under it. */
+  plan?: { taskIndex: string; goal: string };
+}
+
+export interface ReactStepResult {
+  reply: ReactActionReply;
+  /** The tool's result (or error) when the action was a tool call. */
+  observation: StepObservation | null;
+}
+
+const JOURNAL = 'step-journal';
+
+export function createTreeActivities(deps: TreeActivityDeps) {
+  const attempts = deps.repairAttempts ?? 3;
+  const limits = deps.treeLimits;
+
+  async function context(call: TreeContext['call'], state: ExecutionState, taskIndex?: string): Promise<TreeContext> {
+    const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget) : undefined;
+    const path = taskIndex && state.tree ? pathTo(state.tree, taskIndex) : [];
+    const task = path.at(-1);
+    return {
+      call,
+      tree: true,
+      state,
+      tools: deps.tools.describe(),
+      limits,
+      ...(task ? { task, path } : {}),
+      ...(memory ? { memory: { messages: memory.messages, tokens: memory.tokens } } : {}),
+    };
+  }
+
+  async function ask<N extends TreeCallName | 'final_answer'>(ctx: TreeContext & { call: N }, signal: AbortSignal, check?: Parameters<typeof completeStructured<N>>[4]) {
+    try {
+      return await completeStructured(deps.provider, { name: ctx.call, messages: buildTreeMessages(ctx), context: ctx }, attempts, signal, check);
+    } catch (err) {
+      throw asFailure(err);
+    }
+  }
+
+  return {
+    /**
+     * `task_tree`: the plan of a tree run, a revision of it after a person's feedback, or the
+     * subtasks a task plans for itself. A tree past the limits is sent back for repair.
+     */
+    async proposeTree({ state, feedback, plan }: ProposeTreeInput): Promise<{ tree: TaskTreeReply; model: string; threadId?: string }> {
+      return withHeartbeats(async (signal) => {
+        const threadId = state.threadId ?? (await ensureRunThread(deps, state));
+        const withThread = threadId ? { ...state, threadId } : state;
+        const base = await context('task_tree', withThread, plan?.taskIndex);
+        const previous = feedback && state.tree ? { feedback: { text: feedback, previous: state.tree } } : {};
+        const ctx: TreeContext & { call: 'task_tree' } = { ...base, call: 'task_tree', ...previous, ...(plan ? { planGoal: plan.goal } : {}) };
+        // A task at level L plans a subtree whose root is itself: it may use the levels left below it.
+        const levels = plan ? limits.maxDepth - levelOf(plan.taskIndex) + 1 : limits.maxDepth;
+        const check = (reply: TaskSpec) => {
+          const problems = treeProblems(reply, { maxDepth: levels, maxFanout: limits.maxFanout });
+          return problems.length ? `the tree breaks the limits: ${problems.join('; ')}` : null;
+        };
+        const tree = await ask(ctx, signal, check);
+        return { tree, model: deps.provider.label, ...(threadId ? { threadId } : {}) };
+      });
+    },
+
+    /**
+     * One ReAct iteration of a leaf: the `react_action` call and, for a tool action, the tool.
+     * Both are journaled under the activity's idempotency key, so a retry after a crash neither
+     * asks the model again nor repeats a finished tool call.
+     */
+    async reactStep({ state, taskIndex, stepId }: { state: ExecutionState; taskIndex: string; stepId: string }): Promise<ReactStepResult> {
+      return withHeartbeats(async (signal) => {
+        const key = idempotencyKey();
+        if (!state.tree || !findTask(state.tree, taskIndex)) throw ApplicationFailure.nonRetryable(`no task ${taskIndex} in run ${state.runId}`, 'UnknownStep');
+        let reply = await deps.store.get<ReactActionReply>(JOURNAL, `${key}:action`);
+        if (!reply) {
+          reply = await ask({ ...(await context('react_action', state, taskIndex)), call: 'react_action' }, signal);
+          await deps.store.put(JOURNAL, `${key}:action`, reply);
+        }
+        if (reply.action !== 'tool') return { reply, observation: null };
+        let observation = await deps.store.get<StepObservation>(JOURNAL, key);
+        if (!observation) {
+          observation = await runToolStep(deps, state, { stepId, tool: reply.tool ?? '', args: reply.args ?? {} }, key, signal);
+          await deps.store.put(JOURNAL, key, observation);
+        }
+        const step = { id: stepId, index: state.steps.length + 1, type: 'tool' as const, description: reply.thought, status: 'completed' as const, tool: reply.tool ?? '', args: reply.args ?? {} };
+        await rememberInRun(deps, state, stepChunks(state, step, observation), `task ${taskIndex} ${reply.tool ?? ''}`, key);
+        return { reply, observation };
+      });
+    },
+
+    /** `final_answer` of a tree run, from what its tasks produced. */
+    async treeAnswer({ state }: { state: ExecutionState }): Promise<{ answer: string }> {
+      return withHeartbeats(async (signal) => {
+        const reply = await ask({ ...(await context('final_answer', state)), call: 'final_answer' }, signal);
+        await rememberInRun(deps, state, [outputChunk(state, reply.answer)], 'final answer', idempotencyKey());
+        if (deps.memory && state.threadId) await deps.memory.endSession(state.threadId, { reason: 'run finished', trigger: 'final answer', runId: state.runId });
+        return reply;
+      });
+    },
+  };
+}
+
+export type TreeActivities = ReturnType<typeof createTreeActivities>;

@@ -1,0 +1,25 @@
+/** What a run tells whoever waits on it (its session) when its status changes: shared by every engine. */
+import * as model from '../planning/execution-state';
+import type { ExecutionState, RunStatus } from '../planning/execution-state';
+import type { RunReport } from '../workflows/session-definitions';
+import type { ActivityMap, Command } from './core';
+
+/**
+ * The `notify_parent` command for a change from `previous` to the state's status, or null: a run
+ * reports when it waits for a reply, when it resumes after one, and when it ends. A wait for plan
+ * review is not reported (a session routes replies, not reviews).
+ */
+export function parentReport<A extends ActivityMap>(state: ExecutionState, previous: RunStatus, reportTo: string | null): Command<A> | null {
+  const status = state.status;
+  if (reportTo === null || status === 'waiting_review') return null;
+  const reported = status === 'waiting_user' || model.isTerminal(status) || (status === 'running' && previous === 'waiting_user');
+  if (!reported) return null;
+  const report: RunReport = {
+    runId: state.runId,
+    status,
+    question: status === 'waiting_user' ? (model.findStep(state, state.currentStepId ?? '')?.question ?? null) : null,
+    finalAnswer: state.finalAnswer,
+    lastError: state.lastError,
+  };
+  return { kind: 'notify_parent', parentId: reportTo, report };
+}

@@ -1,0 +1,90 @@
+/**
+ * Prompt assembly for seed 003's tree engine (pure). Every call of a tree run is rendered from
+ * one TreeContext: the run's state with its task tree, the tools, and the task the call is for.
+ * Each ReAct iteration sees the whole progress tree and the current task's place in it (§8.2),
+ * the goals of the tasks above it (§7.4) and what finished tasks produced (the seed's shared
+ * timeline), plus its own iterations so far.
+ */
+import type { ExecutionState } from '../planning/execution-state';
+import { renderTaskProgress, type TaskNode } from '../planning/task-tree';
+import type { TreeCallName } from '../planning/schemas';
+import type { ToolDescription } from '../tools/registry';
+import type { ChatMessage } from './provider';
+
+export interface TreeContext {
+  /** The tree engine's calls, plus its final answer. */
+  call: TreeCallName | 'final_answer';
+  tree: true;
+  state: ExecutionState;
+  tools: ToolDescription[];
+  limits: { maxDepth: number; maxFanout: number; maxIterations: number };
+  /** The task an iteration (or a plan action's `task_tree`) is for, and the chain from the root to it. */
+  task?: TaskNode;
+  path?: TaskNode[];
+  /** `task_tree` for a plan action: the goal the task plans for; its subtasks go under the task. */
+  planGoal?: string;
+  /** `task_tree` after a person asked for a revision: what they said, and the plan they saw. */
+  feedback?: { text: string; previous: TaskNode };
+  memory?: { messages: ChatMessage[]; tokens: number };
+}
+
+export const isTreeContext = (context: { call: string }): context is TreeContext => 'tree' in context && context.tree === true;
+
+const SYSTEM = `You are the task engine of Threadline, an agent runtime. A goal is split into a tree of tasks; each leaf task is carried out by a loop of thought and action, one action per reply.
+Actions:
+- "tool": call one tool; set "tool" (its name) and "args" (an object matching its parameters).
+- "finish": the current task is done; set "result" (what it produced, for the tasks after it).
+- "ask_user": ask the person a question when a fact or decision is theirs; set "question".
+- "plan": the current task is too big for single actions; set "goal" and it is split into subtasks that run first.
+Rules: work only on the current task; use only the tools listed; never invent tool results; finish as soon as the task's goal is met. Reply with JSON only, matching the schema you are given.`;
+
+const INSTRUCTIONS: Record<TreeContext['call'], string> = {
+  task_tree: 'Split the goal into a tree of tasks: a root task with subtasks (and their subtasks where a part is still too big). Each task has a short "name" and a concrete "goal". Reply {"name", "goal", "subtasks": [...]}.',
+  react_action: 'Decide the next action for the current task. Reply {"thought", "action", ...}.',
+  spin_check: 'The recent actions of the current task look alike. Is the task going round in circles without progress? Reply {"spinning": true|false, "reason"}.',
+  reflection: 'The last action failed. Say what went wrong and the lesson for the next attempt. Reply {"assessment", "lesson"}.',
+  blueprint_params: 'Extract the blueprint\'s parameters from the goal. Reply {"params": {...}}.',
+  final_answer: 'All tasks are done. Write the final answer to the user from what the tasks produced. Reply {"answer": "..."}.',
+};
+
+const taskLine = (n: TaskNode) => `${n.index}. ${n.name} — ${n.goal}`;
+
+/** What finished tasks produced, in DFS order: the tasks after them build on it. */
+function timeline(root: TaskNode): string[] {
+  const lines: string[] = [];
+  const walk = (n: TaskNode) => {
+    if (n.subtasks.length === 0 && n.result !== undefined) lines.push(`${n.index} (${n.status}): ${n.result}`);
+    n.subtasks.forEach(walk);
+  };
+  walk(root);
+  return lines;
+}
+
+export function buildTreeMessages(ctx: TreeContext): ChatMessage[] {
+  const { state } = ctx;
+  const parts: string[] = [`Goal: ${state.goal}`];
+  const tree = state.tree;
+  if (ctx.call === 'task_tree') {
+    if (ctx.planGoal && ctx.task) parts.push(`Task ${ctx.task.index} (${ctx.task.name}) decided to plan: ${ctx.planGoal}\nPlan subtasks for it only.`);
+    if (ctx.feedback) parts.push(`A person reviewed this plan and asked for a revision.\nPlan:\n${renderTaskProgress(ctx.feedback.previous)}\nTheir feedback: ${ctx.feedback.text}`);
+    parts.push(`Limits: at most ${ctx.limits.maxDepth} levels (the root is level 1) and ${ctx.limits.maxFanout} subtasks per task.`);
+  } else if (tree) {
+    parts.push(`Progress (read-only; [x] finished, [-] executing, [~] partly done, [ ] not started):\n${renderTaskProgress(tree)}`);
+    const done = timeline(tree);
+    if (done.length) parts.push(`What finished tasks produced:\n${done.join('\n')}`);
+  }
+  if (ctx.task && ctx.call !== 'task_tree') {
+    const above = (ctx.path ?? []).slice(0, -1);
+    if (above.length) parts.push(`Parent tasks (context only):\n${above.map(taskLine).join('\n')}`);
+    parts.push(`Current task: ${taskLine(ctx.task)}\nIteration ${ctx.task.iterations} of at most ${ctx.limits.maxIterations}.`);
+    const mine = state.steps.filter((s) => s.task === ctx.task?.index);
+    const seen = mine.flatMap((s) => state.observations.filter((o) => o.stepId === s.id).map((o) => `${s.id} ${s.type}${s.tool ? ` ${s.tool}(${JSON.stringify(s.args ?? {})})` : ''}: ${o.kind}: ${o.content}`));
+    if (seen.length) parts.push(`This task's actions so far:\n${seen.join('\n')}`);
+  }
+  parts.push(INSTRUCTIONS[ctx.call]);
+  return [
+    { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}` },
+    ...(ctx.memory ? [{ role: 'system' as const, content: 'Working memory of this run follows.' }, ...ctx.memory.messages] : []),
+    { role: 'user', content: parts.join('\n\n') },
+  ];
+}

@@ -1,0 +1,197 @@
+/**
+ * Tree runs (seed 003) as a user drives them: over REST, against the real Temporal server and
+ * a real worker, with the real `openai` client talking HTTP to the stub model server.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import pino from 'pino';
+import { createApp } from '../../src/api/app';
+import { temporalReachable } from '../../src/api/server';
+import type { ExecutionState } from '../../src/planning/execution-state';
+import { Runs } from '../../src/temporal/runs';
+import { listen, requestJson } from '../helpers/http';
+import { StubModelServer, type StubRequest } from '../helpers/stub-model-server';
+import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
+
+const stub = new StubModelServer();
+let env: TestEnv;
+let runs: Runs;
+let base = '';
+let closeServer: (() => Promise<void>) | undefined;
+const silent = pino({ level: 'silent' });
+const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => requestJson<T>(base, method, path, body);
+
+before(async () => {
+  await stub.start();
+  env = await startTestEnv({ provider: stubProvider(stub.url), config: testConfig({ MAX_TREE_DEPTH: '3', MAX_TREE_FANOUT: '4', MAX_ITERATIONS: '4' }) });
+  runs = new Runs(env.client, env.config);
+  const server = await listen(createApp({ runs, config: env.config, isHealthy: () => temporalReachable(env.client), logger: silent }));
+  base = server.url;
+  closeServer = server.close;
+});
+after(async () => {
+  await closeServer?.();
+  await env?.stop();
+  await stub.stop();
+});
+
+const finish = (result: string) => ({ thought: `done: ${result}`, action: 'finish', result });
+const tool = (expression: string) => ({ thought: `compute ${expression}`, action: 'tool', tool: 'calculator', args: { expression } });
+const userPrompt = (r: StubRequest) => r.messages.at(-1)?.content ?? '';
+
+async function startTree(goal: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await call<{ runId: string; status: string }>('POST', '/v1/runs', { userId: 'tree-tester', goal, engine: 'tree', ...extra });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.runId;
+}
+const result = (runId: string) => env.client.workflow.getHandle(runId).result() as Promise<ExecutionState>;
+const stateOf = async (runId: string) => (await call<ExecutionState>('GET', `/v1/runs/${runId}`)).body;
+
+test('a tree run executes its leaves in DFS order, each iteration sees the progress tree, its parents and earlier results', async () => {
+  const goal = 'plan a trip to Lyon';
+  stub.script(goal, {
+    task_tree: [{ name: 'Trip', goal, subtasks: [{ name: 'Travel', goal: 'Get there', subtasks: [{ name: 'Train', goal: 'Price the train' }, { name: 'Hotel', goal: 'Book a hotel' }] }, { name: 'Food', goal: 'Where to eat' }] }],
+    react_action: [tool('2*39'), finish('train is 78 EUR'), finish('hotel booked'), finish('bouchons')],
+    final_answer: [{ answer: 'Train 78 EUR, hotel booked, eat at a bouchon.' }],
+  });
+  const runId = await startTree(goal);
+  const done = await result(runId);
+  assert.equal(done.status, 'completed');
+  assert.equal(done.finalAnswer, 'Train 78 EUR, hotel booked, eat at a bouchon.');
+  assert.equal(done.engine, 'tree');
+  assert.deepEqual(done.steps.map((s) => s.task), ['1-1-1', '1-1-1', '1-1-2', '1-2'], 'DFS order, leaves only');
+  assert.deepEqual(done.observations[0] && [done.observations[0].kind, done.observations[0].content], ['tool', '{"value":78}']);
+  assert.equal(done.tree?.subtasks[0]?.subtasks[0]?.result, 'train is 78 EUR');
+  assert.equal(done.tree?.status, 'completed');
+  assert.match(done.progress ?? '', / -\[x\] 1-1\. "Travel" \(finished\)\n {2}-\[x\] 1-1-1\. "Train" \(finished: train is 78 EUR\)/);
+
+  const prompts = stub.requestsFor(goal, 'react_action').map(userPrompt);
+  assert.equal(prompts.length, 4);
+  assert.match(prompts[0] ?? '', /Current task: 1-1-1\. Train — Price the train/);
+  assert.match(prompts[0] ?? '', /Parent tasks \(context only\):\n1\. Trip — plan a trip to Lyon\n1-1\. Travel — Get there/);
+  assert.match(prompts[0] ?? '', /-\[-\] 1-1-1\. "Train" \(executing\)/);
+  assert.match(prompts[1] ?? '', /This task's actions so far:\ns1 tool calculator\(\{"expression":"2\*39"\}\): tool: \{"value":78\}/);
+  assert.match(prompts[2] ?? '', /What finished tasks produced:\n1-1-1 \(completed\): train is 78 EUR/);
+  assert.match(prompts[3] ?? '', /-\[x\] 1-1-2\. "Hotel" \(finished: hotel booked\)/);
+  // The REST state shows the same tree.
+  const state = await stateOf(runId);
+  assert.equal(state.progress, done.progress);
+});
+
+test('review over REST: the run waits with its plan; stale planId 409; revise with feedback; approve an edited tree; 400 for a tree past the limits', async () => {
+  const goal = 'organise the team offsite';
+  stub.script(goal, {
+    task_tree: [
+      { name: 'Offsite', goal, subtasks: [{ name: 'Venue', goal: 'Find a venue' }, { name: 'Agenda', goal: 'Draft the agenda' }] },
+      { name: 'Offsite', goal, subtasks: [{ name: 'Agenda', goal: 'Draft the agenda' }] },
+    ],
+    react_action: [finish('agenda drafted'), finish('catering ordered')],
+    final_answer: [{ answer: 'Agenda drafted, catering ordered.' }],
+  });
+  const runId = await startTree(goal, { review: true });
+  const waiting = await waitFor('the plan to wait for review', async () => {
+    const s = await stateOf(runId);
+    return s.status === 'waiting_review' ? s : null;
+  });
+  assert.equal(waiting.planId, `${runId}#tree1`);
+  assert.deepEqual(waiting.tree?.subtasks.map((t) => `${t.index} ${t.name} ${t.status}`), ['1-1 Venue created', '1-2 Agenda created']);
+  assert.match(waiting.progress ?? '', /-\[ \] 1-1\. "Venue" \(not started\)/);
+
+  const stale = await call<{ error: { code: string } }>('POST', `/v1/runs/${runId}/review`, { decision: 'approve', planId: `${runId}#tree0` });
+  assert.equal(stale.status, 409);
+  assert.equal(stale.body.error.code, 'not_waiting');
+  const tooWide = { name: 'x', goal: 'x', subtasks: ['a', 'b', 'c', 'd', 'e'].map((n) => ({ name: n, goal: n })) };
+  const invalid = await call<{ error: { code: string; details: unknown } }>('POST', `/v1/runs/${runId}/review`, { decision: 'approve', planId: waiting.planId, tree: tooWide });
+  assert.equal(invalid.status, 400);
+  assert.deepEqual(invalid.body.error.details, { tree: ['task 1 has 5 subtasks; at most 4 are allowed'] });
+  const noFeedback = await call('POST', `/v1/runs/${runId}/review`, { decision: 'revise', planId: waiting.planId });
+  assert.equal(noFeedback.status, 400);
+
+  const revise = await call('POST', `/v1/runs/${runId}/review`, { decision: 'revise', planId: waiting.planId, feedback: 'we already have a venue' });
+  assert.equal(revise.status, 202);
+  const revised = await waitFor('the revised plan', async () => {
+    const s = await stateOf(runId);
+    return s.status === 'waiting_review' && s.planId === `${runId}#tree2` ? s : null;
+  });
+  assert.deepEqual(revised.tree?.subtasks.map((t) => t.name), ['Agenda']);
+  const revisionPrompt = userPrompt(stub.requestsFor(goal, 'task_tree')[1] as StubRequest);
+  assert.match(revisionPrompt, /Their feedback: we already have a venue/);
+  assert.match(revisionPrompt, /-\[ \] 1-1\. "Venue"/, 'the model sees the plan it is asked to revise');
+
+  const edited = { name: 'Offsite', goal, subtasks: [{ name: 'Agenda', goal: 'Draft the agenda' }, { name: 'Catering', goal: 'Order food' }] };
+  const approve = await call('POST', `/v1/runs/${runId}/review`, { decision: 'approve', planId: revised.planId, tree: edited });
+  assert.equal(approve.status, 202);
+  const again = await call('POST', `/v1/runs/${runId}/review`, { decision: 'approve', planId: revised.planId });
+  assert.equal(again.status, 409, 'a duplicate decision is refused');
+  const done = await result(runId);
+  assert.equal(done.status, 'completed');
+  assert.deepEqual(done.tree?.subtasks.map((t) => `${t.index} ${t.name} ${t.result}`), ['1-1 Agenda agenda drafted', '1-2 Catering catering ordered']);
+  assert.equal(done.planId, `${runId}#tree3`);
+});
+
+test('reject ends the run cancelled; review is refused on plan runs and blueprints are unknown', async () => {
+  const goal = 'repaint the office';
+  stub.script(goal, { task_tree: [{ name: 'Paint', goal, subtasks: [{ name: 'Buy paint', goal: 'buy' }] }] });
+  const runId = await startTree(goal, { review: true });
+  const waiting = await waitFor('review', async () => {
+    const s = await stateOf(runId);
+    return s.status === 'waiting_review' ? s : null;
+  });
+  assert.equal((await call('POST', `/v1/runs/${runId}/review`, { decision: 'reject', planId: waiting.planId, feedback: 'too expensive' })).status, 202);
+  const done = await result(runId);
+  assert.equal(done.status, 'cancelled');
+  assert.equal(done.lastError, 'plan rejected: too expensive');
+  assert.equal((await call('POST', '/v1/runs', { userId: 'u', goal: 'x', review: true })).status, 400);
+  const blueprint = await call<{ error: { message: string } }>('POST', '/v1/runs', { userId: 'u', goal: 'x', engine: 'tree', blueprint: 'research' });
+  assert.equal(blueprint.status, 400);
+  assert.match(blueprint.body.error.message, /unknown blueprint "research"/);
+});
+
+test('a leaf that plans gets subtasks under its own index; past MAX_TREE_DEPTH planning is refused; a leaf asks the person and goes on', async () => {
+  const goal = 'write the quarterly report';
+  stub.script(goal, {
+    task_tree: [
+      { name: 'Report', goal, subtasks: [{ name: 'Numbers', goal: 'Gather the numbers' }] },
+      { name: 'Numbers', goal: 'Gather the numbers', subtasks: [{ name: 'Sales', goal: 'Sales figures' }, { name: 'Costs', goal: 'Cost figures' }] },
+    ],
+    react_action: [
+      { thought: 'too big', action: 'plan', goal: 'split the numbers by source' },
+      { thought: 'split again?', action: 'plan', goal: 'by region' },
+      finish('sales up 4%'),
+      { thought: 'which cost centre?', action: 'ask_user', question: 'Which cost centre?' },
+      finish('costs of ops flat'),
+    ],
+    final_answer: [{ answer: 'Sales up 4%, ops costs flat.' }],
+  });
+  const runId = await startTree(goal);
+  await waitFor('the question', async () => (await stateOf(runId)).status === 'waiting_user');
+  const waiting = await stateOf(runId);
+  assert.equal(waiting.steps.at(-1)?.question, 'Which cost centre?');
+  assert.equal(waiting.steps.at(-1)?.task, '1-1-2');
+  assert.equal((await call('POST', `/v1/runs/${runId}/reply`, { text: 'ops' })).status, 202);
+  const done = await result(runId);
+  assert.equal(done.status, 'completed');
+  assert.deepEqual(done.tree?.subtasks[0]?.subtasks.map((t) => `${t.index} ${t.status} ${t.result}`), ['1-1-1 completed sales up 4%', '1-1-2 completed costs of ops flat']);
+  assert.ok(done.observations.some((o) => /planning refused: task 1-1-1 is at level 3 and a tree may have at most 3 levels/.test(o.content)));
+  const subtreeCall = userPrompt(stub.requestsFor(goal, 'task_tree')[1] as StubRequest);
+  assert.match(subtreeCall, /Task 1-1 \(Numbers\) decided to plan: split the numbers by source/);
+  const lastPrompt = userPrompt(stub.requestsFor(goal, 'react_action').at(-1) as StubRequest);
+  assert.match(lastPrompt, /user_reply: ops/, 'the reply reaches the next iteration of the same task');
+});
+
+test('the offline demo model drives a small tree with the built-in tools', async () => {
+  const { DemoProvider } = await import('../../src/llm/demo-provider');
+  const demo = await startTestEnv({ provider: new DemoProvider() });
+  try {
+    const demoRuns = new Runs(demo.client, demo.config);
+    const { runId } = await demoRuns.start({ userId: 'demo', goal: 'what is 12*7 and remember that my color is green', engine: 'tree' });
+    const done = (await demo.client.workflow.getHandle(runId).result()) as ExecutionState;
+    assert.equal(done.status, 'completed', done.lastError ?? '');
+    assert.deepEqual(done.tree?.subtasks.map((t) => t.status), ['completed', 'completed']);
+    assert.match(done.finalAnswer ?? '', /^\[offline demo model\] /);
+    assert.match(done.finalAnswer ?? '', /12\*7 = 84\./);
+    assert.match(done.finalAnswer ?? '', /I saved your color\./);
+  } finally {
+    await demo.stop();
+  }
+});

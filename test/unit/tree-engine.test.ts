@@ -1,0 +1,128 @@
+/** Seed 003's tree engine, pure (src/engine/tree-engine.ts): which commands for which events, without Temporal. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { TreeEngine, type TreeCommand, type TreeEngineInput } from '../../src/engine/tree-engine';
+import type { ReactActionReply, TaskTreeReply } from '../../src/planning/tree-schemas';
+
+const T0 = new Date('2026-01-01T00:00:00Z');
+const TREE: TaskTreeReply = { name: 'Trip', goal: 'Plan a trip', subtasks: [{ name: 'Travel', goal: 'Get there', subtasks: [{ name: 'Train', goal: 'Book a train' }, { name: 'Hotel', goal: 'Book a hotel' }] }, { name: 'Food', goal: 'Where to eat' }] };
+
+function engine(over: Partial<TreeEngineInput> = {}): TreeEngine {
+  return new TreeEngine(
+    { runId: 'run-t', userId: 'alice', goal: 'Plan a trip', reportTo: null, review: false, limits: { maxSteps: 25, maxDepth: 2 }, treeLimits: { maxDepth: 3, maxFanout: 5, maxIterations: 3 }, ...over },
+    T0,
+  );
+}
+const kinds = (cs: TreeCommand[]) => cs.map((c) => (c.kind === 'call' ? `call:${c.activity}` : c.kind === 'status' ? `status:${c.status}` : c.kind));
+const proposed = (tree: TaskTreeReply = TREE) => ({ kind: 'result' as const, activity: 'proposeTree' as const, value: { tree, model: 'm', threadId: 'thread_run-t' } });
+const acted = (reply: ReactActionReply, observation: { kind: 'tool' | 'error'; content: string } | null = null) => ({ kind: 'result' as const, activity: 'reactStep' as const, value: { reply, observation } });
+const finish = (result: string) => acted({ thought: 'done', action: 'finish', result });
+/** The task index of the iteration a batch asks for. */
+const iterationOf = (cs: TreeCommand[]) => {
+  const last = cs.at(-1);
+  return last?.kind === 'call' && last.activity === 'reactStep' ? last.input.taskIndex : null;
+};
+
+test('leaves run in DFS order, one reactStep per iteration, then the final answer', () => {
+  const e = engine();
+  assert.deepEqual(kinds(e.start(T0)), ['call:proposeTree']);
+  const first = e.handle(proposed(), T0);
+  assert.deepEqual(kinds(first), ['status:running', 'call:reactStep']);
+  assert.equal(iterationOf(first), '1-1-1');
+  assert.equal(e.state.planId, 'run-t#tree1');
+  const tool = e.handle(acted({ thought: 'look it up', action: 'tool', tool: 'calculator', args: { expression: '1+1' } }, { kind: 'tool', content: '{"value":2}' }), T0);
+  assert.equal(iterationOf(tool), '1-1-1', 'the same leaf goes on after a tool action');
+  assert.equal(iterationOf(e.handle(finish('train booked'), T0)), '1-1-2');
+  assert.equal(iterationOf(e.handle(finish('hotel booked'), T0)), '1-2');
+  assert.deepEqual(kinds(e.handle(finish('bouchons'), T0)), ['call:treeAnswer']);
+  assert.deepEqual(kinds(e.handle({ kind: 'result', activity: 'treeAnswer', value: { answer: 'all set' } }, T0)), ['status:completed', 'end']);
+  assert.deepEqual(e.state.steps.map((s) => [s.task, s.type, s.status]), [
+    ['1-1-1', 'tool', 'completed'],
+    ['1-1-1', 'reason', 'completed'],
+    ['1-1-2', 'reason', 'completed'],
+    ['1-2', 'reason', 'completed'],
+  ]);
+  assert.equal(e.state.tree?.status, 'completed');
+  assert.match(e.state.progress ?? '', /^-\[x\] 1\. "Trip" \(finished\)\n -\[x\] 1-1\. "Travel"/);
+  assert.match(e.state.progress ?? '', /-\[x\] 1-1-1\. "Train" \(finished: train booked\)/);
+});
+
+test('review: the run waits with its plan; a stale planId is refused; revise asks the model again; an edited tree is re-indexed', () => {
+  const e = engine({ review: true });
+  e.start(T0);
+  assert.deepEqual(kinds(e.handle(proposed(), T0)), ['status:waiting_review', 'await_person']);
+  assert.match(e.reviewProblem({ decision: 'approve', planId: 'run-t#tree0' }) ?? '', /not the plan under review/);
+  assert.equal(e.reviewProblem({ decision: 'approve', planId: 'run-t#tree1' }), null);
+  const tooWide: TaskTreeReply = { name: 'x', goal: 'x', subtasks: Array.from({ length: 6 }, (_, i) => ({ name: `t${i}`, goal: 'g' })) };
+  assert.match(e.reviewProblem({ decision: 'approve', planId: 'run-t#tree1', tree: tooWide }) ?? '', /at most 5/);
+
+  const revise = e.handle({ kind: 'review', decision: 'revise', planId: 'run-t#tree1', feedback: 'skip the hotel' }, T0);
+  assert.deepEqual(kinds(revise), ['status:planning', 'call:proposeTree']);
+  const call = revise.at(-1);
+  assert.ok(call?.kind === 'call' && call.activity === 'proposeTree' && call.input.feedback === 'skip the hotel');
+  e.handle(proposed(), T0);
+  assert.equal(e.state.planId, 'run-t#tree2');
+  assert.equal(e.state.status, 'waiting_review');
+
+  const edited: TaskTreeReply = { name: 'Trip', goal: 'Plan a trip', subtasks: [{ name: 'Food', goal: 'Where to eat' }] };
+  const approved = e.handle({ kind: 'review', decision: 'approve', planId: 'run-t#tree2', tree: edited }, T0);
+  assert.deepEqual(kinds(approved), ['status:running', 'call:reactStep']);
+  assert.equal(iterationOf(approved), '1-1');
+  assert.equal(e.state.tree?.subtasks[0]?.name, 'Food');
+  assert.equal(e.state.planId, 'run-t#tree3');
+  assert.equal(e.reviewProblem({ decision: 'approve', planId: 'run-t#tree3' }), 'run is running, not waiting for a review');
+});
+
+test('reject ends the run cancelled with the reason', () => {
+  const e = engine({ review: true });
+  e.start(T0);
+  e.handle(proposed(), T0);
+  assert.deepEqual(kinds(e.handle({ kind: 'review', decision: 'reject', planId: 'run-t#tree1', feedback: 'not now' }, T0)), ['status:cancelled', 'end']);
+  assert.equal(e.state.lastError, 'plan rejected: not now');
+});
+
+test('planning as an action: subtasks go under the leaf and run first; at the depth limit the action is refused', () => {
+  const e = engine();
+  e.start(T0);
+  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Big', goal: 'big job' }, { name: 'After', goal: 'later' }] }), T0);
+  const plan = e.handle(acted({ thought: 'too big', action: 'plan', goal: 'split big job' }), T0);
+  const call = plan.at(-1);
+  assert.ok(call?.kind === 'call' && call.activity === 'proposeTree');
+  assert.deepEqual(call.input.plan, { taskIndex: '1-1', goal: 'split big job' });
+  const next = e.handle(proposed({ name: 'big', goal: 'big job', subtasks: [{ name: 'Part 1', goal: 'p1' }, { name: 'Part 2', goal: 'p2' }] }), T0);
+  assert.equal(iterationOf(next), '1-1-1');
+  assert.deepEqual(e.state.tree?.subtasks[0]?.subtasks.map((n) => n.index), ['1-1-1', '1-1-2']);
+  // 1-1-1 is at level 3 of at most 3: it may not plan again.
+  const refused = e.handle(acted({ thought: 'split more', action: 'plan', goal: 'again' }), T0);
+  assert.equal(iterationOf(refused), '1-1-1');
+  assert.match(e.state.observations.at(-1)?.content ?? '', /planning refused: task 1-1-1 is at level 3/);
+  assert.equal(iterationOf(e.handle(finish('p1 done'), T0)), '1-1-2');
+  assert.equal(iterationOf(e.handle(finish('p2 done'), T0)), '1-2');
+  assert.equal(e.state.tree?.subtasks[0]?.status, 'completed');
+});
+
+test('ask_user waits for a reply in the middle of a leaf; the leaf goes on after it', () => {
+  const e = engine();
+  e.start(T0);
+  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Ask', goal: 'ask' }] }), T0);
+  assert.deepEqual(kinds(e.handle(acted({ thought: 'need a date', action: 'ask_user', question: 'Which day?' }), T0)), ['status:waiting_user', 'await_person']);
+  assert.equal(e.canTakeReply(), true);
+  assert.equal(e.state.steps.at(-1)?.question, 'Which day?');
+  const after = e.handle({ kind: 'reply', text: 'Friday' }, T0);
+  assert.deepEqual(kinds(after), ['status:running', 'call:reactStep']);
+  assert.equal(iterationOf(after), '1-1');
+  assert.equal(e.state.observations.at(-1)?.content, 'Friday');
+});
+
+test('a leaf past MAX_ITERATIONS is aborted with the reason and the run moves on', () => {
+  const e = engine();
+  e.start(T0);
+  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Loop', goal: 'forever' }, { name: 'Next', goal: 'n' }] }), T0);
+  const again = acted({ thought: 'again', action: 'tool', tool: 'calculator', args: { expression: '1' } }, { kind: 'tool', content: '{"value":1}' });
+  e.handle(again, T0);
+  e.handle(again, T0);
+  const moved = e.handle(again, T0);
+  assert.equal(iterationOf(moved), '1-2');
+  assert.equal(e.state.tree?.subtasks[0]?.status, 'aborted');
+  assert.equal(e.state.tree?.subtasks[0]?.summary, 'gave up after 3 iterations');
+});
