@@ -46,7 +46,7 @@ before(async () => {
   await stub.start();
 });
 after(async () => {
-  for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+  for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
   await stub.stop();
 });
 
@@ -84,6 +84,45 @@ test('a run survives SIGKILL of its worker and no completed step runs twice', as
   // Model calls: exactly one per completed call — nothing repeated after the crash.
   assert.equal(stub.requestsFor(goal, 'execution_plan').length, 1);
   assert.equal(stub.requestsFor(goal, 'replan_decision').length, 3);
+  assert.equal(stub.requestsFor(goal, 'final_answer').length, 1);
+  assert.equal(stub.misses.length, 0);
+});
+
+test('a tree run survives SIGKILL of its worker mid-leaf: no tool call and no model call runs twice', async () => {
+  const goal = 'survive a crash in a tree';
+  const act = (tool: string, args: Record<string, unknown>) => ({ thought: `call ${tool}`, action: 'tool', tool, args });
+  const finish = (result: string) => ({ thought: 'done', action: 'finish', result });
+  stub.script(goal, {
+    task_tree: [{ name: 'Crash', goal, subtasks: [{ name: 'Before', goal: 'tally before' }, { name: 'Wait', goal: 'wait a bit' }, { name: 'After', goal: 'tally after' }] }],
+    react_action: [act('tally', { label: 'tree-before' }), finish('counted'), act('wait', { seconds: 3 }), finish('waited'), act('tally', { label: 'tree-after' }), finish('counted again')],
+    final_answer: [answer('tree survived')],
+  });
+  workers.push(await startWorker());
+  const client = await connectClient(config);
+  const runs = new Runs(client, config);
+  const { runId } = await runs.start({ userId: 'crash-tester', goal, engine: 'tree' });
+
+  // Kill the worker while task 1-2's `wait` is in flight: its react_action reply is journaled by then.
+  await waitFor('task 1-2 to be under way', async () => {
+    const s = await runs.get(runId);
+    return s.tree?.subtasks[1]?.status === 'processing' && s.tree.subtasks[1].iterations === 1;
+  }, 60_000);
+  await new Promise((r) => setTimeout(r, 1_000));
+  // Every worker of this queue (the first test's second one too): the leaf in flight must be cut off.
+  const alive = workers.filter((w) => w.exitCode === null && w.signalCode === null); // a killed one has signalCode set
+  await Promise.all(alive.map((w) => new Promise((r) => (w.once('exit', r), w.kill('SIGKILL')))));
+
+  workers.push(await startWorker());
+  const state = (await client.workflow.getHandle(runId).result()) as ExecutionState;
+  await client.connection.close();
+
+  assert.equal(state.status, 'completed');
+  assert.equal(state.finalAnswer, 'tree survived');
+  assert.deepEqual(state.tree?.subtasks.map((t) => `${t.index} ${t.status} ${t.result}`), ['1-1 completed counted', '1-2 completed waited', '1-3 completed counted again']);
+  const tally = readFileSync(path.join(config.dataDir, 'tally.log'), 'utf8').trim().split('\n').filter((l) => l.startsWith('tree-'));
+  assert.deepEqual(tally, ['tree-before', 'tree-after']);
+  assert.equal(stub.requestsFor(goal, 'task_tree').length, 1);
+  assert.equal(stub.requestsFor(goal, 'react_action').length, 6, 'the in-flight iteration did not ask the model again');
   assert.equal(stub.requestsFor(goal, 'final_answer').length, 1);
   assert.equal(stub.misses.length, 0);
 });
