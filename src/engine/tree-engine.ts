@@ -14,10 +14,13 @@ import type { StepSpec } from '../planning/schemas';
 import {
   attachSubtasks,
   buildTree,
+  dfs,
   findTask,
+  isFinishedTask,
   levelOf,
-  nextLeaf,
+  nextInScope,
   treeProblems,
+  updateSubtree,
   updateTask,
   type TaskNode,
   type TaskSpec,
@@ -48,6 +51,7 @@ type Waiting =
   | { for: 'iteration'; taskIndex: string; stepId: string }
   | { for: 'reply'; taskIndex: string; stepId: string }
   | { for: 'subtasks'; taskIndex: string; stepId: string }
+  | { for: 'child'; taskIndex: string; stepId: string; childRunId: string }
   | { for: 'answer' }
   | { for: 'nothing' };
 
@@ -94,7 +98,13 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     return null;
   }
 
-  start(_now: Date): TreeCommand[] {
+  start(now: Date): TreeCommand[] {
+    const scope = this.input.scope;
+    if (scope) {
+      // A child run: its part of the tree was planned (and reviewed) by the run above it.
+      this.#publish(model.withTree(this.#state, scope.tree, now, { status: 'running', planId: `${scope.rootRunId}#${scope.index}` }));
+      return this.#schedule(now);
+    }
     this.#waiting = { for: 'tree' };
     return [{ kind: 'call', activity: 'proposeTree', input: { state: this.#state }, policy: 'model', summary: `task tree: ${this.input.goal}`.slice(0, 200) }];
   }
@@ -120,7 +130,8 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
         if (waiting.for !== 'review') throw new Error(`a review arrived while the run waits for ${waiting.for}`);
         return this.#review(event, now);
       case 'child_ended':
-        throw new Error('tree runs start no child runs yet');
+        if (waiting.for !== 'child') throw new Error(`a child run ended while the run waits for ${waiting.for}`);
+        return this.#childEnded(waiting, event.value, now);
       case 'result':
         break;
     }
@@ -174,31 +185,88 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     }
   }
 
-  /** The next leaf's next iteration, or the final answer when every task is done with. */
+  /** The index of the subtree this run executes: the whole tree, or a child run's part. */
+  #scopeIndex(): string {
+    return this.input.scope?.index ?? this.#state.tree?.index ?? '1';
+  }
+
+  /**
+   * The next thing to do in this run's scope: a leaf's next iteration, a group handed to a child
+   * run, or — once everything is done with — the final answer (a child run just returns its tree).
+   */
   #schedule(now: Date): TreeCommand[] {
     for (;;) {
-      const tree = this.#state.tree;
-      const leaf = tree ? nextLeaf(tree) : undefined;
-      if (!tree || !leaf) {
-        this.#waiting = { for: 'answer' };
-        return this.#emit({ kind: 'call', activity: 'treeAnswer', input: { state: this.#state }, policy: 'model', summary: 'final answer' });
-      }
+      const tree = this.#tree();
+      const next = nextInScope(tree, this.#scopeIndex());
+      if (!next) return this.#finish(now);
+      if (next.subtasks.length > 0) return this.#delegate(next, now);
       const { maxIterations } = this.input.treeLimits;
-      if (leaf.iterations >= maxIterations) {
-        this.#setTask(leaf.index, (n) => ({ ...n, status: 'aborted', summary: `gave up after ${maxIterations} iterations` }), now);
+      if (next.iterations >= maxIterations) {
+        this.#setTask(next.index, (n) => ({ ...n, status: 'aborted', summary: `gave up after ${maxIterations} iterations` }), now);
         continue;
       }
-      this.#setTask(leaf.index, (n) => ({ ...n, status: 'processing', iterations: n.iterations + 1 }), now);
+      this.#setTask(next.index, (n) => ({ ...n, status: 'processing', iterations: n.iterations + 1 }), now);
       const stepId = `s${this.#state.steps.length + 1}`;
-      this.#waiting = { for: 'iteration', taskIndex: leaf.index, stepId };
+      this.#waiting = { for: 'iteration', taskIndex: next.index, stepId };
       return this.#emit({
         kind: 'call',
         activity: 'reactStep',
-        input: { state: this.#state, taskIndex: leaf.index, stepId },
+        input: { state: this.#state, taskIndex: next.index, stepId },
         policy: 'step',
-        summary: `task ${leaf.index} · iteration ${leaf.iterations + 1}: ${leaf.name}`.slice(0, 200),
+        summary: `task ${next.index} · iteration ${next.iterations + 1}: ${next.name}`.slice(0, 200),
       });
     }
+  }
+
+  #finish(now: Date): TreeCommand[] {
+    if (!this.input.scope) {
+      this.#waiting = { for: 'answer' };
+      return this.#emit({ kind: 'call', activity: 'treeAnswer', input: { state: this.#state }, policy: 'model', summary: 'final answer' });
+    }
+    // A child run answers its parent with its subtree; what its leaves produced is its answer.
+    const scope = findTask(this.#tree(), this.input.scope.index);
+    const results = scope ? dfs(scope).flatMap((n) => (n.subtasks.length === 0 && n.result !== undefined ? [`${n.index}: ${n.result}`] : [])) : [];
+    this.#publish(model.complete(this.#state, results.join('\n') || 'nothing was produced', now));
+    return this.#end();
+  }
+
+  /** A group runs as a child run `<root run>.t<index>`, so no run's history grows with the tree. */
+  #delegate(group: TaskNode, now: Date): TreeCommand[] {
+    const rootRunId = this.input.scope?.rootRunId ?? this.#state.runId;
+    const childRunId = `${rootRunId}.t${group.index}`;
+    this.#setTask(group.index, (n) => ({ ...n, status: 'processing', childRunId }), now);
+    this.#publish(model.appendStep(this.#state, { type: 'subplan', description: `[${group.index}] ${group.name}`, goal: group.goal }, 'running', null, now, { task: group.index, childRunId }));
+    const stepId = this.#state.currentStepId ?? '';
+    const child: PlanExecutionInput = {
+      userId: this.input.userId,
+      // The person's goal stays the run's goal (prompts lead with it); the task is the scope.
+      goal: this.input.goal,
+      sessionId: this.input.sessionId ?? null,
+      parentRunId: this.#state.runId,
+      depth: this.#state.depth + 1,
+      limits: this.input.limits,
+      engine: 'tree',
+      treeLimits: this.input.treeLimits,
+      scope: { index: group.index, tree: this.#tree(), rootRunId },
+      ...(this.input.sessionThreadId ? { sessionThreadId: this.input.sessionThreadId } : {}),
+    };
+    this.#waiting = { for: 'child', taskIndex: group.index, stepId, childRunId };
+    return this.#emit({ kind: 'start_child', workflowId: childRunId, input: child, summary: `task ${group.index}: ${group.name}`.slice(0, 200) });
+  }
+
+  /** The child's subtree replaces ours (statuses, results); a failed child aborts what it left undone. */
+  #childEnded(waiting: Extract<Waiting, { for: 'child' }>, child: ExecutionState, now: Date): TreeCommand[] {
+    const { taskIndex, stepId, childRunId } = waiting;
+    const theirs = child.tree ? findTask(child.tree, taskIndex) : undefined;
+    const ok = child.status === 'completed' && theirs !== undefined;
+    const why = `task ${taskIndex} (run ${childRunId}) ended ${child.status}${child.lastError ? `: ${child.lastError}` : ''}`;
+    if (theirs) this.#setTask(taskIndex, () => ({ ...theirs, childRunId }), now);
+    if (!ok) {
+      this.#setTask(taskIndex, (n) => updateSubtree(n, (m) => (isFinishedTask(m.status) ? m : { ...m, status: 'aborted', summary: summaryOf(why) })), now);
+    }
+    const observation = ok ? { kind: 'subplan' as const, content: `task ${taskIndex} done:\n${child.finalAnswer ?? ''}` } : { kind: 'error' as const, content: why };
+    this.#publish(model.finishStep(this.#state, stepId, ok ? 'completed' : 'failed', observation, now));
+    return this.#schedule(now);
   }
 
   #acted(waiting: Extract<Waiting, { for: 'iteration' }>, { reply, observation }: ReactStepResult, now: Date): TreeCommand[] {
@@ -260,8 +328,8 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
   /** On failure or cancellation: the leaf under way ends too. */
   #closeRunningTask(status: 'aborted' | 'skipped', why: string, now: Date): void {
     const tree = this.#state.tree;
-    const running = tree ? nextLeaf(tree) : undefined;
-    if (running?.status === 'processing') this.#setTask(running.index, (n) => ({ ...n, status, summary: summaryOf(why) }), now);
+    const running = tree ? nextInScope(tree, this.#scopeIndex()) : undefined;
+    if (running?.status === 'processing') this.#setTask(running.index, (n) => updateSubtree(n, (m) => (isFinishedTask(m.status) ? m : { ...m, status, summary: summaryOf(why) })), now);
   }
 
   #setTask(index: string, f: (node: TaskNode) => TaskNode, now: Date): void {

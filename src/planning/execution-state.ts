@@ -236,7 +236,7 @@ export function appendStep(
   outcome: 'completed' | 'failed' | 'running',
   observation: Omit<Observation, 'at' | 'stepId'> | null,
   now: Date,
-  extra: Pick<PlanStep, 'task'> = {},
+  extra: Pick<PlanStep, 'task' | 'childRunId'> = {},
 ): ExecutionState {
   const [step] = toPlanSteps([spec], state.steps.length + 1);
   if (!step) return state;

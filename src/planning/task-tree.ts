@@ -146,6 +146,19 @@ export function nextLeaf(root: TaskNode): TaskNode | undefined {
   return undefined;
 }
 
+/**
+ * What a run scoped to the task at `scopeIndex` does next: the first of that task's subtasks not
+ * yet done with — a leaf it executes itself, or a group it hands to a child run (which scopes to
+ * it in turn), so every run executes at most one level of leaves. A scope without subtasks is
+ * itself the leaf. None when the scope is done with.
+ */
+export function nextInScope(root: TaskNode, scopeIndex: string): TaskNode | undefined {
+  const scope = findTask(root, scopeIndex);
+  if (!scope) return undefined;
+  if (scope.subtasks.length === 0) return isFinishedTask(scope.status) ? undefined : scope;
+  return scope.subtasks.find((child) => !isFinishedTask(child.status));
+}
+
 /** Attaches a planned subtree under a leaf (planning as an action): `1-2` gains `1-2-1`, `1-2-2`, … */
 export function attachSubtasks(root: TaskNode, index: string, specs: TaskSpec[]): TaskNode {
   return updateTask(root, index, (node) => ({ ...node, status: 'processing', subtasks: specs.map((s, i) => buildTree(s, `${index}-${i + 1}`)) }));

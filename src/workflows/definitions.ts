@@ -5,7 +5,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ExecutionState } from '../planning/execution-state';
-import type { TaskSpec } from '../planning/task-tree';
+import type { TaskNode, TaskSpec } from '../planning/task-tree';
 
 /** The person's answer to the question a waiting run asked. */
 export const replySignal = defineSignal<[{ text: string }]>('reply');
@@ -39,6 +39,11 @@ export interface PlanExecutionInput {
   review?: boolean;
   /** Tree runs: limits on the tree and its tasks. */
   treeLimits?: { maxDepth: number; maxFanout: number; maxIterations: number };
+  /**
+   * A tree run's child run: it executes the subtree at `scope.index` of the tree it was handed
+   * (the whole tree, so its prompts show the root's progress), and returns that tree.
+   */
+  scope?: { index: string; tree: TaskNode; rootRunId: string };
 }
 
 /** A person's decision on the task tree a run proposed (DESIGN.md: POST /v1/runs/:runId/review). */

@@ -47,7 +47,7 @@ async function startTree(goal: string, extra: Record<string, unknown> = {}): Pro
 const result = (runId: string) => env.client.workflow.getHandle(runId).result() as Promise<ExecutionState>;
 const stateOf = async (runId: string) => (await call<ExecutionState>('GET', `/v1/runs/${runId}`)).body;
 
-test('a tree run executes its leaves in DFS order, each iteration sees the progress tree, its parents and earlier results', async () => {
+test('a tree run executes its leaves in DFS order (a group as child run <run>.t<index>), each iteration sees the progress tree, its parents and earlier results', async () => {
   const goal = 'plan a trip to Lyon';
   stub.script(goal, {
     task_tree: [{ name: 'Trip', goal, subtasks: [{ name: 'Travel', goal: 'Get there', subtasks: [{ name: 'Train', goal: 'Price the train' }, { name: 'Hotel', goal: 'Book a hotel' }] }, { name: 'Food', goal: 'Where to eat' }] }],
@@ -59,9 +59,13 @@ test('a tree run executes its leaves in DFS order, each iteration sees the progr
   assert.equal(done.status, 'completed');
   assert.equal(done.finalAnswer, 'Train 78 EUR, hotel booked, eat at a bouchon.');
   assert.equal(done.engine, 'tree');
-  assert.deepEqual(done.steps.map((s) => s.task), ['1-1-1', '1-1-1', '1-1-2', '1-2'], 'DFS order, leaves only');
-  assert.deepEqual(done.observations[0] && [done.observations[0].kind, done.observations[0].content], ['tool', '{"value":78}']);
+  assert.deepEqual(done.steps.map((s) => `${s.task} ${s.type} ${s.childRunId ?? ''}`.trim()), [`1-1 subplan ${runId}.t1-1`, '1-2 reason']);
+  const child = await stateOf(`${runId}.t1-1`);
+  assert.equal(child.parentRunId, runId);
+  assert.deepEqual(child.steps.map((s) => s.task), ['1-1-1', '1-1-1', '1-1-2'], 'DFS order, leaves only');
+  assert.deepEqual(child.observations[0] && [child.observations[0].kind, child.observations[0].content], ['tool', '{"value":78}']);
   assert.equal(done.tree?.subtasks[0]?.subtasks[0]?.result, 'train is 78 EUR');
+  assert.equal(done.tree?.subtasks[0]?.childRunId, `${runId}.t1-1`);
   assert.equal(done.tree?.status, 'completed');
   assert.match(done.progress ?? '', / -\[x\] 1-1\. "Travel" \(finished\)\n {2}-\[x\] 1-1-1\. "Train" \(finished: train is 78 EUR\)/);
 
@@ -164,15 +168,18 @@ test('a leaf that plans gets subtasks under its own index; past MAX_TREE_DEPTH p
     final_answer: [{ answer: 'Sales up 4%, ops costs flat.' }],
   });
   const runId = await startTree(goal);
-  await waitFor('the question', async () => (await stateOf(runId)).status === 'waiting_user');
-  const waiting = await stateOf(runId);
+  // 1-1 planned, so it is a group now: its subtasks run in the child run <run>.t1-1, which asks.
+  const childId = `${runId}.t1-1`;
+  await waitFor('the question', async () => (await call<ExecutionState>('GET', `/v1/runs/${childId}`)).body.status === 'waiting_user');
+  const waiting = await stateOf(childId);
   assert.equal(waiting.steps.at(-1)?.question, 'Which cost centre?');
   assert.equal(waiting.steps.at(-1)?.task, '1-1-2');
-  assert.equal((await call('POST', `/v1/runs/${runId}/reply`, { text: 'ops' })).status, 202);
+  assert.equal((await call('POST', `/v1/runs/${childId}/reply`, { text: 'ops' })).status, 202);
   const done = await result(runId);
   assert.equal(done.status, 'completed');
   assert.deepEqual(done.tree?.subtasks[0]?.subtasks.map((t) => `${t.index} ${t.status} ${t.result}`), ['1-1-1 completed sales up 4%', '1-1-2 completed costs of ops flat']);
-  assert.ok(done.observations.some((o) => /planning refused: task 1-1-1 is at level 3 and a tree may have at most 3 levels/.test(o.content)));
+  const child = await stateOf(childId);
+  assert.ok(child.observations.some((o) => /planning refused: task 1-1-1 is at level 3 and a tree may have at most 3 levels/.test(o.content)));
   const subtreeCall = userPrompt(stub.requestsFor(goal, 'task_tree')[1] as StubRequest);
   assert.match(subtreeCall, /Task 1-1 \(Numbers\) decided to plan: split the numbers by source/);
   const lastPrompt = userPrompt(stub.requestsFor(goal, 'react_action').at(-1) as StubRequest);

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TreeEngine, type TreeCommand, type TreeEngineInput } from '../../src/engine/tree-engine';
+import { buildTree } from '../../src/planning/task-tree';
 import type { ReactActionReply, TaskTreeReply } from '../../src/planning/tree-schemas';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
@@ -13,6 +14,10 @@ function engine(over: Partial<TreeEngineInput> = {}): TreeEngine {
     T0,
   );
 }
+/** A child run scoped to `index` of TREE (as the parent hands it over). */
+function scoped(index: string): TreeEngine {
+  return engine({ runId: `run-t.t${index}`, parentRunId: 'run-t', scope: { index, tree: buildTree(TREE), rootRunId: 'run-t' } });
+}
 const kinds = (cs: TreeCommand[]) => cs.map((c) => (c.kind === 'call' ? `call:${c.activity}` : c.kind === 'status' ? `status:${c.status}` : c.kind));
 const proposed = (tree: TaskTreeReply = TREE) => ({ kind: 'result' as const, activity: 'proposeTree' as const, value: { tree, model: 'm', threadId: 'thread_run-t' } });
 const acted = (reply: ReactActionReply, observation: { kind: 'tool' | 'error'; content: string } | null = null) => ({ kind: 'result' as const, activity: 'reactStep' as const, value: { reply, observation } });
@@ -23,28 +28,53 @@ const iterationOf = (cs: TreeCommand[]) => {
   return last?.kind === 'call' && last.activity === 'reactStep' ? last.input.taskIndex : null;
 };
 
-test('leaves run in DFS order, one reactStep per iteration, then the final answer', () => {
+test('a run executes its own leaves in DFS order and hands each group to a child run, then answers', () => {
   const e = engine();
   assert.deepEqual(kinds(e.start(T0)), ['call:proposeTree']);
   const first = e.handle(proposed(), T0);
-  assert.deepEqual(kinds(first), ['status:running', 'call:reactStep']);
-  assert.equal(iterationOf(first), '1-1-1');
+  assert.deepEqual(kinds(first), ['status:running', 'start_child']);
+  const start = first.at(-1);
+  assert.ok(start?.kind === 'start_child');
+  assert.equal(start.workflowId, 'run-t.t1-1');
+  assert.equal(start.input.goal, 'Plan a trip', 'a child keeps the person’s goal; its task is its scope');
+  assert.equal(start.input.scope?.index, '1-1');
+  assert.equal(start.input.scope?.tree.subtasks.length, 2, 'the child gets the whole tree, for the root’s progress in its prompts');
+  assert.equal(e.state.tree?.subtasks[0]?.childRunId, 'run-t.t1-1');
   assert.equal(e.state.planId, 'run-t#tree1');
-  const tool = e.handle(acted({ thought: 'look it up', action: 'tool', tool: 'calculator', args: { expression: '1+1' } }, { kind: 'tool', content: '{"value":2}' }), T0);
-  assert.equal(iterationOf(tool), '1-1-1', 'the same leaf goes on after a tool action');
-  assert.equal(iterationOf(e.handle(finish('train booked'), T0)), '1-1-2');
-  assert.equal(iterationOf(e.handle(finish('hotel booked'), T0)), '1-2');
+
+  // The child ran the group: its subtree comes back and replaces ours.
+  const child = scoped('1-1');
+  child.start(T0);
+  child.handle(acted({ thought: 'look it up', action: 'tool', tool: 'calculator', args: { expression: '1+1' } }, { kind: 'tool', content: '{"value":2}' }), T0);
+  child.handle(finish('train booked'), T0);
+  assert.deepEqual(kinds(child.handle(finish('hotel booked'), T0)), ['status:completed', 'end']);
+  assert.equal(child.state.finalAnswer, '1-1-1: train booked\n1-1-2: hotel booked');
+
+  const next = e.handle({ kind: 'child_ended', value: child.state }, T0);
+  assert.equal(iterationOf(next), '1-2');
+  assert.equal(e.state.tree?.subtasks[0]?.status, 'completed');
+  assert.equal(e.state.tree?.subtasks[0]?.subtasks[1]?.result, 'hotel booked');
   assert.deepEqual(kinds(e.handle(finish('bouchons'), T0)), ['call:treeAnswer']);
   assert.deepEqual(kinds(e.handle({ kind: 'result', activity: 'treeAnswer', value: { answer: 'all set' } }, T0)), ['status:completed', 'end']);
   assert.deepEqual(e.state.steps.map((s) => [s.task, s.type, s.status]), [
-    ['1-1-1', 'tool', 'completed'],
-    ['1-1-1', 'reason', 'completed'],
-    ['1-1-2', 'reason', 'completed'],
+    ['1-1', 'subplan', 'completed'],
     ['1-2', 'reason', 'completed'],
   ]);
-  assert.equal(e.state.tree?.status, 'completed');
-  assert.match(e.state.progress ?? '', /^-\[x\] 1\. "Trip" \(finished\)\n -\[x\] 1-1\. "Travel"/);
-  assert.match(e.state.progress ?? '', /-\[x\] 1-1-1\. "Train" \(finished: train booked\)/);
+  assert.match(e.state.progress ?? '', /^-\[x\] 1\. "Trip" \(finished\)\n -\[x\] 1-1\. "Travel" \(finished\)\n {2}-\[x\] 1-1-1\. "Train" \(finished: train booked\)/);
+});
+
+test('a child run that fails leaves its unfinished tasks aborted with the reason, and the parent goes on', () => {
+  const e = engine();
+  e.start(T0);
+  e.handle(proposed(), T0);
+  const child = scoped('1-1');
+  child.start(T0);
+  child.handle({ kind: 'failed', error: 'model down' }, T0);
+  assert.equal(iterationOf(e.handle({ kind: 'child_ended', value: child.state }, T0)), '1-2');
+  const group = e.state.tree?.subtasks[0];
+  assert.equal(group?.status, 'aborted');
+  assert.deepEqual(group?.subtasks.map((n) => n.status), ['aborted', 'aborted']);
+  assert.match(e.state.observations.at(-1)?.content ?? '', /task 1-1 \(run run-t\.t1-1\) ended failed: model down/);
 });
 
 test('review: the run waits with its plan; a stale planId is refused; revise asks the model again; an edited tree is re-indexed', () => {
@@ -81,7 +111,7 @@ test('reject ends the run cancelled with the reason', () => {
   assert.equal(e.state.lastError, 'plan rejected: not now');
 });
 
-test('planning as an action: subtasks go under the leaf and run first; at the depth limit the action is refused', () => {
+test('planning as an action: subtasks go under the leaf, which becomes a group run as a child; at the depth limit the action is refused', () => {
   const e = engine();
   e.start(T0);
   e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Big', goal: 'big job' }, { name: 'After', goal: 'later' }] }), T0);
@@ -90,14 +120,19 @@ test('planning as an action: subtasks go under the leaf and run first; at the de
   assert.ok(call?.kind === 'call' && call.activity === 'proposeTree');
   assert.deepEqual(call.input.plan, { taskIndex: '1-1', goal: 'split big job' });
   const next = e.handle(proposed({ name: 'big', goal: 'big job', subtasks: [{ name: 'Part 1', goal: 'p1' }, { name: 'Part 2', goal: 'p2' }] }), T0);
-  assert.equal(iterationOf(next), '1-1-1');
   assert.deepEqual(e.state.tree?.subtasks[0]?.subtasks.map((n) => n.index), ['1-1-1', '1-1-2']);
-  // 1-1-1 is at level 3 of at most 3: it may not plan again.
-  const refused = e.handle(acted({ thought: 'split more', action: 'plan', goal: 'again' }), T0);
+  const start = next.at(-1);
+  assert.ok(start?.kind === 'start_child' && start.workflowId === 'run-t.t1-1', 'the planned subtasks run before the task ends');
+
+  // In the child, 1-1-1 is at level 3 of at most 3: it may not plan again.
+  const child = engine({ runId: 'run-t.t1-1', scope: { index: '1-1', tree: e.state.tree ?? buildTree(TREE), rootRunId: 'run-t' } });
+  assert.equal(iterationOf(child.start(T0)), '1-1-1');
+  const refused = child.handle(acted({ thought: 'split more', action: 'plan', goal: 'again' }), T0);
   assert.equal(iterationOf(refused), '1-1-1');
-  assert.match(e.state.observations.at(-1)?.content ?? '', /planning refused: task 1-1-1 is at level 3/);
-  assert.equal(iterationOf(e.handle(finish('p1 done'), T0)), '1-1-2');
-  assert.equal(iterationOf(e.handle(finish('p2 done'), T0)), '1-2');
+  assert.match(child.state.observations.at(-1)?.content ?? '', /planning refused: task 1-1-1 is at level 3/);
+  assert.equal(iterationOf(child.handle(finish('p1 done'), T0)), '1-1-2');
+  assert.deepEqual(kinds(child.handle(finish('p2 done'), T0)), ['status:completed', 'end']);
+  assert.equal(iterationOf(e.handle({ kind: 'child_ended', value: child.state }, T0)), '1-2');
   assert.equal(e.state.tree?.subtasks[0]?.status, 'completed');
 });
 
