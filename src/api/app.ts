@@ -14,13 +14,13 @@ import type { Sessions } from '../temporal/sessions';
 import { treeProblems } from '../planning/task-tree';
 import { ApiError, errorHandler, notFoundRoute } from './errors';
 import { streamRunEvents, type RunEventsOptions } from './run-events';
-import { CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams } from './schemas';
+import { CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
 import { sessionsRouter } from './sessions-routes';
 import { threadsRouter } from './threads-routes';
 import { validated } from './validate';
 
 export interface AppOptions {
-  runs: Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'cancel' | 'list'>;
+  runs: Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'skip' | 'redo' | 'cancel' | 'list'>;
   /** The tree limits, when given, check an edited tree in a review before it reaches the run (400 instead of 409). */
   config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'> & Partial<Pick<Config, 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT'>>;
   /** Whether Temporal is reachable; should answer quickly (the server gives it a short deadline). */
@@ -102,6 +102,16 @@ export function createApp(options: AppOptions): Express {
       res.status(202).json({ runId: params.runId, decision: body.decision, planId: body.planId });
     }),
   );
+
+  for (const action of ['skip', 'redo'] as const) {
+    app.post(
+      `/v1/runs/:runId/tasks/:index/${action}`,
+      validated({ params: TaskParams, body: SteerBody }, async ({ params, body }, _req, res) => {
+        await runs[action](params.runId, params.index, body.reason || undefined);
+        res.status(202).json({ runId: params.runId, index: params.index, action });
+      }),
+    );
+  }
 
   app.post(
     '/v1/runs/:runId/cancel',

@@ -6,13 +6,15 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { MemoryRefusedError, StateNotFoundError, ThreadNotFoundError } from '../store/memory-service';
 import { GrpcCode, hasGrpcCode } from '../temporal/grpc-status';
-import { RunNotFoundError, RunNotWaitingError } from '../temporal/runs';
+import { RunNotFoundError, RunNotWaitingError, TaskNotFoundError, TaskNotNowError } from '../temporal/runs';
 import { MessageRejectedError, SessionClosedError, SessionNotFoundError } from '../temporal/sessions';
 
 export const ERROR_CODES = [
   'invalid_request',
   'not_found',
   'not_waiting',
+  /** A task of a tree run that cannot be skipped or redone now (finished, not started, the run not executing). */
+  'not_now',
   /** The session's workflow has ended and takes no more messages. */
   'session_closed',
   /** A memory operation the reducer or an observer refused; `details.code` says why (not_found, forbidden, invalid, vetoed). */
@@ -69,6 +71,8 @@ function toApiError(err: unknown): ApiError | null {
   }
   if (err instanceof RunNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof RunNotWaitingError) return new ApiError(409, 'not_waiting', err.message);
+  if (err instanceof TaskNotFoundError) return new ApiError(404, 'not_found', err.message);
+  if (err instanceof TaskNotNowError) return new ApiError(409, 'not_now', err.message);
   if (err instanceof SessionNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof SessionClosedError) return new ApiError(409, 'session_closed', err.message);
   if (err instanceof MessageRejectedError) return new ApiError(422, 'refused', err.message);

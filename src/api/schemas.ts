@@ -45,6 +45,10 @@ export type ReplyBody = z.infer<typeof ReplyBody>;
 
 export const RunParams = z.object({ runId: z.string().min(1).max(255) });
 
+/** A task of a tree run, by its hierarchical index (`1-2-3`). */
+export const TaskParams = z.object({ runId: z.string().min(1).max(255), index: z.string().regex(/^1(-[1-9]\d{0,3})*$/, 'index is like 1-2-3').max(200) });
+export const SteerBody = z.object({ reason: z.string().trim().max(MAX_TEXT_CHARS).optional() }).default({});
+
 /** A person's decision on a tree run's proposed plan (POST /v1/runs/:runId/review). */
 export const ReviewBody = z
   .object({

@@ -14,18 +14,21 @@ import type { StepSpec } from '../planning/schemas';
 import {
   attachSubtasks,
   buildTree,
+  delegatedOwner,
   dfs,
   findTask,
   isFinishedTask,
   levelOf,
   nextInScope,
+  requeueSubtree,
+  skipSubtree,
   treeProblems,
   updateSubtree,
   updateTask,
   type TaskNode,
   type TaskSpec,
 } from '../planning/task-tree';
-import type { PlanExecutionInput, ReviewDecision } from '../workflows/definitions';
+import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../workflows/definitions';
 import type { Command, Engine, EngineEvent } from './core';
 import type { ReplyEvent } from './plan-engine';
 import { parentReport } from './report';
@@ -33,7 +36,14 @@ import { parentReport } from './report';
 export interface ReviewEvent extends ReviewDecision {
   kind: 'review';
 }
-export type TreePersonEvent = ReplyEvent | ReviewEvent;
+/** A person's skip or redo of a task while the run executes. */
+export interface SteerEvent extends TaskSteer {
+  kind: 'skip' | 'redo';
+}
+export type TreePersonEvent = ReplyEvent | ReviewEvent | SteerEvent;
+
+/** Why a skip or redo cannot be taken: the task is unknown, it cannot be now, or a child run executes it. */
+export type SteerRefusal = { kind: 'unknown' | 'notNow'; message: string } | { kind: 'delegated'; message: string; childRunId: string };
 export type TreeCommand = Command<TreeActivities>;
 export type TreeEvent = EngineEvent<TreeActivities, TreePersonEvent, ExecutionState>;
 
@@ -98,6 +108,24 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     return null;
   }
 
+  /** Why a skip or redo of `index` cannot be taken now, or null when it can (the updates' validator). */
+  steerProblem(kind: 'skip' | 'redo', index: string): SteerRefusal | null {
+    const { status } = this.#state;
+    const tree = this.#state.tree;
+    const task = tree ? findTask(tree, index) : undefined;
+    if (!tree || !task) return { kind: 'unknown', message: `run ${this.#state.runId} has no task ${index}` };
+    if (status !== 'running' && status !== 'waiting_user') return { kind: 'notNow', message: `run is ${status}: tasks can be skipped or redone while it executes` };
+    const scope = this.#scopeIndex();
+    if (index === scope) return { kind: 'notNow', message: `task ${index} is the whole of this run: cancel the run instead` };
+    if (!index.startsWith(`${scope}-`)) return { kind: 'notNow', message: `task ${index} is not part of this run (it executes task ${scope})` };
+    const owner = delegatedOwner(tree, scope, index);
+    if (owner?.childRunId) return { kind: 'delegated', message: `task ${index} is executed by run ${owner.childRunId}`, childRunId: owner.childRunId };
+    const finished = isFinishedTask(task.status);
+    if (kind === 'skip' && finished) return { kind: 'notNow', message: `task ${index} is ${task.status}: only a task not done with can be skipped` };
+    if (kind === 'redo' && !finished) return { kind: 'notNow', message: `task ${index} is ${task.status}: only a finished, aborted or skipped task can be redone` };
+    return null;
+  }
+
   start(now: Date): TreeCommand[] {
     const scope = this.input.scope;
     if (scope) {
@@ -129,6 +157,9 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       case 'review':
         if (waiting.for !== 'review') throw new Error(`a review arrived while the run waits for ${waiting.for}`);
         return this.#review(event, now);
+      case 'skip':
+      case 'redo':
+        return this.#steer(event, waiting, now);
       case 'child_ended':
         if (waiting.for !== 'child') throw new Error(`a child run ended while the run waits for ${waiting.for}`);
         return this.#childEnded(waiting, event.value, now);
@@ -267,6 +298,39 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     const observation = ok ? { kind: 'subplan' as const, content: `task ${taskIndex} done:\n${child.finalAnswer ?? ''}` } : { kind: 'error' as const, content: why };
     this.#publish(model.finishStep(this.#state, stepId, ok ? 'completed' : 'failed', observation, now));
     return this.#schedule(now);
+  }
+
+  /**
+   * A skip or redo while the run waits on something. When what it waits on belongs to the task
+   * (its iteration, its question, its planning, its child run) — or is the final answer and a redo
+   * makes work again — that wait is abandoned: the engine answers with the next thing to do, and
+   * the workflow cancels what was in flight. Otherwise the wait goes on (no blocking command).
+   */
+  #steer(event: SteerEvent, waiting: Waiting, now: Date): TreeCommand[] {
+    const refusal = this.steerProblem(event.kind, event.index);
+    if (refusal) throw new Error(`${event.kind} ${event.index} refused after its validator took it: ${refusal.message}`);
+    const reason = event.reason ?? '';
+    const concerned = 'taskIndex' in waiting && (waiting.taskIndex === event.index || waiting.taskIndex.startsWith(`${event.index}-`));
+    if (event.kind === 'skip') {
+      this.#setTask(event.index, (n) => skipSubtree(n, reason), now);
+      if (concerned && 'stepId' in waiting) {
+        const observation = { kind: 'user_reply' as const, content: `task ${event.index} skipped by the user${reason ? `: ${reason}` : ''}` };
+        // An iteration's step is written when its action comes back; a skipped one is written now.
+        if (waiting.for === 'iteration') {
+          this.#publish(model.appendStep(this.#state, { type: 'reason', description: `[${waiting.taskIndex}] skipped while it ran` }, 'skipped', observation, now, { task: waiting.taskIndex }));
+        } else this.#publish(model.finishStep(this.#state, waiting.stepId, 'skipped', observation, now));
+        if (this.#state.status === 'waiting_user') this.#publish(model.withTree(this.#state, this.#tree(), now, { status: 'running' }));
+        return this.#schedule(now);
+      }
+    } else {
+      this.#setTask(event.index, (n) => requeueSubtree(n, reason), now);
+      if (waiting.for === 'answer') return this.#schedule(now);
+    }
+    // The wait goes on: give back what changed, keep waiting for the same thing.
+    this.#waiting = waiting;
+    const out = this.#out;
+    this.#out = [];
+    return out;
   }
 
   #acted(waiting: Extract<Waiting, { for: 'iteration' }>, { reply, observation }: ReactStepResult, now: Date): TreeCommand[] {

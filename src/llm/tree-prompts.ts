@@ -76,7 +76,7 @@ export function buildTreeMessages(ctx: TreeContext): ChatMessage[] {
   if (ctx.task && ctx.call !== 'task_tree') {
     const above = (ctx.path ?? []).slice(0, -1);
     if (above.length) parts.push(`Parent tasks (context only):\n${above.map(taskLine).join('\n')}`);
-    parts.push(`Current task: ${taskLine(ctx.task)}\nIteration ${ctx.task.iterations} of at most ${ctx.limits.maxIterations}.`);
+    parts.push(`Current task: ${taskLine(ctx.task)}\nIteration ${ctx.task.iterations} of at most ${ctx.limits.maxIterations}.${ctx.task.note ? `\nA person on this task: ${ctx.task.note}` : ''}`);
     const mine = state.steps.filter((s) => s.task === ctx.task?.index);
     const seen = mine.flatMap((s) => state.observations.filter((o) => o.stepId === s.id).map((o) => `${s.id} ${s.type}${s.tool ? ` ${s.tool}(${JSON.stringify(s.args ?? {})})` : ''}: ${o.kind}: ${o.content}`));
     if (seen.length) parts.push(`This task's actions so far:\n${seen.join('\n')}`);

@@ -175,7 +175,7 @@ export function startStep(state: ExecutionState, stepId: string, now: Date, extr
 export function finishStep(
   state: ExecutionState,
   stepId: string,
-  outcome: 'completed' | 'failed',
+  outcome: 'completed' | 'failed' | 'skipped',
   observation: Omit<Observation, 'at' | 'stepId'> | null,
   now: Date,
 ): ExecutionState {
@@ -233,7 +233,7 @@ export function cancel(state: ExecutionState, now: Date): ExecutionState {
 export function appendStep(
   state: ExecutionState,
   spec: StepSpec,
-  outcome: 'completed' | 'failed' | 'running',
+  outcome: 'completed' | 'failed' | 'skipped' | 'running',
   observation: Omit<Observation, 'at' | 'stepId'> | null,
   now: Date,
   extra: Pick<PlanStep, 'task' | 'childRunId'> = {},

@@ -42,6 +42,8 @@ export interface TaskNode {
   iterations: number;
   /** The child run that executes this task's subtree, when it has one. */
   childRunId?: string;
+  /** What a person said about this task (a redo's reason and the previous result), shown to its next attempt. */
+  note?: string;
   subtasks: TaskNode[];
 }
 
@@ -150,13 +152,42 @@ export function nextLeaf(root: TaskNode): TaskNode | undefined {
  * What a run scoped to the task at `scopeIndex` does next: the first of that task's subtasks not
  * yet done with — a leaf it executes itself, or a group it hands to a child run (which scopes to
  * it in turn), so every run executes at most one level of leaves. A scope without subtasks is
- * itself the leaf. None when the scope is done with.
+ * itself the leaf. A leaf already under way comes first, so a task re-queued by a redo waits for
+ * it rather than cutting into its loop. None when the scope is done with.
  */
 export function nextInScope(root: TaskNode, scopeIndex: string): TaskNode | undefined {
   const scope = findTask(root, scopeIndex);
   if (!scope) return undefined;
   if (scope.subtasks.length === 0) return isFinishedTask(scope.status) ? undefined : scope;
-  return scope.subtasks.find((child) => !isFinishedTask(child.status));
+  return scope.subtasks.find((child) => child.status === 'processing' && child.subtasks.length === 0) ?? scope.subtasks.find((child) => !isFinishedTask(child.status));
+}
+
+/** A person skipped the task: it and whatever of it is not done with are `skipped`, with the reason. */
+export function skipSubtree(node: TaskNode, reason: string): TaskNode {
+  const summary = `skipped by the user${reason ? `: ${reason}` : ''}`;
+  return updateSubtree(node, (n) => (isFinishedTask(n.status) ? n : { ...n, status: 'skipped', summary }));
+}
+
+/**
+ * A person asked for the task again: it and its subtree are queued afresh (results, summaries and
+ * child runs cleared, iterations reset), and the task notes the reason and what it produced before.
+ */
+export function requeueSubtree(node: TaskNode, reason: string): TaskNode {
+  const previous = node.result ?? node.summary;
+  const note = `redo requested${reason ? `: ${reason}` : ''}${previous ? `; previous result: ${previous}` : ''}`;
+  const fresh = updateSubtree(node, (n) => {
+    const { result: _result, summary: _summary, childRunId: _child, ...rest } = n;
+    return { ...rest, status: 'queueing', iterations: 0 };
+  });
+  return { ...fresh, note };
+}
+
+/**
+ * The group of `root` below `scopeIndex` that is being executed by a child run and holds the task at
+ * `index` strictly inside it: a skip or redo there belongs to that child run.
+ */
+export function delegatedOwner(root: TaskNode, scopeIndex: string, index: string): TaskNode | undefined {
+  return pathTo(root, index).find((n) => n.index !== index && n.index !== scopeIndex && n.index.startsWith(`${scopeIndex}-`) && n.status === 'processing' && n.childRunId !== undefined);
 }
 
 /** Attaches a planned subtree under a leaf (planning as an action): `1-2` gains `1-2-1`, `1-2-2`, … */

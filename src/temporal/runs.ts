@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
+  ApplicationFailure,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type Client,
@@ -17,11 +18,15 @@ import {
   PLAN_WORKFLOW_TYPE,
   submitReplyUpdate,
   submitReviewUpdate,
+  redoTaskUpdate,
+  skipTaskUpdate,
+  STEER_REFUSALS,
   SESSION_ID_ATTR,
   STATUS_ATTR,
   USER_ID_ATTR,
   type PlanExecutionInput,
   type ReviewDecision,
+  type TaskSteer,
 } from '../workflows/definitions';
 import { isNotReady, isUnavailable, resendUntilTaken } from './resend';
 
@@ -36,6 +41,22 @@ export class RunNotWaitingError extends Error {
   constructor(readonly runId: string, readonly status: RunStatus, what = 'a reply', why?: string) {
     super(why ? `run "${runId}" does not take this: ${why}` : `run "${runId}" is ${status}, not waiting for ${what}`);
     this.name = 'RunNotWaitingError';
+  }
+}
+
+/** No task with that index in the run (404). */
+export class TaskNotFoundError extends Error {
+  constructor(readonly runId: string, message: string) {
+    super(message);
+    this.name = 'TaskNotFoundError';
+  }
+}
+
+/** The task cannot be skipped or redone now (409): finished, not started, the run not executing… */
+export class TaskNotNowError extends Error {
+  constructor(readonly runId: string, message: string) {
+    super(message);
+    this.name = 'TaskNotNowError';
   }
 }
 
@@ -179,6 +200,37 @@ export class Runs {
         const why = err.cause instanceof Error ? err.cause.message : err.message;
         throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)), 'a review', why);
       }
+      if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(runId);
+      throw err;
+    }
+  }
+
+  /** Skips a task of a tree run while it executes: whatever of it runs is cancelled. */
+  skip(runId: string, index: string, reason?: string): Promise<void> {
+    return this.steer(skipTaskUpdate, runId, { index, ...(reason ? { reason } : {}) });
+  }
+
+  /** Queues a finished, aborted or skipped task of a tree run again, with the reason and its old result noted. */
+  redo(runId: string, index: string, reason?: string): Promise<void> {
+    return this.steer(redoTaskUpdate, runId, { index, ...(reason ? { reason } : {}) });
+  }
+
+  /** A skip or redo, sent to the run that executes the task: a group's tasks belong to its child run. */
+  private async steer(update: typeof skipTaskUpdate, runId: string, steer: TaskSteer, hops = 0): Promise<void> {
+    const description = await this.describe(runId);
+    if (description.status.name !== 'RUNNING') throw new TaskNotNowError(runId, `run "${runId}" is ${closedStatus(description)}: tasks can be skipped or redone while it executes`);
+    const handle = this.client.workflow.getHandle(runId);
+    try {
+      await resendUntilTaken(this.client, (updateId) => handle.executeUpdate(update, { args: [steer], updateId }), (err) => isNotReady(err) || isUnavailable(err));
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
+        const { type, message, details } = err.cause;
+        const child = details?.[0];
+        if (type === STEER_REFUSALS.delegated && typeof child === 'string' && hops < 10) return this.steer(update, child, steer, hops + 1);
+        if (type === STEER_REFUSALS.unknown) throw new TaskNotFoundError(runId, message);
+        throw new TaskNotNowError(runId, message);
+      }
+      if (err instanceof WorkflowUpdateFailedError) throw new TaskNotNowError(runId, err.message);
       if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(runId);
       throw err;
     }

@@ -56,6 +56,18 @@ export interface ReviewDecision {
   /** With revise: what the model should change; with reject: why. */
   feedback?: string;
 }
+/** A person steering a tree run while it executes (POST /v1/runs/:runId/tasks/:index/skip and /redo). */
+export interface TaskSteer {
+  index: string;
+  reason?: string;
+}
+/** Skip a task: whatever of it runs is cancelled; it and its pending subtasks become `skipped`. */
+export const skipTaskUpdate = defineUpdate<{ accepted: true }, [TaskSteer]>('skipTask');
+/** Redo a finished, aborted or skipped task: it and its subtree are queued again, the reason and old result noted. */
+export const redoTaskUpdate = defineUpdate<{ accepted: true }, [TaskSteer]>('redoTask');
+/** Failure types of a refused skip or redo, read by the API: unknown index (404), not now (409), owned by a child run (sent there). */
+export const STEER_REFUSALS = { unknown: 'UnknownTask', notNow: 'TaskNotNow', delegated: 'TaskDelegated' } as const;
+
 /** The review as an update: refused by its validator unless the run waits for review of exactly this plan. */
 export const submitReviewUpdate = defineUpdate<{ accepted: true; planId: string }, [ReviewDecision]>('submitReview');
 

@@ -4,7 +4,7 @@
  * each, wait for a reply on ask_user, run sub-plans as child runs) or, with `engine: "tree"`,
  * seed 003's task tree (`engine/tree-engine`) — and `run-engine` carries out its commands.
  */
-import { patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities/plan-activities';
 import type { TreeActivities } from '../activities/tree-activities';
 import { PlanEngine, type ReplyEvent } from '../engine/plan-engine';
@@ -13,7 +13,10 @@ import type { ExecutionState } from '../planning/execution-state';
 import { renderProgress } from '../planning/progress';
 import {
   getStateQuery,
+  redoTaskUpdate,
   replySignal,
+  skipTaskUpdate,
+  STEER_REFUSALS,
   submitReplyUpdate,
   submitReviewUpdate,
   SESSION_ID_ATTR,
@@ -48,6 +51,29 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
         },
       },
     );
+    for (const [update, kind] of [
+      [skipTaskUpdate, 'skip'],
+      [redoTaskUpdate, 'redo'],
+    ] as const) {
+      setHandler(
+        update,
+        (steer) => {
+          inbox.push({ kind, ...steer });
+          return { accepted: true as const };
+        },
+        {
+          validator: (steer) => {
+            const refusal = engine.steerProblem(kind, steer.index);
+            if (refusal) {
+              const details = refusal.kind === 'delegated' ? [refusal.childRunId] : [];
+              throw ApplicationFailure.create({ message: refusal.message, type: STEER_REFUSALS[refusal.kind], details, nonRetryable: true });
+            }
+            // One decision at a time: a skip or redo waiting to be taken may change what is allowed.
+            if (inbox.length > 0) throw ApplicationFailure.create({ message: 'another decision on this run is being taken; try again', type: STEER_REFUSALS.notNow, nonRetryable: true });
+          },
+        },
+      );
+    }
     return runEngine<ExecutionState, TreeActivities, TreePersonEvent>(engine, { userId: input.userId, details: treeDetails, inbox });
   }
   const engine = new PlanEngine({ ...input, runId, reportTo }, new Date());

@@ -22,7 +22,7 @@ import {
   upsertSearchAttributes,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type { ActivityMap, CallPolicy, Command, Engine, EngineEvent } from '../engine/core';
+import { isBlocking, type ActivityMap, type CallPolicy, type Command, type Engine, type EngineEvent } from '../engine/core';
 import type { ExecutionState } from '../planning/execution-state';
 import { PLAN_WORKFLOW_TYPE, STATUS_ATTR, USER_ID_ATTR } from './definitions';
 import { runReportSignal } from './session-definitions';
@@ -68,8 +68,8 @@ export async function runEngine<S, A extends ActivityMap, Person>(
   options: RunEngineOptions<S, Person>,
 ): Promise<S> {
   let reports: Promise<void> = Promise.resolve();
-  let commands = engine.start(new Date());
-  for (;;) {
+  /** Carries out the commands that do not wait, in order; returns the one that does. */
+  const carryOut = (commands: Command<A>[]): Command<A> | undefined => {
     let waitOn: Command<A> | undefined;
     for (const command of commands) {
       switch (command.kind) {
@@ -89,16 +89,61 @@ export async function runEngine<S, A extends ActivityMap, Person>(
       }
     }
     setCurrentDetails(options.details(engine.state));
-    if (!waitOn || waitOn.kind === 'end') break;
+    return waitOn;
+  };
+
+  /**
+   * Waits on `command` and returns the engine's next commands. A person's event arriving while an
+   * activity or child run is in flight goes to the engine at once: if it answers with a new wait
+   * (a skip of the task in flight, say), what was in flight is cancelled and left behind;
+   * otherwise its changes are carried out and the wait goes on.
+   */
+  const waitOn = async (command: Command<A>): Promise<Command<A>[]> => {
     let event: EngineEvent<A, Person, ExecutionState>;
     try {
-      event = await perform(waitOn, options);
+      if (command.kind !== 'call' && command.kind !== 'start_child') {
+        // Waiting for a person: an event the engine takes aside (a skip elsewhere) leaves it waiting.
+        for (;;) {
+          const next = engine.handle(await perform(command, options), new Date());
+          if (next.some(isBlocking)) return next;
+          carryOut(next);
+        }
+      } else {
+        const scope = new CancellationScope();
+        const inFlight = scope.run(() => perform(command, options));
+        let settled = false;
+        const done = inFlight.then(
+          () => (settled = true),
+          () => (settled = true),
+        );
+        for (;;) {
+          // Not cancellable: cancelling the workflow must reach the run through what is in flight, as before.
+          await Promise.race([done, CancellationScope.nonCancellable(() => condition(() => settled || options.inbox.length > 0))]);
+          if (settled) break;
+          const person = options.inbox.shift() as Person;
+          const next = engine.handle(person as EngineEvent<A, Person, ExecutionState>, new Date());
+          if (next.some(isBlocking)) {
+            scope.cancel();
+            await done;
+            return next;
+          }
+          carryOut(next);
+        }
+        event = await inFlight;
+      }
     } catch (err) {
       if (isCancellation(err)) event = { kind: 'cancelled' };
       else if (err instanceof ActivityFailure || err instanceof ChildWorkflowFailure) event = { kind: 'failed', error: describeFailure(err) };
       else throw err;
     }
-    commands = engine.handle(event, new Date());
+    return engine.handle(event, new Date());
+  };
+
+  let commands = engine.start(new Date());
+  for (;;) {
+    const next = carryOut(commands);
+    if (!next || next.kind === 'end') break;
+    commands = await waitOn(next);
   }
   await reports;
   return engine.state;

@@ -38,6 +38,12 @@ const recorder: AppOptions['runs'] = {
   async review(runId, decision) {
     calls.push({ method: 'review', args: [runId, decision] });
   },
+  async skip(runId, index, reason) {
+    calls.push({ method: 'skip', args: [runId, index, reason] });
+  },
+  async redo(runId, index, reason) {
+    calls.push({ method: 'redo', args: [runId, index, reason] });
+  },
   async cancel(runId) {
     calls.push({ method: 'cancel', args: [runId] });
   },

@@ -202,3 +202,67 @@ test('the offline demo model drives a small tree with the built-in tools', async
     await demo.stop();
   }
 });
+
+test('skip over REST: a pending group is marked at once; the leaf in flight (a 60 s wait) is cancelled and the run goes on; 404 and 409 as the contract says', async () => {
+  const goal = 'move house';
+  stub.script(goal, {
+    task_tree: [
+      {
+        name: 'Move',
+        goal,
+        subtasks: [
+          { name: 'Pack', goal: 'pack slowly' },
+          { name: 'Paint', goal: 'paint', subtasks: [{ name: 'Walls', goal: 'w' }, { name: 'Doors', goal: 'd' }] },
+          { name: 'Keys', goal: 'hand over the keys' },
+        ],
+      },
+    ],
+    react_action: [{ thought: 'this takes a while', action: 'tool', tool: 'wait', args: { seconds: 60 } }, finish('keys handed over')],
+    final_answer: [{ answer: 'Moved, without packing or painting.' }],
+  });
+  const runId = await startTree(goal);
+  await waitFor('the slow leaf to run', async () => (await stateOf(runId)).tree?.subtasks[0]?.status === 'processing');
+  assert.equal((await call('POST', `/v1/runs/${runId}/tasks/1-9/skip`, {})).status, 404);
+  const pending = await call('POST', `/v1/runs/${runId}/tasks/1-2/skip`, { reason: 'no time to paint' });
+  assert.equal(pending.status, 202);
+  const marked = await stateOf(runId);
+  assert.deepEqual(marked.tree?.subtasks[1]?.subtasks.map((n) => n.status), ['skipped', 'skipped']);
+  assert.equal(marked.tree?.subtasks[0]?.status, 'processing', 'the leaf in flight goes on');
+  const twice = await call<{ error: { code: string } }>('POST', `/v1/runs/${runId}/tasks/1-2/skip`, {});
+  assert.equal(twice.status, 409);
+  assert.equal(twice.body.error.code, 'not_now');
+
+  const started = Date.now();
+  assert.equal((await call('POST', `/v1/runs/${runId}/tasks/1-1/skip`, { reason: 'the movers pack' })).status, 202);
+  const done = await result(runId);
+  assert.ok(Date.now() - started < 30_000, 'the 60 s wait was cancelled, not waited out');
+  assert.equal(done.status, 'completed');
+  assert.deepEqual(done.tree?.subtasks.map((n) => `${n.index} ${n.status}`), ['1-1 skipped', '1-2 skipped', '1-3 completed']);
+  assert.match(done.progress ?? '', /-\[x\] 1-1\. "Pack" \(skipped: skipped by the user: the movers pack\)/);
+  const lastPrompt = userPrompt(stub.requestsFor(goal, 'react_action').at(-1) as StubRequest);
+  assert.match(lastPrompt, /1-2\. "Paint" \(skipped: skipped by the user: no time to paint\)/, 'later iterations see what was skipped and why');
+  assert.equal((await call('POST', `/v1/runs/${runId}/tasks/1-3/redo`, {})).status, 409, 'nothing can be redone once the run has ended');
+});
+
+test('redo over REST: a completed task runs again after the current one, its previous result and the reason in its prompt', async () => {
+  const goal = 'get a quote';
+  stub.script(goal, {
+    task_tree: [{ name: 'Quote', goal, subtasks: [{ name: 'Price', goal: 'ask the price' }, { name: 'Confirm', goal: 'confirm with the person' }] }],
+    react_action: [finish('80 EUR'), { thought: 'check', action: 'ask_user', question: 'Book it?' }, finish('confirmed'), finish('70 EUR after discount')],
+    final_answer: [{ answer: 'Booked at 70 EUR.' }],
+  });
+  const runId = await startTree(goal);
+  await waitFor('the question', async () => (await stateOf(runId)).status === 'waiting_user');
+  assert.equal((await call('POST', `/v1/runs/${runId}/tasks/1-2/redo`, {})).status, 409, 'a task under way cannot be redone');
+  assert.equal((await call('POST', `/v1/runs/${runId}/tasks/1-1/redo`, { reason: 'ask for a discount' })).status, 202);
+  const queued = await stateOf(runId);
+  assert.equal(queued.status, 'waiting_user', 'the question still waits');
+  assert.equal(queued.tree?.subtasks[0]?.status, 'queueing');
+  assert.equal((await call('POST', `/v1/runs/${runId}/reply`, { text: 'yes' })).status, 202);
+  const done = await result(runId);
+  assert.equal(done.status, 'completed');
+  assert.deepEqual(done.tree?.subtasks.map((n) => `${n.index} ${n.status} ${n.result}`), ['1-1 completed 70 EUR after discount', '1-2 completed confirmed']);
+  const redoPrompt = userPrompt(stub.requestsFor(goal, 'react_action').at(-1) as StubRequest);
+  assert.match(redoPrompt, /Current task: 1-1\. Price — ask the price/);
+  assert.match(redoPrompt, /A person on this task: redo requested: ask for a discount; previous result: 80 EUR/);
+});

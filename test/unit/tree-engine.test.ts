@@ -161,3 +161,60 @@ test('a leaf past MAX_ITERATIONS is aborted with the reason and the run moves on
   assert.equal(e.state.tree?.subtasks[0]?.status, 'aborted');
   assert.equal(e.state.tree?.subtasks[0]?.summary, 'gave up after 3 iterations');
 });
+
+test('skip: of the leaf in flight abandons its iteration (a new wait); of a pending task it only marks it, and the wait goes on', () => {
+  const e = engine();
+  e.start(T0);
+  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Slow', goal: 's' }, { name: 'Later', goal: 'l' }, { name: 'Last', goal: 'z' }] }), T0);
+  assert.deepEqual(e.steerProblem('skip', '1-9'), { kind: 'unknown', message: 'run run-t has no task 1-9' });
+  assert.equal(e.steerProblem('skip', '1')?.kind, 'notNow');
+  assert.equal(e.steerProblem('redo', '1-1')?.kind, 'notNow', 'a task under way cannot be redone');
+
+  const aside = e.handle({ kind: 'skip', index: '1-2', reason: 'not needed' }, T0);
+  assert.deepEqual(kinds(aside), [], 'the iteration of 1-1 stays in flight');
+  assert.equal(e.state.tree?.subtasks[1]?.status, 'skipped');
+  assert.equal(e.state.tree?.subtasks[1]?.summary, 'skipped by the user: not needed');
+  assert.equal(e.steerProblem('skip', '1-2')?.kind, 'notNow', 'skipped already');
+
+  const moved = e.handle({ kind: 'skip', index: '1-1', reason: 'too slow' }, T0);
+  assert.equal(iterationOf(moved), '1-3', 'the skipped leaf’s iteration is abandoned; 1-2 is skipped too');
+  assert.deepEqual(e.state.steps.map((s) => [s.task, s.status]), [['1-1', 'skipped']]);
+  assert.equal(e.state.observations.at(-1)?.content, 'task 1-1 skipped by the user: too slow');
+  assert.match(e.state.progress ?? '', /-\[x\] 1-1\. "Slow" \(skipped: skipped by the user: too slow\)/);
+});
+
+test('skip while the leaf waits for a reply ends the wait; a group delegated to a child run is the child’s to skip inside', () => {
+  const e = engine();
+  e.start(T0);
+  e.handle(proposed(), T0); // 1-1 is a group: handed to run-t.t1-1
+  assert.deepEqual(e.steerProblem('skip', '1-1-2'), { kind: 'delegated', message: 'task 1-1-2 is executed by run run-t.t1-1', childRunId: 'run-t.t1-1' });
+  const skipped = e.handle({ kind: 'skip', index: '1-1' }, T0);
+  assert.equal(iterationOf(skipped), '1-2', 'the child run is abandoned (the workflow cancels it)');
+  assert.deepEqual(e.state.tree?.subtasks[0]?.subtasks.map((n) => n.status), ['skipped', 'skipped']);
+
+  const f = engine();
+  f.start(T0);
+  f.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Ask', goal: 'a' }, { name: 'Next', goal: 'n' }] }), T0);
+  f.handle(acted({ thought: 'q', action: 'ask_user', question: 'Which?' }), T0);
+  assert.equal(f.state.status, 'waiting_user');
+  const next = f.handle({ kind: 'skip', index: '1-1', reason: 'never mind' }, T0);
+  assert.deepEqual(kinds(next), ['status:running', 'call:reactStep']);
+  assert.equal(iterationOf(next), '1-2');
+  assert.equal(f.canTakeReply(), false);
+});
+
+test('redo re-queues a finished task with the reason and its previous result noted; during the final answer it makes work again', () => {
+  const e = engine();
+  e.start(T0);
+  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Quote', goal: 'q' }, { name: 'Book', goal: 'b' }] }), T0);
+  e.handle(finish('quote: 80 EUR'), T0);
+  const aside = e.handle({ kind: 'redo', index: '1-1', reason: 'ask for a discount' }, T0);
+  assert.deepEqual(kinds(aside), [], 'the iteration of 1-2 goes on');
+  const redone = e.state.tree?.subtasks[0];
+  assert.deepEqual([redone?.status, redone?.iterations, redone?.result], ['queueing', 0, undefined]);
+  assert.equal(redone?.note, 'redo requested: ask for a discount; previous result: quote: 80 EUR');
+  assert.equal(iterationOf(e.handle(finish('booked'), T0)), '1-1', 'the redone task runs again before the answer');
+  assert.deepEqual(kinds(e.handle(finish('quote: 70 EUR'), T0)), ['call:treeAnswer']);
+  const again = e.handle({ kind: 'redo', index: '1-2' }, T0);
+  assert.equal(iterationOf(again), '1-2', 'a redo during the final answer abandons it');
+});
