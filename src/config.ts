@@ -33,6 +33,10 @@ export const ConfigSchema = z.object({
   MAX_TREE_FANOUT: z.coerce.number().int().min(1).max(50).default(8),
   /** Tree runs: ReAct iterations of one task before it is aborted. */
   MAX_ITERATIONS: z.coerce.number().int().min(1).max(100).default(10),
+  /** Tree runs: identical tool calls in a row after which the model is asked whether the task spins (a confirmed spin warns). */
+  SPIN_WARN_AT: z.coerce.number().int().min(2).max(50).default(3),
+  /** Tree runs: identical calls in a row from which it is asked again; a second confirmed spin aborts the task. */
+  SPIN_STOP_AT: z.coerce.number().int().min(2).max(100).default(5),
   /** Tree runs wait for a person to review their plan: `always`, or only when a run asks (`review: true`). */
   PLAN_REVIEW: z.enum(['always', 'on_request']).default('on_request'),
   /** Memory storage backend: the embedded file store under DATA_DIR, PostgreSQL (DATABASE_URL), or in-process memory. */
@@ -76,6 +80,11 @@ export function runUiUrl(config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'>, r
 }
 
 /** The tree engine's limits, as runs carry them (workflow input) and its activities check them. */
-export function treeLimitsOf(config: Pick<Config, 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS'>) {
-  return { maxDepth: config.MAX_TREE_DEPTH, maxFanout: config.MAX_TREE_FANOUT, maxIterations: config.MAX_ITERATIONS };
+export function treeLimitsOf(config: Pick<Config, 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS' | 'SPIN_WARN_AT' | 'SPIN_STOP_AT'>) {
+  return {
+    maxDepth: config.MAX_TREE_DEPTH,
+    maxFanout: config.MAX_TREE_FANOUT,
+    maxIterations: config.MAX_ITERATIONS,
+    spin: { warnAt: config.SPIN_WARN_AT, stopAt: Math.max(config.SPIN_STOP_AT, config.SPIN_WARN_AT + 1) },
+  };
 }

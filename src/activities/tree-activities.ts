@@ -11,6 +11,8 @@ import type { ReactActionReply, TaskTreeReply } from '../planning/tree-schemas';
 import { completeStructured } from '../llm/structured';
 import { buildTreeMessages, type TreeContext } from '../llm/tree-prompts';
 import { outputChunk, stepChunks } from '../memory/run-chunks';
+import type { SpinLimits } from '../engine/spin';
+import type { ReflectionReply, SpinCheckReply } from '../planning/tree-schemas';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
 import { asFailure, ensureRunThread, rememberInRun, runToolStep, type PlanActivityDeps, type StepObservation } from './plan-activities';
 
@@ -21,6 +23,8 @@ export interface TreeLimits {
   maxFanout: number;
   /** ReAct iterations of one task before it is aborted (`MAX_ITERATIONS`). @default 10 */
   maxIterations: number;
+  /** Spin detection thresholds (`SPIN_WARN_AT`, `SPIN_STOP_AT`); runs started before they existed use the defaults. */
+  spin?: SpinLimits;
 }
 
 export interface TreeActivityDeps extends PlanActivityDeps {
@@ -117,6 +121,16 @@ export function createTreeActivities(deps: TreeActivityDeps) {
         await rememberInRun(deps, state, stepChunks(state, step, observation), `task ${taskIndex} ${reply.tool ?? ''}`, key);
         return { reply, observation };
       });
+    },
+
+    /** `spin_check`: the task's latest calls look alike; is it going round in circles? */
+    async checkSpin({ state, taskIndex }: { state: ExecutionState; taskIndex: string }): Promise<SpinCheckReply> {
+      return withHeartbeats(async (signal) => ask({ ...(await context('spin_check', state, taskIndex)), call: 'spin_check' }, signal));
+    },
+
+    /** `reflection`: the task's last action failed; what went wrong, and the lesson for the next attempt. */
+    async reflect({ state, taskIndex }: { state: ExecutionState; taskIndex: string }): Promise<ReflectionReply> {
+      return withHeartbeats(async (signal) => ask({ ...(await context('reflection', state, taskIndex)), call: 'reflection' }, signal));
     },
 
     /** `final_answer` of a tree run, from what its tasks produced. */

@@ -32,6 +32,8 @@ import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../workflows
 import type { Command, Engine, EngineEvent } from './core';
 import type { ReplyEvent } from './plan-engine';
 import { parentReport } from './report';
+import { DEFAULT_SPIN_LIMITS, repeatedCalls, shouldCheckSpin } from './spin';
+import type { SpinCheckReply } from '../planning/tree-schemas';
 
 export interface ReviewEvent extends ReviewDecision {
   kind: 'review';
@@ -62,6 +64,8 @@ type Waiting =
   | { for: 'reply'; taskIndex: string; stepId: string }
   | { for: 'subtasks'; taskIndex: string; stepId: string }
   | { for: 'child'; taskIndex: string; stepId: string; childRunId: string }
+  | { for: 'reflection'; taskIndex: string }
+  | { for: 'spin'; taskIndex: string }
   | { for: 'answer' }
   | { for: 'nothing' };
 
@@ -177,6 +181,16 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       case 'reactStep':
         if (waiting.for !== 'iteration') throw new Error(`an action arrived while the run waits for ${waiting.for}`);
         return this.#acted(waiting, event.value, now);
+      case 'reflect': {
+        if (waiting.for !== 'reflection') throw new Error(`a reflection arrived while the run waits for ${waiting.for}`);
+        const { assessment, lesson } = event.value;
+        const content = `reflection on the failed action: ${assessment} Lesson: ${lesson}`;
+        this.#publish(model.appendStep(this.#state, { type: 'reason', description: `[${waiting.taskIndex}] reflection` }, 'completed', { kind: 'reason', content }, now, { task: waiting.taskIndex }));
+        return this.#afterCall(waiting.taskIndex, now);
+      }
+      case 'checkSpin':
+        if (waiting.for !== 'spin') throw new Error(`a spin check arrived while the run waits for ${waiting.for}`);
+        return this.#spinChecked(waiting.taskIndex, event.value, now);
       case 'treeAnswer':
         if (waiting.for !== 'answer') throw new Error(`an answer arrived while the run waits for ${waiting.for}`);
         this.#publish(model.complete(this.#state, event.value.answer, now));
@@ -343,7 +357,10 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       case 'tool': {
         const obs = observation ?? { kind: 'error' as const, content: 'the tool gave no result' };
         step({ type: 'tool', tool: reply.tool ?? '', args: reply.args ?? {} }, obs.kind === 'error' ? 'failed' : 'completed', obs);
-        return this.#schedule(now);
+        if (obs.kind !== 'error') return this.#afterCall(taskIndex, now);
+        // Self-reflection (seed §5.3): a failed action is examined, and the lesson kept for the next iteration.
+        this.#waiting = { for: 'reflection', taskIndex };
+        return this.#emit({ kind: 'call', activity: 'reflect', input: { state: this.#state, taskIndex }, policy: 'model', summary: `task ${taskIndex} · reflection on a failed ${reply.tool ?? 'tool'} call`.slice(0, 200) });
       }
       case 'finish': {
         const result = reply.result ?? '';
@@ -378,6 +395,32 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
         step({ type: 'reason' }, 'failed', { kind: 'error', content: 'no blueprints are available to this run; plan or act instead' });
         return this.#schedule(now);
     }
+  }
+
+  /** After a tool call: the same call again and again makes the engine ask whether the task spins (seed §5.2). */
+  #afterCall(taskIndex: string, now: Date): TreeCommand[] {
+    const spin = this.input.treeLimits.spin ?? DEFAULT_SPIN_LIMITS;
+    const repeats = repeatedCalls(this.#state, taskIndex);
+    if (!shouldCheckSpin(repeats, spin)) return this.#schedule(now);
+    this.#waiting = { for: 'spin', taskIndex };
+    return this.#emit({ kind: 'call', activity: 'checkSpin', input: { state: this.#state, taskIndex }, policy: 'model', summary: `task ${taskIndex} · spin check after ${repeats} identical calls` });
+  }
+
+  /** A confirmed spin is a warning the next iteration sees; a second one aborts the task with the reason. */
+  #spinChecked(taskIndex: string, { spinning, reason }: SpinCheckReply, now: Date): TreeCommand[] {
+    if (!spinning) return this.#schedule(now);
+    const spins = (findTask(this.#tree(), taskIndex)?.spins ?? 0) + 1;
+    const record = (outcome: 'completed' | 'failed', content: string) =>
+      this.#publish(model.appendStep(this.#state, { type: 'reason', description: `[${taskIndex}] spin check` }, outcome, { kind: 'reason', content }, now, { task: taskIndex }));
+    if (spins >= 2) {
+      const why = `stopped: going round in circles (${reason || 'the same call again and again'})`;
+      record('failed', `task ${taskIndex} ${why}`);
+      this.#setTask(taskIndex, (n) => ({ ...n, spins, status: 'aborted', summary: summaryOf(why) }), now);
+    } else {
+      record('completed', `warning: this task repeats the same call without progress (${reason || 'no reason given'}); change approach, or finish with what you have`);
+      this.#setTask(taskIndex, (n) => ({ ...n, spins }), now);
+    }
+    return this.#schedule(now);
   }
 
   /** Planning as an action: the subtasks go under the task that planned, and run before it ends. */

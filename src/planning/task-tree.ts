@@ -44,6 +44,8 @@ export interface TaskNode {
   childRunId?: string;
   /** What a person said about this task (a redo's reason and the previous result), shown to its next attempt. */
   note?: string;
+  /** Confirmed spins so far (seed §5.2): the first is a warning, the second aborts the task. */
+  spins?: number;
   subtasks: TaskNode[];
 }
 

@@ -38,7 +38,7 @@ export interface PlanExecutionInput {
   /** Tree runs: wait for a person to review the proposed tree before executing it. @default false */
   review?: boolean;
   /** Tree runs: limits on the tree and its tasks. */
-  treeLimits?: { maxDepth: number; maxFanout: number; maxIterations: number };
+  treeLimits?: { maxDepth: number; maxFanout: number; maxIterations: number; spin?: { warnAt: number; stopAt: number } };
   /**
    * A tree run's child run: it executes the subtree at `scope.index` of the tree it was handed
    * (the whole tree, so its prompts show the root's progress), and returns that tree.

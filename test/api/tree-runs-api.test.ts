@@ -23,7 +23,7 @@ const call = <T = Record<string, unknown>>(method: string, path: string, body?: 
 
 before(async () => {
   await stub.start();
-  env = await startTestEnv({ provider: stubProvider(stub.url), config: testConfig({ MAX_TREE_DEPTH: '3', MAX_TREE_FANOUT: '4', MAX_ITERATIONS: '4' }) });
+  env = await startTestEnv({ provider: stubProvider(stub.url), config: testConfig({ MAX_TREE_DEPTH: '3', MAX_TREE_FANOUT: '4', MAX_ITERATIONS: '6', SPIN_WARN_AT: '2', SPIN_STOP_AT: '3' }) });
   runs = new Runs(env.client, env.config);
   const server = await listen(createApp({ runs, config: env.config, isHealthy: () => temporalReachable(env.client), logger: silent }));
   base = server.url;
@@ -265,4 +265,25 @@ test('redo over REST: a completed task runs again after the current one, its pre
   const redoPrompt = userPrompt(stub.requestsFor(goal, 'react_action').at(-1) as StubRequest);
   assert.match(redoPrompt, /Current task: 1-1\. Price — ask the price/);
   assert.match(redoPrompt, /A person on this task: redo requested: ask for a discount; previous result: 80 EUR/);
+});
+
+test('spin: repeated identical calls get a spin_check, a confirmed spin warns the next iteration, a second aborts the task; a failed call gets a reflection whose lesson the next prompt shows', async () => {
+  const goal = 'watch the clock';
+  const now = { thought: 'check the time', action: 'tool', tool: 'current_time', args: {} };
+  stub.script(goal, {
+    task_tree: [{ name: 'Clock', goal, subtasks: [{ name: 'Watch', goal: 'watch the clock' }, { name: 'Count', goal: 'count apples' }] }],
+    react_action: [now, now, now, { thought: 'add', action: 'tool', tool: 'calculator', args: { expression: 'two apples + 3' } }, tool('2+3'), finish('5 apples')],
+    spin_check: [{ spinning: true, reason: 'the same call twice' }, { spinning: true, reason: 'still the same call' }],
+    reflection: [{ assessment: 'the calculator reads numbers, not words.', lesson: 'write numbers as digits' }],
+    final_answer: [{ answer: 'Gave up watching; 5 apples.' }],
+  });
+  const runId = await startTree(goal);
+  const done = await result(runId);
+  assert.equal(done.status, 'completed', done.lastError ?? '');
+  assert.deepEqual(done.tree?.subtasks.map((n) => `${n.index} ${n.status} ${n.summary}`), ['1-1 aborted stopped: going round in circles (still the same call)', '1-2 completed 5 apples']);
+  const prompts = stub.requestsFor(goal, 'react_action').map(userPrompt);
+  assert.match(prompts[2] ?? '', /warning: this task repeats the same call without progress \(the same call twice\)/, 'the warning reaches the next iteration');
+  assert.match(prompts[4] ?? '', /reflection on the failed action: the calculator reads numbers, not words\. Lesson: write numbers as digits/, 'the lesson reaches the next iteration');
+  assert.match(userPrompt(stub.requestsFor(goal, 'reflection')[0] as StubRequest), /calculator\(\{"expression":"two apples \+ 3"\}\): error:/);
+  assert.equal(stub.requestsFor(goal, 'spin_check').length, 2);
 });

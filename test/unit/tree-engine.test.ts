@@ -153,10 +153,10 @@ test('a leaf past MAX_ITERATIONS is aborted with the reason and the run moves on
   const e = engine();
   e.start(T0);
   e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Loop', goal: 'forever' }, { name: 'Next', goal: 'n' }] }), T0);
-  const again = acted({ thought: 'again', action: 'tool', tool: 'calculator', args: { expression: '1' } }, { kind: 'tool', content: '{"value":1}' });
-  e.handle(again, T0);
-  e.handle(again, T0);
-  const moved = e.handle(again, T0);
+  const call = (n: number) => acted({ thought: 'again', action: 'tool', tool: 'calculator', args: { expression: String(n) } }, { kind: 'tool', content: `{"value":${n}}` });
+  e.handle(call(1), T0);
+  e.handle(call(2), T0);
+  const moved = e.handle(call(3), T0);
   assert.equal(iterationOf(moved), '1-2');
   assert.equal(e.state.tree?.subtasks[0]?.status, 'aborted');
   assert.equal(e.state.tree?.subtasks[0]?.summary, 'gave up after 3 iterations');
@@ -217,4 +217,46 @@ test('redo re-queues a finished task with the reason and its previous result not
   assert.deepEqual(kinds(e.handle(finish('quote: 70 EUR'), T0)), ['call:treeAnswer']);
   const again = e.handle({ kind: 'redo', index: '1-2' }, T0);
   assert.equal(iterationOf(again), '1-2', 'a redo during the final answer abandons it');
+});
+
+test('spin detection: the 3rd identical call asks spin_check; a confirmed spin warns, the next confirmed one (from the 5th) aborts the task', () => {
+  const e = engine({ treeLimits: { maxDepth: 3, maxFanout: 5, maxIterations: 10, spin: { warnAt: 3, stopAt: 5 } } });
+  e.start(T0);
+  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Poll', goal: 'p' }, { name: 'Next', goal: 'n' }] }), T0);
+  const same = acted({ thought: 'again', action: 'tool', tool: 'current_time', args: {} }, { kind: 'tool', content: '{"iso":"2026"}' });
+  assert.equal(iterationOf(e.handle(same, T0)), '1-1');
+  assert.equal(iterationOf(e.handle(same, T0)), '1-1');
+  assert.deepEqual(kinds(e.handle(same, T0)), ['call:checkSpin']);
+  assert.equal(iterationOf(e.handle({ kind: 'result', activity: 'checkSpin', value: { spinning: true, reason: 'same call, same answer' } }, T0)), '1-1');
+  assert.match(e.state.observations.at(-1)?.content ?? '', /^warning: this task repeats the same call without progress \(same call, same answer\)/);
+  assert.equal(iterationOf(e.handle(same, T0)), '1-1', 'no check between warnAt and stopAt');
+  assert.deepEqual(kinds(e.handle(same, T0)), ['call:checkSpin']);
+  assert.equal(iterationOf(e.handle({ kind: 'result', activity: 'checkSpin', value: { spinning: true, reason: 'still the same' } }, T0)), '1-2');
+  assert.equal(e.state.tree?.subtasks[0]?.status, 'aborted');
+  assert.equal(e.state.tree?.subtasks[0]?.summary, 'stopped: going round in circles (still the same)');
+});
+
+test('a spin check that finds progress lets the task go on', () => {
+  const e = engine({ treeLimits: { maxDepth: 3, maxFanout: 5, maxIterations: 10 } });
+  e.start(T0);
+  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Poll', goal: 'p' }] }), T0);
+  const same = acted({ thought: 'again', action: 'tool', tool: 'current_time', args: {} }, { kind: 'tool', content: '{"iso":"2026"}' });
+  e.handle(same, T0);
+  e.handle(same, T0);
+  e.handle(same, T0);
+  assert.equal(iterationOf(e.handle({ kind: 'result', activity: 'checkSpin', value: { spinning: false, reason: 'the time changes' } }, T0)), '1-1');
+  assert.equal(e.state.tree?.subtasks[0]?.spins, undefined);
+});
+
+test('self-reflection: a failed action is followed by a reflection call whose lesson the next iteration sees', () => {
+  const e = engine();
+  e.start(T0);
+  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Calc', goal: 'c' }] }), T0);
+  const failed = e.handle(acted({ thought: 'try', action: 'tool', tool: 'calculator', args: { expression: '2 apples' } }, { kind: 'error', content: 'Undefined symbol apples' }), T0);
+  const call = failed.at(-1);
+  assert.ok(call?.kind === 'call' && call.activity === 'reflect' && call.input.taskIndex === '1-1');
+  const next = e.handle({ kind: 'result', activity: 'reflect', value: { assessment: 'units are not numbers.', lesson: 'pass plain numbers' } }, T0);
+  assert.equal(iterationOf(next), '1-1');
+  assert.deepEqual(e.state.steps.map((s) => [s.type, s.status]), [['tool', 'failed'], ['reason', 'completed']]);
+  assert.equal(e.state.observations.at(-1)?.content, 'reflection on the failed action: units are not numbers. Lesson: pass plain numbers');
 });
