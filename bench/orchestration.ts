@@ -5,6 +5,7 @@
  *   (a) PlanExecutionWorkflow on an N-step plan of no-op tools (zero-latency model),
  *   (b) a bare workflow running N no-op activities in sequence,
  *   (c) the same plan as (a) in a plain loop over the activity functions, no Temporal,
+ *   (d) a tree run (seed 003) of depth 3 and fan-out 5: ms per ReAct iteration against (a)'s per step,
  * and prints ms per step (median over repetitions), history events and bytes per
  * step, and the targets: a/b ≤ 1.5 and ≤ 8 history events per tool step for (a).
  *
@@ -43,12 +44,15 @@ import { createWorker } from '../src/worker';
 import { PLAN_WORKFLOW_TYPE, type PlanExecutionInput } from '../src/workflows/definitions';
 import type { planExecutionWorkflow } from '../src/workflows/plan-execution';
 import type { bareWorkflow } from './bare-workflow';
-import { benchGoal, FIXED_ANSWER, NOOP_TOOL, ZeroLatencyProvider } from './zero-latency-provider';
+import { benchGoal, benchTreeGoal, FIXED_ANSWER, NOOP_TOOL, ZeroLatencyProvider } from './zero-latency-provider';
 
 const PLAN_QUEUE = 'bench-plan';
 const BARE_QUEUE = 'bench-bare';
 const TARGET_RATIO = 1.5;
 const TARGET_EVENTS_PER_STEP = 8;
+/** (d): a tree of depth 3 and this fan-out; its ms per ReAct iteration against (a)'s per step. */
+const TREE_FANOUT = 5;
+const TARGET_TREE_RATIO = 1.2;
 /**
  * Runs on a server with other settings go to their own file, so the standard results stay comparable:
  * `--server-defaults` (the dev server's own defaults) and extra `--dynamic-config`.
@@ -208,6 +212,58 @@ async function runBareWorkflow({ client }: Bench, steps: number): Promise<Measur
   return { ms, history: historyStats(await handle.fetchHistory()) };
 }
 
+/** A tree run's figures: wall time per ReAct iteration, and the histories of all its workflows. */
+interface TreeMeasured {
+  ms: number;
+  iterations: number;
+  workflows: number;
+  totalEvents: number;
+  largestEvents: number;
+  largestBytes: number;
+  peakRssMiB: number;
+}
+
+/**
+ * (d) A tree run (seed 003): a root with `fanout` groups of `fanout` leaves, each leaf one noop
+ * call and a finish (two ReAct iterations); each group runs as a child run.
+ */
+async function runTreeWorkflow({ client }: Bench, fanout: number): Promise<TreeMeasured> {
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
+  const started = performance.now();
+  const runId = `bench-d-${fanout}-${randomUUID().slice(0, 8)}`;
+  const input: PlanExecutionInput = {
+    userId: 'bench',
+    goal: benchTreeGoal(fanout),
+    limits: { maxSteps: 25, maxDepth: 0 },
+    engine: 'tree',
+    treeLimits: { maxDepth: 3, maxFanout: fanout, maxIterations: 5 },
+  };
+  const handle = await client.workflow.start<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, { taskQueue: PLAN_QUEUE, workflowId: runId, args: [input], workflowExecutionTimeout: '5 minutes' });
+  const state = await handle.result();
+  const ms = performance.now() - started;
+  clearInterval(sampler);
+  const leaves = fanout * fanout;
+  const done = state.tree ? dfsCount(state.tree) : 0;
+  if (state.status !== 'completed' || done !== 1 + fanout + leaves) throw new Error(`(d) tree run: expected ${1 + fanout + leaves} completed tasks; got status ${state.status}, ${done}, lastError ${state.lastError ?? 'none'}`);
+  const ids = [runId, ...Array.from({ length: fanout }, (_, g) => `${runId}.t1-${g + 1}`)];
+  const histories = await Promise.all(ids.map(async (id) => historyStats(await client.workflow.getHandle(id).fetchHistory())));
+  return {
+    ms,
+    iterations: leaves * 2,
+    workflows: ids.length,
+    totalEvents: histories.reduce((sum, h) => sum + h.events, 0),
+    largestEvents: Math.max(...histories.map((h) => h.events)),
+    largestBytes: Math.max(...histories.map((h) => h.bytes)),
+    peakRssMiB: round(peakRss / 2 ** 20, 1),
+  };
+}
+
+/** Completed tasks of a tree. */
+function dfsCount(node: NonNullable<ExecutionState['tree']>): number {
+  return (node.status === 'completed' ? 1 : 0) + node.subtasks.reduce((sum, c) => sum + dfsCount(c), 0);
+}
+
 /**
  * The workflow's loop without Temporal: the same activity functions and pure
  * transitions, each activity call in a fresh mock Activity Context (the step
@@ -314,6 +370,22 @@ function printEventTypes(title: string, stats: Record<string, EventTypeStats>, s
   }
 }
 
+function summarizeTree(reps: TreeMeasured[]) {
+  const perIteration = reps.map((r) => r.ms / r.iterations);
+  const last = reps.at(-1);
+  return {
+    label: `(d) tree run, depth 3, fan-out ${TREE_FANOUT}`,
+    msPerIterationMedian: round(median(perIteration), 3),
+    msPerIterationReps: perIteration.map((x) => round(x, 2)),
+    iterations: last?.iterations ?? 0,
+    workflows: last?.workflows ?? 0,
+    eventsPerIteration: last ? round(last.totalEvents / last.iterations) : NaN,
+    largestEvents: last?.largestEvents ?? NaN,
+    largestBytes: last?.largestBytes ?? NaN,
+    peakRssMiB: Math.max(...reps.map((r) => r.peakRssMiB)),
+  };
+}
+
 /** One row per metric and label over all reps: total count, count-weighted mean. */
 function mergeLatency(reps: LatencyRow[][]): LatencyRow[] {
   const merged = new Map<string, LatencyRow>();
@@ -409,7 +481,8 @@ async function main(): Promise<void> {
     await runInProcess(bench, args.warmupSteps);
     console.log(`warm-up: done in ${Math.round(performance.now() - t)} ms\n`);
 
-    const runs = { a: [] as Measured[], b: [] as Measured[], c: [] as Measured[] };
+    const runs = { a: [] as Measured[], b: [] as Measured[], c: [] as Measured[], d: [] as TreeMeasured[] };
+    await guard(runTreeWorkflow(bench, 2)); // warm-up of the tree engine's code paths
     const metricsUrl = process.env.THREADLINE_BENCH_METRICS_URL;
     const serverLatency: { a: LatencyRow[][]; b: LatencyRow[][] } = { a: [], b: [] };
     /** Runs one case between two reads of the server's metrics. */
@@ -425,8 +498,10 @@ async function main(): Promise<void> {
       runs.a.push(await measured('a', () => runPlanWorkflow(bench, args.steps)));
       runs.b.push(await measured('b', () => runBareWorkflow(bench, args.steps)));
       runs.c.push(await runInProcess(bench, args.steps));
+      runs.d.push(await guard(runTreeWorkflow(bench, TREE_FANOUT)));
       const last = (xs: Measured[]) => ((xs.at(-1)?.ms ?? NaN) / args.steps).toFixed(2);
-      console.log(`rep ${rep}/${args.reps}: a ${last(runs.a)} ms/step, b ${last(runs.b)} ms/step, c ${last(runs.c)} ms/step`);
+      const d = runs.d.at(-1);
+      console.log(`rep ${rep}/${args.reps}: a ${last(runs.a)} ms/step, b ${last(runs.b)} ms/step, c ${last(runs.c)} ms/step, d ${d ? (d.ms / d.iterations).toFixed(2) : '?'} ms/iteration`);
     }
 
     const a = summarize('(a) PlanExecutionWorkflow', runs.a, args.steps);
@@ -463,6 +538,11 @@ async function main(): Promise<void> {
     if (a.eventTypes) printEventTypes(`history of one (a) run, ${args.steps} steps (sorted by bytes):`, a.eventTypes, args.steps);
     if (b.eventTypes) printEventTypes(`history of one (b) run, ${args.steps} steps:`, b.eventTypes, args.steps);
     console.log('  ms before = server time from the previous event: *_STARTED ≈ dispatch to a poller, *_COMPLETED ≈ worker time.');
+    const tree = summarizeTree(runs.d);
+    const treeRatio = round(tree.msPerIterationMedian / a.msPerStepMedian);
+    console.log(`\n(d) tree run, depth 3, fan-out ${TREE_FANOUT} (${tree.iterations} ReAct iterations, ${tree.workflows} workflows), median of ${args.reps}:`);
+    console.log(`  ms per iteration ${tree.msPerIterationMedian.toFixed(2)} (reps ${tree.msPerIterationReps.join(' ')}); vs (a) per step: ${treeRatio.toFixed(2)} (target ≤ ${TARGET_TREE_RATIO}: ${treeRatio <= TARGET_TREE_RATIO ? 'PASS' : 'MISS'})`);
+    console.log(`  history events per iteration ${tree.eventsPerIteration} (all workflows); largest history ${tree.largestEvents} events / ${tree.largestBytes} bytes; peak RSS of the bench process (client + workers) ${tree.peakRssMiB} MiB`);
     const latency = { a: mergeLatency(serverLatency.a), b: mergeLatency(serverLatency.b) };
     if (latency.a.length) printServerLatency('(a)', latency.a);
     if (latency.b.length) printServerLatency('(b)', latency.b);
@@ -476,13 +556,15 @@ async function main(): Promise<void> {
         historyBytes: 'length of temporal.api.history.v1.History.encode(history) of one run (the last rep)',
         marginalEventsPerToolStep: `(events of an N-step run − events of the ${args.warmupSteps}-step warm-up run) ÷ (N − ${args.warmupSteps}), for (a)`,
       },
-      results: { a, b, c },
+      results: { a, b, c, d: tree },
+      ratioTreeIterationToPlanStep: treeRatio,
       serverLatency: latency,
       ratioAB: ratio,
       marginalEventsPerToolStepA: marginalEventsA,
       targets: {
         ratioAB: { max: TARGET_RATIO, value: ratio, pass: ratioOk },
         eventsPerToolStepA: { max: TARGET_EVENTS_PER_STEP, value: eventsA, marginal: marginalEventsA, pass: eventsOk },
+        treeIterationToPlanStep: { max: TARGET_TREE_RATIO, value: treeRatio, pass: treeRatio <= TARGET_TREE_RATIO },
       },
     };
     const file = resultsFile();

@@ -38,15 +38,24 @@ function stepsOf(goal: string): number | null {
   return Number.isInteger(n) && n >= 1 ? n : null;
 }
 
+/** A tree run's goal: a root with `fanout` groups of `fanout` leaves (depth 3). */
+export const benchTreeGoal = (fanout: number): string => `benchmark: tree of fan-out ${fanout}`;
+const fanoutOf = (goal: string): number | null => {
+  const n = Number(/^benchmark: tree of fan-out (\d+)$/.exec(goal)?.[1]);
+  return Number.isInteger(n) && n >= 1 ? n : null;
+};
+
 /**
- * Tree runs: a root with one leaf per noop step of a benchGoal (as many as the fan-out allows);
- * each leaf calls `noop` once, then finishes.
+ * Tree runs: for a benchTreeGoal, a root with `fanout` groups of `fanout` leaves; otherwise a root
+ * with one leaf per noop step of a benchGoal. Each leaf calls `noop` once, then finishes.
  */
 function treeReply(ctx: TreeContext): unknown {
   switch (ctx.call) {
     case 'task_tree': {
-      const n = Math.min(stepsOf(ctx.state.goal) ?? 1, ctx.limits.maxFanout);
-      return { name: 'bench', goal: ctx.state.goal, subtasks: Array.from({ length: n }, (_, i) => ({ name: `noop ${i + 1}`, goal: 'call noop' })) };
+      const fanout = fanoutOf(ctx.state.goal);
+      const leaves = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `noop ${i + 1}`, goal: 'call noop' }));
+      if (fanout !== null) return { name: 'bench', goal: ctx.state.goal, subtasks: Array.from({ length: fanout }, (_, g) => ({ name: `group ${g + 1}`, goal: 'run the leaves', subtasks: leaves(fanout) })) };
+      return { name: 'bench', goal: ctx.state.goal, subtasks: leaves(Math.min(stepsOf(ctx.state.goal) ?? 1, ctx.limits.maxFanout)) };
     }
     case 'react_action': {
       const done = ctx.state.steps.some((s) => s.task === ctx.task?.index && s.type === 'tool');
