@@ -37,6 +37,8 @@ export const ConfigSchema = z.object({
   SPIN_WARN_AT: z.coerce.number().int().min(2).max(50).default(3),
   /** Tree runs: identical calls in a row from which it is asked again; a second confirmed spin aborts the task. */
   SPIN_STOP_AT: z.coerce.number().int().min(2).max(100).default(5),
+  /** Folder of blueprint files (plan templates, seed 003 §9); the repository's `blueprints/` when unset. */
+  BLUEPRINTS_DIR: z.preprocess(blankToUndefined, z.string().optional()),
   /** Tree runs wait for a person to review their plan: `always`, or only when a run asks (`review: true`). */
   PLAN_REVIEW: z.enum(['always', 'on_request']).default('on_request'),
   /** Memory storage backend: the embedded file store under DATA_DIR, PostgreSQL (DATABASE_URL), or in-process memory. */

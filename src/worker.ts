@@ -8,6 +8,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createPlanActivities } from './activities/plan-activities';
 import { createSessionActivities } from './activities/session-activities';
 import { createTreeActivities } from './activities/tree-activities';
+import { loadBlueprints } from './blueprints/load';
 import { loadConfig, treeLimitsOf, type Config } from './config';
 import { describeProvider, selectProvider } from './llm/select-provider';
 import type { ModelProvider } from './llm/provider';
@@ -48,7 +49,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   };
   const activities = {
     ...createPlanActivities(runDeps),
-    ...createTreeActivities({ ...runDeps, treeLimits: treeLimitsOf(config) }),
+    ...createTreeActivities({ ...runDeps, treeLimits: treeLimitsOf(config), blueprints: loadBlueprints(config.BLUEPRINTS_DIR) }),
     // Sessions share the tools (their fingerprint detects capability changes) and the memory.
     ...createSessionActivities({ provider, tools, memory, repairAttempts: config.MODEL_REPAIR_ATTEMPTS }),
   };

@@ -11,6 +11,7 @@ import type { ReactActionReply, TaskTreeReply } from '../planning/tree-schemas';
 import { completeStructured } from '../llm/structured';
 import { buildTreeMessages, type TreeContext } from '../llm/tree-prompts';
 import { outputChunk, stepChunks } from '../memory/run-chunks';
+import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } from '../blueprints/blueprint';
 import type { SpinLimits } from '../engine/spin';
 import type { ReflectionReply, SpinCheckReply } from '../planning/tree-schemas';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
@@ -29,6 +30,8 @@ export interface TreeLimits {
 
 export interface TreeActivityDeps extends PlanActivityDeps {
   treeLimits: TreeLimits;
+  /** Plan templates a ReAct iteration may invoke (`blueprint` action). @default none */
+  blueprints?: Blueprint[];
 }
 
 export interface ProposeTreeInput {
@@ -50,6 +53,7 @@ const JOURNAL = 'step-journal';
 export function createTreeActivities(deps: TreeActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
   const limits = deps.treeLimits;
+  const blueprints = deps.blueprints ?? [];
 
   async function context(call: TreeContext['call'], state: ExecutionState, taskIndex?: string): Promise<TreeContext> {
     const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget) : undefined;
@@ -63,6 +67,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
       limits,
       ...(task ? { task, path } : {}),
       ...(memory ? { memory: { messages: memory.messages, tokens: memory.tokens } } : {}),
+      ...(blueprints.length ? { blueprints: blueprints.map(describeBlueprint) } : {}),
     };
   }
 
@@ -120,6 +125,27 @@ export function createTreeActivities(deps: TreeActivityDeps) {
         const step = { id: stepId, index: state.steps.length + 1, type: 'tool' as const, description: reply.thought, status: 'completed' as const, tool: reply.tool ?? '', args: reply.args ?? {} };
         await rememberInRun(deps, state, stepChunks(state, step, observation), `task ${taskIndex} ${reply.tool ?? ''}`, key);
         return { reply, observation };
+      });
+    },
+
+    /**
+     * A ReAct iteration invoked a blueprint (seed §9): its parameters are extracted from the task
+     * (`blueprint_params`, validated against the blueprint's schema and sent back for repair like
+     * any invalid reply), and its tree becomes the task's subtree. An unknown name, or a tree too
+     * deep for the task's level, is an error the next iteration sees.
+     */
+    async expandBlueprint({ state, taskIndex, name }: { state: ExecutionState; taskIndex: string; name: string }): Promise<{ tree: TaskSpec } | { error: string }> {
+      return withHeartbeats(async (signal) => {
+        const blueprint = blueprints.find((b) => b.name === name);
+        if (!blueprint) return { error: `no blueprint "${name}"; the blueprints are: ${blueprints.map((b) => b.name).join(', ') || 'none'}` };
+        const ctx: TreeContext & { call: 'blueprint_params' } = { ...(await context('blueprint_params', state, taskIndex)), call: 'blueprint_params', blueprint: describeBlueprint(blueprint) };
+        const { params } = await ask(ctx, signal, (reply) => {
+          const problem = paramsProblem(blueprint, reply.params);
+          return problem ? `the params do not fit the blueprint's schema: ${problem}` : null;
+        });
+        const tree = expandBlueprint(blueprint, params);
+        const problems = treeProblems(tree, { maxDepth: limits.maxDepth - levelOf(taskIndex) + 1, maxFanout: limits.maxFanout });
+        return problems.length ? { error: `blueprint ${name} does not fit under task ${taskIndex}: ${problems.join('; ')}` } : { tree };
       });
     },
 

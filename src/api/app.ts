@@ -11,7 +11,8 @@ import { runUiUrl, type Config } from '../config';
 import type { MemoryService } from '../store/memory-service';
 import type { Runs } from '../temporal/runs';
 import type { Sessions } from '../temporal/sessions';
-import { treeProblems } from '../planning/task-tree';
+import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } from '../blueprints/blueprint';
+import { treeProblems, type TaskSpec } from '../planning/task-tree';
 import { ApiError, errorHandler, notFoundRoute } from './errors';
 import { streamRunEvents, type RunEventsOptions } from './run-events';
 import { CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
@@ -33,6 +34,8 @@ export interface AppOptions {
   sessions?: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear'>;
   /** Serves the memory threads API (`/v1/threads`) when given. */
   memory?: MemoryService;
+  /** Plan templates runs may start from (`GET /v1/blueprints`). @default none */
+  blueprints?: Blueprint[];
   /** Aborting it ends open event streams, so a closing server is not held open by them. */
   shutdown?: AbortSignal;
 }
@@ -42,6 +45,7 @@ const BODY_LIMIT = '64kb';
 
 export function createApp(options: AppOptions): Express {
   const { runs, config, isHealthy } = options;
+  const blueprints = options.blueprints ?? [];
   const logger = options.logger ?? pino({ name: 'api' });
   const app = express();
   app.disable('x-powered-by');
@@ -56,17 +60,34 @@ export function createApp(options: AppOptions): Express {
   app.post(
     '/v1/runs',
     validated({ body: CreateRunBody }, async ({ body }, _req, res) => {
+      const tree = body.engine === 'tree' || (body.engine === undefined && body.blueprint !== undefined);
+      if (!tree && (body.review || body.blueprint !== undefined)) throw new ApiError(400, 'invalid_request', 'review and blueprint apply to tree runs: set engine to "tree"');
+      let blueprint: { name: string; tree: TaskSpec } | undefined;
       if (body.blueprint !== undefined) {
-        throw new ApiError(400, 'invalid_request', `unknown blueprint "${body.blueprint}": no blueprints are installed`, { blueprint: body.blueprint });
-      }
-      if (body.engine !== 'tree' && body.review) throw new ApiError(400, 'invalid_request', 'review applies to tree runs: set engine to "tree"');
-      const { runId, status } = await runs.start(body);
+        const found = blueprints.find((b) => b.name === body.blueprint);
+        if (!found) throw new ApiError(400, 'invalid_request', `unknown blueprint "${body.blueprint}"`, { blueprints: blueprints.map((b) => b.name) });
+        const problem = paramsProblem(found, body.params ?? {});
+        if (problem) throw new ApiError(400, 'invalid_request', `params do not fit blueprint "${found.name}": ${problem}`, { params: found.params });
+        blueprint = { name: found.name, tree: expandBlueprint(found, body.params ?? {}) };
+      } else if (body.params !== undefined) throw new ApiError(400, 'invalid_request', 'params go with a blueprint');
+      const { runId, status } = await runs.start({
+        userId: body.userId,
+        goal: body.goal,
+        ...(body.sessionId !== undefined ? { sessionId: body.sessionId } : {}),
+        ...(tree ? { engine: 'tree' as const } : {}),
+        ...(body.review !== undefined ? { review: body.review } : {}),
+        ...(blueprint ? { blueprint } : {}),
+      });
       res
         .status(201)
         .location(`/v1/runs/${encodeURIComponent(runId)}`)
         .json({ runId, status, uiUrl: runUiUrl(config, runId) });
     }),
   );
+
+  app.get('/v1/blueprints', (_req, res) => {
+    res.json({ blueprints: blueprints.map(describeBlueprint) });
+  });
 
   app.get(
     '/v1/runs',

@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
+import { loadBlueprints } from '../blueprints/load';
 import { loadConfig, type Config } from '../config';
 import { openMemory } from '../store/open-memory';
 import { connectClient } from '../temporal/connection';
@@ -62,6 +63,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     logger,
     shutdown: shutdown.signal,
     memory,
+    blueprints: loadBlueprints(config.BLUEPRINTS_DIR),
   });
   const server = http.createServer(app);
   try {

@@ -137,6 +137,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       this.#publish(model.withTree(this.#state, scope.tree, now, { status: 'running', planId: `${scope.rootRunId}#${scope.index}` }));
       return this.#schedule(now);
     }
+    if (this.input.blueprint) return this.#proposed(this.input.blueprint.tree, now);
     this.#waiting = { for: 'tree' };
     return [{ kind: 'call', activity: 'proposeTree', input: { state: this.#state }, policy: 'model', summary: `task tree: ${this.input.goal}`.slice(0, 200) }];
   }
@@ -177,6 +178,13 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
         if (waiting.for !== 'tree') throw new Error(`a task tree arrived while the run waits for ${waiting.for}`);
         this.#state = { ...this.#state, model: label, threadId: threadId ?? this.#state.threadId };
         return this.#proposed(tree, now);
+      }
+      case 'expandBlueprint': {
+        if (waiting.for !== 'subtasks') throw new Error(`a blueprint arrived while the run waits for ${waiting.for}`);
+        const expanded = event.value;
+        if ('tree' in expanded) return this.#planned(waiting, expanded.tree.subtasks ?? [], now);
+        this.#publish(model.finishStep(this.#state, waiting.stepId, 'failed', { kind: 'error', content: expanded.error }, now));
+        return this.#schedule(now);
       }
       case 'reactStep':
         if (waiting.for !== 'iteration') throw new Error(`an action arrived while the run waits for ${waiting.for}`);
@@ -391,9 +399,18 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
           summary: `task ${taskIndex} · plan: ${reply.goal ?? ''}`.slice(0, 200),
         });
       }
-      case 'blueprint':
-        step({ type: 'reason' }, 'failed', { kind: 'error', content: 'no blueprints are available to this run; plan or act instead' });
-        return this.#schedule(now);
+      case 'blueprint': {
+        const { maxDepth } = this.input.treeLimits;
+        if (levelOf(taskIndex) >= maxDepth) {
+          step({ type: 'reason' }, 'failed', { kind: 'error', content: `blueprint refused: task ${taskIndex} is at level ${levelOf(taskIndex)} and a tree may have at most ${maxDepth} levels` });
+          return this.#schedule(now);
+        }
+        const name = reply.blueprint ?? '';
+        step({ type: 'subplan', goal: `blueprint ${name}` }, 'running', null);
+        const stepId = this.#state.currentStepId ?? waiting.stepId;
+        this.#waiting = { for: 'subtasks', taskIndex, stepId };
+        return this.#emit({ kind: 'call', activity: 'expandBlueprint', input: { state: this.#state, taskIndex, name }, policy: 'model', summary: `task ${taskIndex} · blueprint ${name}`.slice(0, 200) });
+      }
     }
   }
 

@@ -23,6 +23,10 @@ export interface TreeContext {
   path?: TaskNode[];
   /** `task_tree` for a plan action: the goal the task plans for; its subtasks go under the task. */
   planGoal?: string;
+  /** Blueprints (plan templates) a `blueprint` action may invoke. */
+  blueprints?: { name: string; description: string; params: Record<string, unknown> }[];
+  /** `blueprint_params`: the blueprint whose parameters to extract. */
+  blueprint?: { name: string; description: string; params: Record<string, unknown> };
   /** `task_tree` after a person asked for a revision: what they said, and the plan they saw. */
   feedback?: { text: string; previous: TaskNode };
   memory?: { messages: ChatMessage[]; tokens: number };
@@ -36,6 +40,7 @@ Actions:
 - "finish": the current task is done; set "result" (what it produced, for the tasks after it).
 - "ask_user": ask the person a question when a fact or decision is theirs; set "question".
 - "plan": the current task is too big for single actions; set "goal" and it is split into subtasks that run first.
+- "blueprint": the current task matches a listed blueprint (a ready-made plan); set "blueprint" to its name and its tasks run first.
 Rules: work only on the current task; use only the tools listed; never invent tool results; finish as soon as the task's goal is met. Reply with JSON only, matching the schema you are given.`;
 
 const INSTRUCTIONS: Record<TreeContext['call'], string> = {
@@ -81,9 +86,11 @@ export function buildTreeMessages(ctx: TreeContext): ChatMessage[] {
     const seen = mine.flatMap((s) => state.observations.filter((o) => o.stepId === s.id).map((o) => `${s.id} ${s.type}${s.tool ? ` ${s.tool}(${JSON.stringify(s.args ?? {})})` : ''}: ${o.kind}: ${o.content}`));
     if (seen.length) parts.push(`This task's actions so far:\n${seen.join('\n')}`);
   }
+  if (ctx.call === 'blueprint_params' && ctx.blueprint) parts.push(`Blueprint ${ctx.blueprint.name}: ${ctx.blueprint.description}\nParameters (JSON Schema):\n${JSON.stringify(ctx.blueprint.params)}`);
   parts.push(INSTRUCTIONS[ctx.call]);
+  const offered = ctx.call === 'react_action' && ctx.blueprints?.length ? `\n\nBlueprints:\n${ctx.blueprints.map((b) => `- ${b.name}: ${b.description}`).join('\n')}` : '';
   return [
-    { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}` },
+    { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}${offered}` },
     ...(ctx.memory ? [{ role: 'system' as const, content: 'Working memory of this run follows.' }, ...ctx.memory.messages] : []),
     { role: 'user', content: parts.join('\n\n') },
   ];

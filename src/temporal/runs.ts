@@ -12,6 +12,7 @@ import {
   type WorkflowExecutionInfo,
 } from '@temporalio/client';
 import { treeLimitsOf, type Config } from '../config';
+import type { TaskSpec } from '../planning/task-tree';
 import { isTerminal, type ExecutionState, type RunStatus } from '../planning/execution-state';
 import {
   getStateQuery,
@@ -95,7 +96,15 @@ export class Runs {
    * Starts a run: seed 000's planner, or with `engine: "tree"` seed 003's task tree, which waits
    * for a person's review of its plan when `review` is true or PLAN_REVIEW=always.
    */
-  async start(request: { userId: string; goal: string; sessionId?: string | null; engine?: 'plan' | 'tree'; review?: boolean }): Promise<{ runId: string; status: RunStatus }> {
+  async start(request: {
+    userId: string;
+    goal: string;
+    sessionId?: string | null;
+    engine?: 'plan' | 'tree';
+    review?: boolean;
+    /** A tree run from a blueprint: its name and its tree, expanded with validated parameters. */
+    blueprint?: { name: string; tree: TaskSpec };
+  }): Promise<{ runId: string; status: RunStatus }> {
     const runId = newRunId(request.userId);
     const tree = request.engine === 'tree';
     const input: PlanExecutionInput = {
@@ -105,6 +114,7 @@ export class Runs {
       limits: { maxSteps: this.config.MAX_STEPS, maxDepth: this.config.MAX_SUBPLAN_DEPTH },
       // Plan runs keep the input they always had, so their histories look as before.
       ...(tree ? { engine: 'tree' as const, review: request.review === true || this.config.PLAN_REVIEW === 'always', treeLimits: treeLimitsOf(this.config) } : {}),
+      ...(tree && request.blueprint ? { blueprint: request.blueprint } : {}),
     };
     await this.client.workflow.start(PLAN_WORKFLOW_TYPE, {
       taskQueue: this.config.TASK_QUEUE,

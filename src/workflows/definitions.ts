@@ -44,6 +44,8 @@ export interface PlanExecutionInput {
    * (the whole tree, so its prompts show the root's progress), and returns that tree.
    */
   scope?: { index: string; tree: TaskNode; rootRunId: string };
+  /** A tree run started from a blueprint: its expanded tree is the plan (reviewed like a proposal when asked). */
+  blueprint?: { name: string; tree: TaskSpec };
 }
 
 /** A person's decision on the task tree a run proposed (DESIGN.md: POST /v1/runs/:runId/review). */

@@ -7,6 +7,8 @@ import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { createApp } from '../../src/api/app';
 import { temporalReachable } from '../../src/api/server';
+import { expandBlueprint } from '../../src/blueprints/blueprint';
+import { loadBlueprints } from '../../src/blueprints/load';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { Runs } from '../../src/temporal/runs';
 import { listen, requestJson } from '../helpers/http';
@@ -25,7 +27,7 @@ before(async () => {
   await stub.start();
   env = await startTestEnv({ provider: stubProvider(stub.url), config: testConfig({ MAX_TREE_DEPTH: '3', MAX_TREE_FANOUT: '4', MAX_ITERATIONS: '6', SPIN_WARN_AT: '2', SPIN_STOP_AT: '3' }) });
   runs = new Runs(env.client, env.config);
-  const server = await listen(createApp({ runs, config: env.config, isHealthy: () => temporalReachable(env.client), logger: silent }));
+  const server = await listen(createApp({ runs, config: env.config, isHealthy: () => temporalReachable(env.client), logger: silent, blueprints: loadBlueprints() }));
   base = server.url;
   closeServer = server.close;
 });
@@ -146,9 +148,10 @@ test('reject ends the run cancelled; review is refused on plan runs and blueprin
   assert.equal(done.status, 'cancelled');
   assert.equal(done.lastError, 'plan rejected: too expensive');
   assert.equal((await call('POST', '/v1/runs', { userId: 'u', goal: 'x', review: true })).status, 400);
-  const blueprint = await call<{ error: { message: string } }>('POST', '/v1/runs', { userId: 'u', goal: 'x', engine: 'tree', blueprint: 'research' });
+  const blueprint = await call<{ error: { message: string; details: unknown } }>('POST', '/v1/runs', { userId: 'u', goal: 'x', engine: 'tree', blueprint: 'research' });
   assert.equal(blueprint.status, 400);
   assert.match(blueprint.body.error.message, /unknown blueprint "research"/);
+  assert.deepEqual(blueprint.body.error.details, { blueprints: ['budget-split', 'time-check'] });
 });
 
 test('a leaf that plans gets subtasks under its own index; past MAX_TREE_DEPTH planning is refused; a leaf asks the person and goes on', async () => {
@@ -198,6 +201,14 @@ test('the offline demo model drives a small tree with the built-in tools', async
     assert.match(done.finalAnswer ?? '', /^\[offline demo model\] /);
     assert.match(done.finalAnswer ?? '', /12\*7 = 84\./);
     assert.match(done.finalAnswer ?? '', /I saved your color\./);
+    // And a shipped blueprint, as `npm start` shows it with no key.
+    const budget = loadBlueprints().find((b) => b.name === 'budget-split');
+    assert.ok(budget);
+    const fromBlueprint = await demoRuns.start({ userId: 'demo', goal: 'split 120 for 4', engine: 'tree', blueprint: { name: budget.name, tree: expandBlueprint(budget, { total: 120, people: 4, label: 'dinner' }) } });
+    const split = (await demo.client.workflow.getHandle(fromBlueprint.runId).result()) as ExecutionState;
+    assert.equal(split.status, 'completed', split.lastError ?? '');
+    assert.match(split.finalAnswer ?? '', /120\/4 = 30\./);
+    assert.match(split.finalAnswer ?? '', /I saved your dinner share\./);
   } finally {
     await demo.stop();
   }
@@ -286,4 +297,44 @@ test('spin: repeated identical calls get a spin_check, a confirmed spin warns th
   assert.match(prompts[4] ?? '', /reflection on the failed action: the calculator reads numbers, not words\. Lesson: write numbers as digits/, 'the lesson reaches the next iteration');
   assert.match(userPrompt(stub.requestsFor(goal, 'reflection')[0] as StubRequest), /calculator\(\{"expression":"two apples \+ 3"\}\): error:/);
   assert.equal(stub.requestsFor(goal, 'spin_check').length, 2);
+});
+
+test('blueprints over REST: listed with their parameter schemas; a run starts from one with validated params and runs its tree', async () => {
+  const list = await call<{ blueprints: { name: string; description: string; params: { required?: string[] } }[] }>('GET', '/v1/blueprints');
+  assert.equal(list.status, 200);
+  assert.deepEqual(list.body.blueprints.map((b) => [b.name, b.params.required]), [
+    ['budget-split', ['total', 'people', 'label']],
+    ['time-check', ['home', 'away']],
+  ]);
+  const bad = await call<{ error: { message: string } }>('POST', '/v1/runs', { userId: 'tree-tester', goal: 'split dinner', engine: 'tree', blueprint: 'budget-split', params: { total: 'lots', people: 4 } });
+  assert.equal(bad.status, 400);
+  assert.match(bad.body.error.message, /params do not fit blueprint "budget-split"/);
+
+  const goal = 'split the dinner bill';
+  stub.script(goal, { react_action: [tool('120/4'), finish('30 each'), finish('noted')], final_answer: [{ answer: '30 each, noted.' }] });
+  const runId = await startTree(goal, { blueprint: 'budget-split', params: { total: 120, people: 4, label: 'dinner' } });
+  const done = await result(runId);
+  assert.equal(done.status, 'completed', done.lastError ?? '');
+  assert.equal(stub.requestsFor(goal, 'task_tree').length, 0, 'the blueprint is the plan: no task_tree call');
+  assert.deepEqual(done.tree?.subtasks.map((n) => `${n.index} ${n.goal} ${n.status}`), ['1-1 Calculate 120/4 completed', '1-2 Remember that my dinner share is 120/4 completed']);
+  assert.equal(done.tree?.name, 'Split 120 between 4');
+});
+
+test('a ReAct iteration invokes a blueprint: blueprint_params repaired until they fit the schema, its tree runs as the task’s subtree', async () => {
+  const goal = 'plan the dinner costs';
+  stub.script(goal, {
+    task_tree: [{ name: 'Dinner', goal, subtasks: [{ name: 'Costs', goal: 'split the costs of the dinner' }] }],
+    react_action: [{ thought: 'a ready-made plan fits', action: 'blueprint', blueprint: 'budget-split' }, finish('25 each'), finish('noted')],
+    blueprint_params: [{ params: { total: 'a hundred', people: 4, label: 'dinner' } }, { params: { total: 100, people: 4, label: 'dinner' } }],
+    final_answer: [{ answer: '25 each.' }],
+  });
+  const runId = await startTree(goal);
+  const done = await result(runId);
+  assert.equal(done.status, 'completed', done.lastError ?? '');
+  assert.deepEqual(done.tree?.subtasks[0]?.subtasks.map((n) => `${n.index} ${n.goal} ${n.status}`), ['1-1-1 Calculate 100/4 completed', '1-1-2 Remember that my dinner share is 100/4 completed']);
+  const calls = stub.requestsFor(goal, 'blueprint_params');
+  assert.equal(calls.length, 2, 'the invalid params were sent back once');
+  assert.match(calls[1]?.messages.at(-1)?.content ?? '', /params do not fit the blueprint's schema/);
+  assert.match(userPrompt(calls[0] as StubRequest), /Blueprint budget-split: Split a shared cost/);
+  assert.match(stub.requestsFor(goal, 'react_action')[0]?.messages[0]?.content ?? '', /Blueprints:\n- budget-split: /, 'the model is offered the blueprints');
 });
