@@ -100,7 +100,7 @@ export class ApiClient {
     return res.ok;
   }
 
-  async startRun(request: { userId: string; goal: string }): Promise<StartedRun> {
+  async startRun(request: { userId: string; goal: string; engine?: 'plan' | 'tree'; review?: boolean }): Promise<StartedRun> {
     return parseBody(StartedSchema, await this.json('/v1/runs', 'POST', request), 'a start response');
   }
 
@@ -128,6 +128,28 @@ export class ApiClient {
       return 'accepted';
     } catch (err) {
       if (err instanceof ApiError && err.status === 409) return 'not_waiting';
+      throw err;
+    }
+  }
+
+  /** A tree run's plan review; `refused` (HTTP 409) when the run no longer waits for a review of that plan. */
+  async review(runId: string, body: { decision: 'approve' | 'revise' | 'reject'; planId: string; tree?: unknown; feedback?: string }): Promise<'accepted' | 'refused'> {
+    try {
+      await this.json(`/v1/runs/${encodeURIComponent(runId)}/review`, 'POST', body);
+      return 'accepted';
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 409) return 'refused';
+      throw err;
+    }
+  }
+
+  /** Skips or redoes a task of a tree run; the API's message when it cannot be done now (404, 409). */
+  async steer(runId: string, action: 'skip' | 'redo', index: string, reason?: string): Promise<'accepted' | string> {
+    try {
+      await this.json(`/v1/runs/${encodeURIComponent(runId)}/tasks/${encodeURIComponent(index)}/${action}`, 'POST', reason ? { reason } : {});
+      return 'accepted';
+    } catch (err) {
+      if (err instanceof ApiError && (err.status === 409 || err.status === 404)) return err.message;
       throw err;
     }
   }

@@ -12,19 +12,27 @@
  *   npm run chat -- --session session-ada-…    (resume one)
  *   printf 'yes\n' | npm run chat -- "…"       (replies read from stdin when it is not a terminal)
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { input } from '@inquirer/prompts';
 import { z } from 'zod';
 import { loadConfig, runUiUrl, type Config } from '../config';
 import { ApiClient, ApiUnreachableError } from './api-client';
-import { diffStates, isEnded, outcomeLine, pendingQuestion, renderEvent, waitingLines, type RunState } from './render';
+import { TaskTreeReplySchema, type TaskTreeReply } from '../planning/tree-schemas';
+import { diffStates, isEnded, outcomeLine, parseReviewAnswer, parseSteer, pendingQuestion, pendingReview, renderEvent, waitingLines, type RunState } from './render';
 
-const USAGE = `usage: npm run chat -- [--user NAME] ["goal"]
+const USAGE = `usage: npm run chat -- [--user NAME] [--engine plan|tree] [--review] ["goal"]
        npm run chat -- [--user NAME] [--session ID]
 
   with a goal   runs it, prints each step as it happens, asks you when the run asks, prints the answer
+  --engine tree runs it on the task-tree engine: the progress tree is drawn as it changes; at any prompt,
+                /skip 1-2 [reason] skips a task and /redo 1-2 [reason] queues it again
+  --review      (tree) shows the proposed plan first: approve, revise <what to change>, reject [why],
+                or edit (the tree opens in $VISUAL / $EDITOR as JSON)
   without       a conversation (a session that remembers): type messages one after another. The session
                 decides what each one is: a new request (its run's steps are shown live), the answer to
                 the question a run asked, "try again" after a failure, or a command (/help, /state, /clear).
@@ -153,6 +161,8 @@ class Interrupts {
 }
 
 interface Session {
+  /** Tree runs: the progress tree is drawn, /skip and /redo are taken at prompts, reviews are asked. */
+  tree?: boolean;
   api: ApiClient;
   interrupts: Interrupts;
   config: Config;
@@ -167,11 +177,66 @@ type Outcome = RunState['status'] | 'detached' | 'waiting';
 /** What the client has seen of a run: followed again later, it prints only what is new. */
 interface Seen {
   last: RunState | null;
-  /** Questions (by step id) already put to the person. */
+  /** Questions (by step id) and plan reviews (by plan id) already put to the person. */
   asked: Set<string>;
 }
 
 const unseen = (): Seen => ({ last: null, asked: new Set() });
+
+/**
+ * Asks at the prompt; in a tree run, `/skip 1-2 [reason]` and `/redo 1-2 [reason]` typed there are
+ * carried out and the prompt comes back. Null when the person is done.
+ */
+async function askSteering(session: Session, runId: string, message: string, signal: AbortSignal): Promise<string | null> {
+  for (;;) {
+    const line = await session.prompter.ask(message, signal);
+    const steer = line !== null && session.tree ? parseSteer(line) : null;
+    if (!steer) return line;
+    const result = await session.api.steer(runId, steer.action, steer.index, steer.reason);
+    session.print(result === 'accepted' ? `(${steer.action === 'skip' ? 'skipped' : 'queued again'}: task ${steer.index})` : `(${result})`);
+  }
+}
+
+/** The tree in $VISUAL / $EDITOR as JSON; the edited tree, or null (with the reason printed) when it is not one. */
+function editTree(session: Session, tree: RunState['tree']): TaskTreeReply | null {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'threadline-plan-')), 'plan.json');
+  writeFileSync(file, `${JSON.stringify(tree, null, 2)}\n`);
+  const editor = process.env.VISUAL || process.env.EDITOR || 'vi';
+  const ran = spawnSync(editor, [file], { stdio: 'inherit', shell: true });
+  if (ran.status !== 0) {
+    session.print(`(the editor ${editor} did not finish cleanly; the plan is unchanged)`);
+    return null;
+  }
+  try {
+    const parsed = TaskTreeReplySchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+    if (parsed.success) return parsed.data;
+    session.print(`(that is not a task tree: ${z.prettifyError(parsed.error).replace(/\n/g, '; ')})`);
+  } catch (err) {
+    session.print(`(that is not JSON: ${errorMessage(err)})`);
+  }
+  return null;
+}
+
+/** Puts the plan under review to the person until they decide; false when they are done instead. */
+async function reviewPlan(session: Session, runId: string, state: RunState, planId: string, detach: AbortSignal): Promise<boolean> {
+  for (;;) {
+    const line = await askSteering(session, runId, 'review', detach);
+    if (line === null) return false;
+    const answer = parseReviewAnswer(line);
+    if (!answer) {
+      session.print('(type approve, revise <what to change>, reject [why], or edit)');
+      continue;
+    }
+    let body: Parameters<ApiClient['review']>[1];
+    if (answer.decision === 'edit') {
+      const edited = editTree(session, state.tree);
+      if (!edited) continue;
+      body = { decision: 'approve', planId, tree: edited };
+    } else body = { ...answer, planId };
+    if ((await session.api.review(runId, body)) === 'refused') session.print('(the plan was no longer waiting for a review)');
+    return true;
+  }
+}
 
 /**
  * Follows a run: prints what changed at each state and reconnects if the event
@@ -186,16 +251,21 @@ async function followRun(
   onQuestion: 'ask' | 'pause' = 'ask',
   seen: Seen = unseen(),
 ): Promise<{ outcome: Outcome; last: RunState | null }> {
-  const { api, prompter, print } = session;
+  const { api, print } = session;
   /** Prints what changed; when the run asks something new, asks the person (or pauses). */
   const handle = async (state: RunState): Promise<'go on' | 'quit' | 'paused'> => {
     for (const event of diffStates(seen.last, state)) print(renderEvent(event));
     seen.last = state;
+    const review = pendingReview(state);
+    if (review && !seen.asked.has(review.planId)) {
+      seen.asked.add(review.planId);
+      return (await reviewPlan(session, runId, state, review.planId, detach)) ? 'go on' : 'quit';
+    }
     const question = pendingQuestion(state);
     if (!question || seen.asked.has(question.stepId)) return 'go on';
     seen.asked.add(question.stepId);
     if (onQuestion === 'pause') return 'paused';
-    const text = await prompter.ask('your reply', detach);
+    const text = await askSteering(session, runId, 'your reply', detach);
     if (text === null) return 'quit';
     if ((await api.reply(runId, text)) === 'not_waiting') print('(the run was no longer waiting for a reply)');
     return 'go on';
@@ -231,8 +301,8 @@ async function followRun(
 }
 
 /** Starts one run for `goal`, follows it, and prints how it ended and where to see it. */
-async function runGoal(session: Session, goal: string): Promise<Outcome> {
-  const started = await session.api.startRun({ userId: session.userId, goal });
+async function runGoal(session: Session, goal: string, review: boolean): Promise<Outcome> {
+  const started = await session.api.startRun({ userId: session.userId, goal, ...(session.tree ? { engine: 'tree' as const, review } : {}) });
   const link = started.uiUrl ?? runUiUrl(session.config, started.runId);
   session.print(`run ${started.runId} started for ${session.userId}`);
   const detach = new AbortController();
@@ -337,7 +407,13 @@ function osUser(): string | undefined {
 
 const ARGS = {
   allowPositionals: true,
-  options: { user: { type: 'string', short: 'u' }, session: { type: 'string', short: 's' }, help: { type: 'boolean', short: 'h' } },
+  options: {
+    user: { type: 'string', short: 'u' },
+    session: { type: 'string', short: 's' },
+    engine: { type: 'string', short: 'e' },
+    review: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  },
 } as const;
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -360,15 +436,28 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     const config = loadConfig(env);
     const userId = (args.values.user ?? env.THREADLINE_USER ?? osUser() ?? 'user').trim();
     if (!userId) throw new Error('the user id is empty: pass --user NAME or set THREADLINE_USER');
-    const session: Session = { api: new ApiClient(apiBaseUrl(env, config)), interrupts, config, userId, prompter, print };
+    const engine = args.values.engine ?? 'plan';
+    if (engine !== 'plan' && engine !== 'tree') {
+      console.error(`--engine is plan or tree, not ${engine}\n\n${USAGE}`);
+      return 2;
+    }
     const goal = args.positionals.join(' ').trim();
     const resume = args.values.session?.trim() || undefined;
+    if ((engine === 'tree' || args.values.review) && !goal) {
+      console.error(`--engine tree and --review go with a goal\n\n${USAGE}`);
+      return 2;
+    }
+    if (args.values.review && engine !== 'tree') {
+      console.error(`--review is for --engine tree\n\n${USAGE}`);
+      return 2;
+    }
+    const session: Session = { api: new ApiClient(apiBaseUrl(env, config)), interrupts, config, userId, prompter, print, tree: engine === 'tree' };
     if (goal && resume) {
       console.error(`a goal runs on its own; --session is for a conversation (leave out the goal)\n\n${USAGE}`);
       return 2;
     }
     if (!goal) return await conversation(session, resume);
-    const outcome = await runGoal(session, goal);
+    const outcome = await runGoal(session, goal, args.values.review === true);
     return outcome === 'completed' ? 0 : outcome === 'detached' ? 130 : 1;
   } catch (err) {
     console.error(`error: ${errorMessage(err)}`);

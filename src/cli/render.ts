@@ -8,6 +8,7 @@ import { DEMO_LABEL } from '../llm/demo-provider';
 import { isTerminal, OBSERVATION_KINDS, RUN_STATUSES, STEP_STATUSES } from '../planning/execution-state';
 import { MARK } from '../planning/progress';
 import { STEP_TYPES } from '../planning/schemas';
+import { TaskSpecSchema } from '../planning/tree-schemas';
 import { SESSION_RUN_STATUSES, WAITING } from '../sessions/session-model';
 
 /**
@@ -31,6 +32,7 @@ export const RunStateSchema = z.object({
       question: z.string().optional(),
       goal: z.string().optional(),
       childRunId: z.string().optional(),
+      task: z.string().optional(),
     }),
   ),
   currentStepId: z.string().nullable(),
@@ -40,6 +42,11 @@ export const RunStateSchema = z.object({
   finalAnswer: z.string().nullable(),
   lastError: z.string().nullable(),
   model: z.string().optional(),
+  /** Tree runs (seed 003): the plan under review, the tree (names and goals are what a person edits) and its progress rendering. */
+  engine: z.literal('tree').optional(),
+  planId: z.string().nullable().optional(),
+  tree: TaskSpecSchema.nullable().optional(),
+  progress: z.string().optional(),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 export type RunStep = RunState['steps'][number];
@@ -50,6 +57,8 @@ export type ChatEvent =
   | { kind: 'plan'; steps: RunStep[]; revised: boolean }
   | { kind: 'step'; step: RunStep; observation: string | null; observationKind: string | null }
   | { kind: 'question'; stepId: string; question: string }
+  | { kind: 'progress'; text: string }
+  | { kind: 'review'; planId: string }
   | { kind: 'completed'; answer: string }
   | { kind: 'failed'; error: string }
   | { kind: 'cancelled' };
@@ -122,6 +131,42 @@ export function pendingQuestion(state: RunState): { stepId: string; question: st
 
 export const isEnded = (state: RunState): boolean => isTerminal(state.status);
 
+/** The plan a tree run waits on a review of, or null. */
+export function pendingReview(state: RunState): { planId: string } | null {
+  return state.status === 'waiting_review' && state.planId ? { planId: state.planId } : null;
+}
+
+/** A person's answer to a plan review, as typed. */
+export type ReviewAnswer = { decision: 'approve' } | { decision: 'revise'; feedback: string } | { decision: 'reject'; feedback?: string } | { decision: 'edit' };
+
+/** `approve` (or yes/ok), `revise <feedback>`, `reject [why]`, `edit`; null for anything else. */
+export function parseReviewAnswer(line: string): ReviewAnswer | null {
+  const [word = '', ...rest] = line.trim().split(/\s+/);
+  const text = rest.join(' ');
+  switch (word.toLowerCase()) {
+    case 'approve':
+    case 'yes':
+    case 'ok':
+      return { decision: 'approve' };
+    case 'revise':
+      return text ? { decision: 'revise', feedback: text } : null;
+    case 'reject':
+    case 'no':
+      return text ? { decision: 'reject', feedback: text } : { decision: 'reject' };
+    case 'edit':
+      return { decision: 'edit' };
+    default:
+      return null;
+  }
+}
+
+/** `/skip 1-2 [reason]` or `/redo 1-2 [reason]`, typed at any prompt of a tree run; null for anything else. */
+export function parseSteer(line: string): { action: 'skip' | 'redo'; index: string; reason?: string } | null {
+  const m = /^\/(skip|redo)\s+(1(?:-\d+)*)(?:\s+(.+))?$/.exec(line.trim());
+  if (!m) return null;
+  return { action: m[1] === 'skip' ? 'skip' : 'redo', index: m[2] ?? '1', ...(m[3] ? { reason: m[3].trim() } : {}) };
+}
+
 /**
  * Events between `prev` (null before the first state) and `next`, in the order
  * to print them. States may arrive coalesced (several transitions at once), so
@@ -149,6 +194,9 @@ export function diffStates(prev: RunState | null, next: RunState): ChatEvent[] {
   const runningLast = (s: RunStep) => (s.status === 'running' ? 1 : 0);
   events.push(...later.sort((a, b) => runningLast(a) - runningLast(b) || a.index - b.index).map(stepEvent));
 
+  if (next.progress && next.progress !== prev?.progress) events.push({ kind: 'progress', text: next.progress });
+  const review = pendingReview(next);
+  if (review && (prev === null || pendingReview(prev)?.planId !== review.planId)) events.push({ kind: 'review', ...review });
   const asked = pendingQuestion(next);
   if (asked && (prev === null || pendingQuestion(prev)?.stepId !== asked.stepId)) events.push({ kind: 'question', ...asked });
 
@@ -173,6 +221,13 @@ export function renderEvent(event: ChatEvent): string {
       return stepLine(event.step, event.observation, event.observationKind);
     case 'question':
       return `? ${event.question}`;
+    case 'progress':
+      return event.text
+        .split('\n')
+        .map((line) => `  | ${line}`)
+        .join('\n');
+    case 'review':
+      return `? the plan above (${event.planId}) waits for your review: approve, revise <what to change>, reject [why], or edit`;
     case 'completed':
       return `\nanswer: ${event.answer}`;
     case 'failed':

@@ -267,3 +267,38 @@ test('the API address defaults to HOST and PORT, reached on loopback when the AP
   assert.equal(apiBaseUrl({ THREADLINE_API_URL: 'https://agents.example.com/' }, config({})), 'https://agents.example.com/');
   assert.throws(() => apiBaseUrl({ THREADLINE_API_URL: 'not a url' }, config({})), /THREADLINE_API_URL is not a URL/);
 });
+
+test('--engine tree --review: the plan is reviewed at the prompt (revise, then approve), the tree is drawn live, /skip at a prompt skips a task, and the run answers', async () => {
+  const goal = `book a table (${USER})`;
+  const first = { name: 'Table', goal, subtasks: [{ name: 'Count', goal: 'how many people' }, { name: 'Book', goal: 'book it' }] };
+  const second = { ...first, subtasks: [...first.subtasks, { name: 'Flowers', goal: 'order flowers' }, { name: 'Check', goal: 'check the booking' }] };
+  stub.script(goal, {
+    task_tree: [first, second],
+    react_action: [
+      { thought: 'need a number', action: 'ask_user', question: 'For how many people?' },
+      { thought: 'got it', action: 'finish', result: 'four people' },
+      { thought: 'book', action: 'finish', result: 'booked for four' },
+      { thought: 'check', action: 'finish', result: 'booking confirmed' },
+    ],
+    final_answer: [{ answer: 'A table for four is booked and confirmed.' }],
+  });
+  const session = chat(['--user', USER, '--engine', 'tree', '--review', goal]);
+  await session.waitForOutput('waits for your review');
+  assert.match(session.stdout(), /\| +-\[ \] 1-2\. "Book" \(not started\)/, 'the proposed plan is drawn before the review');
+  session.child.stdin.write('revise also check the booking\n');
+  await session.waitForOutput('#tree2) waits for your review');
+  session.child.stdin.write('approve\n');
+  await session.waitForOutput('? For how many people?');
+  session.child.stdin.end('/skip 1-3 no flowers\nfour\n');
+  const code = await session.exited;
+  const out = session.stdout();
+  assert.equal(code, 0, `exit code${out}${session.stderr()}`);
+  assert.match(out, /review: revise also check the booking/);
+  assert.match(out, /\(skipped: task 1-3\)/);
+  assert.match(out, /\| +-\[x\] 1-3\. "Flowers" \(skipped: skipped by the user: no flowers\)/);
+  assert.match(out, /\| +-\[x\] 1-4\. "Check" \(finished: booking confirmed\)/);
+  assert.match(out, /answer: A table for four is booked and confirmed\./);
+  assert.match(userPromptOf(stub.requestsFor(goal, 'task_tree')[1]), /Their feedback: also check the booking/);
+});
+
+const userPromptOf = (r: { messages: { content: string }[] } | undefined) => r?.messages.at(-1)?.content ?? '';

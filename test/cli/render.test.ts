@@ -4,7 +4,20 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { diffStates, modelLine, outcomeLine, pendingQuestion, renderEvent, RunStateSchema, SessionStateSchema, stepLine, waitingLines, type RunState } from '../../src/cli/render';
+import {
+  diffStates,
+  modelLine,
+  outcomeLine,
+  pendingQuestion,
+  renderEvent,
+  RunStateSchema,
+  SessionStateSchema,
+  stepLine,
+  waitingLines,
+  type RunState,
+  parseReviewAnswer,
+  parseSteer,
+} from '../../src/cli/render';
 import * as model from '../../src/planning/execution-state';
 import type { ExecutionState } from '../../src/planning/execution-state';
 
@@ -195,4 +208,31 @@ test('a resumed conversation lists each run still waiting for an answer, yes/no 
   assert.deepEqual(waitingLines(session), ['run r2 is waiting for your answer: ? Which colour?', 'run r3 is waiting for your answer: ? Should I book it?']);
   assert.equal(outcomeLine({ kind: 'retry', runId: 'r5' }), 'retrying: run r5 started');
   assert.equal(outcomeLine({ kind: 'command', reply: 'hi' }), null);
+});
+
+test('tree runs: the progress tree is drawn when it changes, and a plan waiting for review is announced once per plan', () => {
+  const base = { runId: 'r', goal: 'g', steps: [], currentStepId: null, observations: [], finalAnswer: null, lastError: null, engine: 'tree' as const };
+  const waiting = { ...base, status: 'waiting_review' as const, planId: 'r#tree1', progress: '-[ ] 1. "Trip" (not started)\n -[ ] 1-1. "Train" (not started)' };
+  const events = diffStates(null, waiting);
+  assert.deepEqual(events.map((e) => e.kind), ['progress', 'review']);
+  assert.deepEqual(events.map(renderEvent), [
+    '  | -[ ] 1. "Trip" (not started)\n  |  -[ ] 1-1. "Train" (not started)',
+    '? the plan above (r#tree1) waits for your review: approve, revise <what to change>, reject [why], or edit',
+  ]);
+  assert.deepEqual(diffStates(waiting, { ...waiting }), [], 'nothing new, nothing printed');
+  assert.deepEqual(diffStates(waiting, { ...waiting, planId: 'r#tree2' }).map((e) => e.kind), ['review']);
+});
+
+test('review answers and /skip, /redo as typed at the prompt', () => {
+  assert.deepEqual(parseReviewAnswer('approve'), { decision: 'approve' });
+  assert.deepEqual(parseReviewAnswer('OK'), { decision: 'approve' });
+  assert.deepEqual(parseReviewAnswer('revise  add a budget check'), { decision: 'revise', feedback: 'add a budget check' });
+  assert.equal(parseReviewAnswer('revise'), null, 'a revision needs feedback');
+  assert.deepEqual(parseReviewAnswer('reject too costly'), { decision: 'reject', feedback: 'too costly' });
+  assert.deepEqual(parseReviewAnswer('edit'), { decision: 'edit' });
+  assert.equal(parseReviewAnswer('maybe'), null);
+  assert.deepEqual(parseSteer('/skip 1-2 not needed'), { action: 'skip', index: '1-2', reason: 'not needed' });
+  assert.deepEqual(parseSteer('/redo 1-3-1'), { action: 'redo', index: '1-3-1' });
+  assert.equal(parseSteer('/skip two'), null);
+  assert.equal(parseSteer('skip 1-2'), null);
 });
