@@ -10,6 +10,7 @@ import type { TreeCallName } from '../planning/schemas';
 import type { ReactActionReply, TaskTreeReply } from '../planning/tree-schemas';
 import { completeStructured } from '../llm/structured';
 import { buildTreeMessages, type TreeContext } from '../llm/tree-prompts';
+import type { ChunkInput } from '../memory/model';
 import { outputChunk, stepChunks } from '../memory/run-chunks';
 import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } from '../blueprints/blueprint';
 import type { SpinLimits } from '../engine/spin';
@@ -49,6 +50,12 @@ export interface ReactStepResult {
 }
 
 const JOURNAL = 'step-journal';
+
+/** A ReAct iteration's thought and chosen action, as a `thinking` chunk of the run's thread. */
+function thoughtChunk(state: ExecutionState, stepId: string, taskIndex: string, reply: ReactActionReply): ChunkInput {
+  const action = reply.action === 'tool' ? `tool ${reply.tool ?? '?'}` : reply.action;
+  return { type: 'thinking', content: { kind: 'text', text: `[task ${taskIndex}] ${reply.thought} → ${action}` }, provenance: { runId: state.runId, stepId } };
+}
 
 export function createTreeActivities(deps: TreeActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
@@ -116,6 +123,8 @@ export function createTreeActivities(deps: TreeActivityDeps) {
           reply = await ask({ ...(await context('react_action', state, taskIndex)), call: 'react_action' }, signal);
           await deps.store.put(JOURNAL, `${key}:action`, reply);
         }
+        // The task's working memory (seed 004): the thought, then the action and its result.
+        await rememberInRun(deps, state, [thoughtChunk(state, stepId, taskIndex, reply)], `task ${taskIndex} thought`, `${key}:thought`);
         if (reply.action !== 'tool') return { reply, observation: null };
         let observation = await deps.store.get<StepObservation>(JOURNAL, key);
         if (!observation) {
@@ -156,7 +165,13 @@ export function createTreeActivities(deps: TreeActivityDeps) {
 
     /** `reflection`: the task's last action failed; what went wrong, and the lesson for the next attempt. */
     async reflect({ state, taskIndex }: { state: ExecutionState; taskIndex: string }): Promise<ReflectionReply> {
-      return withHeartbeats(async (signal) => ask({ ...(await context('reflection', state, taskIndex)), call: 'reflection' }, signal));
+      return withHeartbeats(async (signal) => {
+        const reply = await ask({ ...(await context('reflection', state, taskIndex)), call: 'reflection' }, signal);
+        // The lesson stays in the task's working memory, past compaction of older steps.
+        const lesson: ChunkInput = { type: 'thinking', content: { kind: 'text', text: `task ${taskIndex} lesson: ${reply.lesson}` }, priority: 70, provenance: { runId: state.runId } };
+        await rememberInRun(deps, state, [lesson], `task ${taskIndex} reflection`, idempotencyKey());
+        return reply;
+      });
     },
 
     /** `final_answer` of a tree run, from what its tasks produced. */

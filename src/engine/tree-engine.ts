@@ -134,7 +134,8 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     const scope = this.input.scope;
     if (scope) {
       // A child run: its part of the tree was planned (and reviewed) by the run above it.
-      this.#publish(model.withTree(this.#state, scope.tree, now, { status: 'running', planId: `${scope.rootRunId}#${scope.index}` }));
+      // It writes to the root run's memory thread: one working memory for the whole tree (the seed's shared timeline).
+      this.#publish(model.withTree(this.#state, scope.tree, now, { status: 'running', planId: `${scope.rootRunId}#${scope.index}`, threadId: scope.threadId ?? null }));
       return this.#schedule(now);
     }
     if (this.input.blueprint) return this.#proposed(this.input.blueprint.tree, now);
@@ -300,7 +301,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       limits: this.input.limits,
       engine: 'tree',
       treeLimits: this.input.treeLimits,
-      scope: { index: group.index, tree: this.#tree(), rootRunId },
+      scope: { index: group.index, tree: this.#tree(), rootRunId, threadId: this.#state.threadId },
       ...(this.input.sessionThreadId ? { sessionThreadId: this.input.sessionThreadId } : {}),
     };
     this.#waiting = { for: 'child', taskIndex: group.index, stepId, childRunId };

@@ -43,7 +43,7 @@ export interface PlanExecutionInput {
    * A tree run's child run: it executes the subtree at `scope.index` of the tree it was handed
    * (the whole tree, so its prompts show the root's progress), and returns that tree.
    */
-  scope?: { index: string; tree: TaskNode; rootRunId: string };
+  scope?: { index: string; tree: TaskNode; rootRunId: string; threadId?: string | null };
   /** A tree run started from a blueprint: its expanded tree is the plan (reviewed like a proposal when asked). */
   blueprint?: { name: string; tree: TaskSpec };
 }

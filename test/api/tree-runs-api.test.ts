@@ -10,6 +10,7 @@ import { temporalReachable } from '../../src/api/server';
 import { expandBlueprint } from '../../src/blueprints/blueprint';
 import { loadBlueprints } from '../../src/blueprints/load';
 import type { ExecutionState } from '../../src/planning/execution-state';
+import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
 import { listen, requestJson } from '../helpers/http';
 import { StubModelServer, type StubRequest } from '../helpers/stub-model-server';
@@ -82,6 +83,18 @@ test('a tree run executes its leaves in DFS order (a group as child run <run>.t<
   // The REST state shows the same tree.
   const state = await stateOf(runId);
   assert.equal(state.progress, done.progress);
+  // Each iteration's thought, action and result are in the run's working memory (its memory thread),
+  // the group's child run included: one thread for the whole tree.
+  assert.equal(child.threadId, `thread_${runId}`);
+  const { memory, close } = await openMemory(env.config);
+  try {
+    const texts = (await memory.view(`thread_${runId}`)).chunks.map((c) => (c.content.kind === 'text' ? c.content.text : JSON.stringify(c.content)));
+    assert.ok(texts.includes('[task 1-1-1] compute 2*39 → tool calculator'), texts.join('\n'));
+    assert.ok(texts.some((t) => t.includes('"tool":"calculator"')) && texts.some((t) => t.includes('"result":{"value":78}')), texts.join('\n'));
+    assert.ok(texts.includes('[task 1-2] done: bouchons → finish'), texts.join('\n'));
+  } finally {
+    await close();
+  }
 });
 
 test('review over REST: the run waits with its plan; stale planId 409; revise with feedback; approve an edited tree; 400 for a tree past the limits', async () => {
