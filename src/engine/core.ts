@@ -36,8 +36,10 @@ export type Command<A extends ActivityMap> =
   | { kind: 'await_person' }
   /** The run's status changed: make it visible (search attribute). */
   | { kind: 'status'; status: RunStatus }
-  /** Tell whoever is waiting on this run (its session) what happened; fire and forget, in order. */
+  /** Tell whoever is waiting on this run (its session, or the tree run above it) what happened; fire and forget, in order. */
   | { kind: 'notify_parent'; parentId: string; report: RunReport }
+  /** Pass a person's reply down to a child run that asked the question (fire and forget, in order). */
+  | { kind: 'relay_reply'; runId: string; text: string }
   /** The run has ended: its state is the workflow's result. */
   | { kind: 'end' };
 

@@ -32,6 +32,7 @@ import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../workflows
 import type { Command, Engine, EngineEvent } from './core';
 import type { ReplyEvent } from './plan-engine';
 import { parentReport } from './report';
+import type { RunReport } from '../workflows/session-definitions';
 import { DEFAULT_SPIN_LIMITS, repeatedCalls, shouldCheckSpin } from './spin';
 import type { SpinCheckReply } from '../planning/tree-schemas';
 
@@ -42,7 +43,12 @@ export interface ReviewEvent extends ReviewDecision {
 export interface SteerEvent extends TaskSteer {
   kind: 'skip' | 'redo';
 }
-export type TreePersonEvent = ReplyEvent | ReviewEvent | SteerEvent;
+/** A child run (a group's) reports that it waits for a reply, or resumed. */
+export interface ChildReportEvent {
+  kind: 'child_report';
+  report: RunReport;
+}
+export type TreePersonEvent = ReplyEvent | ReviewEvent | SteerEvent | ChildReportEvent;
 
 /** Why a skip or redo cannot be taken: the task is unknown, it cannot be now, or a child run executes it. */
 export type SteerRefusal = { kind: 'unknown' | 'notNow'; message: string } | { kind: 'delegated'; message: string; childRunId: string };
@@ -80,6 +86,8 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
   #waiting: Waiting = { for: 'nothing' };
   #plans = 0;
   #out: TreeCommand[] = [];
+  /** A question a child run asked, shown as this run's own until the person answers it here (or there). */
+  #relay: { childRunId: string; stepId: string } | null = null;
 
   constructor(
     private readonly input: TreeEngineInput,
@@ -97,7 +105,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
   }
 
   canTakeReply(): boolean {
-    return this.#state.status === 'waiting_user' && this.#waiting.for === 'reply';
+    return this.#state.status === 'waiting_user' && (this.#waiting.for === 'reply' || (this.#waiting.for === 'child' && this.#relay !== null));
   }
 
   /** Why a review decision cannot be taken now, or null when it can (the update's validator). */
@@ -157,9 +165,12 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
         this.#publish(model.cancel(this.#state, now));
         return this.#end();
       case 'reply':
+        if (waiting.for === 'child' && this.#relay) return this.#relayReply(waiting, event.text, now);
         if (waiting.for !== 'reply') throw new Error(`a reply arrived while the run waits for ${waiting.for}`);
         this.#publish(model.recordReply(this.#state, waiting.stepId, event.text, now));
         return this.#schedule(now);
+      case 'child_report':
+        return this.#childReport(waiting, event.report, now);
       case 'review':
         if (waiting.for !== 'review') throw new Error(`a review arrived while the run waits for ${waiting.for}`);
         return this.#review(event, now);
@@ -308,6 +319,43 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     return this.#emit({ kind: 'start_child', workflowId: childRunId, input: child, summary: `task ${group.index}: ${group.name}`.slice(0, 200) });
   }
 
+  /**
+   * A child run waits for a reply: its question becomes this run's (a step of the group's task, status
+   * `waiting_user`), so whoever follows this run — a person, the run above, a session — sees and answers
+   * it here; the reply is passed down. Resumed there (answered directly): the question here is closed.
+   */
+  #childReport(waiting: Waiting, report: RunReport, now: Date): TreeCommand[] {
+    if (waiting.for === 'child' && report.runId === waiting.childRunId) {
+      if (report.status === 'waiting_user' && !this.#relay) {
+        const question = report.question ?? `run ${report.runId} waits for a reply`;
+        this.#publish(model.appendStep(this.#state, { type: 'ask_user', description: `[${waiting.taskIndex}] asked in run ${report.runId}`, question }, 'running', null, now, { task: waiting.taskIndex, childRunId: report.runId }));
+        this.#relay = { childRunId: report.runId, stepId: this.#state.currentStepId ?? '' };
+        this.#publish(model.waitForUser(this.#state, this.#relay.stepId, now));
+      } else if (report.status === 'running' && this.#relay) {
+        this.#publish(model.recordReply(this.#state, this.#relay.stepId, `(answered in run ${report.runId})`, now));
+        this.#relay = null;
+      }
+    }
+    return this.#aside(waiting);
+  }
+
+  #relayReply(waiting: Waiting, text: string, now: Date): TreeCommand[] {
+    const relay = this.#relay;
+    if (!relay) return this.#aside(waiting);
+    this.#relay = null;
+    this.#publish(model.recordReply(this.#state, relay.stepId, text, now));
+    this.#out.push({ kind: 'relay_reply', runId: relay.childRunId, text });
+    return this.#aside(waiting);
+  }
+
+  /** An event taken aside: what changed goes out, and the run goes on waiting for the same thing. */
+  #aside(waiting: Waiting): TreeCommand[] {
+    this.#waiting = waiting;
+    const out = this.#out;
+    this.#out = [];
+    return out;
+  }
+
   /** The child's subtree replaces ours (statuses, results); a failed child aborts what it left undone. */
   #childEnded(waiting: Extract<Waiting, { for: 'child' }>, child: ExecutionState, now: Date): TreeCommand[] {
     const { taskIndex, stepId, childRunId } = waiting;
@@ -337,6 +385,10 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     if (event.kind === 'skip') {
       this.#setTask(event.index, (n) => skipSubtree(n, reason), now);
       if (concerned && 'stepId' in waiting) {
+        if (this.#relay) {
+          this.#publish(model.finishStep(this.#state, this.#relay.stepId, 'skipped', null, now));
+          this.#relay = null;
+        }
         const observation = { kind: 'user_reply' as const, content: `task ${event.index} skipped by the user${reason ? `: ${reason}` : ''}` };
         // An iteration's step is written when its action comes back; a skipped one is written now.
         if (waiting.for === 'iteration') {
@@ -349,11 +401,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       this.#setTask(event.index, (n) => requeueSubtree(n, reason), now);
       if (waiting.for === 'answer') return this.#schedule(now);
     }
-    // The wait goes on: give back what changed, keep waiting for the same thing.
-    this.#waiting = waiting;
-    const out = this.#out;
-    this.#out = [];
-    return out;
+    return this.#aside(waiting);
   }
 
   #acted(waiting: Extract<Waiting, { for: 'iteration' }>, { reply, observation }: ReactStepResult, now: Date): TreeCommand[] {
@@ -484,7 +532,9 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     this.#state = next;
     if (next.status === previous) return;
     this.#out.push({ kind: 'status', status: next.status });
-    const report = parentReport<TreeActivities>(next, previous, this.input.reportTo);
-    if (report) this.#out.push(report);
+    // A group's child run tells the run above when it waits and resumes (its end comes back as the child's result).
+    const scoped = this.input.scope !== undefined;
+    const report = parentReport<TreeActivities>(next, previous, scoped ? (this.input.parentRunId ?? null) : this.input.reportTo);
+    if (report && !(scoped && model.isTerminal(next.status))) this.#out.push(report);
   }
 }

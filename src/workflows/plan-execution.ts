@@ -25,6 +25,7 @@ import {
   type PlanExecutionInput,
 } from './definitions';
 import { runEngine } from './run-engine';
+import { runReportSignal } from './session-definitions';
 
 /** Tree limits of runs started without them. */
 const DEFAULT_TREE_LIMITS = { maxDepth: 4, maxFanout: 8, maxIterations: 10 };
@@ -51,6 +52,10 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
         },
       },
     );
+    // A group's child run reports its questions here (the same signal a session gets from its runs).
+    setHandler(runReportSignal, (report) => {
+      inbox.push({ kind: 'child_report', report });
+    });
     for (const [update, kind] of [
       [skipTaskUpdate, 'skip'],
       [redoTaskUpdate, 'redo'],

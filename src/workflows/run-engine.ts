@@ -24,7 +24,7 @@ import {
 } from '@temporalio/workflow';
 import { isBlocking, type ActivityMap, type CallPolicy, type Command, type Engine, type EngineEvent } from '../engine/core';
 import type { ExecutionState } from '../planning/execution-state';
-import { PLAN_WORKFLOW_TYPE, STATUS_ATTR, USER_ID_ATTR } from './definitions';
+import { PLAN_WORKFLOW_TYPE, replySignal, STATUS_ATTR, USER_ID_ATTR } from './definitions';
 import { runReportSignal } from './session-definitions';
 import type { planExecutionWorkflow } from './plan-execution';
 
@@ -82,6 +82,11 @@ export async function runEngine<S, A extends ActivityMap, Person>(
           reports = reports.then(() =>
             CancellationScope.nonCancellable(() => getExternalWorkflowHandle(parentId).signal(runReportSignal, report)).catch(() => undefined),
           );
+          break;
+        }
+        case 'relay_reply': {
+          const { runId, text } = command;
+          reports = reports.then(() => CancellationScope.nonCancellable(() => getExternalWorkflowHandle(runId).signal(replySignal, { text })).catch(() => undefined));
           break;
         }
         default:

@@ -184,22 +184,29 @@ test('a leaf that plans gets subtasks under its own index; past MAX_TREE_DEPTH p
     final_answer: [{ answer: 'Sales up 4%, ops costs flat.' }],
   });
   const runId = await startTree(goal);
-  // 1-1 planned, so it is a group now: its subtasks run in the child run <run>.t1-1, which asks.
+  // 1-1 planned, so it is a group now: its subtasks run in the child run <run>.t1-1, which asks —
+  // and the root run shows the question as its own, so whoever follows the root can answer it there.
   const childId = `${runId}.t1-1`;
-  await waitFor('the question', async () => (await call<ExecutionState>('GET', `/v1/runs/${childId}`)).body.status === 'waiting_user');
-  const waiting = await stateOf(childId);
+  const waiting = await waitFor('the question on the root run', async () => {
+    const s = await stateOf(runId);
+    return s.status === 'waiting_user' ? s : null;
+  });
   assert.equal(waiting.steps.at(-1)?.question, 'Which cost centre?');
-  assert.equal(waiting.steps.at(-1)?.task, '1-1-2');
-  assert.equal((await call('POST', `/v1/runs/${childId}/reply`, { text: 'ops' })).status, 202);
+  assert.equal(waiting.steps.at(-1)?.childRunId, childId);
+  const child = await stateOf(childId);
+  assert.equal(child.status, 'waiting_user');
+  assert.equal(child.steps.at(-1)?.task, '1-1-2');
+  assert.equal((await call('POST', `/v1/runs/${runId}/reply`, { text: 'ops' })).status, 202);
   const done = await result(runId);
   assert.equal(done.status, 'completed');
   assert.deepEqual(done.tree?.subtasks[0]?.subtasks.map((t) => `${t.index} ${t.status} ${t.result}`), ['1-1-1 completed sales up 4%', '1-1-2 completed costs of ops flat']);
-  const child = await stateOf(childId);
-  assert.ok(child.observations.some((o) => /planning refused: task 1-1-1 is at level 3 and a tree may have at most 3 levels/.test(o.content)));
+  const childDone = await stateOf(childId);
+  assert.ok(childDone.observations.some((o) => /planning refused: task 1-1-1 is at level 3 and a tree may have at most 3 levels/.test(o.content)));
   const subtreeCall = userPrompt(stub.requestsFor(goal, 'task_tree')[1] as StubRequest);
   assert.match(subtreeCall, /Task 1-1 \(Numbers\) decided to plan: split the numbers by source/);
   const lastPrompt = userPrompt(stub.requestsFor(goal, 'react_action').at(-1) as StubRequest);
-  assert.match(lastPrompt, /user_reply: ops/, 'the reply reaches the next iteration of the same task');
+  assert.match(lastPrompt, /user_reply: ops/, 'the reply, given on the root run, reaches the next iteration of the task in the child run');
+  assert.equal(done.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content).join(), 'ops');
 });
 
 test('the offline demo model drives a small tree with the built-in tools', async () => {

@@ -260,3 +260,27 @@ test('self-reflection: a failed action is followed by a reflection call whose le
   assert.deepEqual(e.state.steps.map((s) => [s.type, s.status]), [['tool', 'failed'], ['reason', 'completed']]);
   assert.equal(e.state.observations.at(-1)?.content, 'reflection on the failed action: units are not numbers. Lesson: pass plain numbers');
 });
+
+test('a question asked in a group’s child run becomes the parent’s; the reply is relayed down; a child reports waits, not its end', () => {
+  const e = engine();
+  e.start(T0);
+  e.handle(proposed(), T0); // group 1-1 runs as run-t.t1-1
+  const report = (status: 'waiting_user' | 'running') => ({ runId: 'run-t.t1-1', status, question: status === 'waiting_user' ? 'Which date?' : null, finalAnswer: null, lastError: null });
+  assert.deepEqual(kinds(e.handle({ kind: 'child_report', report: report('waiting_user') }, T0)), ['status:waiting_user']);
+  assert.equal(e.canTakeReply(), true);
+  assert.deepEqual([e.state.steps.at(-1)?.question, e.state.steps.at(-1)?.childRunId], ['Which date?', 'run-t.t1-1']);
+  const relayed = e.handle({ kind: 'reply', text: 'Friday' }, T0);
+  assert.deepEqual(kinds(relayed), ['status:running', 'relay_reply']);
+  const relay = relayed.at(-1);
+  assert.ok(relay?.kind === 'relay_reply' && relay.runId === 'run-t.t1-1' && relay.text === 'Friday');
+  assert.deepEqual(kinds(e.handle({ kind: 'child_report', report: report('running') }, T0)), [], 'the child resuming changes nothing more');
+
+  const child = scoped('1-1');
+  child.start(T0);
+  const asks = child.handle(acted({ thought: 'q', action: 'ask_user', question: 'Which date?' }), T0);
+  assert.deepEqual(asks.flatMap((c) => (c.kind === 'notify_parent' ? [[c.parentId, c.report.status]] : [])), [['run-t', 'waiting_user']]);
+  child.handle({ kind: 'reply', text: 'Friday' }, T0);
+  child.handle(finish('train on Friday'), T0);
+  const ended = child.handle(finish('hotel'), T0);
+  assert.deepEqual(kinds(ended), ['status:completed', 'end'], 'its end comes back as the child’s result, not as a report');
+});
