@@ -29,7 +29,7 @@ const USAGE = `usage: npm run chat -- [--user NAME] [--engine plan|tree] [--revi
        npm run chat -- [--user NAME] [--session ID]
 
   with a goal   runs it, prints each step as it happens, asks you when the run asks, prints the answer
-  --engine tree runs it on the task-tree engine: the progress tree is drawn as it changes; at any prompt,
+  --engine tree runs it on the task-tree engine: the progress tree is drawn as it changes; while it runs,
                 /skip 1-2 [reason] skips a task and /redo 1-2 [reason] queues it again
   --review      (tree) shows the proposed plan first: approve, revise <what to change>, reject [why],
                 or edit (the tree opens in $VISUAL / $EDITOR as JSON)
@@ -85,13 +85,17 @@ class TerminalPrompter implements Prompter {
 class LinePrompter implements Prompter {
   private readonly rl = readline.createInterface({ input: process.stdin, terminal: false });
   private readonly lines = this.rl[Symbol.asyncIterator]();
+  /** A read an aborted ask left waiting: the next ask takes its line, so no line is lost. */
+  private pending: Promise<IteratorResult<string>> | null = null;
 
   constructor(private readonly print: (line: string) => void) {}
 
   async ask(message: string, signal?: AbortSignal): Promise<string | null> {
     for (;;) {
-      const next = await untilAborted(this.lines.next(), signal);
+      this.pending ??= this.lines.next();
+      const next = await untilAborted(this.pending, signal);
       if (next === null) return null;
+      this.pending = null;
       if (next.done) {
         this.print(`${message}: (end of input)`);
         return null;
@@ -197,6 +201,49 @@ async function askSteering(session: Session, runId: string, message: string, sig
   }
 }
 
+/**
+ * While a tree run is followed, lines typed are `/skip` and `/redo` commands. A question or a review
+ * takes the prompt over: `pause()` ends the reading (no line is lost), `resume()` starts it again.
+ */
+class CommandLine {
+  private controller: AbortController | null = null;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly session: Session,
+    private readonly runId: string,
+    private readonly detach: AbortSignal,
+  ) {}
+
+  resume(): void {
+    if (!this.session.tree || this.loop || this.detach.aborted) return;
+    const controller = new AbortController();
+    const onDetach = () => controller.abort();
+    this.detach.addEventListener('abort', onDetach, { once: true });
+    this.controller = controller;
+    this.loop = (async () => {
+      while (!controller.signal.aborted) {
+        const line = await this.session.prompter.ask('command', controller.signal);
+        if (line === null) return; // paused, detached, or the end of input
+        const steer = parseSteer(line);
+        if (!steer) {
+          this.session.print('(while the run works: /skip 1-2 [reason] or /redo 1-2 [reason]; it asks when it needs you)');
+          continue;
+        }
+        const result = await this.session.api.steer(this.runId, steer.action, steer.index, steer.reason);
+        this.session.print(result === 'accepted' ? `(${steer.action === 'skip' ? 'skipped' : 'queued again'}: task ${steer.index})` : `(${result})`);
+      }
+    })().finally(() => this.detach.removeEventListener('abort', onDetach));
+  }
+
+  async pause(): Promise<void> {
+    this.controller?.abort();
+    await this.loop?.catch(() => undefined);
+    this.loop = null;
+    this.controller = null;
+  }
+}
+
 /** The tree in $VISUAL / $EDITOR as JSON; the edited tree, or null (with the reason printed) when it is not one. */
 function editTree(session: Session, tree: RunState['tree']): TaskTreeReply | null {
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'threadline-plan-')), 'plan.json');
@@ -252,17 +299,24 @@ async function followRun(
   seen: Seen = unseen(),
 ): Promise<{ outcome: Outcome; last: RunState | null }> {
   const { api, print } = session;
+  const commands = new CommandLine(session, runId, detach);
   /** Prints what changed; when the run asks something new, asks the person (or pauses). */
   const handle = async (state: RunState): Promise<'go on' | 'quit' | 'paused'> => {
+    const review = pendingReview(state);
+    const asked = pendingQuestion(state);
+    // The prompt is the question's (or the review's) before either is printed, so no typed line goes astray.
+    if ((review && !seen.asked.has(review.planId)) || (asked && !seen.asked.has(asked.stepId))) await commands.pause();
     for (const event of diffStates(seen.last, state)) print(renderEvent(event));
     seen.last = state;
-    const review = pendingReview(state);
     if (review && !seen.asked.has(review.planId)) {
       seen.asked.add(review.planId);
       return (await reviewPlan(session, runId, state, review.planId, detach)) ? 'go on' : 'quit';
     }
-    const question = pendingQuestion(state);
-    if (!question || seen.asked.has(question.stepId)) return 'go on';
+    const question = asked;
+    if (!question || seen.asked.has(question.stepId)) {
+      if (state.status === 'running') commands.resume(); // not while it plans: nothing to skip yet
+      return 'go on';
+    }
     seen.asked.add(question.stepId);
     if (onQuestion === 'pause') return 'paused';
     const text = await askSteering(session, runId, 'your reply', detach);
@@ -272,31 +326,39 @@ async function followRun(
   };
   const stopped = (step: 'go on' | 'quit' | 'paused') => (step === 'quit' ? { outcome: 'detached' as const, last: seen.last } : step === 'paused' ? { outcome: 'waiting' as const, last: seen.last } : null);
 
-  let lostSince: number | null = null;
-  for (;;) {
-    try {
-      for await (const event of api.events(runId, detach)) {
-        if (lostSince !== null) print('(reconnected)');
-        lostSince = null;
-        if (event.type === 'done') break;
-        const stop = stopped(await handle(event.state));
+  try {
+    return await followEvents();
+  } finally {
+    await commands.pause();
+  }
+
+  async function followEvents(): Promise<{ outcome: Outcome; last: RunState | null }> {
+    let lostSince: number | null = null;
+    for (;;) {
+      try {
+        for await (const event of api.events(runId, detach)) {
+          if (lostSince !== null) print('(reconnected)');
+          lostSince = null;
+          if (event.type === 'done') break;
+          const stop = stopped(await handle(event.state));
+          if (stop) return stop;
+          if (isEnded(event.state)) break;
+        }
+        // The stream ended (done, or the connection closed): the state itself says whether the run has.
+        const stop = stopped(await handle(await api.getRun(runId)));
         if (stop) return stop;
-        if (isEnded(event.state)) break;
+        if (seen.last && isEnded(seen.last)) return { outcome: seen.last.status, last: seen.last };
+        await sleep(500, detach);
+      } catch (err) {
+        if (detach.aborted) return { outcome: 'detached', last: seen.last };
+        if (!(err instanceof ApiUnreachableError)) throw err;
+        if (lostSince === null) print(`(lost the connection to the API; retrying for ${RECONNECT_FOR_MS / 1000} s — the run itself keeps going)`);
+        lostSince ??= Date.now();
+        if (Date.now() - lostSince > RECONNECT_FOR_MS) throw err;
+        await sleep(1000, detach);
       }
-      // The stream ended (done, or the connection closed): the state itself says whether the run has.
-      const stop = stopped(await handle(await api.getRun(runId)));
-      if (stop) return stop;
-      if (seen.last && isEnded(seen.last)) return { outcome: seen.last.status, last: seen.last };
-      await sleep(500, detach);
-    } catch (err) {
       if (detach.aborted) return { outcome: 'detached', last: seen.last };
-      if (!(err instanceof ApiUnreachableError)) throw err;
-      if (lostSince === null) print(`(lost the connection to the API; retrying for ${RECONNECT_FOR_MS / 1000} s — the run itself keeps going)`);
-      lostSince ??= Date.now();
-      if (Date.now() - lostSince > RECONNECT_FOR_MS) throw err;
-      await sleep(1000, detach);
     }
-    if (detach.aborted) return { outcome: 'detached', last: seen.last };
   }
 }
 

@@ -302,3 +302,27 @@ test('--engine tree --review: the plan is reviewed at the prompt (revise, then a
 });
 
 const userPromptOf = (r: { messages: { content: string }[] } | undefined) => r?.messages.at(-1)?.content ?? '';
+
+test('--engine tree: /skip typed while the run just executes cancels the slow task at once; other lines get a hint', async () => {
+  const goal = `tidy the garage (${USER})`;
+  stub.script(goal, {
+    task_tree: [{ name: 'Garage', goal, subtasks: [{ name: 'Sort', goal: 'sort the boxes slowly' }, { name: 'Sweep', goal: 'sweep' }] }],
+    react_action: [
+      { thought: 'this takes long', action: 'tool', tool: 'wait', args: { seconds: 60 } },
+      { thought: 'swept', action: 'finish', result: 'swept' },
+    ],
+    final_answer: [{ answer: 'Swept; sorting skipped.' }],
+  });
+  const session = chat(['--user', USER, '--engine', 'tree', goal]);
+  await session.waitForOutput('(executing)');
+  const started = Date.now();
+  session.child.stdin.end('hello?\n/skip 1-1 too slow\n');
+  const code = await session.exited;
+  const out = session.stdout();
+  assert.equal(code, 0, `exit code${out}${session.stderr()}`);
+  assert.ok(Date.now() - started < 30_000, 'the 60 s wait was cut short');
+  assert.match(out, /\(while the run works: \/skip 1-2 \[reason\] or \/redo 1-2 \[reason\]; it asks when it needs you\)/);
+  assert.match(out, /\(skipped: task 1-1\)/);
+  assert.match(out, /\| +-\[x\] 1-1\. "Sort" \(skipped: skipped by the user: too slow\)/);
+  assert.match(out, /answer: Swept; sorting skipped\./);
+});
