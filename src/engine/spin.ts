@@ -1,8 +1,9 @@
 /**
  * Spin detection (seed 003 §5.2), pure: a task that repeats the same action — the same tool with
- * the same arguments — over and over is probably going round in circles. Counted over the task's
- * own tool steps, most recent first; the model is asked to confirm (`spin_check`) when the count
- * reaches `warnAt`, and again from `stopAt` on.
+ * the same arguments, or an action of the same kind that gets it nowhere (a `plan` or `blueprint`
+ * refused again) — is probably going round in circles. Counted over the task's own actions, most
+ * recent first; the model is asked to confirm (`spin_check`) when the count reaches `warnAt`, and
+ * again from `stopAt` on.
  */
 import type { ExecutionState } from '../planning/execution-state';
 
@@ -14,9 +15,14 @@ export interface SpinLimits {
 }
 export const DEFAULT_SPIN_LIMITS: SpinLimits = { warnAt: 3, stopAt: 5 };
 
-/** How many of the task's latest tool calls in a row are the same call (tool and arguments). */
+/** The engine's own notes on a task (reflections, spin checks): not actions of the model. */
+const isNote = (description: string) => /\] (reflection|spin check)$/.test(description);
+
+/** How many of the task's latest actions in a row are the same: one tool call with the same arguments, or a refused action. */
 export function repeatedCalls(state: ExecutionState, taskIndex: string): number {
-  const calls = state.steps.filter((s) => s.task === taskIndex && s.type === 'tool').map((s) => `${s.tool ?? ''} ${JSON.stringify(s.args ?? {})}`);
+  const calls = state.steps
+    .filter((s) => s.task === taskIndex && !isNote(s.description) && (s.type === 'tool' || (s.type === 'reason' && s.status === 'failed')))
+    .map((s) => (s.type === 'tool' ? `tool ${s.tool ?? ''} ${JSON.stringify(s.args ?? {})}` : 'a refused action'));
   const last = calls.at(-1);
   if (last === undefined) return 0;
   let n = 0;

@@ -435,7 +435,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
         if (levelOf(taskIndex) >= maxDepth) {
           const refused = `planning refused: task ${taskIndex} is at level ${levelOf(taskIndex)} and a tree may have at most ${maxDepth} levels; carry the task out with actions`;
           step({ type: 'reason' }, 'failed', { kind: 'error', content: refused });
-          return this.#schedule(now);
+          return this.#afterCall(taskIndex, now);
         }
         step({ type: 'subplan', goal: reply.goal ?? '' }, 'running', null);
         const stepId = this.#state.currentStepId ?? waiting.stepId;
@@ -452,7 +452,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
         const { maxDepth } = this.input.treeLimits;
         if (levelOf(taskIndex) >= maxDepth) {
           step({ type: 'reason' }, 'failed', { kind: 'error', content: `blueprint refused: task ${taskIndex} is at level ${levelOf(taskIndex)} and a tree may have at most ${maxDepth} levels` });
-          return this.#schedule(now);
+          return this.#afterCall(taskIndex, now);
         }
         const name = reply.blueprint ?? '';
         step({ type: 'subplan', goal: `blueprint ${name}` }, 'running', null);
@@ -463,7 +463,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     }
   }
 
-  /** After a tool call: the same call again and again makes the engine ask whether the task spins (seed §5.2). */
+  /** After an action that did not end the task: the same one again and again makes the engine ask whether it spins (seed §5.2). */
   #afterCall(taskIndex: string, now: Date): TreeCommand[] {
     const spin = this.input.treeLimits.spin ?? DEFAULT_SPIN_LIMITS;
     const repeats = repeatedCalls(this.#state, taskIndex);

@@ -284,3 +284,13 @@ test('a question asked in a group’s child run becomes the parent’s; the repl
   const ended = child.handle(finish('hotel'), T0);
   assert.deepEqual(kinds(ended), ['status:completed', 'end'], 'its end comes back as the child’s result, not as a report');
 });
+
+test('spin detection also counts the same kind of action refused again and again (planning past the depth limit)', () => {
+  const e = engine({ treeLimits: { maxDepth: 2, maxFanout: 5, maxIterations: 10, spin: { warnAt: 3, stopAt: 5 } } });
+  e.start(T0);
+  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Deep', goal: 'd' }] }), T0);
+  const plan = acted({ thought: 'split it', action: 'plan', goal: 'more' });
+  assert.equal(iterationOf(e.handle(plan, T0)), '1-1');
+  assert.equal(iterationOf(e.handle(plan, T0)), '1-1');
+  assert.deepEqual(kinds(e.handle(plan, T0)), ['call:checkSpin'], 'the third refused plan asks whether the task spins');
+});
