@@ -14,7 +14,7 @@ import { stepSummary } from '../planning/progress';
 import type { ReplanDecisionReply } from '../planning/schemas';
 import type { PlanExecutionInput } from '../workflows/definitions';
 import type { Command, Engine, EngineEvent } from './core';
-import { parentReport } from './report';
+import { Outbox } from './outbox';
 
 /** A person's answer to the question the run waits on. */
 export interface ReplyEvent {
@@ -46,7 +46,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
   #waiting: Waiting = { for: 'nothing' };
   /** Steps started so far, checked against `limits.maxSteps`. */
   #executed = 0;
-  #out: PlanCommand[] = [];
+  readonly #out = new Outbox<PlanActivities>();
 
   constructor(
     private readonly input: PlanEngineInput,
@@ -82,7 +82,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
   }
 
   handle(event: PlanEvent, now: Date): PlanCommand[] {
-    this.#out = [];
+    this.#out.clear();
     const waiting = this.#waiting;
     this.#waiting = { for: 'nothing' };
     switch (event.kind) {
@@ -226,18 +226,13 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
   }
 
   #emit(last: PlanCommand): PlanCommand[] {
-    const out = [...this.#out, last];
-    this.#out = [];
-    return out;
+    return this.#out.emit(last);
   }
 
   /** Every change of state goes through here, so status and reports never lag. */
   #publish(next: ExecutionState): void {
     const previous = this.#state.status;
     this.#state = next;
-    if (next.status === previous) return;
-    this.#out.push({ kind: 'status', status: next.status });
-    const report = parentReport<PlanActivities>(next, previous, this.input.reportTo);
-    if (report) this.#out.push(report);
+    this.#out.changed(next, previous, this.input.reportTo);
   }
 }

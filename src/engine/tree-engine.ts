@@ -31,7 +31,7 @@ import {
 import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../workflows/definitions';
 import type { Command, Engine, EngineEvent } from './core';
 import type { ReplyEvent } from './plan-engine';
-import { parentReport } from './report';
+import { Outbox } from './outbox';
 import type { RunReport } from '../workflows/session-definitions';
 import { DEFAULT_SPIN_LIMITS, repeatedCalls, shouldCheckSpin } from './spin';
 import type { SpinCheckReply } from '../planning/tree-schemas';
@@ -85,7 +85,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
   #state: ExecutionState;
   #waiting: Waiting = { for: 'nothing' };
   #plans = 0;
-  #out: TreeCommand[] = [];
+  readonly #out = new Outbox<TreeActivities>();
   /** A question a child run asked, shown as this run's own until the person answers it here (or there). */
   #relay: { childRunId: string; stepId: string } | null = null;
 
@@ -152,7 +152,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
   }
 
   handle(event: TreeEvent, now: Date): TreeCommand[] {
-    this.#out = [];
+    this.#out.clear();
     const waiting = this.#waiting;
     this.#waiting = { for: 'nothing' };
     switch (event.kind) {
@@ -351,9 +351,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
   /** An event taken aside: what changed goes out, and the run goes on waiting for the same thing. */
   #aside(waiting: Waiting): TreeCommand[] {
     this.#waiting = waiting;
-    const out = this.#out;
-    this.#out = [];
-    return out;
+    return this.#out.drain();
   }
 
   /** The child's subtree replaces ours (statuses, results); a failed child aborts what it left undone. */
@@ -522,19 +520,14 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
   }
 
   #emit(last: TreeCommand): TreeCommand[] {
-    const out = [...this.#out, last];
-    this.#out = [];
-    return out;
+    return this.#out.emit(last);
   }
 
   #publish(next: ExecutionState): void {
     const previous = this.#state.status;
     this.#state = next;
-    if (next.status === previous) return;
-    this.#out.push({ kind: 'status', status: next.status });
     // A group's child run tells the run above when it waits and resumes (its end comes back as the child's result).
     const scoped = this.input.scope !== undefined;
-    const report = parentReport<TreeActivities>(next, previous, scoped ? (this.input.parentRunId ?? null) : this.input.reportTo);
-    if (report && !(scoped && model.isTerminal(next.status))) this.#out.push(report);
+    this.#out.changed(next, previous, scoped ? (this.input.parentRunId ?? null) : this.input.reportTo, !scoped);
   }
 }

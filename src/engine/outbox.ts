@@ -1,0 +1,47 @@
+/**
+ * The commands an engine gathers while it handles one event: what a change of state makes
+ * (`status`, the parent's report) and what it sends on the side, then the wait that ends the step.
+ * Shared by every engine, so a change of status is reported the same way everywhere.
+ */
+import * as model from '../planning/execution-state';
+import type { ExecutionState, RunStatus } from '../planning/execution-state';
+import type { ActivityMap, Command } from './core';
+import { parentReport } from './report';
+
+export class Outbox<A extends ActivityMap> {
+  #pending: Command<A>[] = [];
+
+  push(command: Command<A>): void {
+    this.#pending.push(command);
+  }
+
+  /** Forgets what is pending (a new event starts a new batch). */
+  clear(): void {
+    this.#pending = [];
+  }
+
+  /** What is pending, ending with `last` (the step's wait, or `end`). */
+  emit(last: Command<A>): Command<A>[] {
+    const out = [...this.#pending, last];
+    this.#pending = [];
+    return out;
+  }
+
+  /** What is pending, with no new wait after it (the run goes on waiting for the same thing). */
+  drain(): Command<A>[] {
+    const out = this.#pending;
+    this.#pending = [];
+    return out;
+  }
+
+  /**
+   * The state changed from `previous` to `next`: a new status is made visible and reported to
+   * `reportTo` (none when null); `reportEnds: false` keeps terminal statuses out of the report.
+   */
+  changed(next: ExecutionState, previous: RunStatus, reportTo: string | null, reportEnds = true): void {
+    if (next.status === previous) return;
+    this.push({ kind: 'status', status: next.status });
+    const report = parentReport<A>(next, previous, reportTo);
+    if (report && (reportEnds || !model.isTerminal(next.status))) this.push(report);
+  }
+}
