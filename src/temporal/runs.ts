@@ -8,6 +8,7 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type Client,
+  type UpdateDefinition,
   type WorkflowExecutionDescription,
   type WorkflowExecutionInfo,
 } from '@temporalio/client';
@@ -161,18 +162,34 @@ export class Runs {
    * refused, or 30 s pass (then 503): a reply is never lost to load and never taken twice.
    */
   async reply(runId: string, text: string): Promise<void> {
+    await this.sendToRun(runId, submitReplyUpdate, { text }, {
+      ended: (status) => new RunNotWaitingError(runId, status),
+      // The validator refused: the run is not waiting (any more), or took another reply.
+      refused: async () => {
+        throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)));
+      },
+    });
+  }
+
+  /**
+   * A person's input to a running run, as an update: the run must exist and run (the server's
+   * description, no worker involved); the update is resent under one id while the server cannot
+   * take it yet (resend.ts). `ended` makes the error for a run that has ended; `refused` deals with
+   * a refusal by the update's validator (it throws the error to give, or forwards the input).
+   */
+  private async sendToRun<Arg>(
+    runId: string,
+    update: UpdateDefinition<unknown, [Arg]>,
+    arg: Arg,
+    on: { ended: (status: RunStatus) => Error; refused: (failure: WorkflowUpdateFailedError) => Promise<void> },
+  ): Promise<void> {
     const description = await this.describe(runId);
-    if (description.status.name !== 'RUNNING') throw new RunNotWaitingError(runId, closedStatus(description));
+    if (description.status.name !== 'RUNNING') throw on.ended(closedStatus(description));
     const handle = this.client.workflow.getHandle(runId);
     try {
-      await resendUntilTaken(
-        this.client,
-        (updateId) => handle.executeUpdate(submitReplyUpdate, { args: [{ text }], updateId }),
-        (err) => isNotReady(err) || isUnavailable(err),
-      );
+      await resendUntilTaken(this.client, (updateId) => handle.executeUpdate(update, { args: [arg], updateId }), (err) => isNotReady(err) || isUnavailable(err));
     } catch (err) {
-      // The validator refused: the run is not waiting (any more), or took another reply.
-      if (err instanceof WorkflowUpdateFailedError) throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)));
+      if (err instanceof WorkflowUpdateFailedError) return on.refused(err);
       if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(runId);
       throw err;
     }
@@ -196,23 +213,13 @@ export class Runs {
    * of exactly `decision.planId`; a decision the server cannot take yet is resent, as replies are.
    */
   async review(runId: string, decision: ReviewDecision): Promise<void> {
-    const description = await this.describe(runId);
-    if (description.status.name !== 'RUNNING') throw new RunNotWaitingError(runId, closedStatus(description), 'a review');
-    const handle = this.client.workflow.getHandle(runId);
-    try {
-      await resendUntilTaken(
-        this.client,
-        (updateId) => handle.executeUpdate(submitReviewUpdate, { args: [decision], updateId }),
-        (err) => isNotReady(err) || isUnavailable(err),
-      );
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) {
+    await this.sendToRun(runId, submitReviewUpdate, decision, {
+      ended: (status) => new RunNotWaitingError(runId, status, 'a review'),
+      refused: async (err) => {
         const why = err.cause instanceof Error ? err.cause.message : err.message;
         throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)), 'a review', why);
-      }
-      if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(runId);
-      throw err;
-    }
+      },
+    });
   }
 
   /** Skips a task of a tree run while it executes: whatever of it runs is cancelled. */
@@ -227,23 +234,17 @@ export class Runs {
 
   /** A skip or redo, sent to the run that executes the task: a group's tasks belong to its child run. */
   private async steer(update: typeof skipTaskUpdate, runId: string, steer: TaskSteer, hops = 0): Promise<void> {
-    const description = await this.describe(runId);
-    if (description.status.name !== 'RUNNING') throw new TaskNotNowError(runId, `run "${runId}" is ${closedStatus(description)}: tasks can be skipped or redone while it executes`);
-    const handle = this.client.workflow.getHandle(runId);
-    try {
-      await resendUntilTaken(this.client, (updateId) => handle.executeUpdate(update, { args: [steer], updateId }), (err) => isNotReady(err) || isUnavailable(err));
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
+    await this.sendToRun(runId, update, steer, {
+      ended: (status) => new TaskNotNowError(runId, `run "${runId}" is ${status}: tasks can be skipped or redone while it executes`),
+      refused: async (err) => {
+        if (!(err.cause instanceof ApplicationFailure)) throw new TaskNotNowError(runId, err.message);
         const { type, message, details } = err.cause;
         const child = details?.[0];
         if (type === STEER_REFUSALS.delegated && typeof child === 'string' && hops < 10) return this.steer(update, child, steer, hops + 1);
         if (type === STEER_REFUSALS.unknown) throw new TaskNotFoundError(runId, message);
         throw new TaskNotNowError(runId, message);
-      }
-      if (err instanceof WorkflowUpdateFailedError) throw new TaskNotNowError(runId, err.message);
-      if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(runId);
-      throw err;
-    }
+      },
+    });
   }
 
   async cancel(runId: string): Promise<void> {
