@@ -196,9 +196,14 @@ async function askSteering(session: Session, runId: string, message: string, sig
     const line = await session.prompter.ask(message, signal);
     const steer = line !== null && session.tree ? parseSteer(line) : null;
     if (!steer) return line;
-    const result = await session.api.steer(runId, steer.action, steer.index, steer.reason);
-    session.print(result === 'accepted' ? `(${steer.action === 'skip' ? 'skipped' : 'queued again'}: task ${steer.index})` : `(${result})`);
+    await sendSteer(session, runId, steer);
   }
+}
+
+/** Skips or redoes a task and says how it went. */
+async function sendSteer(session: Session, runId: string, steer: NonNullable<ReturnType<typeof parseSteer>>): Promise<void> {
+  const result = await session.api.steer(runId, steer.action, steer.index, steer.reason);
+  session.print(result === 'accepted' ? `(${steer.action === 'skip' ? 'skipped' : 'queued again'}: task ${steer.index})` : `(${result})`);
 }
 
 /**
@@ -230,8 +235,7 @@ class CommandLine {
           this.session.print('(while the run works: /skip 1-2 [reason] or /redo 1-2 [reason]; it asks when it needs you)');
           continue;
         }
-        const result = await this.session.api.steer(this.runId, steer.action, steer.index, steer.reason);
-        this.session.print(result === 'accepted' ? `(${steer.action === 'skip' ? 'skipped' : 'queued again'}: task ${steer.index})` : `(${result})`);
+        await sendSteer(this.session, this.runId, steer);
       }
     })().finally(() => this.detach.removeEventListener('abort', onDetach));
   }

@@ -7,19 +7,20 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { createApp } from '../../src/api/app';
-import { startApi, temporalReachable } from '../../src/api/server';
+import { startApi } from '../../src/api/server';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { Runs, type RunSummary } from '../../src/temporal/runs';
 import { listen, requestJson } from '../helpers/http';
+import { startRunsApi, type RunsApi } from '../helpers/runs-api';
 import { readEvents as readSse, type ReadEventsOptions } from '../helpers/sse-client';
 import { StubModelServer } from '../helpers/stub-model-server';
-import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
+import { testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
 let env: TestEnv;
 let runs: Runs;
 let base: string;
-let closeServer: () => Promise<void>;
+let api: RunsApi | undefined;
 const silent = pino({ level: 'silent' });
 /** Unique per file run, so listings see only this file's runs. */
 const USER = `api-e2e-${randomUUID().slice(0, 8)}@example.com`;
@@ -85,18 +86,12 @@ function scriptAddition(goal: string, expression: string, answer: string): void 
 const readEvents = (url: string, options: Omit<ReadEventsOptions, 'timeoutMs'> = {}) => readSse(url, { ...options, timeoutMs: 30_000 });
 
 before(async () => {
-  await stub.start();
-  env = await startTestEnv({ provider: stubProvider(stub.url) });
-  runs = new Runs(env.client, env.config);
-  const server = await listen(createApp({ runs, config: env.config, isHealthy: () => temporalReachable(env.client), logger: silent }));
-  base = server.url;
-  closeServer = server.close;
+  api = await startRunsApi(stub);
+  ({ env, runs, url: base } = api);
 });
 
 after(async () => {
-  await closeServer?.();
-  await env?.stop();
-  await stub.stop();
+  await api?.stop();
 });
 
 test('GET /healthz is 200 {ok:true} while Temporal is reachable', async () => {

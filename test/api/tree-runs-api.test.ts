@@ -4,43 +4,35 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import pino from 'pino';
-import { createApp } from '../../src/api/app';
-import { temporalReachable } from '../../src/api/server';
 import { expandBlueprint } from '../../src/blueprints/blueprint';
 import { loadBlueprints } from '../../src/blueprints/load';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
-import { listen, requestJson } from '../helpers/http';
-import { StubModelServer, type StubRequest } from '../helpers/stub-model-server';
-import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
+import { requestJson } from '../helpers/http';
+import { startRunsApi, type RunsApi } from '../helpers/runs-api';
+import { lastMessage, StubModelServer, type StubRequest } from '../helpers/stub-model-server';
+import { startTestEnv, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
 let env: TestEnv;
 let runs: Runs;
 let base = '';
-let closeServer: (() => Promise<void>) | undefined;
-const silent = pino({ level: 'silent' });
+let api: RunsApi | undefined;
 const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => requestJson<T>(base, method, path, body);
 
 before(async () => {
-  await stub.start();
-  env = await startTestEnv({ provider: stubProvider(stub.url), config: testConfig({ MAX_TREE_DEPTH: '3', MAX_TREE_FANOUT: '4', MAX_ITERATIONS: '6', SPIN_WARN_AT: '2', SPIN_STOP_AT: '3' }) });
-  runs = new Runs(env.client, env.config);
-  const server = await listen(createApp({ runs, config: env.config, isHealthy: () => temporalReachable(env.client), logger: silent, blueprints: loadBlueprints() }));
-  base = server.url;
-  closeServer = server.close;
+  const config = testConfig({ MAX_TREE_DEPTH: '3', MAX_TREE_FANOUT: '4', MAX_ITERATIONS: '6', SPIN_WARN_AT: '2', SPIN_STOP_AT: '3' });
+  api = await startRunsApi(stub, { config, app: { blueprints: loadBlueprints() } });
+  ({ env, runs, url: base } = api);
 });
 after(async () => {
-  await closeServer?.();
-  await env?.stop();
-  await stub.stop();
+  await api?.stop();
 });
 
 const finish = (result: string) => ({ thought: `done: ${result}`, action: 'finish', result });
 const tool = (expression: string) => ({ thought: `compute ${expression}`, action: 'tool', tool: 'calculator', args: { expression } });
-const userPrompt = (r: StubRequest) => r.messages.at(-1)?.content ?? '';
+const userPrompt = lastMessage;
 
 async function startTree(goal: string, extra: Record<string, unknown> = {}): Promise<string> {
   const res = await call<{ runId: string; status: string }>('POST', '/v1/runs', { userId: 'tree-tester', goal, engine: 'tree', ...extra });
@@ -354,7 +346,7 @@ test('a ReAct iteration invokes a blueprint: blueprint_params repaired until the
   assert.deepEqual(done.tree?.subtasks[0]?.subtasks.map((n) => `${n.index} ${n.goal} ${n.status}`), ['1-1-1 Calculate 100/4 completed', '1-1-2 Remember that my dinner share is 100/4 completed']);
   const calls = stub.requestsFor(goal, 'blueprint_params');
   assert.equal(calls.length, 2, 'the invalid params were sent back once');
-  assert.match(calls[1]?.messages.at(-1)?.content ?? '', /params do not fit the blueprint's schema/);
+  assert.match(lastMessage(calls[1]), /params do not fit the blueprint's schema/);
   assert.match(userPrompt(calls[0] as StubRequest), /Blueprint budget-split: Split a shared cost/);
   assert.match(stub.requestsFor(goal, 'react_action')[0]?.messages[0]?.content ?? '', /Blueprints:\n- budget-split: /, 'the model is offered the blueprints');
 });

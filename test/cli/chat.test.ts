@@ -16,7 +16,7 @@ import { startApi, type ApiServer } from '../../src/api/server';
 import { apiBaseUrl } from '../../src/cli/chat';
 import { loadConfig, runUiUrl } from '../../src/config';
 import { askStep, cont, respondStep, toolStep } from '../helpers/scenarios';
-import { StubModelServer } from '../helpers/stub-model-server';
+import { lastMessage, StubModelServer } from '../helpers/stub-model-server';
 import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -298,10 +298,8 @@ test('--engine tree --review: the plan is reviewed at the prompt (revise, then a
   assert.match(out, /\| +-\[x\] 1-3\. "Flowers" \(skipped: skipped by the user: no flowers\)/);
   assert.match(out, /\| +-\[x\] 1-4\. "Check" \(finished: booking confirmed\)/);
   assert.match(out, /answer: A table for four is booked and confirmed\./);
-  assert.match(userPromptOf(stub.requestsFor(goal, 'task_tree')[1]), /Their feedback: also check the booking/);
+  assert.match(lastMessage(stub.requestsFor(goal, 'task_tree')[1]), /Their feedback: also check the booking/);
 });
-
-const userPromptOf = (r: { messages: { content: string }[] } | undefined) => r?.messages.at(-1)?.content ?? '';
 
 test('--engine tree: /skip typed while the run just executes cancels the slow task at once; other lines get a hint', async () => {
   const goal = `tidy the garage (${USER})`;

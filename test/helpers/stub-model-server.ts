@@ -16,6 +16,9 @@ export interface StubRequest {
 }
 
 /** A reply: an object (sent as JSON), a raw string (sent as-is, e.g. invalid JSON), or a function of the request (a promise is awaited: a test can hold a reply back). */
+/** The last message of a request: the prompt of that call. */
+export const lastMessage = (request: Pick<StubRequest, 'messages'> | undefined): string => request?.messages.at(-1)?.content ?? '';
+
 export type StubReply = unknown | ((req: StubRequest) => unknown);
 export type StubScript = Partial<Record<string, StubReply[]>>;
 

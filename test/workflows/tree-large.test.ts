@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { dfs } from '../../src/planning/task-tree';
 import { Runs } from '../../src/temporal/runs';
-import { StubModelServer, type StubRequest } from '../helpers/stub-model-server';
+import { lastMessage, StubModelServer, type StubRequest } from '../helpers/stub-model-server';
 import { startTestEnv, stubProvider, testConfig, type TestEnv } from '../helpers/temporal-env';
 
 const GROUPS = 10;
@@ -37,7 +37,7 @@ test(`a ${1 + GROUPS + GROUPS * LEAVES}-node tree completes with every workflow 
       subtasks: Array.from({ length: LEAVES }, (_, l) => ({ name: `Leaf ${g + 1}.${l + 1}`, goal: `leaf ${g + 1}.${l + 1}` })),
     })),
   };
-  const taskOf = (r: StubRequest) => /Current task: (\S+)\./.exec(r.messages.at(-1)?.content ?? '')?.[1] ?? '?';
+  const taskOf = (r: StubRequest) => /Current task: (\S+)\./.exec(lastMessage(r))?.[1] ?? '?';
   stub.script(goal, {
     task_tree: [tree],
     react_action: Array.from({ length: GROUPS * LEAVES }, () => (r: StubRequest) => ({ thought: 'quick', action: 'finish', result: `done ${taskOf(r)}` })),

@@ -1,0 +1,38 @@
+/**
+ * The runs API as the API tests use it: the express app on a loopback port, a real worker and
+ * Temporal client on the test server, and the stub model server behind the real `openai` client.
+ */
+import pino from 'pino';
+import { createApp, type AppOptions } from '../../src/api/app';
+import { temporalReachable } from '../../src/api/server';
+import type { Config } from '../../src/config';
+import { Runs } from '../../src/temporal/runs';
+import { listen } from './http';
+import type { StubModelServer } from './stub-model-server';
+import { startTestEnv, stubProvider, type TestEnv } from './temporal-env';
+
+export interface RunsApi {
+  env: TestEnv;
+  runs: Runs;
+  url: string;
+  /** Stops the listener, the worker and client, and the stub. */
+  stop(): Promise<void>;
+}
+
+/** Starts `stub`, a worker (with `config`, or a fresh test config) and the app (with `app` options added). */
+export async function startRunsApi(stub: StubModelServer, options: { config?: Config; app?: Partial<AppOptions> } = {}): Promise<RunsApi> {
+  await stub.start();
+  const env = await startTestEnv({ provider: stubProvider(stub.url), ...(options.config ? { config: options.config } : {}) });
+  const runs = new Runs(env.client, env.config);
+  const server = await listen(createApp({ runs, config: env.config, isHealthy: () => temporalReachable(env.client), logger: pino({ level: 'silent' }), ...options.app }));
+  return {
+    env,
+    runs,
+    url: server.url,
+    async stop() {
+      await server.close();
+      await env.stop();
+      await stub.stop();
+    },
+  };
+}
