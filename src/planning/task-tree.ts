@@ -68,11 +68,6 @@ export function buildTree(spec: TaskSpec, rootIndex = '1'): TaskNode {
   };
 }
 
-/** The proposal a tree came from (names and goals only): what a person edits in a review. */
-export function toSpec(node: TaskNode): TaskSpec {
-  return { name: node.name, goal: node.goal, ...(node.subtasks.length ? { subtasks: node.subtasks.map(toSpec) } : {}) };
-}
-
 /** Why a proposed tree breaks the limits; empty when it fits. */
 export function treeProblems(spec: TaskSpec, limits: TreeLimits, depth = 1, path = '1'): string[] {
   const problems: string[] = [];
@@ -134,20 +129,6 @@ export function aggregate(group: TaskNode): TaskNode {
   else if (statuses.some((s) => s === 'processing' || isFinishedTask(s))) status = 'processing';
   else status = group.status === 'processing' ? 'queueing' : group.status;
   return status === group.status ? group : { ...group, status };
-}
-
-/**
- * The next leaf to execute in DFS order: the first leaf not yet done with whose ancestors were
- * not skipped or aborted. None when the tree is done.
- */
-export function nextLeaf(root: TaskNode): TaskNode | undefined {
-  if (root.status === 'skipped' || root.status === 'aborted') return undefined;
-  if (root.subtasks.length === 0) return isFinishedTask(root.status) ? undefined : root;
-  for (const child of root.subtasks) {
-    const leaf = nextLeaf(child);
-    if (leaf) return leaf;
-  }
-  return undefined;
 }
 
 /**

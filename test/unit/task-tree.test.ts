@@ -10,16 +10,16 @@ import {
   dfs,
   findTask,
   levelOf,
-  nextLeaf,
+  nextInScope,
+  skipSubtree,
   pathTo,
   renderTaskProgress,
-  toSpec,
   treeProblems,
-  updateSubtree,
   updateTask,
   type TaskNode,
   type TaskSpec,
 } from '../../src/planning/task-tree';
+import { TaskSpecSchema } from '../../src/planning/tree-schemas';
 
 const TRIP: TaskSpec = {
   name: 'Plan a trip',
@@ -38,7 +38,9 @@ test('indices are hierarchical from the root, and lookup by index finds each nod
   assert.equal(findTask(root, '1-3'), undefined);
   assert.deepEqual(pathTo(root, '1-1-2').map((n) => n.name), ['Plan a trip', 'Travel', 'Hotel']);
   assert.equal(levelOf('1-1-2'), 3);
-  assert.deepEqual(toSpec(root), TRIP);
+  // A tree read back as a spec (what a person edits in a review) builds the same tree again.
+  const shape = (t: TaskNode) => dfs(t).map((n) => [n.index, n.name, n.goal]);
+  assert.deepEqual(shape(buildTree(TaskSpecSchema.parse(root))), shape(root));
 });
 
 test('property: every generated tree gets unique indices, each its parent’s index plus its ordinal, in DFS order', () => {
@@ -59,15 +61,28 @@ test('property: every generated tree gets unique indices, each its parent’s in
   );
 });
 
-test('DFS scheduling runs only leaves, left to right, and skips what a person skipped', () => {
+test('DFS scheduling runs only leaves, left to right, a level per run (groups go to child runs), and skips what a person skipped', () => {
   let root = buildTree(TRIP);
-  assert.equal(nextLeaf(root)?.index, '1-1-1');
+  assert.equal(nextInScope(root, '1')?.index, '1-1', 'the root run hands the group 1-1 on');
+  assert.equal(nextInScope(root, '1-1')?.index, '1-1-1');
   root = updateTask(root, '1-1-1', done('train booked'));
-  assert.equal(nextLeaf(root)?.index, '1-1-2');
-  root = updateTask(root, '1-1', (n) => updateSubtree(n, (m) => (m.status === 'created' ? { ...m, status: 'skipped' } : m)));
-  assert.equal(nextLeaf(root)?.index, '1-2');
+  assert.equal(nextInScope(root, '1-1')?.index, '1-1-2');
+  root = updateTask(root, '1-1', (n) => skipSubtree(n, 'no travel'));
+  assert.equal(nextInScope(root, '1-1'), undefined);
+  assert.equal(nextInScope(root, '1')?.index, '1-2');
   root = updateTask(root, '1-2', done('bouchons'));
-  assert.equal(nextLeaf(root), undefined);
+  assert.equal(nextInScope(root, '1'), undefined);
+  assert.equal(nextInScope(root, '1-9'), undefined, 'an unknown scope has nothing to run');
+});
+
+test('a leaf under way comes first: a task re-queued before it waits until it is done', () => {
+  let root = buildTree({ name: 'r', goal: 'g', subtasks: [{ name: 'A', goal: 'a' }, { name: 'B', goal: 'b' }] });
+  root = updateTask(root, '1-1', done('a'));
+  root = updateTask(root, '1-2', (n) => ({ ...n, status: 'processing' }));
+  root = updateTask(root, '1-1', (n) => ({ ...n, status: 'queueing' }));
+  assert.equal(nextInScope(root, '1')?.index, '1-2');
+  root = updateTask(root, '1-2', done('b'));
+  assert.equal(nextInScope(root, '1')?.index, '1-1');
 });
 
 test('groups aggregate their children: processing while under way, completed (or aborted) when all are done', () => {
@@ -103,7 +118,8 @@ test('limits: a tree deeper or wider than allowed is named task by task', () => 
 test('planning as an action: a leaf gains subtasks under its own index', () => {
   const root = attachSubtasks(buildTree(TRIP), '1-2', [{ name: 'Lunch', goal: 'l' }, { name: 'Dinner', goal: 'd' }]);
   assert.deepEqual(findTask(root, '1-2')?.subtasks.map((n) => n.index), ['1-2-1', '1-2-2']);
-  assert.equal(nextLeaf(root)?.index, '1-1-1');
+  assert.equal(nextInScope(root, '1-2')?.index, '1-2-1', 'the subtasks run under the task that planned');
+  assert.equal(nextInScope(root, '1-1')?.index, '1-1-1');
 });
 
 test('the progress tree renders the seed’s marks: [x] finished with summary, [-] executing, [~] partly done, [ ] not started', () => {
