@@ -6,6 +6,7 @@
  *   (b) a bare workflow running N no-op activities in sequence,
  *   (c) the same plan as (a) in a plain loop over the activity functions, no Temporal,
  *   (d) a tree run (seed 003) of depth 3 and fan-out 5: ms per ReAct iteration against (a)'s per step,
+ *   (e) (a) with a tool that returns 100 kB per step: history bytes per step (target flat, ≤ 2 kB),
  * and prints ms per step (median over repetitions), history events and bytes per
  * step, and the targets: a/b ≤ 1.5 and ≤ 8 history events per tool step for (a).
  *
@@ -44,7 +45,7 @@ import { createWorker } from '../src/worker';
 import { PLAN_WORKFLOW_TYPE, type PlanExecutionInput } from '../src/workflows/definitions';
 import type { planExecutionWorkflow } from '../src/workflows/plan-execution';
 import type { bareWorkflow } from './bare-workflow';
-import { benchGoal, benchTreeGoal, FIXED_ANSWER, NOOP_TOOL, ZeroLatencyProvider } from './zero-latency-provider';
+import { benchGoal, benchTreeGoal, BIG_TOOL, FIXED_ANSWER, NOOP_TOOL, ZeroLatencyProvider } from './zero-latency-provider';
 
 const PLAN_QUEUE = 'bench-plan';
 const BARE_QUEUE = 'bench-bare';
@@ -171,8 +172,8 @@ interface Bench {
   activities: PlanActivities;
 }
 
-function planInput(steps: number): PlanExecutionInput {
-  return { userId: 'bench', goal: benchGoal(steps), limits: { maxSteps: steps + 5, maxDepth: 0 } };
+function planInput(steps: number, tool: 'noop' | 'big' = 'noop'): PlanExecutionInput {
+  return { userId: 'bench', goal: benchGoal(steps, tool), limits: { maxSteps: steps + 5, maxDepth: 0 } };
 }
 
 /** A finished run must have done exactly what was asked, or the timing means nothing. */
@@ -184,12 +185,12 @@ function checkPlanResult(state: ExecutionState, steps: number, what: string): vo
   }
 }
 
-async function runPlanWorkflow({ client }: Bench, steps: number): Promise<Measured> {
+async function runPlanWorkflow({ client }: Bench, steps: number, tool: 'noop' | 'big' = 'noop'): Promise<Measured> {
   const started = performance.now();
   const handle = await client.workflow.start<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, {
     taskQueue: PLAN_QUEUE,
-    workflowId: `bench-a-${steps}-${randomUUID().slice(0, 8)}`,
-    args: [planInput(steps)],
+    workflowId: `bench-${tool === 'big' ? 'e' : 'a'}-${steps}-${randomUUID().slice(0, 8)}`,
+    args: [planInput(steps, tool)],
     workflowExecutionTimeout: '5 minutes',
   });
   const state = await handle.result();
@@ -444,7 +445,7 @@ async function main(): Promise<void> {
     let t = performance.now();
     // Both contenders' activities keep their step journal in memory, so neither pays for disk.
     workers.push(
-      await createWorker({ config, provider, extraTools: [NOOP_TOOL], store: new MemoryKeyValueStore(), taskQueue: PLAN_QUEUE, connection: nativeConnection }),
+      await createWorker({ config, provider, extraTools: [NOOP_TOOL, BIG_TOOL], store: new MemoryKeyValueStore(), taskQueue: PLAN_QUEUE, connection: nativeConnection }),
       await Worker.create({
         connection: nativeConnection,
         namespace: config.TEMPORAL_NAMESPACE,
@@ -543,6 +544,16 @@ async function main(): Promise<void> {
     console.log(`\n(d) tree run, depth 3, fan-out ${TREE_FANOUT} (${tree.iterations} ReAct iterations, ${tree.workflows} workflows), median of ${args.reps}:`);
     console.log(`  ms per iteration ${tree.msPerIterationMedian.toFixed(2)} (reps ${tree.msPerIterationReps.join(' ')}); vs (a) per step: ${treeRatio.toFixed(2)} (target ≤ ${TARGET_TREE_RATIO}: ${treeRatio <= TARGET_TREE_RATIO ? 'PASS' : 'MISS'})`);
     console.log(`  history events per iteration ${tree.eventsPerIteration} (all workflows); largest history ${tree.largestEvents} events / ${tree.largestBytes} bytes; peak RSS of the bench process (client + workers) ${tree.peakRssMiB} MiB`);
+    // (e) History growth with big tool results: a short and a full run, so "flat" is visible.
+    const bigShort = await guard(runPlanWorkflow(bench, args.warmupSteps, 'big'));
+    const bigFull = await guard(runPlanWorkflow(bench, args.steps, 'big'));
+    const bytesOf = (m: Measured) => m.history?.bytes ?? NaN;
+    const big = {
+      bytesPerStep: Math.round(bytesOf(bigFull) / args.steps),
+      marginalBytesPerStep: Math.round((bytesOf(bigFull) - bytesOf(bigShort)) / (args.steps - args.warmupSteps)),
+      bytesPerStepShortRun: Math.round(bytesOf(bigShort) / args.warmupSteps),
+    };
+    console.log(`\n(e) ${args.steps} steps of a tool returning 100 kB: history ${big.bytesPerStep} bytes/step (${big.marginalBytesPerStep} per extra step; ${big.bytesPerStepShortRun} in a ${args.warmupSteps}-step run); target ≤ 2048 and flat: ${big.marginalBytesPerStep <= 2048 ? 'PASS' : 'MISS'}`);
     const latency = { a: mergeLatency(serverLatency.a), b: mergeLatency(serverLatency.b) };
     if (latency.a.length) printServerLatency('(a)', latency.a);
     if (latency.b.length) printServerLatency('(b)', latency.b);
@@ -556,7 +567,7 @@ async function main(): Promise<void> {
         historyBytes: 'length of temporal.api.history.v1.History.encode(history) of one run (the last rep)',
         marginalEventsPerToolStep: `(events of an N-step run − events of the ${args.warmupSteps}-step warm-up run) ÷ (N − ${args.warmupSteps}), for (a)`,
       },
-      results: { a, b, c, d: tree },
+      results: { a, b, c, d: tree, e: big },
       ratioTreeIterationToPlanStep: treeRatio,
       serverLatency: latency,
       ratioAB: ratio,

@@ -26,17 +26,26 @@ export const NOOP_TOOL = defineTool({
   handler: async () => ({}),
 });
 
+/** A tool returning 100 kB: how history grows when tools return a lot (the by-reference case). */
+export const BIG_TOOL = defineTool({
+  name: 'big',
+  description: 'Returns 100 kB of text; used by the orchestration benchmark.',
+  input: z.object({}),
+  handler: async () => ({ text: 'x'.repeat(100_000) }),
+});
+
 export const FIXED_ANSWER = 'All noop steps ran.';
 /** Tool steps per plan chunk: one slot of the 50 is kept for the respond step. */
 const CHUNK = 49;
 
-export const benchGoal = (steps: number): string => `benchmark: run ${steps} noop steps`;
+export const benchGoal = (steps: number, tool: 'noop' | 'big' = 'noop'): string => `benchmark: run ${steps} ${tool} steps`;
 
 /** N of a benchGoal; null for any other goal. */
 function stepsOf(goal: string): number | null {
-  const n = Number(/^benchmark: run (\d+) noop steps$/.exec(goal)?.[1]);
+  const n = Number(/^benchmark: run (\d+) (?:noop|big) steps$/.exec(goal)?.[1]);
   return Number.isInteger(n) && n >= 1 ? n : null;
 }
+const toolOf = (goal: string): string => (/ big steps$/.test(goal) ? BIG_TOOL.name : NOOP_TOOL.name);
 
 /** A tree run's goal: a root with `fanout` groups of `fanout` leaves (depth 3). */
 export const benchTreeGoal = (fanout: number): string => `benchmark: tree of fan-out ${fanout}`;
@@ -72,12 +81,12 @@ function treeReply(ctx: TreeContext): unknown {
   }
 }
 
-function chunk(from: number, total: number): StepSpec[] {
+function chunk(from: number, total: number, tool: string): StepSpec[] {
   const count = Math.min(CHUNK, total - from);
   const tools = Array.from({ length: count }, (_, i): StepSpec => ({
     type: 'tool',
-    description: `noop ${from + i + 1} of ${total}`,
-    tool: NOOP_TOOL.name,
+    description: `${tool} ${from + i + 1} of ${total}`,
+    tool,
     args: {},
   }));
   return [...tools, { type: 'respond', description: 'Answer the user' }];
@@ -104,11 +113,11 @@ export class ZeroLatencyProvider implements ModelProvider {
     const total = stepsOf(state.goal) ?? 0;
     switch (request.name) {
       case 'execution_plan':
-        return JSON.stringify({ steps: chunk(0, total) });
+        return JSON.stringify({ steps: chunk(0, total, toolOf(state.goal)) });
       case 'replan_decision': {
         const { done, pending } = toolSteps(state);
         const decision: ReplanDecisionReply =
-          pending === 0 && done < total ? { decision: 'replace_remaining', steps: chunk(done, total) } : { decision: 'continue' };
+          pending === 0 && done < total ? { decision: 'replace_remaining', steps: chunk(done, total, toolOf(state.goal)) } : { decision: 'continue' };
         return JSON.stringify(decision);
       }
       case 'live_state_check':

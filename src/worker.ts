@@ -8,6 +8,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createPlanActivities } from './activities/plan-activities';
 import { createSessionActivities } from './activities/session-activities';
 import { createTreeActivities } from './activities/tree-activities';
+import { StateCache, stateRefInterceptor } from './activities/state-refs';
 import { loadBlueprints } from './blueprints/load';
 import { loadConfig, treeLimitsOf, type Config } from './config';
 import { describeProvider, selectProvider } from './llm/select-provider';
@@ -62,6 +63,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     taskQueue: options.taskQueue ?? config.TASK_QUEUE,
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: require.resolve('./workflows') }),
     activities,
+    // Runs pass their state to activities as patches; this restores it (src/engine/state-ref.ts).
+    interceptors: { activity: [stateRefInterceptor(new StateCache())] },
   }).catch(async (err: unknown) => {
     await opened?.close();
     throw err;

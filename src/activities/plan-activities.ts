@@ -4,7 +4,7 @@
  * (the worker passes real ones; tests and the benchmark pass their own).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { finishStep, findStep, makeObservation, type ExecutionState, type Observation, type ObservationKind } from '../planning/execution-state';
+import { finishStep, findStep, headForHistory, makeObservation, type ExecutionState, type Observation, type ObservationKind } from '../planning/execution-state';
 import type { PlannerCallName, ReplanDecisionReply, StepSpec } from '../planning/schemas';
 import type { PlannerContext } from '../llm/prompts';
 import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
@@ -212,7 +212,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
         const step = findStep(state, stepId);
         if (step) await remember(state, stepChunks(state, step, observation), `step ${stepId} ${outcome}`, key);
         const decision = await model('replan_decision', after, signal);
-        return { observation, outcome, decision };
+        return { observation: headForHistory(observation), outcome, decision };
       });
     },
 

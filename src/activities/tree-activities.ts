@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { findTask, levelOf, pathTo, treeProblems, type TaskSpec } from '../planning/task-tree';
-import type { ExecutionState } from '../planning/execution-state';
+import { headForHistory, type ExecutionState } from '../planning/execution-state';
 import type { TreeCallName } from '../planning/schemas';
 import type { ReactActionReply, TaskTreeReply } from '../planning/tree-schemas';
 import { completeStructured } from '../llm/structured';
@@ -133,7 +133,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
         }
         const step = { id: stepId, index: state.steps.length + 1, type: 'tool' as const, description: reply.thought, status: 'completed' as const, tool: reply.tool ?? '', args: reply.args ?? {} };
         await rememberInRun(deps, state, stepChunks(state, step, observation), `task ${taskIndex} ${reply.tool ?? ''}`, key);
-        return { reply, observation };
+        return { reply, observation: headForHistory(observation) };
       });
     },
 

@@ -183,12 +183,22 @@ export function finishStep(
   return next(state, { steps: patchStep(state, stepId, { status: outcome }), observations }, now);
 }
 
+/** `content`'s first `limit` characters, saying how many were dropped. */
+const cut = (content: string, limit: number): string => (content.length > limit ? `${content.slice(0, limit)}… [truncated ${content.length - limit} chars]` : content);
+
 export function makeObservation(stepId: string | null, obs: Omit<Observation, 'at' | 'stepId'>, now: Date): Observation {
-  const content =
-    obs.content.length > MAX_OBSERVATION_CHARS
-      ? `${obs.content.slice(0, MAX_OBSERVATION_CHARS)}… [truncated ${obs.content.length - MAX_OBSERVATION_CHARS} chars]`
-      : obs.content;
-  return { stepId, kind: obs.kind, content, at: now.toISOString() };
+  return { stepId, kind: obs.kind, content: cut(obs.content, MAX_OBSERVATION_CHARS), at: now.toISOString() };
+}
+
+/**
+ * What of a step's result an activity returns into Temporal history: its head. The whole result
+ * goes to the run's memory thread (what the model reads) and the step journal, so history grows
+ * by a bounded amount per step whatever a tool returns.
+ */
+export const HISTORY_OBSERVATION_CHARS = 500;
+
+export function headForHistory<O extends { content: string }>(obs: O): O {
+  return obs.content.length > HISTORY_OBSERVATION_CHARS ? { ...obs, content: cut(obs.content, HISTORY_OBSERVATION_CHARS) } : obs;
 }
 
 export function waitForUser(state: ExecutionState, stepId: string, now: Date): ExecutionState {

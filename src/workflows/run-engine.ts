@@ -13,16 +13,19 @@ import {
   ChildWorkflowCancellationType,
   ChildWorkflowFailure,
   condition,
+  defineQuery,
   executeChild,
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
   proxyActivities,
   setCurrentDetails,
+  setHandler,
   upsertSearchAttributes,
   type ActivityOptions,
 } from '@temporalio/workflow';
 import { isBlocking, type ActivityMap, type CallPolicy, type Command, type Engine, type EngineEvent } from '../engine/core';
+import { SENT_STATE_QUERY, StateSender, type SentState } from '../engine/state-ref';
 import type { ExecutionState } from '../planning/execution-state';
 import { PLAN_WORKFLOW_TYPE, replySignal, STATUS_ATTR, USER_ID_ATTR } from './definitions';
 import { runReportSignal } from './session-definitions';
@@ -68,6 +71,9 @@ export async function runEngine<S, A extends ActivityMap, Person>(
   options: RunEngineOptions<S, Person>,
 ): Promise<S> {
   let reports: Promise<void> = Promise.resolve();
+  // Activities get the run's state as a patch against the previous call's (src/engine/state-ref.ts).
+  const sender = new StateSender();
+  setHandler(defineQuery<SentState | null>(SENT_STATE_QUERY), () => sender.last);
   /** Carries out the commands that do not wait, in order; returns the one that does. */
   const carryOut = (commands: Command<A>[]): Command<A> | undefined => {
     let waitOn: Command<A> | undefined;
@@ -109,13 +115,13 @@ export async function runEngine<S, A extends ActivityMap, Person>(
       if (command.kind !== 'call' && command.kind !== 'start_child') {
         // Waiting for a person: an event the engine takes aside (a skip elsewhere) leaves it waiting.
         for (;;) {
-          const next = engine.handle(await perform(command, options), new Date());
+          const next = engine.handle(await perform(command, options, sender), new Date());
           if (next.some(isBlocking)) return next;
           carryOut(next);
         }
       } else {
         const scope = new CancellationScope();
-        const inFlight = scope.run(() => perform(command, options));
+        const inFlight = scope.run(() => perform(command, options, sender));
         let settled = false;
         const done = inFlight.then(
           () => (settled = true),
@@ -154,16 +160,24 @@ export async function runEngine<S, A extends ActivityMap, Person>(
   return engine.state;
 }
 
+/** An activity input with its `state` replaced by a reference (the worker's interceptor restores it). */
+function byReference(input: unknown, sender: StateSender): unknown {
+  if (typeof input !== 'object' || input === null || !('state' in input)) return input;
+  const { state, ...rest } = input;
+  return { ...rest, stateRef: sender.send(state) };
+}
+
 async function perform<S, A extends ActivityMap, Person>(
   command: Command<A>,
   options: RunEngineOptions<S, Person>,
+  sender: StateSender,
 ): Promise<EngineEvent<A, Person, ExecutionState>> {
   switch (command.kind) {
     case 'call': {
       const activities = proxyActivities<A>({ ...POLICIES[command.policy], summary: command.summary });
       // The engine pairs each activity with its own input type (CallCommand); TypeScript cannot follow the pairing through the index.
       const fn = activities[command.activity] as unknown as (input: unknown) => Promise<unknown>;
-      const value = await fn(command.input);
+      const value = await fn(byReference(command.input, sender));
       return { kind: 'result', activity: command.activity, value } as EngineEvent<A, Person, ExecutionState>;
     }
     case 'start_child': {

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { hasStateRef, resolveStateRef, StateSender, type SentState } from '../../src/engine/state-ref';
+
+const states = [
+  { runId: 'r', version: 1, steps: [], observations: [] },
+  { runId: 'r', version: 2, steps: [{ id: 's1', status: 'running' }], observations: [] },
+  { runId: 'r', version: 3, steps: [{ id: 's1', status: 'completed' }], observations: [{ stepId: 's1', content: 'x'.repeat(400) }] },
+  { runId: 'r', version: 4, steps: [{ id: 's2', status: 'pending' }], observations: [{ stepId: 's1', content: 'x'.repeat(400) }], extra: undefined },
+];
+
+test('a worker that saw the previous call rebuilds each state from its patch alone', () => {
+  const sender = new StateSender();
+  let known: SentState | undefined;
+  for (const state of states) {
+    const ref = sender.send(state);
+    const resolved = resolveStateRef(known, ref);
+    assert.ok(resolved, `seq ${ref.seq} resolves`);
+    assert.deepEqual(resolved.state, JSON.parse(JSON.stringify(state)));
+    known = resolved;
+  }
+});
+
+test('a patch carries what changed, not the state: an unchanged observation is not sent again', () => {
+  const sender = new StateSender();
+  sender.send(states[2]);
+  const ref = sender.send(states[3]);
+  assert.ok(!JSON.stringify(ref.patch).includes('x'.repeat(400)), JSON.stringify(ref.patch));
+});
+
+test('without the base the patch was made against there is nothing to resolve (the worker then asks the run); a retry of the same call resolves to what it had', () => {
+  const sender = new StateSender();
+  const first = sender.send(states[0]);
+  const second = sender.send(states[1]);
+  assert.equal(first.base, null);
+  assert.equal(second.base, first.seq);
+  assert.equal(resolveStateRef(undefined, second), undefined);
+  const atFirst = resolveStateRef(undefined, first);
+  assert.ok(atFirst);
+  const atSecond = resolveStateRef(atFirst, second);
+  assert.ok(atSecond);
+  assert.equal(resolveStateRef(atSecond, second), atSecond);
+  assert.deepEqual(sender.last, { seq: 2, state: states[1] });
+});
+
+test('the base is never changed by resolving a patch against it (an abandoned call may still read it)', () => {
+  const sender = new StateSender();
+  const base = resolveStateRef(undefined, sender.send(states[1]));
+  assert.ok(base);
+  const before = JSON.stringify(base.state);
+  resolveStateRef(base, sender.send(states[2]));
+  assert.equal(JSON.stringify(base.state), before);
+});
+
+test('only inputs with a stateRef are resolved', () => {
+  assert.equal(hasStateRef({ state: {} }), false);
+  assert.equal(hasStateRef(null), false);
+  assert.equal(hasStateRef({ stateRef: { seq: 1, base: null, patch: [] } }), true);
+});
