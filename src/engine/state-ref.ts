@@ -12,11 +12,36 @@ import { applyPatch, compare, type Operation } from 'fast-json-patch';
 /** The query a worker asks a run for the state of its latest call, when it has no base for the patch. */
 export const SENT_STATE_QUERY = 'threadline.sentState';
 
+/**
+ * A JSON patch operation, short: `compare` makes only add, replace and remove, and every step's
+ * patch is written into history, so `["+", path, value]`, `["=", path, value]`, `["-", path]`.
+ */
+export type PatchOp = ['+' | '=', string, unknown] | ['-', string];
+
 /** What an activity input carries instead of `state`. `base` null: the patch applies to `{}`. */
 export interface StateRef {
   seq: number;
   base: number | null;
-  patch: Operation[];
+  patch: PatchOp[];
+}
+
+function encode(ops: Operation[]): PatchOp[] {
+  return ops.map((o): PatchOp => {
+    switch (o.op) {
+      case 'add':
+        return ['+', o.path, o.value];
+      case 'replace':
+        return ['=', o.path, o.value];
+      case 'remove':
+        return ['-', o.path];
+      default:
+        throw new Error(`compare made a ${o.op} operation`);
+    }
+  });
+}
+
+function decode(ops: PatchOp[]): Operation[] {
+  return ops.map((o): Operation => (o[0] === '-' ? { op: 'remove', path: o[1] } : { op: o[0] === '+' ? 'add' : 'replace', path: o[1], value: o[2] }));
 }
 
 /** The state a run sent with its call number `seq`. */
@@ -38,7 +63,7 @@ export class StateSender {
     const base = this.#last;
     const seq = (base?.seq ?? 0) + 1;
     this.#last = { seq, state: json };
-    return { seq, base: base?.seq ?? null, patch: compare(base ? (base.state as object) : {}, json) };
+    return { seq, base: base?.seq ?? null, patch: encode(compare(base ? (base.state as object) : {}, json)) };
   }
 
   /** What the query answers: the state of the latest call, or null before the first. */
@@ -56,7 +81,7 @@ export function resolveStateRef(known: SentState | undefined, ref: StateRef): Se
   if (ref.base !== null && known?.seq !== ref.base) return undefined;
   const base = ref.base === null ? {} : (known?.state as object);
   // A copy: an earlier activity of the run may still hold (and read) the base object.
-  return { seq: ref.seq, state: applyPatch(base, ref.patch, false, false).newDocument };
+  return { seq: ref.seq, state: applyPatch(base, decode(ref.patch), false, false).newDocument };
 }
 
 /** True for an activity input whose state comes by reference. */

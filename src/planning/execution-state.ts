@@ -195,7 +195,7 @@ export function makeObservation(stepId: string | null, obs: Omit<Observation, 'a
  * goes to the run's memory thread (what the model reads) and the step journal, so history grows
  * by a bounded amount per step whatever a tool returns.
  */
-export const HISTORY_OBSERVATION_CHARS = 500;
+export const HISTORY_OBSERVATION_CHARS = 120;
 
 export function headForHistory<O extends { content: string }>(obs: O): O {
   return obs.content.length > HISTORY_OBSERVATION_CHARS ? { ...obs, content: cut(obs.content, HISTORY_OBSERVATION_CHARS) } : obs;
