@@ -91,6 +91,8 @@ if (!external) {
       uiPort,
       namespace,
       logPrefix: color('35', '[temporal]'),
+      // Encrypted payloads: the Web UI decodes them through the API's codec endpoint.
+      extraArgs: env.THREADLINE_ENCRYPTION_KEY ? ['--ui-codec-endpoint', `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${port}/v1/codec`] : [],
     });
   } catch (err) {
     if (!stopping) fail(err.message);

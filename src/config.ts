@@ -51,6 +51,10 @@ export const ConfigSchema = z.object({
   MEMORY_HARD_LIMIT: z.coerce.number().int().positive().default(8000),
   /** Base URL of the Temporal Web UI, for links printed by the API and the chat client. */
   TEMPORAL_UI_URL: z.preprocess(blankToUndefined, z.string().url().optional()),
+  /** Seals every payload in Temporal history with AES-256-GCM: 32 bytes as base64 or hex (`openssl rand -base64 32`), or a passphrase. */
+  THREADLINE_ENCRYPTION_KEY: z.preprocess(blankToUndefined, z.string().optional()),
+  /** Keys used before a rotation, comma-separated: they still open what they sealed. */
+  THREADLINE_ENCRYPTION_OLD_KEYS: z.preprocess(blankToUndefined, z.string().optional()),
 });
 export type Config = z.infer<typeof ConfigSchema> & { temporalAddress: string; dataDir: string; uiUrl: string };
 

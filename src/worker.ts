@@ -16,6 +16,7 @@ import type { ModelProvider } from './llm/provider';
 import { FileKeyValueStore, type KeyValueStore } from './store/kv';
 import type { MemoryService } from './store/memory-service';
 import { openMemory } from './store/open-memory';
+import { dataConverterFor } from './temporal/data-converter';
 import { retrieveMessage } from './tools/retrieve-message';
 import { BUILTIN_TOOLS, ToolRegistry } from './tools/registry';
 import type { ToolDefinition } from './tools/tool';
@@ -63,6 +64,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     taskQueue: options.taskQueue ?? config.TASK_QUEUE,
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: require.resolve('./workflows') }),
     activities,
+    dataConverter: dataConverterFor(config),
     // Runs pass their state to activities as patches; this restores it (src/engine/state-ref.ts).
     interceptors: { activity: [stateRefInterceptor(new StateCache())] },
   }).catch(async (err: unknown) => {

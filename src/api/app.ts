@@ -5,6 +5,7 @@
  * validate, call, map the result;
  * errors go to the one error handler.
  */
+import type { PayloadCodec } from '@temporalio/common';
 import express, { type Express } from 'express';
 import pino, { type Logger } from 'pino';
 import { runUiUrl, type Config } from '../config';
@@ -13,6 +14,7 @@ import type { Runs } from '../temporal/runs';
 import type { Sessions } from '../temporal/sessions';
 import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } from '../blueprints/blueprint';
 import { treeProblems, type TaskSpec } from '../planning/task-tree';
+import { codecRouter } from './codec-routes';
 import { ApiError, errorHandler, notFoundRoute } from './errors';
 import { streamRunEvents, type RunEventsOptions } from './run-events';
 import { CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
@@ -36,6 +38,8 @@ export interface AppOptions {
   memory?: MemoryService;
   /** Plan templates runs may start from (`GET /v1/blueprints`). @default none */
   blueprints?: Blueprint[];
+  /** The payload codecs of the Temporal data converter, served at `/v1/codec` for the Web UI. @default none (payloads pass unchanged) */
+  codecs?: PayloadCodec[];
   /** Aborting it ends open event streams, so a closing server is not held open by them. */
   shutdown?: AbortSignal;
 }
@@ -49,6 +53,8 @@ export function createApp(options: AppOptions): Express {
   const logger = options.logger ?? pino({ name: 'api' });
   const app = express();
   app.disable('x-powered-by');
+  // Before the small-body parser: codec batches are larger.
+  app.use(codecRouter(options.codecs ?? []));
   app.use(express.json({ limit: BODY_LIMIT }));
 
   app.get('/healthz', async (_req, res) => {

@@ -2,6 +2,7 @@
  * The API's one error shape, `{ error: { code, message, details? } }`, and the
  * one place that maps errors onto it. Routes just throw.
  */
+import { ValueError } from '@temporalio/common';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { MemoryRefusedError, StateNotFoundError, ThreadNotFoundError } from '../store/memory-service';
@@ -78,6 +79,7 @@ function toApiError(err: unknown): ApiError | null {
   if (err instanceof MessageRejectedError) return new ApiError(422, 'refused', err.message);
   if (err instanceof ThreadNotFoundError || err instanceof StateNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof MemoryRefusedError) return new ApiError(422, 'refused', err.message, { code: err.code });
+  if (err instanceof ValueError) return new ApiError(422, 'refused', err.message);
   if (isBodyParserError(err) && err.status >= 400 && err.status < 500) {
     if (err.type === 'entity.parse.failed') return new ApiError(400, 'invalid_request', `request body is not valid JSON: ${err.message}`);
     if (err.status === 413) return new ApiError(413, 'payload_too_large', err.message);

@@ -10,6 +10,7 @@ import pino, { type Logger } from 'pino';
 import { loadBlueprints } from '../blueprints/load';
 import { loadConfig, type Config } from '../config';
 import { openMemory } from '../store/open-memory';
+import { payloadCodecs } from '../temporal/data-converter';
 import { connectClient } from '../temporal/connection';
 import { Runs } from '../temporal/runs';
 import { Sessions } from '../temporal/sessions';
@@ -64,6 +65,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     shutdown: shutdown.signal,
     memory,
     blueprints: loadBlueprints(config.BLUEPRINTS_DIR),
+    codecs: payloadCodecs(config),
   });
   const server = http.createServer(app);
   try {

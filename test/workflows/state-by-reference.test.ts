@@ -98,7 +98,7 @@ test('a run of 100 kB tool results keeps them out of history: activity inputs st
   }
 });
 
-test('a worker that never saw the run rebuilds its state from the run itself: a reply after a worker change resumes the run exactly once', async () => {
+test('a worker that never saw the run rebuilds its state from the run itself (through the payload codec, as encryption is turned on): a reply after a worker change resumes the run exactly once', async () => {
   const goal = 'tally, ask, then tally again';
   stub.script(goal, {
     execution_plan: [{ steps: [toolStep('tally', { label: 'first' }), askStep('Go on?'), toolStep('tally', { label: 'second' }), respondStep] }],
@@ -107,9 +107,9 @@ test('a worker that never saw the run rebuilds its state from the run itself: a 
   });
   const { runId } = await runs.start({ userId: 'tester', goal });
   await waitFor('the question', async () => (await runs.get(runId)).status === 'waiting_user');
-  // A new worker (an empty state cache) takes over the task queue.
+  // A new worker (an empty state cache) takes over the task queue, now sealing payloads; the run's earlier ones stay readable.
   await env.stop();
-  env = await startTestEnv({ provider: stubProvider(stub.url), extraTools: [bigTool, tallyTool], config: env.config });
+  env = await startTestEnv({ provider: stubProvider(stub.url), extraTools: [bigTool, tallyTool], config: { ...env.config, THREADLINE_ENCRYPTION_KEY: 'turned on mid-run' } });
   runs = new Runs(env.client, env.config);
   await runs.reply(runId, 'yes');
   const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;

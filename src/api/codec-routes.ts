@@ -1,0 +1,54 @@
+/**
+ * The remote codec endpoint (Temporal's codec server protocol): the Web UI and the CLI send the
+ * payloads they find in history to `POST /v1/codec/decode` and show what comes back, so encrypted
+ * runs stay readable for whoever may call the API. `/v1/codec/encode` is the way back (the UI uses
+ * it for payloads a person types in, such as a signal's argument).
+ *
+ * Point the UI at it: `temporal server start-dev --ui-codec-endpoint http://127.0.0.1:3000/v1/codec`
+ * (npm start does this when THREADLINE_ENCRYPTION_KEY is set), or the codec setting of the UI's
+ * namespace page. The browser calls it directly, hence CORS.
+ */
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import cors from 'cors';
+import express, { Router } from 'express';
+import { z } from 'zod';
+import { validated } from './validate';
+
+/** A payload as the protocol writes it: metadata values and data in base64. */
+const JsonPayload = z.object({ metadata: z.record(z.string(), z.string()).default({}), data: z.string().default('') });
+const CodecBody = z.object({ payloads: z.array(JsonPayload) });
+type JsonPayload = z.infer<typeof JsonPayload>;
+
+/** Payload batches from a history can be large: Temporal's own limit for one message. */
+const CODEC_BODY_LIMIT = '4mb';
+
+const fromJson = (p: JsonPayload): Payload => ({
+  metadata: Object.fromEntries(Object.entries(p.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+  data: Buffer.from(p.data, 'base64'),
+});
+const toJson = (p: Payload): JsonPayload => ({
+  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')])),
+  data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
+});
+
+export function codecRouter(codecs: PayloadCodec[]): Router {
+  const router = Router();
+  router.use('/v1/codec', cors({ allowedHeaders: ['Content-Type', 'X-Namespace', 'Authorization'], maxAge: 600 }), express.json({ limit: CODEC_BODY_LIMIT }));
+  router.post(
+    '/v1/codec/encode',
+    validated({ body: CodecBody }, async ({ body }, _req, res) => {
+      let payloads = body.payloads.map(fromJson);
+      for (const codec of codecs) payloads = await codec.encode(payloads);
+      res.json({ payloads: payloads.map(toJson) });
+    }),
+  );
+  router.post(
+    '/v1/codec/decode',
+    validated({ body: CodecBody }, async ({ body }, _req, res) => {
+      let payloads = body.payloads.map(fromJson);
+      for (const codec of [...codecs].reverse()) payloads = await codec.decode(payloads);
+      res.json({ payloads: payloads.map(toJson) });
+    }),
+  );
+  return router;
+}
