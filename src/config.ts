@@ -51,6 +51,10 @@ export const ConfigSchema = z.object({
   MEMORY_HARD_LIMIT: z.coerce.number().int().positive().default(8000),
   /** Base URL of the Temporal Web UI, for links printed by the API and the chat client. */
   TEMPORAL_UI_URL: z.preprocess(blankToUndefined, z.string().url().optional()),
+  /** `apikey`: every API request needs `Authorization: Bearer <key>`; `none` is allowed only while HOST is a loopback address. */
+  THREADLINE_AUTH: z.enum(['none', 'apikey']).default('none'),
+  /** A key that is an admin from the start (to create the first keys); compared in constant time, never stored. */
+  THREADLINE_ADMIN_KEY: z.preprocess(blankToUndefined, z.string().min(16, 'THREADLINE_ADMIN_KEY must be at least 16 characters').optional()),
   /** Seals every payload in Temporal history with AES-256-GCM: 32 bytes as base64 or hex (`openssl rand -base64 32`), or a passphrase. */
   THREADLINE_ENCRYPTION_KEY: z.preprocess(blankToUndefined, z.string().optional()),
   /** Keys used before a rotation, comma-separated: they still open what they sealed. */

@@ -14,6 +14,8 @@ import type { Runs } from '../temporal/runs';
 import type { Sessions } from '../temporal/sessions';
 import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } from '../blueprints/blueprint';
 import { treeProblems, type TaskSpec } from '../planning/task-tree';
+import { adminRouter } from './admin-routes';
+import { authenticate, type AuthOptions } from './authenticate';
 import { codecRouter } from './codec-routes';
 import { ApiError, errorHandler, notFoundRoute } from './errors';
 import { streamRunEvents, type RunEventsOptions } from './run-events';
@@ -38,6 +40,8 @@ export interface AppOptions {
   memory?: MemoryService;
   /** Plan templates runs may start from (`GET /v1/blueprints`). @default none */
   blueprints?: Blueprint[];
+  /** Who may call: API keys (THREADLINE_AUTH=apikey) and the key store behind them. @default no auth */
+  auth?: AuthOptions;
   /** The payload codecs of the Temporal data converter, served at `/v1/codec` for the Web UI. @default none (payloads pass unchanged) */
   codecs?: PayloadCodec[];
   /** Aborting it ends open event streams, so a closing server is not held open by them. */
@@ -53,6 +57,8 @@ export function createApp(options: AppOptions): Express {
   const logger = options.logger ?? pino({ name: 'api' });
   const app = express();
   app.disable('x-powered-by');
+  const auth = options.auth ?? { mode: 'none' };
+  app.use(authenticate(auth));
   // Before the small-body parser: codec batches are larger.
   app.use(codecRouter(options.codecs ?? []));
   app.use(express.json({ limit: BODY_LIMIT }));
@@ -163,6 +169,7 @@ export function createApp(options: AppOptions): Express {
     app.use(threadsRouter({ memory: options.memory, logger, shutdown: options.shutdown, stream: options.events }));
   }
 
+  if (auth.mode === 'apikey' && auth.store) app.use(adminRouter(auth.store));
   app.use(notFoundRoute);
   app.use(errorHandler(logger));
   return app;

@@ -12,6 +12,10 @@ import { MessageRejectedError, SessionClosedError, SessionNotFoundError } from '
 
 export const ERROR_CODES = [
   'invalid_request',
+  /** No API key, or one that is unknown, expired or revoked (THREADLINE_AUTH=apikey). */
+  'unauthorized',
+  /** The key is valid but may not do this (another user's id in the request, an admin route). */
+  'forbidden',
   'not_found',
   'not_waiting',
   /** A task of a tree run that cannot be skipped or redone now (finished, not started, the run not executing). */

@@ -9,6 +9,7 @@ import type { Client } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
 import { loadBlueprints } from '../blueprints/load';
 import { loadConfig, type Config } from '../config';
+import { createKeyStore } from '../auth/key-store';
 import { openMemory } from '../store/open-memory';
 import { payloadCodecs } from '../temporal/data-converter';
 import { connectClient } from '../temporal/connection';
@@ -45,14 +46,36 @@ function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/** True for addresses only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** Without authentication the API trusts every caller, so it may listen only where no one else can reach it. */
+export function checkBinding(config: Pick<Config, 'HOST' | 'THREADLINE_AUTH'>): void {
+  if (config.THREADLINE_AUTH === 'none' && !isLoopback(config.HOST)) {
+    throw new Error(
+      `refusing to listen on ${config.HOST} without authentication: anyone who can reach it could read and steer every user's runs.\n` +
+        '  Set THREADLINE_AUTH=apikey (and THREADLINE_ADMIN_KEY, or create keys with `npm run keys -- create --user <id>`), or HOST=127.0.0.1.',
+    );
+  }
+}
+
 export async function startApi(config: Config, options: { logger?: Logger } = {}): Promise<ApiServer> {
   const logger = options.logger ?? pino({ name: 'api' });
+  checkBinding(config);
+  const keys = config.THREADLINE_AUTH === 'apikey' ? createKeyStore(config) : undefined;
+  await keys?.setup();
   const { memory, close: closeMemory } = await openMemory(config);
+  const closeStores = async () => {
+    await closeMemory();
+    await keys?.end();
+  };
   let client: Client;
   try {
     client = await connectClient(config);
   } catch (err) {
-    await closeMemory();
+    await closeStores();
     throw err;
   }
   const shutdown = new AbortController();
@@ -66,6 +89,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     memory,
     blueprints: loadBlueprints(config.BLUEPRINTS_DIR),
     codecs: payloadCodecs(config),
+    auth: { mode: config.THREADLINE_AUTH, ...(keys ? { store: keys } : {}), ...(config.THREADLINE_ADMIN_KEY ? { adminKey: config.THREADLINE_ADMIN_KEY } : {}) },
   });
   const server = http.createServer(app);
   try {
@@ -78,7 +102,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     });
   } catch (err) {
     await client.connection.close();
-    await closeMemory();
+    await closeStores();
     throw new Error(`cannot listen on ${config.HOST}:${config.PORT}: ${err instanceof Error ? err.message : String(err)}`);
   }
   const { port } = server.address() as AddressInfo;
@@ -98,7 +122,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
         clearInterval(reap);
         clearTimeout(force);
         await client.connection.close();
-        await closeMemory();
+        await closeStores();
       })();
       return closing;
     },
@@ -108,7 +132,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
 async function main(): Promise<void> {
   const config = loadConfig();
   const api = await startApi(config);
-  console.log(`api: ${api.url} (Temporal ${config.temporalAddress}, namespace "${config.TEMPORAL_NAMESPACE}", task queue "${config.TASK_QUEUE}", memory store "${config.MEMORY_STORE}")`);
+  console.log(`api: ${api.url} (Temporal ${config.temporalAddress}, namespace "${config.TEMPORAL_NAMESPACE}", task queue "${config.TASK_QUEUE}", memory store "${config.MEMORY_STORE}", auth ${config.THREADLINE_AUTH})`);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1); // a second signal: do not wait any longer

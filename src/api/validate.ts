@@ -5,6 +5,7 @@
  */
 import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
+import { scopeToCaller } from './authenticate';
 import { ApiError, type ErrorDetail } from './errors';
 
 const PARTS = ['params', 'query', 'body'] as const;
@@ -36,7 +37,9 @@ export function validated<S extends RequestSchemas>(
     for (const part of PARTS) {
       const schema = schemas[part];
       if (!schema) continue;
-      const result = schema.safeParse(req[part]);
+      // With API keys, a user's request names that user (taken from the key when missing).
+      const raw = part === 'params' ? req.params : scopeToCaller(res, part, req[part]);
+      const result = schema.safeParse(raw);
       if (result.success) input[part] = result.data;
       else details.push(...result.error.issues.map((i) => ({ path: i.path.length ? i.path.join('.') : part, message: i.message })));
     }

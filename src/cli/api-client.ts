@@ -65,13 +65,19 @@ function parseBody<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
 export class ApiClient {
   readonly baseUrl: string;
 
-  constructor(baseUrl: string) {
+  /** @param apiKey sent as `Authorization: Bearer <key>` when the API asks for keys (THREADLINE_AUTH=apikey). */
+  constructor(
+    baseUrl: string,
+    private readonly apiKey?: string,
+  ) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
   }
 
   private async request(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.apiKey) headers.set('authorization', `Bearer ${this.apiKey}`);
     try {
-      return await fetch(`${this.baseUrl}${path}`, init);
+      return await fetch(`${this.baseUrl}${path}`, { ...init, headers });
     } catch (err) {
       if (isAbort(err)) throw err;
       throw new ApiUnreachableError(this.baseUrl, networkReason(err));

@@ -44,6 +44,7 @@ const USAGE = `usage: npm run chat -- [--user NAME] [--engine plan|tree] [--revi
   Exit code with a goal: 0 when the run completed, 1 when it failed or was cancelled, 130 when you detached.
 
   THREADLINE_API_URL   the REST API (default http://$HOST:$PORT, i.e. http://127.0.0.1:3000)
+  THREADLINE_API_KEY   your API key, when the API asks for one (THREADLINE_AUTH=apikey)
   THREADLINE_USER      the user id when --user is not given (default: your OS user name)`;
 
 /** How long to keep retrying when the API goes away in the middle of a run. */
@@ -517,7 +518,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
       console.error(`--review is for --engine tree\n\n${USAGE}`);
       return 2;
     }
-    const session: Session = { api: new ApiClient(apiBaseUrl(env, config)), interrupts, config, userId, prompter, print, tree: engine === 'tree' };
+    const session: Session = { api: new ApiClient(apiBaseUrl(env, config), env.THREADLINE_API_KEY || undefined), interrupts, config, userId, prompter, print, tree: engine === 'tree' };
     if (goal && resume) {
       console.error(`a goal runs on its own; --session is for a conversation (leave out the goal)\n\n${USAGE}`);
       return 2;

@@ -1,0 +1,50 @@
+/**
+ * API key administration (admin keys only): `POST /v1/admin/keys {userId, role?, expiresAt?}` → 201
+ * `{keyId, key}` (the key is shown this once), `GET /v1/admin/keys?userId=`, `DELETE
+ * /v1/admin/keys/:keyId` (revoked from the next request on).
+ */
+import { Router } from 'express';
+import { z } from 'zod';
+import { generateKey, publicInfo, ROLES } from '../auth/keys';
+import type { ApiKeyStore } from '../auth/key-store';
+import { requireAdmin } from './authenticate';
+import { ApiError } from './errors';
+import { UserIdSchema } from './schemas';
+import { validated } from './validate';
+
+const CreateKeyBody = z.object({
+  userId: UserIdSchema,
+  role: z.enum(ROLES).optional(),
+  expiresAt: z.iso.datetime({ offset: true }).nullish(),
+});
+const ListKeysQuery = z.object({ userId: UserIdSchema.optional() });
+const KeyParams = z.object({ keyId: z.string().regex(/^[0-9a-f]{16}$/, 'keyId is 16 hex digits') });
+
+export function adminRouter(store: ApiKeyStore): Router {
+  const router = Router();
+  router.use('/v1/admin', requireAdmin);
+  router.post(
+    '/v1/admin/keys',
+    validated({ body: CreateKeyBody }, async ({ body }, _req, res) => {
+      const now = new Date();
+      if (body.expiresAt && Date.parse(body.expiresAt) <= now.getTime()) throw new ApiError(400, 'invalid_request', 'expiresAt is in the past');
+      const { key, record } = generateKey({ userId: body.userId, role: body.role ?? 'user', expiresAt: body.expiresAt ?? null }, now);
+      await store.create(record);
+      res.status(201).json({ keyId: record.keyId, key, userId: record.userId, role: record.role, expiresAt: record.expiresAt });
+    }),
+  );
+  router.get(
+    '/v1/admin/keys',
+    validated({ query: ListKeysQuery }, async ({ query }, _req, res) => {
+      res.json({ keys: (await store.list(query.userId)).map(publicInfo) });
+    }),
+  );
+  router.delete(
+    '/v1/admin/keys/:keyId',
+    validated({ params: KeyParams }, async ({ params }, _req, res) => {
+      if (!(await store.revoke(params.keyId, new Date()))) throw new ApiError(404, 'not_found', `no API key ${params.keyId}`);
+      res.status(204).end();
+    }),
+  );
+  return router;
+}

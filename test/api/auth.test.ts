@@ -1,0 +1,122 @@
+/**
+ * THREADLINE_AUTH=apikey end to end: real HTTP to the app, a real Temporal server and worker, the
+ * stub model server behind the real `openai` client; and `npm run keys` as a person runs it.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, test } from 'node:test';
+import { checkBinding } from '../../src/api/server';
+import { FileApiKeyStore } from '../../src/auth/key-store';
+import { generateKey } from '../../src/auth/keys';
+import { answer, respondStep } from '../helpers/scenarios';
+import { requestJson } from '../helpers/http';
+import { startRunsApi, type RunsApi } from '../helpers/runs-api';
+import { StubModelServer } from '../helpers/stub-model-server';
+
+const ADMIN_KEY = 'admin-bootstrap-key-for-tests-0001';
+const stub = new StubModelServer();
+const keyDir = mkdtempSync(path.join(os.tmpdir(), 'threadline-auth-'));
+const store = new FileApiKeyStore(path.join(keyDir, 'auth', 'keys'));
+let api: RunsApi;
+
+before(async () => {
+  await store.setup();
+  api = await startRunsApi(stub, { app: { auth: { mode: 'apikey', store, adminKey: ADMIN_KEY } } });
+  stub.script('say hi', { execution_plan: [{ steps: [respondStep] }], final_answer: [answer('hi')] });
+});
+after(async () => {
+  await api?.stop();
+});
+
+const call = <T = Record<string, unknown>>(method: string, route: string, key?: string, body?: unknown) =>
+  requestJson<T>(api.url, method, route, body, key ? { authorization: `Bearer ${key}` } : {});
+
+async function newKey(userId: string, role: 'user' | 'admin' = 'user'): Promise<string> {
+  const res = await call<{ keyId: string; key: string }>('POST', '/v1/admin/keys', ADMIN_KEY, { userId, role });
+  assert.equal(res.status, 201);
+  return res.body.key;
+}
+
+test('without a valid key every route is 401 with the error envelope; /healthz and browser preflights stay open', async () => {
+  for (const [method, route] of [['GET', '/v1/runs'], ['POST', '/v1/runs'], ['GET', '/v1/runs/x'], ['GET', '/v1/admin/keys'], ['POST', '/v1/codec/decode'], ['GET', '/v1/nope']] as const) {
+    const res = await call<{ error: { code: string; message: string } }>(method, route);
+    assert.equal(res.status, 401, `${method} ${route}`);
+    assert.equal(res.body.error.code, 'unauthorized');
+  }
+  for (const header of ['Bearer tl_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'Bearer nonsense', 'Basic YTpi', 'Bearer']) {
+    const res = await requestJson<{ error: { code: string } }>(api.url, 'GET', '/v1/runs', undefined, { authorization: header });
+    assert.equal(res.status, 401, header);
+  }
+  assert.equal((await call('GET', '/healthz')).status, 200);
+  const preflight = await fetch(`${api.url}/v1/codec/decode`, { method: 'OPTIONS', headers: { origin: 'http://127.0.0.1:8233', 'access-control-request-method': 'POST' } });
+  assert.equal(preflight.status, 204);
+});
+
+test('a user key acts only as its user: userId comes from the key, another one is 403, lists show only its runs; an admin may act for anyone', async () => {
+  const alice = await newKey('alice-auth');
+  const started = await call<{ runId: string }>('POST', '/v1/runs', alice, { goal: 'say hi' });
+  assert.equal(started.status, 201);
+  const state = await call<{ userId: string }>('GET', `/v1/runs/${started.body.runId}`, alice);
+  assert.equal(state.body.userId, 'alice-auth');
+  const forged = await call<{ error: { code: string } }>('POST', '/v1/runs', alice, { userId: 'bob-auth', goal: 'say hi' });
+  assert.equal(forged.status, 403);
+  assert.equal(forged.body.error.code, 'forbidden');
+  assert.equal((await call('GET', '/v1/runs?userId=bob-auth', alice)).status, 403);
+  const listed = await call<{ runs: { userId: string }[] }>('GET', '/v1/runs', alice);
+  assert.equal(listed.status, 200);
+  assert.ok(listed.body.runs.length >= 1 && listed.body.runs.every((r) => r.userId === 'alice-auth'));
+  const forBob = await call<{ runId: string }>('POST', '/v1/runs', ADMIN_KEY, { userId: 'bob-auth', goal: 'say hi' });
+  assert.equal(forBob.status, 201);
+  // Admin routes are for admins.
+  assert.equal((await call('GET', '/v1/admin/keys', alice)).status, 403);
+  assert.equal((await call('POST', '/v1/admin/keys', alice, { userId: 'alice-auth', role: 'admin' })).status, 403);
+});
+
+test('admins list keys without their secrets; a revoked key is refused on the next request; an expired key is refused', async () => {
+  const carol = await newKey('carol-auth');
+  const admin = await newKey('ops-auth', 'admin');
+  const listed = await call<{ keys: Record<string, unknown>[] }>('GET', '/v1/admin/keys?userId=carol-auth', admin);
+  assert.equal(listed.status, 200);
+  assert.equal(listed.body.keys.length, 1);
+  const [info] = listed.body.keys;
+  assert.ok(info && !('hash' in info) && !('key' in info));
+  assert.equal(info.userId, 'carol-auth');
+  assert.equal((await call('GET', '/v1/runs', carol)).status, 200);
+  assert.equal((await call('DELETE', `/v1/admin/keys/${String(info.keyId)}`, admin)).status, 204);
+  const refused = await call<{ error: { message: string } }>('GET', '/v1/runs', carol);
+  assert.equal(refused.status, 401);
+  assert.match(refused.body.error.message, /revoked/);
+  assert.equal((await call('DELETE', '/v1/admin/keys/0123456789abcdef', admin)).status, 404);
+  assert.equal((await call('POST', '/v1/admin/keys', admin, { userId: 'x', expiresAt: '2020-01-01T00:00:00Z' })).status, 400);
+
+  const { key, record } = generateKey({ userId: 'dave-auth', expiresAt: new Date(Date.now() - 1000).toISOString() }, new Date(Date.now() - 60_000));
+  await store.create(record);
+  const expired = await call<{ error: { message: string } }>('GET', '/v1/runs', key);
+  assert.equal(expired.status, 401);
+  assert.match(expired.body.error.message, /expired/);
+});
+
+test('`npm run keys -- create` makes a key the API takes, and `revoke` ends it', async () => {
+  const run = (...args: string[]) =>
+    promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/keys.ts', ...args], { env: { ...process.env, DATA_DIR: keyDir, MEMORY_STORE: 'file' } });
+  const created = await run('create', '--user', 'erin-auth');
+  const key = /^(tl_\S+)$/m.exec(created.stdout)?.[1];
+  assert.ok(key, created.stdout);
+  assert.equal((await call('GET', '/v1/runs', key)).status, 200);
+  const keyId = key.split('_')[1] ?? '';
+  assert.match((await run('list', '--user', 'erin-auth')).stdout, new RegExp(keyId));
+  await run('revoke', keyId);
+  assert.equal((await call('GET', '/v1/runs', key)).status, 401);
+});
+
+test('without auth the API refuses to listen beyond loopback', () => {
+  assert.throws(() => checkBinding({ HOST: '0.0.0.0', THREADLINE_AUTH: 'none' }), /THREADLINE_AUTH=apikey/);
+  assert.throws(() => checkBinding({ HOST: '192.168.1.5', THREADLINE_AUTH: 'none' }), /without authentication/);
+  checkBinding({ HOST: '127.0.0.1', THREADLINE_AUTH: 'none' });
+  checkBinding({ HOST: '::1', THREADLINE_AUTH: 'none' });
+  checkBinding({ HOST: '0.0.0.0', THREADLINE_AUTH: 'apikey' });
+});
