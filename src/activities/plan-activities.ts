@@ -9,10 +9,11 @@ import type { PlannerCallName, ReplanDecisionReply, StepSpec } from '../planning
 import type { PlannerContext } from '../llm/prompts';
 import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
 import { callModel, InvalidModelReplyError } from '../llm/structured';
-import { goalChunk, lastStepEvent, outputChunk, runThreadId, snapshotChunk, stepChunks } from '../memory/run-chunks';
+import { endingChunk, goalChunk, lastStepEvent, runThreadId, snapshotChunk, stepChunks } from '../memory/run-chunks';
 import type { ChunkInput } from '../memory/model';
 import type { KeyValueStore } from '../store/kv';
-import { operationIdFor, type MemoryService } from '../store/memory-service';
+import { operationIdFor, ThreadNotFoundError, type MemoryService } from '../store/memory-service';
+import type { CloseRunInput } from '../engine/core';
 import type { ToolRegistry } from '../tools/registry';
 import { readConversation } from '../sessions/session-chunks';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
@@ -101,6 +102,26 @@ export async function runToolStep(
     signal,
   });
   return outcome.ok ? { kind: 'tool', content: JSON.stringify(outcome.result) } : { kind: 'error', content: outcome.error };
+}
+
+/**
+ * A run ended, whichever way (seed 001: EPHEMERAL chunks leave when the session ends; the output
+ * chunk marks the end of the task): an output chunk records how it ended, then the thread drops
+ * its EPHEMERAL chunks. Shared by both engines; idempotent, so a retry writes nothing twice.
+ */
+export async function closeRun(deps: Pick<PlanActivityDeps, 'memory'>, { state, ending }: CloseRunInput): Promise<void> {
+  if (!deps.memory) return;
+  // A run that failed while planning has a thread its state does not name yet.
+  const threadId = state.threadId ?? runThreadId(state.runId);
+  const meta = { reason: `run ended: ${ending}`, trigger: `run ${state.runId} ${ending}`, runId: state.runId };
+  const origin = ending === 'answered' || ending === 'finished' ? ('agent' as const) : ('system' as const);
+  try {
+    await deps.memory.apply(threadId, { op: 'add', chunks: [endingChunk(state, ending)] }, { ...meta, origin }, { operationId: operationIdFor(`${idempotencyKey()}:ending`) });
+  } catch (err) {
+    if (err instanceof ThreadNotFoundError) return; // it failed before its thread was made
+    throw err;
+  }
+  await deps.memory.endSession(threadId, meta);
 }
 
 export function createPlanActivities(deps: PlanActivityDeps) {
@@ -226,15 +247,12 @@ export function createPlanActivities(deps: PlanActivityDeps) {
       });
     },
 
-    /** `final_answer` for a respond step. */
+    /** `final_answer` for a respond step (the answer enters the thread when the run closes). */
     async respond({ state, stepId }: { state: ExecutionState; stepId: string }): Promise<{ answer: string }> {
-      return withHeartbeats(async (signal) => {
-        const reply = await model('final_answer', state, signal, stepId);
-        await remember(state, [outputChunk(state, reply.answer)], 'final answer', idempotencyKey());
-        if (deps.memory && state.threadId) await deps.memory.endSession(state.threadId, { reason: 'run finished', trigger: 'final answer', runId: state.runId });
-        return reply;
-      });
+      return withHeartbeats(async (signal) => model('final_answer', state, signal, stepId));
     },
+
+    closeRun: (input: CloseRunInput) => closeRun(deps, input),
   };
 }
 

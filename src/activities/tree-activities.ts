@@ -11,7 +11,7 @@ import type { ReactActionReply, TaskTreeReply } from '../planning/tree-schemas';
 import { completeStructured } from '../llm/structured';
 import { buildTreeMessages, type TreeContext } from '../llm/tree-prompts';
 import type { ChunkInput } from '../memory/model';
-import { outputChunk, stepChunks } from '../memory/run-chunks';
+import { stepChunks } from '../memory/run-chunks';
 import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } from '../blueprints/blueprint';
 import type { SpinLimits } from '../engine/spin';
 import type { ReflectionReply, SpinCheckReply } from '../planning/tree-schemas';
@@ -174,14 +174,9 @@ export function createTreeActivities(deps: TreeActivityDeps) {
       });
     },
 
-    /** `final_answer` of a tree run, from what its tasks produced. */
+    /** `final_answer` of a tree run, from what its tasks produced (it enters the thread when the run closes). */
     async treeAnswer({ state }: { state: ExecutionState }): Promise<{ answer: string }> {
-      return withHeartbeats(async (signal) => {
-        const reply = await ask({ ...(await context('final_answer', state)), call: 'final_answer' }, signal);
-        await rememberInRun(deps, state, [outputChunk(state, reply.answer)], 'final answer', idempotencyKey());
-        if (deps.memory && state.threadId) await deps.memory.endSession(state.threadId, { reason: 'run finished', trigger: 'final answer', runId: state.runId });
-        return reply;
-      });
+      return withHeartbeats(async (signal) => ask({ ...(await context('final_answer', state)), call: 'final_answer' }, signal));
     },
   };
 }

@@ -9,7 +9,7 @@
  */
 import type { ReactStepResult, TreeActivities, TreeLimits } from '../activities/tree-activities';
 import * as model from '../planning/execution-state';
-import type { ExecutionState, Observation } from '../planning/execution-state';
+import type { ExecutionState, Observation, RunEnding } from '../planning/execution-state';
 import type { StepSpec } from '../planning/schemas';
 import {
   attachSubtasks,
@@ -159,11 +159,11 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       case 'failed':
         this.#closeRunningTask('aborted', event.error, now);
         this.#publish(model.fail(this.#state, event.error, now));
-        return this.#end();
+        return this.#end('failed');
       case 'cancelled':
         this.#closeRunningTask('skipped', 'the run was cancelled', now);
         this.#publish(model.cancel(this.#state, now));
-        return this.#end();
+        return this.#end('cancelled');
       case 'reply':
         if (waiting.for === 'child' && this.#relay) return this.#relayReply(waiting, event.text, now);
         if (waiting.for !== 'reply') throw new Error(`a reply arrived while the run waits for ${waiting.for}`);
@@ -214,7 +214,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       case 'treeAnswer':
         if (waiting.for !== 'answer') throw new Error(`an answer arrived while the run waits for ${waiting.for}`);
         this.#publish(model.complete(this.#state, event.value.answer, now));
-        return this.#end();
+        return this.#end('answered');
     }
   }
 
@@ -246,7 +246,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
         return this.#emit({ kind: 'call', activity: 'proposeTree', input: { state: this.#state, feedback: event.feedback ?? '' }, policy: 'model', summary: `task tree, revised: ${event.feedback ?? ''}`.slice(0, 200) });
       case 'reject':
         this.#publish(model.cancel({ ...this.#state, lastError: `plan rejected${event.feedback ? `: ${event.feedback}` : ''}` }, now));
-        return this.#end();
+        return this.#end('cancelled');
     }
   }
 
@@ -292,7 +292,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     const scope = findTask(this.#tree(), this.input.scope.index);
     const results = scope ? dfs(scope).flatMap((n) => (n.subtasks.length === 0 && n.result !== undefined ? [`${n.index}: ${n.result}`] : [])) : [];
     this.#publish(model.complete(this.#state, results.join('\n') || 'nothing was produced', now));
-    return this.#end();
+    return this.#end('answered');
   }
 
   /** A group runs as a child run `<root run>.t<index>`, so no run's history grows with the tree. */
@@ -515,7 +515,12 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     return tree;
   }
 
-  #end(): TreeCommand[] {
+  /**
+   * Every way a run ends closes its memory first — except a group's child run: it writes to the
+   * root run's thread, which the root closes when the whole tree ends.
+   */
+  #end(ending: RunEnding): TreeCommand[] {
+    if (!this.input.scope) this.#out.push({ kind: 'close', input: { state: this.#state, ending } });
     return this.#emit({ kind: 'end' });
   }
 

@@ -13,6 +13,9 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminal = (status: RunStatus): boolean => TERMINAL_STATUSES.includes(status);
 
+/** How a run ended: with an answer (a respond step, or the plan ran out), by a replan `finish`, at the step limit, failed or cancelled. */
+export type RunEnding = 'answered' | 'finished' | 'step_limit' | 'failed' | 'cancelled';
+
 export const STEP_STATUSES = ['pending', 'running', 'completed', 'failed', 'replaced', 'skipped'] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
 
