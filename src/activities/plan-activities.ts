@@ -16,6 +16,8 @@ import { operationIdFor, ThreadNotFoundError, type MemoryService } from '../stor
 import type { CloseRunInput } from '../engine/core';
 import type { ToolRegistry } from '../tools/registry';
 import { readConversation } from '../sessions/session-chunks';
+import type { CodeVersion } from '../planning/code-version';
+import { assertCurrent, codeVersionOf } from './code-version';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
 
 export interface PlanActivityDeps {
@@ -126,6 +128,8 @@ export async function closeRun(deps: Pick<PlanActivityDeps, 'memory'>, { state, 
 
 export function createPlanActivities(deps: PlanActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
+  /** Stops a run planned on other code (model, prompts, tools) before its next step. */
+  const current = (state: ExecutionState) => assertCurrent(state, codeVersionOf(deps.provider, deps.tools));
 
   async function context<N extends PlannerCallName>(call: N, state: ExecutionState, stepId?: string): Promise<PlannerContext & { call: N }> {
     const step = stepId ? findStep(state, stepId) : undefined;
@@ -197,7 +201,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
 
   return {
     /** `execution_plan`: the first plan of a run. */
-    async planRun({ state }: { state: ExecutionState }): Promise<{ steps: StepSpec[]; model: string; threadId?: string; snapshots?: Observation[] }> {
+    async planRun({ state }: { state: ExecutionState }): Promise<{ steps: StepSpec[]; model: string; codeVersion?: CodeVersion; threadId?: string; snapshots?: Observation[] }> {
       return withHeartbeats(async (signal) => {
         let planned = state;
         const threadId = await ensureRunThread(deps, state);
@@ -208,6 +212,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
         return {
           steps,
           model: deps.provider.label,
+          codeVersion: codeVersionOf(deps.provider, deps.tools),
           ...(planned.threadId ? { threadId: planned.threadId } : {}),
           ...(snapshots.length > 0 ? { snapshots } : {}),
         };
@@ -221,6 +226,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
      * never runs a finished tool or reasoning call again.
      */
     async executeStep({ state, stepId }: { state: ExecutionState; stepId: string }): Promise<StepResult> {
+      current(state);
       return withHeartbeats(async (signal) => {
         const key = idempotencyKey();
         let observation = await deps.store.get<StepObservation>(JOURNAL, key);
@@ -239,6 +245,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
 
     /** `replan_decision` alone: after a person's reply or a sub-plan. */
     async replan({ state }: { state: ExecutionState }): Promise<ReplanDecisionReply> {
+      current(state);
       return withHeartbeats(async (signal) => {
         // What happened since the last activity (a person's reply, a sub-plan's answer) enters memory first.
         const event = lastStepEvent(state);
@@ -249,6 +256,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
 
     /** `final_answer` for a respond step (the answer enters the thread when the run closes). */
     async respond({ state, stepId }: { state: ExecutionState; stepId: string }): Promise<{ answer: string }> {
+      current(state);
       return withHeartbeats(async (signal) => model('final_answer', state, signal, stepId));
     },
 

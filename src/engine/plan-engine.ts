@@ -117,6 +117,8 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
         this.#state = {
           ...this.#state,
           model: planned.model,
+          // What the plan is made with; its steps check it (histories recorded before it have none).
+          ...(planned.codeVersion ? { codeVersion: planned.codeVersion } : {}),
           threadId: planned.threadId ?? null,
           observations: [...this.#state.observations, ...(planned.snapshots ?? [])],
         };

@@ -143,7 +143,9 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     if (scope) {
       // A child run: its part of the tree was planned (and reviewed) by the run above it.
       // It writes to the root run's memory thread: one working memory for the whole tree (the seed's shared timeline).
-      this.#publish(model.withTree(this.#state, scope.tree, now, { status: 'running', planId: `${scope.rootRunId}#${scope.index}`, threadId: scope.threadId ?? null }));
+      this.#publish(
+        model.withTree(this.#state, scope.tree, now, { status: 'running', planId: `${scope.rootRunId}#${scope.index}`, threadId: scope.threadId ?? null, ...(scope.codeVersion ? { codeVersion: scope.codeVersion } : {}) }),
+      );
       return this.#schedule(now);
     }
     if (this.input.blueprint) return this.#proposed(this.input.blueprint.tree, now);
@@ -185,10 +187,11 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     }
     switch (event.activity) {
       case 'proposeTree': {
-        const { tree, model: label, threadId } = event.value;
+        const { tree, model: label, threadId, codeVersion } = event.value;
         if (waiting.for === 'subtasks') return this.#planned(waiting, tree.subtasks, now);
         if (waiting.for !== 'tree') throw new Error(`a task tree arrived while the run waits for ${waiting.for}`);
-        this.#state = { ...this.#state, model: label, threadId: threadId ?? this.#state.threadId };
+        // What the plan is made with; its steps check it (histories recorded before it have none).
+        this.#state = { ...this.#state, model: label, threadId: threadId ?? this.#state.threadId, ...(codeVersion ? { codeVersion } : {}) };
         return this.#proposed(tree, now);
       }
       case 'expandBlueprint': {
@@ -312,7 +315,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       limits: this.input.limits,
       engine: 'tree',
       treeLimits: this.input.treeLimits,
-      scope: { index: group.index, tree: this.#tree(), rootRunId, threadId: this.#state.threadId },
+      scope: { index: group.index, tree: this.#tree(), rootRunId, threadId: this.#state.threadId, ...(this.#state.codeVersion ? { codeVersion: this.#state.codeVersion } : {}) },
       ...(this.input.sessionThreadId ? { sessionThreadId: this.input.sessionThreadId } : {}),
     };
     this.#waiting = { for: 'child', taskIndex: group.index, stepId, childRunId };

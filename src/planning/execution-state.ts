@@ -4,6 +4,7 @@
  * the functions here, so every transition is unit-testable without Temporal.
  * Shape and names follow DESIGN.md §4 exactly; a few extra fields are additive.
  */
+import type { CodeVersion } from './code-version';
 import type { StepSpec, StepType } from './schemas';
 import { renderTaskProgress, type TaskNode } from './task-tree';
 
@@ -75,6 +76,8 @@ export interface ExecutionState {
   tree?: TaskNode | null;
   /** A tree run's progress tree as the seed renders it (`-[x]`, `-[-]`, `-[~]`, `-[ ]`). */
   progress?: string;
+  /** What the run was planned with (model, prompts, tools); a step on a worker that differs stops it as stale. */
+  codeVersion?: CodeVersion;
 }
 
 export interface NewRunInput {
