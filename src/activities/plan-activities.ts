@@ -260,7 +260,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
       return withHeartbeats(async (signal) => model('final_answer', state, signal, stepId));
     },
 
-    closeRun: (input: CloseRunInput) => closeRun(deps, input),
+    closeRun: (input: CloseRunInput) => withHeartbeats(() => closeRun(deps, input)),
   };
 }
 
