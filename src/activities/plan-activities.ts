@@ -9,12 +9,15 @@ import type { PlannerCallName, ReplanDecisionReply, StepSpec } from '../planning
 import type { PlannerContext } from '../llm/prompts';
 import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
 import { callModel, InvalidModelReplyError } from '../llm/structured';
-import { goalChunk, lastStepEvent, outputChunk, runThreadId, snapshotChunk, stepChunks } from '../memory/run-chunks';
+import { endingChunk, goalChunk, lastStepEvent, runThreadId, snapshotChunk, stepChunks } from '../memory/run-chunks';
 import type { ChunkInput } from '../memory/model';
 import type { KeyValueStore } from '../store/kv';
-import { operationIdFor, type MemoryService } from '../store/memory-service';
+import { operationIdFor, ThreadNotFoundError, type MemoryService } from '../store/memory-service';
+import type { CloseRunInput } from '../engine/core';
 import type { ToolRegistry } from '../tools/registry';
 import { readConversation } from '../sessions/session-chunks';
+import type { CodeVersion } from '../planning/code-version';
+import { assertCurrent, codeVersionOf } from './code-version';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
 
 export interface PlanActivityDeps {
@@ -103,8 +106,30 @@ export async function runToolStep(
   return outcome.ok ? { kind: 'tool', content: JSON.stringify(outcome.result) } : { kind: 'error', content: outcome.error };
 }
 
+/**
+ * A run ended, whichever way (seed 001: EPHEMERAL chunks leave when the session ends; the output
+ * chunk marks the end of the task): an output chunk records how it ended, then the thread drops
+ * its EPHEMERAL chunks. Shared by both engines; idempotent, so a retry writes nothing twice.
+ */
+export async function closeRun(deps: Pick<PlanActivityDeps, 'memory'>, { state, ending }: CloseRunInput): Promise<void> {
+  if (!deps.memory) return;
+  // A run that failed while planning has a thread its state does not name yet.
+  const threadId = state.threadId ?? runThreadId(state.runId);
+  const meta = { reason: `run ended: ${ending}`, trigger: `run ${state.runId} ${ending}`, runId: state.runId };
+  const origin = ending === 'answered' || ending === 'finished' ? ('agent' as const) : ('system' as const);
+  try {
+    await deps.memory.apply(threadId, { op: 'add', chunks: [endingChunk(state, ending)] }, { ...meta, origin }, { operationId: operationIdFor(`${idempotencyKey()}:ending`) });
+  } catch (err) {
+    if (err instanceof ThreadNotFoundError) return; // it failed before its thread was made
+    throw err;
+  }
+  await deps.memory.endSession(threadId, meta);
+}
+
 export function createPlanActivities(deps: PlanActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
+  /** Stops a run planned on other code (model, prompts, tools) before its next step. */
+  const current = (state: ExecutionState) => assertCurrent(state, codeVersionOf(deps.provider, deps.tools));
 
   async function context<N extends PlannerCallName>(call: N, state: ExecutionState, stepId?: string): Promise<PlannerContext & { call: N }> {
     const step = stepId ? findStep(state, stepId) : undefined;
@@ -176,7 +201,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
 
   return {
     /** `execution_plan`: the first plan of a run. */
-    async planRun({ state }: { state: ExecutionState }): Promise<{ steps: StepSpec[]; model: string; threadId?: string; snapshots?: Observation[] }> {
+    async planRun({ state }: { state: ExecutionState }): Promise<{ steps: StepSpec[]; model: string; codeVersion?: CodeVersion; threadId?: string; snapshots?: Observation[] }> {
       return withHeartbeats(async (signal) => {
         let planned = state;
         const threadId = await ensureRunThread(deps, state);
@@ -187,6 +212,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
         return {
           steps,
           model: deps.provider.label,
+          codeVersion: codeVersionOf(deps.provider, deps.tools),
           ...(planned.threadId ? { threadId: planned.threadId } : {}),
           ...(snapshots.length > 0 ? { snapshots } : {}),
         };
@@ -200,6 +226,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
      * never runs a finished tool or reasoning call again.
      */
     async executeStep({ state, stepId }: { state: ExecutionState; stepId: string }): Promise<StepResult> {
+      current(state);
       return withHeartbeats(async (signal) => {
         const key = idempotencyKey();
         let observation = await deps.store.get<StepObservation>(JOURNAL, key);
@@ -218,6 +245,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
 
     /** `replan_decision` alone: after a person's reply or a sub-plan. */
     async replan({ state }: { state: ExecutionState }): Promise<ReplanDecisionReply> {
+      current(state);
       return withHeartbeats(async (signal) => {
         // What happened since the last activity (a person's reply, a sub-plan's answer) enters memory first.
         const event = lastStepEvent(state);
@@ -226,15 +254,13 @@ export function createPlanActivities(deps: PlanActivityDeps) {
       });
     },
 
-    /** `final_answer` for a respond step. */
+    /** `final_answer` for a respond step (the answer enters the thread when the run closes). */
     async respond({ state, stepId }: { state: ExecutionState; stepId: string }): Promise<{ answer: string }> {
-      return withHeartbeats(async (signal) => {
-        const reply = await model('final_answer', state, signal, stepId);
-        await remember(state, [outputChunk(state, reply.answer)], 'final answer', idempotencyKey());
-        if (deps.memory && state.threadId) await deps.memory.endSession(state.threadId, { reason: 'run finished', trigger: 'final answer', runId: state.runId });
-        return reply;
-      });
+      current(state);
+      return withHeartbeats(async (signal) => model('final_answer', state, signal, stepId));
     },
+
+    closeRun: (input: CloseRunInput) => withHeartbeats(() => closeRun(deps, input)),
   };
 }
 

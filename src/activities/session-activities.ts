@@ -12,6 +12,8 @@ import type { TaskState, Turn } from '../sessions/session-model';
 import { taskStateSummaryContext, taskStateSummaryMessages } from '../sessions/task-state-summary';
 import { operationIdFor, type MemoryService } from '../store/memory-service';
 import type { ToolRegistry } from '../tools/registry';
+import { describeCodeVersion } from '../planning/code-version';
+import { codeVersionOf } from './code-version';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
 import { asFailure } from './plan-activities';
 
@@ -26,13 +28,10 @@ export interface SessionActivityDeps {
 const hash = (text: string, length: number) => createHash('sha256').update(text).digest('hex').slice(0, length);
 
 /**
- * What this worker can do, as a fingerprint: its tools' names and parameter schemas. When it changes,
- * plans made for the old tools are stale (seed 000's workflow versioning).
+ * What this worker can do, as a fingerprint: its model, prompts and tools (the version runs record).
+ * When it changes, plans made before are stale (seed 000's workflow versioning).
  */
-export function capabilitiesFingerprint(tools: ToolRegistry): string {
-  const described = [...tools.describe()].sort((a, b) => a.name.localeCompare(b.name));
-  return hash(JSON.stringify(described), 16);
-}
+export const capabilitiesFingerprint = (deps: Pick<SessionActivityDeps, 'provider' | 'tools'>): string => describeCodeVersion(codeVersionOf(deps.provider, deps.tools));
 
 export function createSessionActivities(deps: SessionActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
@@ -67,7 +66,7 @@ export function createSessionActivities(deps: SessionActivityDeps) {
         ],
         meta: system(sessionId, 'memory thread of a session', `session ${sessionId} started`),
       });
-      return { capabilities: capabilitiesFingerprint(deps.tools) };
+      return { capabilities: capabilitiesFingerprint(deps) };
     },
 
     /**
@@ -85,7 +84,7 @@ export function createSessionActivities(deps: SessionActivityDeps) {
           { operationId: operationIdFor(`${key}:turns`) },
         );
       }
-      return { messageIds, capabilities: capabilitiesFingerprint(deps.tools) };
+      return { messageIds, capabilities: capabilitiesFingerprint(deps) };
     },
 
     /**

@@ -11,10 +11,12 @@ import type { ReactActionReply, TaskTreeReply } from '../planning/tree-schemas';
 import { completeStructured } from '../llm/structured';
 import { buildTreeMessages, type TreeContext } from '../llm/tree-prompts';
 import type { ChunkInput } from '../memory/model';
-import { outputChunk, stepChunks } from '../memory/run-chunks';
+import { stepChunks } from '../memory/run-chunks';
 import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } from '../blueprints/blueprint';
 import type { SpinLimits } from '../engine/spin';
 import type { ReflectionReply, SpinCheckReply } from '../planning/tree-schemas';
+import type { CodeVersion } from '../planning/code-version';
+import { assertCurrent, codeVersionOf } from './code-version';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
 import { asFailure, ensureRunThread, rememberInRun, runToolStep, type PlanActivityDeps, type StepObservation } from './plan-activities';
 
@@ -61,6 +63,8 @@ export function createTreeActivities(deps: TreeActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
   const limits = deps.treeLimits;
   const blueprints = deps.blueprints ?? [];
+  /** Stops a run planned on other code (model, prompts, tools) before its next step. */
+  const current = (state: ExecutionState) => assertCurrent(state, codeVersionOf(deps.provider, deps.tools));
 
   async function context(call: TreeContext['call'], state: ExecutionState, taskIndex?: string): Promise<TreeContext> {
     const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget) : undefined;
@@ -91,7 +95,9 @@ export function createTreeActivities(deps: TreeActivityDeps) {
      * `task_tree`: the plan of a tree run, a revision of it after a person's feedback, or the
      * subtasks a task plans for itself. A tree past the limits is sent back for repair.
      */
-    async proposeTree({ state, feedback, plan }: ProposeTreeInput): Promise<{ tree: TaskTreeReply; model: string; threadId?: string }> {
+    async proposeTree({ state, feedback, plan }: ProposeTreeInput): Promise<{ tree: TaskTreeReply; model: string; codeVersion?: CodeVersion; threadId?: string }> {
+      // A task planning its subtasks is a step of the run; a (revised) plan of the whole run is made afresh.
+      if (plan) current(state);
       return withHeartbeats(async (signal) => {
         const threadId = state.threadId ?? (await ensureRunThread(deps, state));
         const withThread = threadId ? { ...state, threadId } : state;
@@ -105,7 +111,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
           return problems.length ? `the tree breaks the limits: ${problems.join('; ')}` : null;
         };
         const tree = await ask(ctx, signal, check);
-        return { tree, model: deps.provider.label, ...(threadId ? { threadId } : {}) };
+        return { tree, model: deps.provider.label, codeVersion: codeVersionOf(deps.provider, deps.tools), ...(threadId ? { threadId } : {}) };
       });
     },
 
@@ -115,6 +121,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
      * asks the model again nor repeats a finished tool call.
      */
     async reactStep({ state, taskIndex, stepId }: { state: ExecutionState; taskIndex: string; stepId: string }): Promise<ReactStepResult> {
+      current(state);
       return withHeartbeats(async (signal) => {
         const key = idempotencyKey();
         if (!state.tree || !findTask(state.tree, taskIndex)) throw ApplicationFailure.nonRetryable(`no task ${taskIndex} in run ${state.runId}`, 'UnknownStep');
@@ -144,6 +151,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
      * deep for the task's level, is an error the next iteration sees.
      */
     async expandBlueprint({ state, taskIndex, name }: { state: ExecutionState; taskIndex: string; name: string }): Promise<{ tree: TaskSpec } | { error: string }> {
+      current(state);
       return withHeartbeats(async (signal) => {
         const blueprint = blueprints.find((b) => b.name === name);
         if (!blueprint) return { error: `no blueprint "${name}"; the blueprints are: ${blueprints.map((b) => b.name).join(', ') || 'none'}` };
@@ -160,11 +168,13 @@ export function createTreeActivities(deps: TreeActivityDeps) {
 
     /** `spin_check`: the task's latest calls look alike; is it going round in circles? */
     async checkSpin({ state, taskIndex }: { state: ExecutionState; taskIndex: string }): Promise<SpinCheckReply> {
+      current(state);
       return withHeartbeats(async (signal) => ask({ ...(await context('spin_check', state, taskIndex)), call: 'spin_check' }, signal));
     },
 
     /** `reflection`: the task's last action failed; what went wrong, and the lesson for the next attempt. */
     async reflect({ state, taskIndex }: { state: ExecutionState; taskIndex: string }): Promise<ReflectionReply> {
+      current(state);
       return withHeartbeats(async (signal) => {
         const reply = await ask({ ...(await context('reflection', state, taskIndex)), call: 'reflection' }, signal);
         // The lesson stays in the task's working memory, past compaction of older steps.
@@ -174,14 +184,10 @@ export function createTreeActivities(deps: TreeActivityDeps) {
       });
     },
 
-    /** `final_answer` of a tree run, from what its tasks produced. */
+    /** `final_answer` of a tree run, from what its tasks produced (it enters the thread when the run closes). */
     async treeAnswer({ state }: { state: ExecutionState }): Promise<{ answer: string }> {
-      return withHeartbeats(async (signal) => {
-        const reply = await ask({ ...(await context('final_answer', state)), call: 'final_answer' }, signal);
-        await rememberInRun(deps, state, [outputChunk(state, reply.answer)], 'final answer', idempotencyKey());
-        if (deps.memory && state.threadId) await deps.memory.endSession(state.threadId, { reason: 'run finished', trigger: 'final answer', runId: state.runId });
-        return reply;
-      });
+      current(state);
+      return withHeartbeats(async (signal) => ask({ ...(await context('final_answer', state)), call: 'final_answer' }, signal));
     },
   };
 }

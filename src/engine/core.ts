@@ -5,7 +5,7 @@
  * unit-tested without Temporal. Deterministic: time comes in with each event, nothing here
  * touches the world.
  */
-import type { RunStatus } from '../planning/execution-state';
+import type { ExecutionState, RunEnding, RunStatus } from '../planning/execution-state';
 import type { PlanExecutionInput } from '../workflows/definitions';
 import type { RunReport } from '../workflows/session-definitions';
 
@@ -27,6 +27,12 @@ export type ResultEvent<A extends ActivityMap> = {
   [K in keyof A & string]: { kind: 'result'; activity: K; value: OutputOf<A[K]> };
 }[keyof A & string];
 
+/** What closing a run's memory needs: its final state and how it ended. */
+export interface CloseRunInput {
+  state: ExecutionState;
+  ending: RunEnding;
+}
+
 /** Commands an engine gives; at most one that waits (call, start_child, await_person) per step, and it comes last. */
 export type Command<A extends ActivityMap> =
   | CallCommand<A>
@@ -40,6 +46,11 @@ export type Command<A extends ActivityMap> =
   | { kind: 'notify_parent'; parentId: string; report: RunReport }
   /** Pass a person's reply down to a child run that asked the question (fire and forget, in order). */
   | { kind: 'relay_reply'; runId: string; text: string }
+  /**
+   * The run ends (given just before `end`, by every path to it): its memory thread drops its
+   * EPHEMERAL chunks and records how it ended (the `closeRun` activity), even when it was cancelled.
+   */
+  | { kind: 'close'; input: CloseRunInput }
   /** The run has ended: its state is the workflow's result. */
   | { kind: 'end' };
 

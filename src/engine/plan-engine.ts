@@ -9,7 +9,7 @@
  */
 import type { PlanActivities } from '../activities/plan-activities';
 import * as model from '../planning/execution-state';
-import type { ExecutionState, Observation, PlanStep } from '../planning/execution-state';
+import type { ExecutionState, Observation, PlanStep, RunEnding } from '../planning/execution-state';
 import { stepSummary } from '../planning/progress';
 import type { ReplanDecisionReply } from '../planning/schemas';
 import type { PlanExecutionInput } from '../workflows/definitions';
@@ -88,10 +88,10 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
     switch (event.kind) {
       case 'failed':
         this.#publish(model.fail(this.#state, event.error, now));
-        return this.#end();
+        return this.#end('failed');
       case 'cancelled':
         this.#publish(model.cancel(this.#state, now));
-        return this.#end();
+        return this.#end('cancelled');
       case 'reply': {
         if (waiting.for !== 'reply') throw new Error(`a reply arrived while the run waits for ${waiting.for}`);
         this.#publish(model.recordReply(this.#state, waiting.stepId, event.text, now));
@@ -117,6 +117,8 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
         this.#state = {
           ...this.#state,
           model: planned.model,
+          // What the plan is made with; its steps check it (histories recorded before it have none).
+          ...(planned.codeVersion ? { codeVersion: planned.codeVersion } : {}),
           threadId: planned.threadId ?? null,
           observations: [...this.#state.observations, ...(planned.snapshots ?? [])],
         };
@@ -135,8 +137,10 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
         if (waiting.for !== 'answer') throw new Error(`an answer arrived while the run waits for ${waiting.for}`);
         if (waiting.stepId !== null) this.#publish(model.finishStep(this.#state, waiting.stepId, 'completed', null, now));
         this.#publish(model.complete(this.#state, event.value.answer, now));
-        return this.#end();
+        return this.#end('answered');
       }
+      case 'closeRun':
+        throw new Error('closeRun comes from a close command, whose result the engine never waits for');
     }
   }
 
@@ -150,7 +154,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
     }
     if (++this.#executed > this.input.limits.maxSteps) {
       this.#publish(model.fail(this.#state, `step limit reached: a run may execute at most ${this.input.limits.maxSteps} steps`, now));
-      return this.#end();
+      return this.#end('step_limit');
     }
     return this.#run(step, now);
   }
@@ -211,7 +215,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
         break;
       case 'finish':
         this.#publish(model.complete(this.#state, decision.answer ?? '', now));
-        return this.#end();
+        return this.#end('finished');
     }
     return this.#advance(now);
   }
@@ -221,7 +225,9 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
     return this.#emit({ kind: 'call', activity: 'replan', input: { state: this.#state }, policy: 'model', summary });
   }
 
-  #end(): PlanCommand[] {
+  /** Every way a run ends closes its memory first. */
+  #end(ending: RunEnding): PlanCommand[] {
+    this.#out.push({ kind: 'close', input: { state: this.#state, ending } });
     return this.#emit({ kind: 'end' });
   }
 

@@ -9,7 +9,7 @@
  */
 import type { ReactStepResult, TreeActivities, TreeLimits } from '../activities/tree-activities';
 import * as model from '../planning/execution-state';
-import type { ExecutionState, Observation } from '../planning/execution-state';
+import type { ExecutionState, Observation, RunEnding } from '../planning/execution-state';
 import type { StepSpec } from '../planning/schemas';
 import {
   attachSubtasks,
@@ -143,7 +143,9 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     if (scope) {
       // A child run: its part of the tree was planned (and reviewed) by the run above it.
       // It writes to the root run's memory thread: one working memory for the whole tree (the seed's shared timeline).
-      this.#publish(model.withTree(this.#state, scope.tree, now, { status: 'running', planId: `${scope.rootRunId}#${scope.index}`, threadId: scope.threadId ?? null }));
+      this.#publish(
+        model.withTree(this.#state, scope.tree, now, { status: 'running', planId: `${scope.rootRunId}#${scope.index}`, threadId: scope.threadId ?? null, ...(scope.codeVersion ? { codeVersion: scope.codeVersion } : {}) }),
+      );
       return this.#schedule(now);
     }
     if (this.input.blueprint) return this.#proposed(this.input.blueprint.tree, now);
@@ -159,11 +161,11 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       case 'failed':
         this.#closeRunningTask('aborted', event.error, now);
         this.#publish(model.fail(this.#state, event.error, now));
-        return this.#end();
+        return this.#end('failed');
       case 'cancelled':
         this.#closeRunningTask('skipped', 'the run was cancelled', now);
         this.#publish(model.cancel(this.#state, now));
-        return this.#end();
+        return this.#end('cancelled');
       case 'reply':
         if (waiting.for === 'child' && this.#relay) return this.#relayReply(waiting, event.text, now);
         if (waiting.for !== 'reply') throw new Error(`a reply arrived while the run waits for ${waiting.for}`);
@@ -185,10 +187,11 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     }
     switch (event.activity) {
       case 'proposeTree': {
-        const { tree, model: label, threadId } = event.value;
+        const { tree, model: label, threadId, codeVersion } = event.value;
         if (waiting.for === 'subtasks') return this.#planned(waiting, tree.subtasks, now);
         if (waiting.for !== 'tree') throw new Error(`a task tree arrived while the run waits for ${waiting.for}`);
-        this.#state = { ...this.#state, model: label, threadId: threadId ?? this.#state.threadId };
+        // What the plan is made with; its steps check it (histories recorded before it have none).
+        this.#state = { ...this.#state, model: label, threadId: threadId ?? this.#state.threadId, ...(codeVersion ? { codeVersion } : {}) };
         return this.#proposed(tree, now);
       }
       case 'expandBlueprint': {
@@ -214,7 +217,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       case 'treeAnswer':
         if (waiting.for !== 'answer') throw new Error(`an answer arrived while the run waits for ${waiting.for}`);
         this.#publish(model.complete(this.#state, event.value.answer, now));
-        return this.#end();
+        return this.#end('answered');
     }
   }
 
@@ -246,7 +249,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
         return this.#emit({ kind: 'call', activity: 'proposeTree', input: { state: this.#state, feedback: event.feedback ?? '' }, policy: 'model', summary: `task tree, revised: ${event.feedback ?? ''}`.slice(0, 200) });
       case 'reject':
         this.#publish(model.cancel({ ...this.#state, lastError: `plan rejected${event.feedback ? `: ${event.feedback}` : ''}` }, now));
-        return this.#end();
+        return this.#end('cancelled');
     }
   }
 
@@ -292,7 +295,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     const scope = findTask(this.#tree(), this.input.scope.index);
     const results = scope ? dfs(scope).flatMap((n) => (n.subtasks.length === 0 && n.result !== undefined ? [`${n.index}: ${n.result}`] : [])) : [];
     this.#publish(model.complete(this.#state, results.join('\n') || 'nothing was produced', now));
-    return this.#end();
+    return this.#end('answered');
   }
 
   /** A group runs as a child run `<root run>.t<index>`, so no run's history grows with the tree. */
@@ -312,7 +315,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       limits: this.input.limits,
       engine: 'tree',
       treeLimits: this.input.treeLimits,
-      scope: { index: group.index, tree: this.#tree(), rootRunId, threadId: this.#state.threadId },
+      scope: { index: group.index, tree: this.#tree(), rootRunId, threadId: this.#state.threadId, ...(this.#state.codeVersion ? { codeVersion: this.#state.codeVersion } : {}) },
       ...(this.input.sessionThreadId ? { sessionThreadId: this.input.sessionThreadId } : {}),
     };
     this.#waiting = { for: 'child', taskIndex: group.index, stepId, childRunId };
@@ -515,7 +518,12 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     return tree;
   }
 
-  #end(): TreeCommand[] {
+  /**
+   * Every way a run ends closes its memory first — except a group's child run: it writes to the
+   * root run's thread, which the root closes when the whole tree ends.
+   */
+  #end(ending: RunEnding): TreeCommand[] {
+    if (!this.input.scope) this.#out.push({ kind: 'close', input: { state: this.#state, ending } });
     return this.#emit({ kind: 'end' });
   }
 

@@ -23,6 +23,12 @@ export interface PlannerContext {
   session?: { taskState: TaskState | null; recentTurns: Pick<Turn, 'role' | 'text'>[] };
 }
 
+/**
+ * The version of the prompts (planner, tree engine, summaries). Bump it when a change of prompts
+ * would make a plan made with the old ones wrong: runs planned before it stop as stale.
+ */
+export const PROMPT_VERSION = '1';
+
 const SYSTEM = `You are the planner of Threadline, an agent runtime. You turn a user's goal into a short plan of steps and adapt it as observations arrive.
 Step types:
 - "tool": call one tool; set "tool" (its name) and "args" (an object matching its parameters).

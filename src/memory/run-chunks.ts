@@ -2,7 +2,7 @@
  * How a run's events become chunks of its memory thread (seed 004's working
  * memory as seed 001 working-flow chunks). Pure.
  */
-import type { ExecutionState, Observation, PlanStep } from '../planning/execution-state';
+import type { ExecutionState, Observation, PlanStep, RunEnding } from '../planning/execution-state';
 import type { ChunkInput } from './model';
 
 const provenance = (state: ExecutionState, stepId: string | null) => ({
@@ -73,6 +73,16 @@ export function snapshotChunk(state: ExecutionState, observation: Pick<Observati
 /** The final answer: an output chunk, marking the end of the task. */
 export function outputChunk(state: ExecutionState, answer: string): ChunkInput {
   return { type: 'output', content: { kind: 'text', text: answer }, provenance: provenance(state, state.currentStepId) };
+}
+
+/**
+ * The last chunk of an ended run's thread, an output chunk saying how it ended: the answer when
+ * it gave one, otherwise how and why it stopped (`{ending, status, reason}`).
+ */
+export function endingChunk(state: ExecutionState, ending: RunEnding): ChunkInput {
+  if (ending === 'answered' || ending === 'finished') return outputChunk(state, state.finalAnswer ?? '');
+  const data = { ending, status: state.status, ...(state.lastError ? { reason: state.lastError } : {}) };
+  return { type: 'output', content: { kind: 'json', data }, provenance: provenance(state, null) };
 }
 
 /** The step the latest observation belongs to, with it — what a replan after a reply or a sub-plan must record. */

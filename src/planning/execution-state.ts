@@ -4,6 +4,7 @@
  * the functions here, so every transition is unit-testable without Temporal.
  * Shape and names follow DESIGN.md §4 exactly; a few extra fields are additive.
  */
+import type { CodeVersion } from './code-version';
 import type { StepSpec, StepType } from './schemas';
 import { renderTaskProgress, type TaskNode } from './task-tree';
 
@@ -12,6 +13,9 @@ export const RUN_STATUSES = ['planning', 'running', 'waiting_user', 'waiting_rev
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminal = (status: RunStatus): boolean => TERMINAL_STATUSES.includes(status);
+
+/** How a run ended: with an answer (a respond step, or the plan ran out), by a replan `finish`, at the step limit, failed or cancelled. */
+export type RunEnding = 'answered' | 'finished' | 'step_limit' | 'failed' | 'cancelled';
 
 export const STEP_STATUSES = ['pending', 'running', 'completed', 'failed', 'replaced', 'skipped'] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
@@ -72,6 +76,8 @@ export interface ExecutionState {
   tree?: TaskNode | null;
   /** A tree run's progress tree as the seed renders it (`-[x]`, `-[-]`, `-[~]`, `-[ ]`). */
   progress?: string;
+  /** What the run was planned with (model, prompts, tools); a step on a worker that differs stops it as stale. */
+  codeVersion?: CodeVersion;
 }
 
 export interface NewRunInput {

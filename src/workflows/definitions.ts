@@ -4,6 +4,7 @@
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { CodeVersion } from '../planning/code-version';
 import type { ExecutionState } from '../planning/execution-state';
 import type { TaskNode, TaskSpec } from '../planning/task-tree';
 
@@ -43,7 +44,7 @@ export interface PlanExecutionInput {
    * A tree run's child run: it executes the subtree at `scope.index` of the tree it was handed
    * (the whole tree, so its prompts show the root's progress), and returns that tree.
    */
-  scope?: { index: string; tree: TaskNode; rootRunId: string; threadId?: string | null };
+  scope?: { index: string; tree: TaskNode; rootRunId: string; threadId?: string | null; codeVersion?: CodeVersion };
   /** A tree run started from a blueprint: its expanded tree is the plan (reviewed like a proposal when asked). */
   blueprint?: { name: string; tree: TaskSpec };
 }

@@ -18,13 +18,15 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import { isBlocking, type ActivityMap, type CallPolicy, type Command, type Engine, type EngineEvent } from '../engine/core';
+import type { PlanActivities } from '../activities/plan-activities';
+import { isBlocking, type ActivityMap, type CallPolicy, type CloseRunInput, type Command, type Engine, type EngineEvent } from '../engine/core';
 import { SENT_STATE_QUERY, StateSender, type SentState } from '../engine/state-ref';
 import type { ExecutionState } from '../planning/execution-state';
 import { PLAN_WORKFLOW_TYPE, replySignal, STATUS_ATTR, USER_ID_ATTR } from './definitions';
@@ -42,6 +44,8 @@ const MODEL_CALL: ActivityOptions = {
 /** A step may run a tool for up to 5 minutes (`wait`) before its replan call. */
 const STEP_CALL: ActivityOptions = { ...MODEL_CALL, startToCloseTimeout: '12 minutes' };
 const POLICIES: Record<CallPolicy, ActivityOptions> = { model: MODEL_CALL, step: STEP_CALL };
+/** Runs recorded before runs closed their memory at every end did not call `closeRun`; replaying them must not. */
+const CLOSE_RUN_PATCH = 'close-run';
 
 /** A readable reason from an activity or child failure, for `lastError`. */
 function describeFailure(err: ActivityFailure | ChildWorkflowFailure): string {
@@ -74,6 +78,7 @@ export async function runEngine<S, A extends ActivityMap, Person>(
   // Activities get the run's state as a patch against the previous call's (src/engine/state-ref.ts).
   const sender = new StateSender();
   setHandler(defineQuery<SentState | null>(SENT_STATE_QUERY), () => sender.last);
+  let closing: CloseRunInput | undefined;
   /** Carries out the commands that do not wait, in order; returns the one that does. */
   const carryOut = (commands: Command<A>[]): Command<A> | undefined => {
     let waitOn: Command<A> | undefined;
@@ -95,6 +100,9 @@ export async function runEngine<S, A extends ActivityMap, Person>(
           reports = reports.then(() => CancellationScope.nonCancellable(() => getExternalWorkflowHandle(runId).signal(replySignal, { text })).catch(() => undefined));
           break;
         }
+        case 'close':
+          closing = command.input;
+          break;
         default:
           waitOn = command;
       }
@@ -156,6 +164,7 @@ export async function runEngine<S, A extends ActivityMap, Person>(
     if (!next || next.kind === 'end') break;
     commands = await waitOn(next);
   }
+  if (closing && patched(CLOSE_RUN_PATCH)) await closeRun(closing, sender);
   await reports;
   return engine.state;
 }
@@ -165,6 +174,19 @@ function byReference(input: unknown, sender: StateSender): unknown {
   if (typeof input !== 'object' || input === null || !('state' in input)) return input;
   const { state, ...rest } = input;
   return { ...rest, stateRef: sender.send(state) };
+}
+
+/**
+ * The run's memory is closed even when the run was cancelled (not cancellable); a close that fails
+ * for good leaves the run's outcome as it is — its state is already final.
+ */
+async function closeRun(input: CloseRunInput, sender: StateSender): Promise<void> {
+  const { closeRun } = proxyActivities<Pick<PlanActivities, 'closeRun'>>({ ...MODEL_CALL, summary: `close: run ${input.ending}` });
+  try {
+    await CancellationScope.nonCancellable(() => closeRun(byReference(input, sender) as CloseRunInput));
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+  }
 }
 
 async function perform<S, A extends ActivityMap, Person>(

@@ -63,7 +63,7 @@ const SESSION_V2 = 'session-v2';
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
 const DEFAULT_HAND_OVER_GRACE = 500;
 export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
-export const CAPABILITIES_CHANGED = 'My capabilities changed (tools were added, removed or changed), so I cancelled the request that was waiting for you; please ask again.';
+export const CAPABILITIES_CHANGED = 'My capabilities changed (my model, prompts or tools), so I cancelled the request that was waiting for you; please ask again.';
 
 /** Failed activities and run starts (an id already taken included) — not bugs in this code. */
 const isExpectedFailure = (err: unknown): err is TemporalFailure => err instanceof TemporalFailure;
@@ -145,8 +145,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   }
 
   /**
-   * A change of tools makes plans that wait for the person stale (seed 000's workflow versioning):
-   * they are cancelled, and the conversation says why.
+   * A change of model, prompts or tools makes plans that wait for the person stale (seed 000's workflow
+   * versioning): they are cancelled at once, and the conversation says why. (Runs that execute find it
+   * out themselves at their next step.)
    */
   async function noticeCapabilities(current: string): Promise<boolean> {
     const previous = capabilities;

@@ -32,7 +32,7 @@ test('a tool step then respond: plan, step+replan in one call, answer, end — w
   assert.deepEqual(kinds(e.handle(planned([CALC, RESPOND]), T0)), ['status:running', 'call:executeStep']);
   assert.equal(e.state.threadId, 'thread_run-a');
   assert.deepEqual(kinds(e.handle(stepDone(), T0)), ['call:respond']);
-  assert.deepEqual(kinds(e.handle(answered('42'), T0)), ['status:completed', 'end']);
+  assert.deepEqual(kinds(e.handle(answered('42'), T0)), ['status:completed', 'close', 'end']);
   assert.equal(e.state.finalAnswer, '42');
   assert.deepEqual(e.state.steps.map((s) => s.status), ['completed', 'completed']);
   assert.equal(e.state.observations[0]?.content, '{"value":42}');
@@ -89,7 +89,7 @@ test('replan decisions: replace_remaining runs the new steps, ask_user inserts a
   const g = engine();
   g.start(T0);
   g.handle(planned([CALC, CALC, RESPOND]), T0);
-  assert.deepEqual(kinds(g.handle(stepDone('finish'), T0)), ['status:completed', 'end']);
+  assert.deepEqual(kinds(g.handle(stepDone('finish'), T0)), ['status:completed', 'close', 'end']);
   assert.equal(g.state.finalAnswer, 'done early');
   assert.deepEqual(g.state.steps.map((s) => s.status), ['completed', 'skipped', 'skipped']);
 });
@@ -101,7 +101,7 @@ test('a plan that runs out without respond gets a final answer call', () => {
   const [call] = e.handle(stepDone(), T0);
   assert.ok(call?.kind === 'call' && call.activity === 'respond');
   assert.equal(call.summary, 'final answer');
-  assert.deepEqual(kinds(e.handle(answered('42'), T0)), ['status:completed', 'end']);
+  assert.deepEqual(kinds(e.handle(answered('42'), T0)), ['status:completed', 'close', 'end']);
 });
 
 test('sub-plans: a child run with a linked id and input; at the depth limit a refusal the planner sees', () => {
@@ -126,18 +126,18 @@ test('the step limit, a failure and a cancellation each end the run with the rea
   const e = engine({ limits: { maxSteps: 1, maxDepth: 1 } });
   e.start(T0);
   e.handle(planned([CALC, CALC, RESPOND]), T0);
-  assert.deepEqual(kinds(e.handle(stepDone(), T0)), ['status:failed', 'end']);
+  assert.deepEqual(kinds(e.handle(stepDone(), T0)), ['status:failed', 'close', 'end']);
   assert.match(e.state.lastError ?? '', /step limit reached/);
 
   const f = engine();
   f.start(T0);
-  assert.deepEqual(kinds(f.handle({ kind: 'failed', error: 'model down (gave up after 5 attempts)' }, T0)), ['status:failed', 'end']);
+  assert.deepEqual(kinds(f.handle({ kind: 'failed', error: 'model down (gave up after 5 attempts)' }, T0)), ['status:failed', 'close', 'end']);
   assert.equal(f.state.lastError, 'model down (gave up after 5 attempts)');
 
   const c = engine();
   c.start(T0);
   c.handle(planned([ASK, RESPOND]), T0);
-  assert.deepEqual(kinds(c.handle({ kind: 'cancelled' }, T0)), ['status:cancelled', 'end']);
+  assert.deepEqual(kinds(c.handle({ kind: 'cancelled' }, T0)), ['status:cancelled', 'close', 'end']);
   assert.deepEqual(c.state.steps.map((s) => s.status), ['skipped', 'skipped']);
 });
 

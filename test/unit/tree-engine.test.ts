@@ -55,7 +55,7 @@ test('a run executes its own leaves in DFS order and hands each group to a child
   assert.equal(e.state.tree?.subtasks[0]?.status, 'completed');
   assert.equal(e.state.tree?.subtasks[0]?.subtasks[1]?.result, 'hotel booked');
   assert.deepEqual(kinds(e.handle(finish('bouchons'), T0)), ['call:treeAnswer']);
-  assert.deepEqual(kinds(e.handle({ kind: 'result', activity: 'treeAnswer', value: { answer: 'all set' } }, T0)), ['status:completed', 'end']);
+  assert.deepEqual(kinds(e.handle({ kind: 'result', activity: 'treeAnswer', value: { answer: 'all set' } }, T0)), ['status:completed', 'close', 'end']);
   assert.deepEqual(e.state.steps.map((s) => [s.task, s.type, s.status]), [
     ['1-1', 'subplan', 'completed'],
     ['1-2', 'reason', 'completed'],
@@ -107,7 +107,7 @@ test('reject ends the run cancelled with the reason', () => {
   const e = engine({ review: true });
   e.start(T0);
   e.handle(proposed(), T0);
-  assert.deepEqual(kinds(e.handle({ kind: 'review', decision: 'reject', planId: 'run-t#tree1', feedback: 'not now' }, T0)), ['status:cancelled', 'end']);
+  assert.deepEqual(kinds(e.handle({ kind: 'review', decision: 'reject', planId: 'run-t#tree1', feedback: 'not now' }, T0)), ['status:cancelled', 'close', 'end']);
   assert.equal(e.state.lastError, 'plan rejected: not now');
 });
 
