@@ -160,6 +160,9 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
       // A person's real-time modification: always origin user, whatever the body says.
       const meta = asUser(body.reason ?? 'edited through the API', body.trigger ?? trigger('POST', req.path));
       const { record, state } = await memory.apply(params.threadId, body.operation, meta);
+      // A person's edit can take the thread past its limits like any other write. The API has no
+      // summarizer: this drops, applies the built-in compression and enforces the hard limit.
+      await memory.compactIfNeeded(params.threadId, { reason: 'token limit exceeded', trigger: `after ${record.id} (${meta.trigger})` });
       res.status(201).json({ stateId: state.id, operationId: record.id });
     }),
   );

@@ -28,7 +28,14 @@ export const CHUNK_TYPES = [
 export type ChunkType = (typeof CHUNK_TYPES)[number];
 export const WORKING_FLOW_TYPES: readonly ChunkType[] = ['compacted', 'user', 'thinking', 'response', 'action', 'action_response'];
 
-export const RETENTION_CLASSES = ['CRITICAL', 'COMPRESSIBLE', 'BATCH_COMPRESSIBLE', 'DISPOSABLE', 'EPHEMERAL'] as const;
+/**
+ * Retention classes of seed 001, which decide what compaction may do to a chunk (see `compaction.ts`):
+ * CRITICAL never touched; COMPRESSIBLE summarized alone and BATCH_COMPRESSIBLE together (model calls);
+ * DISPOSABLE dropped first; EPHEMERAL gone when its run or session ends; OTHERS ("built-in
+ * compression logic") shortened by the built-in compression — its beginning and end kept, no model
+ * call — so it also works where no summarizer is configured.
+ */
+export const RETENTION_CLASSES = ['CRITICAL', 'COMPRESSIBLE', 'BATCH_COMPRESSIBLE', 'DISPOSABLE', 'EPHEMERAL', 'OTHERS'] as const;
 export type RetentionClass = (typeof RETENTION_CLASSES)[number];
 
 export const ORIGINS = ['agent', 'user', 'system', 'observer'] as const;

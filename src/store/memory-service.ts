@@ -4,7 +4,7 @@
  * optimistic-concurrency commit, so every change is audited and none is lost.
  */
 import { createHash } from 'node:crypto';
-import { planCompaction } from '../memory/compaction';
+import { compressText, planCompaction, projectedSummaryTokens } from '../memory/compaction';
 import { randomIds } from '../memory/ids';
 import {
   type Chunk,
@@ -19,7 +19,7 @@ import {
   type TokenLimits,
 } from '../memory/model';
 import { runObservers, type MemoryObserver } from '../memory/observers';
-import { renderChunk, renderContext, type RenderedContext } from '../memory/parser';
+import { renderChunk, renderContent, renderContext, type RenderedContext } from '../memory/parser';
 import { createChunk, reduce, type ReduceContext, type RefusalCode } from '../memory/reducer';
 import { countContentTokens, countTextTokens } from '../memory/tokens';
 import { HeadMovedError, type MemoryStore, type NewOperationRecord, type OperationFilter, type StateSummary } from './memory-store';
@@ -357,39 +357,63 @@ export class MemoryService {
   }
 
   /**
-   * Past the soft limit, compacts by retention class: DISPOSABLE chunks dropped, COMPRESSIBLE
-   * ones summarized one by one, BATCH_COMPRESSIBLE ones summarized together; CRITICAL never
-   * touched. Each step is an audited operation of origin "system". Returns the steps applied.
+   * Past the soft limit, compacts by retention class (`planCompaction`): DISPOSABLE chunks dropped,
+   * OTHERS ones shortened by the built-in compression, COMPRESSIBLE ones summarized one by one,
+   * BATCH_COMPRESSIBLE ones summarized together (summaries need a summarizer); then, while still
+   * past the hard limit, any other non-CRITICAL chunk shortened by the built-in compression.
+   * CRITICAL chunks are never touched. Each step is an audited operation of origin "system".
+   * With `summarize: false` no model is called (where a model call would hold up a reply).
+   * Returns the steps applied.
    */
-  async compactIfNeeded(threadId: string, meta: Omit<OperationMeta, 'origin'> = { reason: 'soft token limit exceeded', trigger: 'compaction' }): Promise<number> {
+  async compactIfNeeded(
+    threadId: string,
+    meta: Omit<OperationMeta, 'origin'> = { reason: 'soft token limit exceeded', trigger: 'compaction' },
+    options: { summarize?: boolean } = {},
+  ): Promise<number> {
     const { thread, chunks } = await this.view(threadId);
-    const steps = planCompaction(chunks, thread.limits);
+    const summarizer = (options.summarize ?? true) ? this.options.summarizer : undefined;
+    const steps = planCompaction(chunks, thread.limits, { summarize: summarizer !== undefined });
     const byId = new Map(chunks.map((c) => [c.id, c]));
     const system: OperationMeta = { ...meta, origin: 'system' };
-    let applied = 0;
     for (const step of steps) {
       if (step.kind === 'drop') {
         await this.apply(threadId, { op: 'delete', chunkIds: step.chunkIds }, { ...system, reason: `${meta.reason}: drop disposable chunks` });
-      } else if (this.options.summarizer) {
-        const ids = step.kind === 'summarize' ? [step.chunkId] : step.chunkIds;
-        const originals = ids.map((id) => byId.get(id)).filter((c): c is Chunk => c !== undefined);
-        const tokens = originals.reduce((sum, c) => sum + c.tokens, 0);
-        const summary = await this.options.summarizer(originals.map(renderChunk), Math.max(20, Math.ceil(tokens / 4)));
-        const chunk: ChunkInput = {
-          type: step.kind === 'summarize' ? (originals[0]?.type ?? 'compacted') : 'compacted',
-          content: { kind: 'text', text: summary },
-          priority: Math.max(...originals.map((c) => c.priority)),
-          retention: step.kind === 'summarize' ? 'COMPRESSIBLE' : 'BATCH_COMPRESSIBLE',
-          provenance: { operationId: 'compaction' },
-        };
-        const operation: Operation = step.kind === 'summarize' ? { op: 'replace', chunkId: step.chunkId, chunk } : { op: 'batch_replace', chunkIds: step.chunkIds, chunk };
-        await this.apply(threadId, operation, { ...system, reason: `${meta.reason}: summarize ${ids.length} chunk(s)` });
-      } else {
         continue;
       }
-      applied++;
+      const ids = step.kind === 'batch_summarize' ? step.chunkIds : [step.chunkId];
+      const originals = ids.map((id) => byId.get(id)).filter((c): c is Chunk => c !== undefined);
+      const first = originals[0];
+      if (!first) continue;
+      const tokens = originals.reduce((sum, c) => sum + c.tokens, 0);
+      if (step.kind === 'builtin_compress' || step.kind === 'hard_trim') {
+        // The chunk keeps its type, class and rights; only its text is shortened, without a model call.
+        // Its message id stays with the original (retrieve_message still finds the full text); the
+        // provenance names the message it was made from.
+        const chunk: ChunkInput = {
+          type: first.type,
+          content: { kind: 'text', text: compressText(renderContent(first.content), step.kind === 'hard_trim' ? step.tokens : projectedSummaryTokens(first.tokens), countTextTokens) },
+          priority: first.priority,
+          retention: first.retention,
+          agentModifiable: first.agentModifiable,
+          provenance: { ...first.provenance, ...(first.messageId ? { messageId: first.messageId } : {}) },
+        };
+        const why = step.kind === 'hard_trim' ? `still past the hard limit (${thread.limits.hard} tokens): built-in compression` : 'built-in compression (OTHERS)';
+        await this.apply(threadId, { op: 'replace', chunkId: first.id, chunk }, { ...system, reason: `${meta.reason}: ${why}` });
+        continue;
+      }
+      if (!summarizer) continue; // not planned without one
+      const summary = await summarizer(originals.map(renderChunk), projectedSummaryTokens(tokens));
+      const chunk: ChunkInput = {
+        type: step.kind === 'summarize' ? first.type : 'compacted',
+        content: { kind: 'text', text: summary },
+        priority: Math.max(...originals.map((c) => c.priority)),
+        retention: step.kind === 'summarize' ? 'COMPRESSIBLE' : 'BATCH_COMPRESSIBLE',
+        provenance: { operationId: 'compaction' },
+      };
+      const operation: Operation = step.kind === 'summarize' ? { op: 'replace', chunkId: first.id, chunk } : { op: 'batch_replace', chunkIds: step.chunkIds, chunk };
+      await this.apply(threadId, operation, { ...system, reason: `${meta.reason}: summarize ${ids.length} chunk(s)` });
     }
-    return applied;
+    return steps.length;
   }
 
   /** EPHEMERAL chunks leave when their session (or run) ends. */

@@ -454,6 +454,25 @@ test('the audit trail lists every operation in order and filters by origin, kind
   await failure(400, 'invalid_request', 'GET', `/v1/threads/${threadId}/audit?limit=0`);
 });
 
+test('an edit through the API that takes a thread past its hard limit is compacted at once; CRITICAL chunks stay as they were', async () => {
+  const { threadId } = await createThread({ userId: newUser(), limits: { soft: 200, hard: 400 } });
+  const rules = Array.from({ length: 20 }, (_, i) => `Rule ${i + 1}: never book a flight before checking the visa requirements.`).join('\n');
+  await apply(threadId, { op: 'add', chunks: [say('system', rules)] });
+  const [critical] = (await getThread(threadId)).chunks as [Chunk];
+  assert.ok(critical.tokens > 200 && critical.tokens < 400);
+  const pasted = Array.from({ length: 80 }, (_, i) => `Line ${i + 1} of the itinerary I pasted: train, hotel, museum, dinner.`).join('\n');
+  const { operationId } = await apply(threadId, { op: 'add', chunks: [say('user', pasted)] }, { reason: 'pasted the itinerary' });
+
+  const after = await getThread(threadId);
+  assert.ok(after.state.tokens <= 400, `${after.state.tokens} tokens ≤ the hard limit`);
+  assert.deepEqual(after.chunks[0], critical, 'the CRITICAL chunk is untouched');
+  assert.match(text(after.chunks[1]), /^Line 1 of the itinerary[\s\S]*tokens cut by built-in compaction[\s\S]*Line 80 of the itinerary/);
+  const audit = await getAudit(threadId);
+  const added = audit.findIndex((r) => r.id === operationId);
+  assert.deepEqual(audit.slice(added + 1).map((r) => [r.kind, r.origin]), [['replace', 'system']], 'compacted by the system right after the edit');
+  assert.match(audit.at(-1)?.trigger ?? '', new RegExp(`after ${operationId}`));
+});
+
 test('diff shows the chunks added and removed between two states, and whether the kept ones were reordered', async () => {
   const { threadId, chunks } = await seededThread();
   const [, a, b, c] = chunks as [Chunk, Chunk, Chunk, Chunk];

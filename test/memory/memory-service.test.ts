@@ -597,6 +597,71 @@ describe('compactIfNeeded', () => {
     assert.equal(stub.requests.length, requests, 'no model call');
   });
 
+  test('OTHERS chunks are shortened by the built-in compression, without a summarizer and without a model call', async () => {
+    const memory = service(new InMemoryMemoryStore());
+    const report = Array.from({ length: 60 }, (_, i) => `Row ${i + 1}: order ${1000 + i} shipped to warehouse ${i % 7}.`).join('\n');
+    const t = await memory.createThread({
+      userId: 'u1',
+      limits: { soft: 300, hard: 2000 },
+      chunks: [
+        { type: 'delegation', content: text(delegationText), retention: 'CRITICAL' },
+        { type: 'action_response', content: text(report), retention: 'OTHERS' },
+        { type: 'thinking', content: text('checking the shipments') },
+      ],
+      meta: by('user'),
+    });
+    const [critical, others, thinking] = t.chunks as [Chunk, Chunk, Chunk];
+    assert.ok(others.tokens > 300);
+    const requests = stub.requests.length;
+    assert.equal(await memory.compactIfNeeded(t.thread.id), 1);
+    const after = await memory.view(t.thread.id);
+    assert.deepEqual(after.chunks[0], critical, 'the CRITICAL chunk is untouched');
+    assert.deepEqual(after.chunks[2], thinking);
+    const short = after.chunks[1] as Chunk;
+    assert.equal(short.parentChunkId, others.id);
+    assert.equal(short.retention, 'OTHERS');
+    assert.equal(short.type, 'action_response');
+    assert.equal(short.tokens, countTextTokens(textOf(short) ?? ''));
+    assert.ok(short.tokens <= projectedSummaryTokens(others.tokens), `${short.tokens} tokens`);
+    assert.match(textOf(short) ?? '', /^Row 1: order 1000[\s\S]*tokens cut by built-in compaction[\s\S]*Row 60: order 1059 shipped to warehouse 3\.$/);
+    const last = (await memory.audit(t.thread.id)).at(-1);
+    assert.equal(last?.kind, 'replace');
+    assert.equal(last?.origin, 'system');
+    assert.match(last?.reason ?? '', /built-in compression \(OTHERS\)/);
+    assert.equal(stub.requests.length, requests, 'no model call');
+  });
+
+  test('a thread past its hard limit is brought under it without a summarizer; CRITICAL chunks stay, messages keep their full text', async () => {
+    const memory = service(new InMemoryMemoryStore());
+    const pasted = (n: number) => Array.from({ length: 120 }, (_, i) => `Paragraph ${n}.${i + 1} of the pasted contract, clause on delivery terms.`).join('\n');
+    const hardLimits: TokenLimits = { soft: 1500, hard: 3000 };
+    const t = await memory.createThread({
+      userId: 'u1',
+      limits: hardLimits,
+      chunks: [
+        { type: 'agent', content: text(pasted(0)), retention: 'CRITICAL' },
+        { type: 'user', content: text(pasted(1)) },
+        { type: 'response', content: text(pasted(2)) },
+        { type: 'environment', content: text(pasted(3)), retention: 'EPHEMERAL' },
+      ],
+      meta: by('user'),
+    });
+    const [critical, question] = t.chunks as [Chunk, Chunk];
+    assert.ok(t.state.tokens > hardLimits.hard && critical.tokens < hardLimits.hard);
+    assert.ok((await memory.compactIfNeeded(t.thread.id)) > 0);
+    const after = await memory.view(t.thread.id);
+    assert.ok(after.state.tokens <= hardLimits.hard, `${after.state.tokens} ≤ ${hardLimits.hard}`);
+    assert.deepEqual(after.chunks[0], critical, 'the CRITICAL chunk is untouched');
+    assert.deepEqual(after.chunks.map((c) => c.type), ['agent', 'user', 'response', 'environment'], 'trimmed in place, nothing dropped');
+    const trimmed = (await memory.audit(t.thread.id)).slice(1);
+    assert.ok(trimmed.every((r) => r.kind === 'replace' && r.origin === 'system' && /still past the hard limit/.test(r.reason)));
+    // The shortened turn names the message it was made from; that id still gives the whole text.
+    const shortened = after.chunks[1] as Chunk;
+    assert.notEqual(shortened.id, question.id);
+    assert.equal(shortened.provenance.messageId, question.messageId);
+    assert.deepEqual(await memory.findMessage(question.messageId as string), question);
+  });
+
   test('with the offline demo model the summaries are labelled', async () => {
     const demo = new DemoProvider();
     const memory = service(new InMemoryMemoryStore(), { summarizer: (texts, maxTokens) => summarize(demo, texts, { maxTokens, attempts: 2 }) });
