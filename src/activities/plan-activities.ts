@@ -12,7 +12,7 @@ import { callModel, InvalidModelReplyError } from '../llm/structured';
 import { goalChunk, lastStepEvent, outputChunk, runThreadId, snapshotChunk, stepChunks } from '../memory/run-chunks';
 import type { ChunkInput } from '../memory/model';
 import type { KeyValueStore } from '../store/kv';
-import { operationIdFor, type MemoryService } from '../store/memory-service';
+import { operationIdFor, type MemoryService, type Reader } from '../store/memory-service';
 import type { ToolRegistry } from '../tools/registry';
 import { readConversation } from '../sessions/session-chunks';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
@@ -70,6 +70,12 @@ export async function rememberInRun(deps: Pick<PlanActivityDeps, 'memory'>, stat
   await deps.memory.compactIfNeeded(state.threadId, { reason: 'soft token limit exceeded', trigger, runId: state.runId });
 }
 
+/** Who reads a run's memory to render a prompt: the agent, for this model call of the run (recorded in the thread's audit). */
+export function promptReader(state: ExecutionState, call: string, stepId?: string): Reader {
+  const step = stepId ?? state.currentStepId;
+  return { origin: 'agent', reason: `prompt of ${call}`, trigger: `model call ${call}`, runId: state.runId, ...(step ? { stepId: step } : {}) };
+}
+
 /** The run's memory thread: created on the first attempt (with the goal chunk), found again on a retry. */
 export async function ensureRunThread(deps: Pick<PlanActivityDeps, 'memory'>, state: ExecutionState): Promise<string | null> {
   if (!deps.memory) return null;
@@ -108,9 +114,10 @@ export function createPlanActivities(deps: PlanActivityDeps) {
 
   async function context<N extends PlannerCallName>(call: N, state: ExecutionState, stepId?: string): Promise<PlannerContext & { call: N }> {
     const step = stepId ? findStep(state, stepId) : undefined;
-    const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget) : undefined;
+    const reader = promptReader(state, call, stepId);
+    const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget, reader) : undefined;
     // A run of a session sees that conversation: its recent turns and TaskState (seed 000).
-    const session = deps.memory && state.sessionThreadId ? readConversation((await deps.memory.view(state.sessionThreadId)).chunks, SESSION_TURNS_IN_PROMPT) : undefined;
+    const session = deps.memory && state.sessionThreadId ? readConversation((await deps.memory.view(state.sessionThreadId, reader)).chunks, SESSION_TURNS_IN_PROMPT) : undefined;
     return {
       call,
       state,

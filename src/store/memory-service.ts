@@ -16,13 +16,16 @@ import {
   type Operation,
   type OperationMeta,
   type OperationRecord,
+  type ReadRecord,
+  type ReadTarget,
   type TokenLimits,
 } from '../memory/model';
 import { runObservers, type MemoryObserver } from '../memory/observers';
 import { renderChunk, renderContent, renderContext, type RenderedContext } from '../memory/parser';
 import { createChunk, reduce, type ReduceContext, type RefusalCode } from '../memory/reducer';
 import { countContentTokens, countTextTokens } from '../memory/tokens';
-import { HeadMovedError, type MemoryStore, type NewOperationRecord, type OperationFilter, type StateSummary } from './memory-store';
+import { HeadMovedError, type MemoryStore, type NewOperationRecord, type OperationFilter, type ReadFilter, type StateSummary } from './memory-store';
+import { ReadAudit, type ReadAuditOptions } from './read-audit';
 
 export class ThreadNotFoundError extends Error {
   constructor(readonly threadId: string) {
@@ -61,7 +64,14 @@ export interface MemoryServiceOptions {
   newId?: IdSource;
   /** @default () => new Date() */
   now?: () => Date;
+  /** Whether reads given a `reader` are recorded in the audit trail. @default true */
+  auditReads?: boolean;
+  /** Batching of recorded reads. */
+  readAudit?: ReadAuditOptions;
 }
+
+/** Who reads a thread and why (origin, reason, trigger, run and step), as for an operation. */
+export type Reader = OperationMeta;
 
 export interface ThreadView {
   thread: MemoryThread;
@@ -97,12 +107,26 @@ export class MemoryService {
   private readonly observers: MemoryObserver[];
   private readonly newId: IdSource;
   private readonly now: () => Date;
+  private readonly readAudit: ReadAudit | undefined;
 
   constructor(private readonly options: MemoryServiceOptions) {
     this.store = options.store;
     this.observers = options.observers ?? [];
     this.newId = options.newId ?? randomIds();
     this.now = options.now ?? (() => new Date());
+    this.readAudit = (options.auditReads ?? true) ? new ReadAudit(options.store, options.readAudit) : undefined;
+  }
+
+  /** Queues a record of a read (see ReadAudit): no I/O on the read path, and it never fails the read. */
+  private recordRead(reader: Reader | undefined, threadId: string, target: ReadTarget, stateId: string, details: Record<string, unknown> | null): void {
+    if (!reader || !this.readAudit) return;
+    const record: ReadRecord = { ...reader, id: this.newId('read'), threadId, kind: 'read', target, stateId, details, at: this.now().toISOString() };
+    this.readAudit.record(record);
+  }
+
+  /** Writes the reads recorded so far; call before the store closes. */
+  flushReads(): Promise<void> {
+    return this.readAudit?.flush() ?? Promise.resolve();
   }
 
   private reduceContext(operationId: string, extra: Partial<ReduceContext> = {}): ReduceContext {
@@ -313,17 +337,22 @@ export class MemoryService {
     }
   }
 
-  async view(threadId: string): Promise<ThreadView> {
+  /** The head with its chunks. With a `reader`, the read is recorded in the audit trail. */
+  async view(threadId: string, reader?: Reader): Promise<ThreadView> {
     const thread = await this.requireThread(threadId);
     const state = await this.requireState(thread.headStateId);
-    return { thread, state, chunks: await this.store.getChunks(state.chunkIds) };
+    const chunks = await this.store.getChunks(state.chunkIds);
+    this.recordRead(reader, threadId, 'thread', state.id, { chunks: chunks.length, tokens: state.tokens });
+    return { thread, state, chunks };
   }
 
-  async stateView(threadId: string, stateId: string): Promise<{ state: MemoryState; chunks: Chunk[] }> {
+  async stateView(threadId: string, stateId: string, reader?: Reader): Promise<{ state: MemoryState; chunks: Chunk[] }> {
     await this.requireThread(threadId);
     const state = await this.requireState(stateId);
     if (state.threadId !== threadId) throw new StateNotFoundError(stateId);
-    return { state, chunks: await this.store.getChunks(state.chunkIds) };
+    const chunks = await this.store.getChunks(state.chunkIds);
+    this.recordRead(reader, threadId, 'state', state.id, { chunks: chunks.length, tokens: state.tokens });
+    return { state, chunks };
   }
 
   async states(threadId: string): Promise<StateSummary[]> {
@@ -331,7 +360,7 @@ export class MemoryService {
     return this.store.listStates(threadId);
   }
 
-  async diff(threadId: string, fromStateId: string, toStateId: string): Promise<StateDiff> {
+  async diff(threadId: string, fromStateId: string, toStateId: string, reader?: Reader): Promise<StateDiff> {
     const [{ state: from }, { state: to }] = await Promise.all([this.stateView(threadId, fromStateId), this.stateView(threadId, toStateId)]);
     const before = new Set(from.chunkIds);
     const after = new Set(to.chunkIds);
@@ -341,19 +370,33 @@ export class MemoryService {
       this.store.getChunks(from.chunkIds.filter((id) => !after.has(id))),
     ]);
     const reordered = kept(from.chunkIds, after).join('\u0000') !== kept(to.chunkIds, before).join('\u0000');
+    this.recordRead(reader, threadId, 'diff', toStateId, { from: fromStateId, added: added.length, removed: removed.length });
     return { from: fromStateId, to: toStateId, added, removed, reordered };
   }
 
+  /** The thread's operations (its writes), oldest first. */
   async audit(threadId: string, filter: OperationFilter = {}): Promise<OperationRecord[]> {
     await this.requireThread(threadId);
     return this.store.listOperations(threadId, filter);
   }
 
-  /** The head rendered for a model within `budget` tokens (never above the thread's hard limit). */
-  async context(threadId: string, budget?: number): Promise<RenderedContext> {
-    const { thread, chunks } = await this.view(threadId);
+  /** The thread's recorded reads, oldest first, including those still queued in this process. */
+  async auditReads(threadId: string, filter: ReadFilter = {}): Promise<ReadRecord[]> {
+    await this.requireThread(threadId);
+    await this.flushReads();
+    return this.store.listReads(threadId, filter);
+  }
+
+  /**
+   * The head rendered for a model within `budget` tokens (never above the thread's hard limit).
+   * With a `reader`, the rendering is recorded: the state and budget determine what it held.
+   */
+  async context(threadId: string, budget?: number, reader?: Reader): Promise<RenderedContext> {
+    const { thread, state, chunks } = await this.view(threadId);
     const limit = Math.min(budget ?? thread.limits.hard, thread.limits.hard);
-    return renderContext(chunks, { budget: limit, countTokens: countTextTokens });
+    const rendered = renderContext(chunks, { budget: limit, countTokens: countTextTokens });
+    this.recordRead(reader, threadId, 'context', state.id, { budget: limit, tokens: rendered.tokens, chunks: rendered.includedChunkIds.length, dropped: rendered.droppedChunkIds.length });
+    return rendered;
   }
 
   /**
@@ -423,8 +466,13 @@ export class MemoryService {
     if (ephemeral.length > 0) await this.apply(threadId, { op: 'delete', chunkIds: ephemeral }, { ...meta, origin: 'system' });
   }
 
-  /** A conversation message by its short id (seed 004's retrieval). */
-  async findMessage(messageId: string): Promise<Chunk | undefined> {
-    return this.store.findChunkByMessageId(messageId);
+  /** A conversation message by its short id (seed 004's retrieval). With a `reader`, the read is recorded in its thread. */
+  async findMessage(messageId: string, reader?: Reader): Promise<Chunk | undefined> {
+    const hit = await this.store.findChunkByMessageId(messageId);
+    if (hit && reader && this.readAudit) {
+      const thread = await this.store.getThread(hit.threadId);
+      if (thread) this.recordRead(reader, hit.threadId, 'message', thread.headStateId, { messageId, chunkId: hit.chunk.id });
+    }
+    return hit?.chunk;
   }
 }
