@@ -3,8 +3,11 @@
  *   1. reducer apply per operation on a 10,000-chunk thread;
  *   2. context rendering of that thread under an 8k-token budget (target ≤ 5 ms);
  *   3. bytes stored per operation over 10,000 operations (target: flat);
- *   4. append throughput per backend (in-memory, file, PostgreSQL).
- * Run with `npm run bench` (after the orchestration benchmark) or `npx tsx bench/memory.ts [--ops N]`.
+ *   4. append throughput per backend (in-memory, file, PostgreSQL);
+ *   5. context rendering through the memory service with the audit of reads on and off, interleaved
+ *      in the same run (in-memory and file store).
+ * Run with `npm run bench` (after the orchestration benchmark) or `npx tsx bench/memory.ts [--ops N]`;
+ * `--read-audit-only` runs only 5. Results: bench/results/memory.json (1–4), memory-read-audit.json (5).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,6 +29,9 @@ const args = process.argv.slice(2);
 const opsArg = args.indexOf('--ops');
 const OPS = opsArg >= 0 ? Number(args[opsArg + 1]) : 10_000;
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const READ_AUDIT_ONLY = args.includes('--read-audit-only');
+const OUT = path.join(__dirname, 'results');
+const header = () => ({ generatedAt: new Date().toISOString(), cores: os.cpus().length, node: process.version, loadAverage: os.loadavg() });
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
@@ -84,6 +90,62 @@ function benchRender(): { medianMs: number; tokens: number; included: number } {
   return { medianMs: median(samples), tokens: last.tokens, included: last.includedChunkIds.length };
 }
 
+interface AuditedRenderResult {
+  backend: string;
+  samples: number;
+  offMs: number;
+  onMs: number;
+  /** A second arm with the audit off: the difference between two identical arms, i.e. the noise. */
+  controlMs: number;
+  /** (on − off) / off and (control − off) / off, in percent. */
+  overheadPercent: number;
+  noisePercent: number;
+  readsRecorded: number;
+}
+
+type Arm = 'on' | 'off' | 'control';
+/** Every order of the three arms, used in turn so none always goes first. */
+const ORDERS: Arm[][] = [
+  ['on', 'off', 'control'],
+  ['off', 'control', 'on'],
+  ['control', 'on', 'off'],
+  ['on', 'control', 'off'],
+  ['off', 'on', 'control'],
+  ['control', 'off', 'on'],
+];
+
+/**
+ * The same 10,000-chunk thread rendered by memory services over one store: one recording each
+ * rendering in the audit of reads, two not (the second a control arm that measures the noise).
+ * Samples rotate the order of the arms so load changes hit all alike. The recorded reads are
+ * written in the background as in production (so their cost lands on whichever arm runs next)
+ * and counted at the end.
+ */
+async function benchAuditedRender(name: string, store: MemoryStore, samples = 61): Promise<AuditedRenderResult> {
+  await store.setup();
+  const services: Record<Arm, MemoryService> = {
+    on: new MemoryService({ store, limits: { soft: 1e12, hard: 1e12 } }),
+    off: new MemoryService({ store, limits: { soft: 1e12, hard: 1e12 }, auditReads: false }),
+    control: new MemoryService({ store, limits: { soft: 1e12, hard: 1e12 }, auditReads: false }),
+  };
+  const chunks = Array.from({ length: 10_000 }, (_, i) => ({ type: i % 3 === 0 ? 'action' : i % 3 === 1 ? 'action_response' : 'thinking', content: text(i) }) as const);
+  const { thread } = await services.on.createThread({ userId: 'bench', meta, chunks });
+  const reader = { origin: 'agent' as const, reason: 'prompt of execution_plan', trigger: 'bench', runId: 'run-bench', stepId: 's1' };
+  const times: Record<Arm, number[]> = { on: [], off: [], control: [] };
+  const render = async (arm: Arm) => {
+    const start = process.hrtime.bigint();
+    await services[arm].context(thread.id, 8000, reader);
+    return ms(start);
+  };
+  for (const arm of ORDERS[0] ?? []) await render(arm); // warm-up
+  for (let i = 0; i < samples; i++) for (const arm of ORDERS[i % ORDERS.length] ?? []) times[arm].push(await render(arm));
+  const readsRecorded = (await services.on.auditReads(thread.id, { limit: 1_000_000 })).length;
+  await store.end();
+  const [onMs, offMs, controlMs] = [median(times.on), median(times.off), median(times.control)];
+  const percent = (x: number) => ((x - offMs) / offMs) * 100;
+  return { backend: name, samples, offMs, onMs, controlMs, overheadPercent: percent(onMs), noisePercent: percent(controlMs), readsRecorded };
+}
+
 const dirBytes = (dir: string) => Number(execFileSync('du', ['-sb', dir]).toString().split('\t')[0]);
 
 async function pgBytes(url: string): Promise<number> {
@@ -131,7 +193,30 @@ async function benchBackend(name: string, store: MemoryStore, bytes: (() => Prom
   return { backend: name, ops, opsPerSecond: ops / elapsed, bytesPerOpByWindow: bytes ? perWindow : null };
 }
 
+/** 5: renderings with the audit of reads on and off, written to memory-read-audit.json. */
+async function readAuditBench(): Promise<void> {
+  const audited: AuditedRenderResult[] = [];
+  const auditDir = mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-audit-'));
+  try {
+    audited.push(await benchAuditedRender('in-memory', new InMemoryMemoryStore()));
+    audited.push(await benchAuditedRender('file', new FileMemoryStore(auditDir)));
+  } finally {
+    rmSync(auditDir, { recursive: true, force: true });
+  }
+  const signed = (p: number) => `${p >= 0 ? '+' : ''}${p.toFixed(1)}%`;
+  console.log('5. context rendering through the memory service, 10,000 chunks, 8k budget, audit of reads off vs on (interleaved, median):');
+  for (const r of audited) {
+    console.log(
+      `   ${r.backend.padEnd(9)} off ${r.offMs.toFixed(2)} ms · on ${r.onMs.toFixed(2)} ms (${signed(r.overheadPercent)}) · ` +
+        `off again ${r.controlMs.toFixed(2)} ms (${signed(r.noisePercent)}: the noise) — ${r.samples} each, ${r.readsRecorded} reads recorded`,
+    );
+  }
+  mkdirSync(OUT, { recursive: true });
+  writeFileSync(path.join(OUT, 'memory-read-audit.json'), `${JSON.stringify({ ...header(), auditedRender: audited }, null, 2)}\n`);
+}
+
 async function main(): Promise<void> {
+  if (READ_AUDIT_ONLY) return readAuditBench();
   console.log(`memory benchmark — ${os.cpus().length} cores, node ${process.version}, ${OPS} operations per backend\n`);
   const reducer = benchReducer();
   console.log(`1. reducer apply on a 10,000-chunk thread (µs/op, median of 20×100): add ${reducer.addUs.toFixed(1)}, update ${reducer.updateUs.toFixed(1)}, delete ${reducer.deleteUs.toFixed(1)}`);
@@ -164,9 +249,9 @@ async function main(): Promise<void> {
         (windows ? `   bytes/op per ${r.ops / 10}-op window: ${windows.map((b) => b.toFixed(0)).join(' ')}   last/first: ${growth}` : ''),
     );
   }
-  const out = path.join(__dirname, 'results');
-  mkdirSync(out, { recursive: true });
-  writeFileSync(path.join(out, 'memory.json'), `${JSON.stringify({ generatedAt: new Date().toISOString(), cores: os.cpus().length, node: process.version, loadAverage: os.loadavg(), ops: OPS, reducer, render, backends: results }, null, 2)}\n`);
+  mkdirSync(OUT, { recursive: true });
+  writeFileSync(path.join(OUT, 'memory.json'), `${JSON.stringify({ ...header(), ops: OPS, reducer, render, backends: results }, null, 2)}\n`);
+  await readAuditBench();
 }
 
 main().catch((err: unknown) => {

@@ -12,7 +12,7 @@ import { callModel, InvalidModelReplyError } from '../llm/structured';
 import { endingChunk, goalChunk, lastStepEvent, runThreadId, snapshotChunk, stepChunks } from '../memory/run-chunks';
 import type { ChunkInput } from '../memory/model';
 import type { KeyValueStore } from '../store/kv';
-import { operationIdFor, ThreadNotFoundError, type MemoryService } from '../store/memory-service';
+import { operationIdFor, ThreadNotFoundError, type MemoryService, type Reader } from '../store/memory-service';
 import type { CloseRunInput } from '../engine/core';
 import type { ToolRegistry } from '../tools/registry';
 import { readConversation } from '../sessions/session-chunks';
@@ -71,6 +71,12 @@ export async function rememberInRun(deps: Pick<PlanActivityDeps, 'memory'>, stat
   const meta = { origin: 'agent' as const, reason: 'working memory of the run', trigger, runId: state.runId, ...(state.currentStepId ? { stepId: state.currentStepId } : {}) };
   await deps.memory.apply(state.threadId, { op: 'add', chunks }, meta, { operationId: operationIdFor(`${key}:memory`) });
   await deps.memory.compactIfNeeded(state.threadId, { reason: 'soft token limit exceeded', trigger, runId: state.runId });
+}
+
+/** Who reads a run's memory to render a prompt: the agent, for this model call of the run (recorded in the thread's audit). */
+export function promptReader(state: ExecutionState, call: string, stepId?: string): Reader {
+  const step = stepId ?? state.currentStepId;
+  return { origin: 'agent', reason: `prompt of ${call}`, trigger: `model call ${call}`, runId: state.runId, ...(step ? { stepId: step } : {}) };
 }
 
 /** The run's memory thread: created on the first attempt (with the goal chunk), found again on a retry. */
@@ -133,9 +139,10 @@ export function createPlanActivities(deps: PlanActivityDeps) {
 
   async function context<N extends PlannerCallName>(call: N, state: ExecutionState, stepId?: string): Promise<PlannerContext & { call: N }> {
     const step = stepId ? findStep(state, stepId) : undefined;
-    const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget) : undefined;
+    const reader = promptReader(state, call, stepId);
+    const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget, reader) : undefined;
     // A run of a session sees that conversation: its recent turns and TaskState (seed 000).
-    const session = deps.memory && state.sessionThreadId ? readConversation((await deps.memory.view(state.sessionThreadId)).chunks, SESSION_TURNS_IN_PROMPT) : undefined;
+    const session = deps.memory && state.sessionThreadId ? readConversation((await deps.memory.view(state.sessionThreadId, reader)).chunks, SESSION_TURNS_IN_PROMPT) : undefined;
     return {
       call,
       state,

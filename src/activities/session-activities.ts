@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { ModelProvider } from '../llm/provider';
 import { completeStructured } from '../llm/structured';
-import type { OperationMeta } from '../memory/model';
+import type { Chunk, OperationMeta } from '../memory/model';
 import { isTaskStateChunk, isTurnChunk, taskStateChunk, turnChunk } from '../sessions/session-chunks';
 import type { TaskState, Turn } from '../sessions/session-model';
 import { taskStateSummaryContext, taskStateSummaryMessages } from '../sessions/task-state-summary';
@@ -83,6 +83,9 @@ export function createSessionActivities(deps: SessionActivityDeps) {
           system(sessionId, 'conversation turn', turns.map((t) => (t.role === 'user' ? 'user message' : `reply of ${t.runId ?? 'the session'}`)).join(', ')),
           { operationId: operationIdFor(`${key}:turns`) },
         );
+        // Past the hard limit (a long pasted text) the thread is shortened at once, without a model
+        // call, so the reply is not held up; summaries wait for compressHistory.
+        await deps.memory.compactIfNeeded(threadId, { reason: 'token limit exceeded', trigger: `${sessionId}: conversation turn` }, { summarize: false });
       }
       return { messageIds, capabilities: capabilitiesFingerprint(deps) };
     },
@@ -107,12 +110,15 @@ export function createSessionActivities(deps: SessionActivityDeps) {
         await writeTaskState(input.threadId, input.sessionId, taskState, system(input.sessionId, 'task state updated by compression', trigger), `${key}:task-state`);
         const keep = new Set(input.keepMessageIds);
         const { chunks } = await deps.memory.view(input.threadId);
-        const older = chunks.filter((c) => isTurnChunk(c) && !keep.has(c.messageId ?? '')).map((c) => c.id);
+        // A turn shortened by compaction is a new chunk whose provenance names the message it was made from.
+        const kept = (c: Chunk) => keep.has(c.messageId ?? '') || keep.has(c.provenance.messageId ?? '');
+        const older = chunks.filter((c) => isTurnChunk(c) && !kept(c)).map((c) => c.id);
         if (older.length > 0) {
           await deps.memory.apply(input.threadId, { op: 'delete', chunkIds: older }, system(input.sessionId, 'older turns compressed into the task state', trigger), {
             operationId: operationIdFor(`${key}:delete`),
           });
         }
+        await deps.memory.compactIfNeeded(input.threadId, { reason: 'soft token limit exceeded', trigger: `${input.sessionId}: ${trigger}` });
         return { taskState };
       });
     },

@@ -18,7 +18,7 @@ import type { ReflectionReply, SpinCheckReply } from '../planning/tree-schemas';
 import type { CodeVersion } from '../planning/code-version';
 import { assertCurrent, codeVersionOf } from './code-version';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
-import { asFailure, ensureRunThread, rememberInRun, runToolStep, type PlanActivityDeps, type StepObservation } from './plan-activities';
+import { asFailure, ensureRunThread, promptReader, rememberInRun, runToolStep, type PlanActivityDeps, type StepObservation } from './plan-activities';
 
 export interface TreeLimits {
   /** Levels of a tree, the root counting as 1 (`MAX_TREE_DEPTH`). @default 4 */
@@ -67,7 +67,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
   const current = (state: ExecutionState) => assertCurrent(state, codeVersionOf(deps.provider, deps.tools));
 
   async function context(call: TreeContext['call'], state: ExecutionState, taskIndex?: string): Promise<TreeContext> {
-    const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget) : undefined;
+    const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget, promptReader(state, call)) : undefined;
     const path = taskIndex && state.tree ? pathTo(state.tree, taskIndex) : [];
     const task = path.at(-1);
     return {

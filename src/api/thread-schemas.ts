@@ -3,7 +3,7 @@
  * is the source of truth for its request and its TypeScript type.
  */
 import { z } from 'zod';
-import { ID_PREFIX, OperationSchema, ORIGINS, type OperationKind } from '../memory/model';
+import { ID_PREFIX, OperationSchema, ORIGINS, READ_TARGETS, type OperationKind } from '../memory/model';
 import { UserIdSchema } from './schemas';
 
 /** Ids are self-describing: a kind prefix, then the id characters the API accepts elsewhere. */
@@ -64,12 +64,15 @@ void allKindsListed;
 
 export const AuditQuery = z.object({
   origin: z.enum(ORIGINS).optional(),
-  kind: z.enum(OPERATION_KINDS).optional(),
+  /** An operation kind, or `read` for the recorded reads (listed only when asked for). */
+  kind: z.enum([...OPERATION_KINDS, 'read']).optional(),
+  /** What the reads looked at; implies `kind=read`. */
+  target: z.enum(READ_TARGETS).optional(),
   runId: z.string().min(1).max(255).optional(),
   /** ISO timestamps, inclusive. */
   since: z.iso.datetime({ offset: true }).optional(),
   until: z.iso.datetime({ offset: true }).optional(),
-  /** Only records after this sequence number. */
+  /** Only operations after this sequence number (reads have none). */
   after: z.coerce.number().int().min(0).optional(),
   /** @default 1000 */
   limit: z.coerce.number().int().min(1).max(1000).default(1000),

@@ -7,8 +7,8 @@
  */
 import { Router, type Response } from 'express';
 import type { Logger } from 'pino';
-import type { MemoryState, MemoryThread, OperationMeta, OperationRecord } from '../memory/model';
-import { StateNotFoundError, ThreadNotFoundError, type MemoryService } from '../store/memory-service';
+import type { MemoryState, MemoryThread, OperationMeta, OperationRecord, ReadRecord } from '../memory/model';
+import { StateNotFoundError, ThreadNotFoundError, type MemoryService, type Reader } from '../store/memory-service';
 import {
   AuditQuery,
   CheckpointBody,
@@ -76,6 +76,8 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
   const router = Router();
   const trigger = (method: string, path: string) => `${method} ${path}`;
   const asUser = (reason: string, triggeredBy: string): OperationMeta => ({ origin: 'user', reason, trigger: triggeredBy });
+  /** Reads of chunks through the API are a person's, recorded in the thread's audit. */
+  const reader = (path: string): Reader => asUser('read through the API', trigger('GET', path));
 
   const requireThread = async (threadId: string): Promise<MemoryThread> => {
     const thread = await memory.store.getThread(threadId);
@@ -111,8 +113,8 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   router.get(
     '/v1/threads/:threadId',
-    validated({ params: ThreadParams }, async ({ params }, _req, res) => {
-      const { thread, state, chunks } = await memory.view(params.threadId);
+    validated({ params: ThreadParams }, async ({ params }, req, res) => {
+      const { thread, state, chunks } = await memory.view(params.threadId, reader(req.path));
       res.json({ ...threadJson(thread), state: stateJson(state), chunks });
     }),
   );
@@ -140,17 +142,17 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   router.get(
     '/v1/threads/:threadId/states/:stateId',
-    validated({ params: ThreadStateParams }, async ({ params }, _req, res) => {
-      const { state, chunks } = await memory.stateView(params.threadId, params.stateId);
+    validated({ params: ThreadStateParams }, async ({ params }, req, res) => {
+      const { state, chunks } = await memory.stateView(params.threadId, params.stateId, reader(req.path));
       res.json({ state: stateJson(state), chunks });
     }),
   );
 
   router.get(
     '/v1/threads/:threadId/diff',
-    validated({ params: ThreadParams, query: DiffQuery }, async ({ params, query }, _req, res) => {
+    validated({ params: ThreadParams, query: DiffQuery }, async ({ params, query }, req, res) => {
       const to = query.to ?? (await requireThread(params.threadId)).headStateId;
-      res.json(await memory.diff(params.threadId, query.from, to));
+      res.json(await memory.diff(params.threadId, query.from, to, reader(req.path)));
     }),
   );
 
@@ -160,6 +162,9 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
       // A person's real-time modification: always origin user, whatever the body says.
       const meta = asUser(body.reason ?? 'edited through the API', body.trigger ?? trigger('POST', req.path));
       const { record, state } = await memory.apply(params.threadId, body.operation, meta);
+      // A person's edit can take the thread past its limits like any other write. The API has no
+      // summarizer: this drops, applies the built-in compression and enforces the hard limit.
+      await memory.compactIfNeeded(params.threadId, { reason: 'token limit exceeded', trigger: `after ${record.id} (${meta.trigger})` });
       res.status(201).json({ stateId: state.id, operationId: record.id });
     }),
   );
@@ -204,9 +209,18 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
   router.get(
     '/v1/threads/:threadId/audit',
     validated({ params: ThreadParams, query: AuditQuery }, async ({ params, query }, _req, res) => {
-      const { after, ...filter } = query;
+      const { after, kind, target, ...filter } = query;
+      // Reads are listed when asked for (kind=read or a target), so the default listing stays the writes.
+      if (kind === 'read' || target !== undefined) {
+        if (kind !== undefined && kind !== 'read') throw validationError([{ path: 'target', message: 'target filters reads: use it with kind=read or alone' }]);
+        if (after !== undefined) throw validationError([{ path: 'after', message: 'reads have no seq: filter them with since and until' }]);
+        const reads: ReadRecord[] = await memory.auditReads(params.threadId, { ...dropUndefined(filter), ...(target ? { target } : {}) });
+        res.json({ operations: reads });
+        return;
+      }
       const operations: OperationRecord[] = await memory.audit(params.threadId, {
         ...dropUndefined(filter),
+        ...(kind === undefined ? {} : { kind }),
         ...(after === undefined ? {} : { afterSeq: after }),
       });
       res.json({ operations });
@@ -215,8 +229,8 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   router.get(
     '/v1/threads/:threadId/context',
-    validated({ params: ThreadParams, query: ContextQuery }, async ({ params, query }, _req, res) => {
-      const { messages, tokens } = await memory.context(params.threadId, query.budget);
+    validated({ params: ThreadParams, query: ContextQuery }, async ({ params, query }, req, res) => {
+      const { messages, tokens } = await memory.context(params.threadId, query.budget, reader(req.path));
       res.json({ messages, tokens });
     }),
   );

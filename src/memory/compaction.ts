@@ -1,14 +1,25 @@
 /**
- * Compaction by retention class (seed 001 "Memory Compact"): what to drop and
- * what to summarize once a state is past its soft token limit. Pure planning;
- * the summaries themselves are model calls made by the memory service.
+ * Compaction by retention class (seed 001 "Memory Compact"): what to drop, what
+ * to summarize and what to shorten by built-in logic once a state is past its
+ * soft token limit, and what to shorten further while it is past its hard
+ * limit. Pure: the summaries themselves are model calls made by the memory
+ * service; the built-in compression (`compressText`) is here.
  */
 import type { Chunk, TokenLimits } from './model';
 
 export type CompactionStep =
   | { kind: 'drop'; chunkIds: string[] }
+  /** Built-in compression of an OTHERS chunk (no model call): see `compressText`. */
+  | { kind: 'builtin_compress'; chunkId: string }
   | { kind: 'summarize'; chunkId: string }
-  | { kind: 'batch_summarize'; chunkIds: string[] };
+  | { kind: 'batch_summarize'; chunkIds: string[] }
+  /** Built-in compression of any non-CRITICAL chunk to `tokens`, while the state is still past its hard limit. */
+  | { kind: 'hard_trim'; chunkId: string; tokens: number };
+
+export interface CompactionOptions {
+  /** Whether a summarizer (a model) is there; without one the summary stages are left out of the plan. @default true */
+  summarize?: boolean;
+}
 
 /** A summary is planned at this share of what it replaces… */
 export const SUMMARY_RATIO = 0.25;
@@ -31,7 +42,8 @@ export function projectTokens(chunks: readonly Chunk[], steps: readonly Compacti
   let total = sumTokens(chunks);
   for (const step of steps) {
     if (step.kind === 'drop') for (const id of step.chunkIds) total -= tokensOf(id);
-    else if (step.kind === 'summarize') total += projectedSummaryTokens(tokensOf(step.chunkId)) - tokensOf(step.chunkId);
+    else if (step.kind === 'hard_trim') total += step.tokens - tokensOf(step.chunkId);
+    else if (step.kind !== 'batch_summarize') total += projectedSummaryTokens(tokensOf(step.chunkId)) - tokensOf(step.chunkId);
     else {
       const group = step.chunkIds.reduce((n, id) => n + tokensOf(id), 0);
       total += projectedSummaryTokens(group) - group;
@@ -86,42 +98,90 @@ function batchGroups(remaining: readonly Chunk[], hard: number): Chunk[][] {
  * `limits.soft`; empty when they do not. Steps come in this order, each stage
  * only while the projected total is still above the soft limit:
  * 1. one `drop` of DISPOSABLE chunks, lowest priority (then oldest) first, as many as needed;
- * 2. a `summarize` per COMPRESSIBLE chunk, lowest priority (then oldest) first,
- *    each projected at `projectedSummaryTokens` (chunks too small to shrink are skipped);
- * 3. a `batch_summarize` per group of BATCH_COMPRESSIBLE chunks (see `batchGroups`), oldest first.
- * CRITICAL chunks are never touched; EPHEMERAL ones are not compacted (they
- * leave when their session ends). Deterministic: same chunks, same plan.
+ * 2. a `builtin_compress` per OTHERS chunk, lowest priority (then oldest) first — no model call;
+ * 3. a `summarize` per COMPRESSIBLE chunk, lowest priority (then oldest) first;
+ * 4. a `batch_summarize` per group of BATCH_COMPRESSIBLE chunks (see `batchGroups`), oldest first;
+ * 5. then, only while the projection is still above `limits.hard` (no summarizer, or not
+ *    enough to compress), a `hard_trim` per remaining non-CRITICAL chunk, EPHEMERAL ones
+ *    included, lowest priority (then oldest) first, each cut by what is still too much (to
+ *    MIN_SUMMARY_TOKENS at most).
+ * Other shortened chunks are projected at `projectedSummaryTokens` (chunks too small to shrink
+ * are skipped). CRITICAL chunks are never touched; EPHEMERAL ones only in stage 5 (otherwise
+ * they leave when their session ends). Deterministic: same chunks, same plan.
  */
-export function planCompaction(chunks: readonly Chunk[], limits: TokenLimits): CompactionStep[] {
+export function planCompaction(chunks: readonly Chunk[], limits: TokenLimits, options: CompactionOptions = {}): CompactionStep[] {
   let projected = sumTokens(chunks);
   if (projected <= limits.soft) return [];
   const steps: CompactionStep[] = [];
+  const touched = new Set<Chunk>();
+  /** Plans shortening one chunk to its projected size, unless it is too small to shrink. */
+  const shorten = (chunk: Chunk, kind: 'builtin_compress' | 'summarize'): void => {
+    const saving = chunk.tokens - projectedSummaryTokens(chunk.tokens);
+    if (saving <= 0) return;
+    steps.push({ kind, chunkId: chunk.id });
+    touched.add(chunk);
+    projected -= saving;
+  };
 
   const dropped = new Set<Chunk>();
   for (const chunk of leastImportantFirst(chunks, (c) => c.retention === 'DISPOSABLE')) {
     if (projected <= limits.soft) break;
     dropped.add(chunk);
+    touched.add(chunk);
     projected -= chunk.tokens;
   }
   if (dropped.size > 0) steps.push({ kind: 'drop', chunkIds: [...dropped].map((c) => c.id) });
 
-  for (const chunk of leastImportantFirst(chunks, (c) => c.retention === 'COMPRESSIBLE')) {
+  for (const chunk of leastImportantFirst(chunks, (c) => c.retention === 'OTHERS')) {
     if (projected <= limits.soft) break;
-    const saving = chunk.tokens - projectedSummaryTokens(chunk.tokens);
-    if (saving <= 0) continue;
-    steps.push({ kind: 'summarize', chunkId: chunk.id });
-    projected -= saving;
+    shorten(chunk, 'builtin_compress');
   }
 
-  if (projected > limits.soft) {
-    for (const group of batchGroups(chunks.filter((c) => !dropped.has(c)), limits.hard)) {
+  if (options.summarize ?? true) {
+    for (const chunk of leastImportantFirst(chunks, (c) => c.retention === 'COMPRESSIBLE')) {
       if (projected <= limits.soft) break;
-      const groupTokens = sumTokens(group);
-      const saving = groupTokens - projectedSummaryTokens(groupTokens);
-      if (saving <= 0) continue;
-      steps.push({ kind: 'batch_summarize', chunkIds: group.map((c) => c.id) });
-      projected -= saving;
+      shorten(chunk, 'summarize');
+    }
+    if (projected > limits.soft) {
+      for (const group of batchGroups(chunks.filter((c) => !dropped.has(c)), limits.hard)) {
+        if (projected <= limits.soft) break;
+        const groupTokens = sumTokens(group);
+        const saving = groupTokens - projectedSummaryTokens(groupTokens);
+        if (saving <= 0) continue;
+        steps.push({ kind: 'batch_summarize', chunkIds: group.map((c) => c.id) });
+        for (const c of group) touched.add(c);
+        projected -= saving;
+      }
     }
   }
+
+  for (const chunk of leastImportantFirst(chunks, (c) => c.retention !== 'CRITICAL' && !touched.has(c))) {
+    if (projected <= limits.hard) break;
+    const tokens = Math.max(MIN_SUMMARY_TOKENS, chunk.tokens - (projected - limits.hard));
+    if (tokens >= chunk.tokens) continue;
+    steps.push({ kind: 'hard_trim', chunkId: chunk.id, tokens });
+    projected -= chunk.tokens - tokens;
+  }
   return steps;
+}
+
+/**
+ * The built-in compression (seed 001's OTHERS, and the hard limit's last resort): the text's
+ * beginning and end, two thirds and one third of what fits, around a marker saying how much was
+ * cut — at most `maxTokens` tokens as `countTokens` counts them (the marker alone when even a
+ * little text does not fit). Deterministic, and no model call.
+ */
+export function compressText(text: string, maxTokens: number, countTokens: (text: string) => number): string {
+  const tokens = countTokens(text);
+  if (tokens <= maxTokens) return text;
+  const marker = `\n[… about ${tokens - maxTokens} tokens cut by built-in compaction …]\n`;
+  const room = maxTokens - countTokens(marker);
+  if (room <= 0) return marker.trim();
+  const charsPerToken = text.length / tokens;
+  for (let keep = Math.floor(room * charsPerToken); keep > 0; keep = Math.floor(keep * 0.9)) {
+    const head = Math.ceil((keep * 2) / 3);
+    const candidate = text.slice(0, head) + marker + text.slice(text.length - (keep - head));
+    if (countTokens(candidate) <= maxTokens) return candidate;
+  }
+  return marker.trim();
 }

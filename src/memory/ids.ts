@@ -3,7 +3,7 @@
  * `seededIds(seed)` for tests and anything that must replay identically.
  *
  * Ids are a kind prefix (`ID_PREFIX`) plus lowercase base36 characters: 16 for
- * threads, states, chunks and operations (~83 bits), 10 for conversation
+ * threads, states, chunks, operations and reads (~83 bits), 10 for conversation
  * message ids (~52 bits) — seed 004's short nanoid, short enough for a model to
  * quote back to `retrieve_message`, long enough not to collide in practice.
  *
@@ -17,7 +17,7 @@ const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 const UNBIASED_LIMIT = 252;
 
 /** Random characters after the prefix, by kind. */
-export const ID_LENGTH: Readonly<Record<IdKind, number>> = { thread: 16, state: 16, chunk: 16, operation: 16, message: 10 };
+export const ID_LENGTH: Readonly<Record<IdKind, number>> = { thread: 16, state: 16, chunk: 16, operation: 16, message: 10, read: 16 };
 
 /** Builds an IdSource from a generator of bytes in 0..255. */
 function fromBytes(nextByte: () => number): IdSource {

@@ -28,7 +28,14 @@ export const CHUNK_TYPES = [
 export type ChunkType = (typeof CHUNK_TYPES)[number];
 export const WORKING_FLOW_TYPES: readonly ChunkType[] = ['compacted', 'user', 'thinking', 'response', 'action', 'action_response'];
 
-export const RETENTION_CLASSES = ['CRITICAL', 'COMPRESSIBLE', 'BATCH_COMPRESSIBLE', 'DISPOSABLE', 'EPHEMERAL'] as const;
+/**
+ * Retention classes of seed 001, which decide what compaction may do to a chunk (see `compaction.ts`):
+ * CRITICAL never touched; COMPRESSIBLE summarized alone and BATCH_COMPRESSIBLE together (model calls);
+ * DISPOSABLE dropped first; EPHEMERAL gone when its run or session ends; OTHERS ("built-in
+ * compression logic") shortened by the built-in compression — its beginning and end kept, no model
+ * call — so it also works where no summarizer is configured.
+ */
+export const RETENTION_CLASSES = ['CRITICAL', 'COMPRESSIBLE', 'BATCH_COMPRESSIBLE', 'DISPOSABLE', 'EPHEMERAL', 'OTHERS'] as const;
 export type RetentionClass = (typeof RETENTION_CLASSES)[number];
 
 export const ORIGINS = ['agent', 'user', 'system', 'observer'] as const;
@@ -178,8 +185,29 @@ export interface OperationRecord extends OperationMeta {
   at: string;
 }
 
+/** What a recorded read looked at: a rendering for a model, a message by id, the head or another state, a diff. */
+export const READ_TARGETS = ['context', 'message', 'thread', 'state', 'diff'] as const;
+export type ReadTarget = (typeof READ_TARGETS)[number];
+
+/**
+ * One read of a thread (seed 001's audit of "create, read, update, delete"), kept beside the
+ * operations but apart from them: a read changes nothing, so it takes no seq and no head lock.
+ * `kind: 'read'` tells it from an operation record in the audit listing.
+ */
+export interface ReadRecord extends OperationMeta {
+  id: string; // read_…
+  threadId: string;
+  kind: 'read';
+  target: ReadTarget;
+  /** The state that was read: the head at the time, or the state asked for. */
+  stateId: string;
+  /** What the reader got, e.g. `{budget, tokens, chunks}` of a rendering or `{messageId, chunkId}`. */
+  details: Record<string, unknown> | null;
+  at: string;
+}
+
 /** Prefixes make ids self-describing in logs, the API and the Web UI. */
-export const ID_PREFIX = { thread: 'thread_', state: 'state_', chunk: 'chunk_', operation: 'op_', message: 'msg_' } as const;
+export const ID_PREFIX = { thread: 'thread_', state: 'state_', chunk: 'chunk_', operation: 'op_', message: 'msg_', read: 'read_' } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 /** Where new ids come from: random in activities and the API, seeded in tests. */
 export type IdSource = (kind: IdKind) => string;

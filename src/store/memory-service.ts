@@ -4,7 +4,7 @@
  * optimistic-concurrency commit, so every change is audited and none is lost.
  */
 import { createHash } from 'node:crypto';
-import { planCompaction } from '../memory/compaction';
+import { compressText, planCompaction, projectedSummaryTokens } from '../memory/compaction';
 import { randomIds } from '../memory/ids';
 import {
   type Chunk,
@@ -16,13 +16,16 @@ import {
   type Operation,
   type OperationMeta,
   type OperationRecord,
+  type ReadRecord,
+  type ReadTarget,
   type TokenLimits,
 } from '../memory/model';
 import { runObservers, type MemoryObserver } from '../memory/observers';
-import { renderChunk, renderContext, type RenderedContext } from '../memory/parser';
+import { renderChunk, renderContent, renderContext, type RenderedContext } from '../memory/parser';
 import { createChunk, reduce, type ReduceContext, type RefusalCode } from '../memory/reducer';
 import { countContentTokens, countTextTokens } from '../memory/tokens';
-import { HeadMovedError, type MemoryStore, type NewOperationRecord, type OperationFilter, type StateSummary } from './memory-store';
+import { HeadMovedError, type MemoryStore, type NewOperationRecord, type OperationFilter, type ReadFilter, type StateSummary } from './memory-store';
+import { ReadAudit, type ReadAuditOptions } from './read-audit';
 
 export class ThreadNotFoundError extends Error {
   constructor(readonly threadId: string) {
@@ -61,7 +64,14 @@ export interface MemoryServiceOptions {
   newId?: IdSource;
   /** @default () => new Date() */
   now?: () => Date;
+  /** Whether reads given a `reader` are recorded in the audit trail. @default true */
+  auditReads?: boolean;
+  /** Batching of recorded reads. */
+  readAudit?: ReadAuditOptions;
 }
+
+/** Who reads a thread and why (origin, reason, trigger, run and step), as for an operation. */
+export type Reader = OperationMeta;
 
 export interface ThreadView {
   thread: MemoryThread;
@@ -97,12 +107,26 @@ export class MemoryService {
   private readonly observers: MemoryObserver[];
   private readonly newId: IdSource;
   private readonly now: () => Date;
+  private readonly readAudit: ReadAudit | undefined;
 
   constructor(private readonly options: MemoryServiceOptions) {
     this.store = options.store;
     this.observers = options.observers ?? [];
     this.newId = options.newId ?? randomIds();
     this.now = options.now ?? (() => new Date());
+    this.readAudit = (options.auditReads ?? true) ? new ReadAudit(options.store, options.readAudit) : undefined;
+  }
+
+  /** Queues a record of a read (see ReadAudit): no I/O on the read path, and it never fails the read. */
+  private recordRead(reader: Reader | undefined, threadId: string, target: ReadTarget, stateId: string, details: Record<string, unknown> | null): void {
+    if (!reader || !this.readAudit) return;
+    const record: ReadRecord = { ...reader, id: this.newId('read'), threadId, kind: 'read', target, stateId, details, at: this.now().toISOString() };
+    this.readAudit.record(record);
+  }
+
+  /** Writes the reads recorded so far; call before the store closes. */
+  flushReads(): Promise<void> {
+    return this.readAudit?.flush() ?? Promise.resolve();
   }
 
   private reduceContext(operationId: string, extra: Partial<ReduceContext> = {}): ReduceContext {
@@ -313,17 +337,22 @@ export class MemoryService {
     }
   }
 
-  async view(threadId: string): Promise<ThreadView> {
+  /** The head with its chunks. With a `reader`, the read is recorded in the audit trail. */
+  async view(threadId: string, reader?: Reader): Promise<ThreadView> {
     const thread = await this.requireThread(threadId);
     const state = await this.requireState(thread.headStateId);
-    return { thread, state, chunks: await this.store.getChunks(state.chunkIds) };
+    const chunks = await this.store.getChunks(state.chunkIds);
+    this.recordRead(reader, threadId, 'thread', state.id, { chunks: chunks.length, tokens: state.tokens });
+    return { thread, state, chunks };
   }
 
-  async stateView(threadId: string, stateId: string): Promise<{ state: MemoryState; chunks: Chunk[] }> {
+  async stateView(threadId: string, stateId: string, reader?: Reader): Promise<{ state: MemoryState; chunks: Chunk[] }> {
     await this.requireThread(threadId);
     const state = await this.requireState(stateId);
     if (state.threadId !== threadId) throw new StateNotFoundError(stateId);
-    return { state, chunks: await this.store.getChunks(state.chunkIds) };
+    const chunks = await this.store.getChunks(state.chunkIds);
+    this.recordRead(reader, threadId, 'state', state.id, { chunks: chunks.length, tokens: state.tokens });
+    return { state, chunks };
   }
 
   async states(threadId: string): Promise<StateSummary[]> {
@@ -331,7 +360,7 @@ export class MemoryService {
     return this.store.listStates(threadId);
   }
 
-  async diff(threadId: string, fromStateId: string, toStateId: string): Promise<StateDiff> {
+  async diff(threadId: string, fromStateId: string, toStateId: string, reader?: Reader): Promise<StateDiff> {
     const [{ state: from }, { state: to }] = await Promise.all([this.stateView(threadId, fromStateId), this.stateView(threadId, toStateId)]);
     const before = new Set(from.chunkIds);
     const after = new Set(to.chunkIds);
@@ -341,55 +370,93 @@ export class MemoryService {
       this.store.getChunks(from.chunkIds.filter((id) => !after.has(id))),
     ]);
     const reordered = kept(from.chunkIds, after).join('\u0000') !== kept(to.chunkIds, before).join('\u0000');
+    this.recordRead(reader, threadId, 'diff', toStateId, { from: fromStateId, added: added.length, removed: removed.length });
     return { from: fromStateId, to: toStateId, added, removed, reordered };
   }
 
+  /** The thread's operations (its writes), oldest first. */
   async audit(threadId: string, filter: OperationFilter = {}): Promise<OperationRecord[]> {
     await this.requireThread(threadId);
     return this.store.listOperations(threadId, filter);
   }
 
-  /** The head rendered for a model within `budget` tokens (never above the thread's hard limit). */
-  async context(threadId: string, budget?: number): Promise<RenderedContext> {
-    const { thread, chunks } = await this.view(threadId);
-    const limit = Math.min(budget ?? thread.limits.hard, thread.limits.hard);
-    return renderContext(chunks, { budget: limit, countTokens: countTextTokens });
+  /** The thread's recorded reads, oldest first, including those still queued in this process. */
+  async auditReads(threadId: string, filter: ReadFilter = {}): Promise<ReadRecord[]> {
+    await this.requireThread(threadId);
+    await this.flushReads();
+    return this.store.listReads(threadId, filter);
   }
 
   /**
-   * Past the soft limit, compacts by retention class: DISPOSABLE chunks dropped, COMPRESSIBLE
-   * ones summarized one by one, BATCH_COMPRESSIBLE ones summarized together; CRITICAL never
-   * touched. Each step is an audited operation of origin "system". Returns the steps applied.
+   * The head rendered for a model within `budget` tokens (never above the thread's hard limit).
+   * With a `reader`, the rendering is recorded: the state and budget determine what it held.
    */
-  async compactIfNeeded(threadId: string, meta: Omit<OperationMeta, 'origin'> = { reason: 'soft token limit exceeded', trigger: 'compaction' }): Promise<number> {
+  async context(threadId: string, budget?: number, reader?: Reader): Promise<RenderedContext> {
+    const { thread, state, chunks } = await this.view(threadId);
+    const limit = Math.min(budget ?? thread.limits.hard, thread.limits.hard);
+    const rendered = renderContext(chunks, { budget: limit, countTokens: countTextTokens });
+    this.recordRead(reader, threadId, 'context', state.id, { budget: limit, tokens: rendered.tokens, chunks: rendered.includedChunkIds.length, dropped: rendered.droppedChunkIds.length });
+    return rendered;
+  }
+
+  /**
+   * Past the soft limit, compacts by retention class (`planCompaction`): DISPOSABLE chunks dropped,
+   * OTHERS ones shortened by the built-in compression, COMPRESSIBLE ones summarized one by one,
+   * BATCH_COMPRESSIBLE ones summarized together (summaries need a summarizer); then, while still
+   * past the hard limit, any other non-CRITICAL chunk shortened by the built-in compression.
+   * CRITICAL chunks are never touched. Each step is an audited operation of origin "system".
+   * With `summarize: false` no model is called (where a model call would hold up a reply).
+   * Returns the steps applied.
+   */
+  async compactIfNeeded(
+    threadId: string,
+    meta: Omit<OperationMeta, 'origin'> = { reason: 'soft token limit exceeded', trigger: 'compaction' },
+    options: { summarize?: boolean } = {},
+  ): Promise<number> {
     const { thread, chunks } = await this.view(threadId);
-    const steps = planCompaction(chunks, thread.limits);
+    const summarizer = (options.summarize ?? true) ? this.options.summarizer : undefined;
+    const steps = planCompaction(chunks, thread.limits, { summarize: summarizer !== undefined });
     const byId = new Map(chunks.map((c) => [c.id, c]));
     const system: OperationMeta = { ...meta, origin: 'system' };
-    let applied = 0;
     for (const step of steps) {
       if (step.kind === 'drop') {
         await this.apply(threadId, { op: 'delete', chunkIds: step.chunkIds }, { ...system, reason: `${meta.reason}: drop disposable chunks` });
-      } else if (this.options.summarizer) {
-        const ids = step.kind === 'summarize' ? [step.chunkId] : step.chunkIds;
-        const originals = ids.map((id) => byId.get(id)).filter((c): c is Chunk => c !== undefined);
-        const tokens = originals.reduce((sum, c) => sum + c.tokens, 0);
-        const summary = await this.options.summarizer(originals.map(renderChunk), Math.max(20, Math.ceil(tokens / 4)));
-        const chunk: ChunkInput = {
-          type: step.kind === 'summarize' ? (originals[0]?.type ?? 'compacted') : 'compacted',
-          content: { kind: 'text', text: summary },
-          priority: Math.max(...originals.map((c) => c.priority)),
-          retention: step.kind === 'summarize' ? 'COMPRESSIBLE' : 'BATCH_COMPRESSIBLE',
-          provenance: { operationId: 'compaction' },
-        };
-        const operation: Operation = step.kind === 'summarize' ? { op: 'replace', chunkId: step.chunkId, chunk } : { op: 'batch_replace', chunkIds: step.chunkIds, chunk };
-        await this.apply(threadId, operation, { ...system, reason: `${meta.reason}: summarize ${ids.length} chunk(s)` });
-      } else {
         continue;
       }
-      applied++;
+      const ids = step.kind === 'batch_summarize' ? step.chunkIds : [step.chunkId];
+      const originals = ids.map((id) => byId.get(id)).filter((c): c is Chunk => c !== undefined);
+      const first = originals[0];
+      if (!first) continue;
+      const tokens = originals.reduce((sum, c) => sum + c.tokens, 0);
+      if (step.kind === 'builtin_compress' || step.kind === 'hard_trim') {
+        // The chunk keeps its type, class and rights; only its text is shortened, without a model call.
+        // Its message id stays with the original (retrieve_message still finds the full text); the
+        // provenance names the message it was made from.
+        const chunk: ChunkInput = {
+          type: first.type,
+          content: { kind: 'text', text: compressText(renderContent(first.content), step.kind === 'hard_trim' ? step.tokens : projectedSummaryTokens(first.tokens), countTextTokens) },
+          priority: first.priority,
+          retention: first.retention,
+          agentModifiable: first.agentModifiable,
+          provenance: { ...first.provenance, ...(first.messageId ? { messageId: first.messageId } : {}) },
+        };
+        const why = step.kind === 'hard_trim' ? `still past the hard limit (${thread.limits.hard} tokens): built-in compression` : 'built-in compression (OTHERS)';
+        await this.apply(threadId, { op: 'replace', chunkId: first.id, chunk }, { ...system, reason: `${meta.reason}: ${why}` });
+        continue;
+      }
+      if (!summarizer) continue; // not planned without one
+      const summary = await summarizer(originals.map(renderChunk), projectedSummaryTokens(tokens));
+      const chunk: ChunkInput = {
+        type: step.kind === 'summarize' ? first.type : 'compacted',
+        content: { kind: 'text', text: summary },
+        priority: Math.max(...originals.map((c) => c.priority)),
+        retention: step.kind === 'summarize' ? 'COMPRESSIBLE' : 'BATCH_COMPRESSIBLE',
+        provenance: { operationId: 'compaction' },
+      };
+      const operation: Operation = step.kind === 'summarize' ? { op: 'replace', chunkId: first.id, chunk } : { op: 'batch_replace', chunkIds: step.chunkIds, chunk };
+      await this.apply(threadId, operation, { ...system, reason: `${meta.reason}: summarize ${ids.length} chunk(s)` });
     }
-    return applied;
+    return steps.length;
   }
 
   /** EPHEMERAL chunks leave when their session (or run) ends. */
@@ -399,8 +466,13 @@ export class MemoryService {
     if (ephemeral.length > 0) await this.apply(threadId, { op: 'delete', chunkIds: ephemeral }, { ...meta, origin: 'system' });
   }
 
-  /** A conversation message by its short id (seed 004's retrieval). */
-  async findMessage(messageId: string): Promise<Chunk | undefined> {
-    return this.store.findChunkByMessageId(messageId);
+  /** A conversation message by its short id (seed 004's retrieval). With a `reader`, the read is recorded in its thread. */
+  async findMessage(messageId: string, reader?: Reader): Promise<Chunk | undefined> {
+    const hit = await this.store.findChunkByMessageId(messageId);
+    if (hit && reader && this.readAudit) {
+      const thread = await this.store.getThread(hit.threadId);
+      if (thread) this.recordRead(reader, hit.threadId, 'message', thread.headStateId, { messageId, chunkId: hit.chunk.id });
+    }
+    return hit?.chunk;
   }
 }

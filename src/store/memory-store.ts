@@ -3,7 +3,7 @@
  * embedded file under DATA_DIR, PostgreSQL). One conformance suite
  * (test/store/memory-store.conformance.ts) runs unchanged against all of them.
  */
-import type { Chunk, MemoryState, MemoryThread, OperationKind, OperationRecord, Origin } from '../memory/model';
+import type { Chunk, MemoryState, MemoryThread, OperationKind, OperationRecord, Origin, ReadRecord, ReadTarget } from '../memory/model';
 
 /** The head moved since the caller read it: re-read, re-reduce and try again (optimistic concurrency). */
 export class HeadMovedError extends Error {
@@ -32,6 +32,23 @@ export interface OperationFilter {
   afterSeq?: number;
   /** @default 1000 */
   limit?: number;
+}
+
+export interface ReadFilter {
+  origin?: Origin;
+  target?: ReadTarget;
+  runId?: string;
+  /** ISO timestamps, inclusive. */
+  since?: string;
+  until?: string;
+  /** @default 1000 */
+  limit?: number;
+}
+
+/** A conversation message found by its id, and the thread that stored it. */
+export interface MessageHit {
+  threadId: string;
+  chunk: Chunk;
 }
 
 export interface Checkpoint {
@@ -74,8 +91,8 @@ export interface MemoryStore {
   listStates(threadId: string): Promise<StateSummary[]>;
   /** Chunks by id, in the order asked; unknown ids are left out. */
   getChunks(chunkIds: readonly string[]): Promise<Chunk[]>;
-  /** The chunk carrying a conversation message id (seed 004's retrieval by id). */
-  findChunkByMessageId(messageId: string): Promise<Chunk | undefined>;
+  /** The newest chunk carrying a conversation message id (seed 004's retrieval by id), and its thread. */
+  findChunkByMessageId(messageId: string): Promise<MessageHit | undefined>;
   /**
    * Appends one operation atomically: new chunks, the new state (if any), the record (numbered
    * seq = last + 1) and the new head — only if the head is still `expectedHeadStateId`, else
@@ -86,4 +103,12 @@ export interface MemoryStore {
   /** Oldest first. */
   listOperations(threadId: string, filter?: OperationFilter): Promise<OperationRecord[]>;
   listCheckpoints(threadId: string): Promise<Checkpoint[]>;
+  /**
+   * Appends records of reads. No head check and no seq: reads change nothing, so this never waits
+   * for a thread's writers. Records of threads that do not exist are left out; a record id already
+   * stored is kept once.
+   */
+  appendReads(records: readonly ReadRecord[]): Promise<void>;
+  /** A thread's reads, oldest first (by `at`, then as appended). */
+  listReads(threadId: string, filter?: ReadFilter): Promise<ReadRecord[]>;
 }

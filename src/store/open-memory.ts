@@ -28,5 +28,11 @@ export async function openMemory(config: Config, provider?: ModelProvider): Prom
     limits: { soft: config.MEMORY_SOFT_LIMIT, hard: config.MEMORY_HARD_LIMIT },
     ...(provider ? { summarizer: (texts: string[], maxTokens: number) => summarize(provider, texts, { maxTokens, attempts: config.MODEL_REPAIR_ATTEMPTS }) } : {}),
   });
-  return { memory, close: () => store.end() };
+  return {
+    memory,
+    close: async () => {
+      await memory.flushReads(); // reads still queued reach the store before it closes
+      await store.end();
+    },
+  };
 }

@@ -24,7 +24,7 @@ export const retrieveMessage = defineTool({
   input: z.object({ messageId: z.string().trim().min(1).max(64) }),
   async handler({ messageId }, ctx): Promise<RetrievedMessage> {
     if (!ctx.memory) throw new Error('retrieve_message needs the memory service, and this worker was started without one');
-    const chunk = await ctx.memory.findMessage(messageId);
+    const chunk = await ctx.memory.findMessage(messageId, { origin: 'agent', reason: 'retrieve_message', trigger: `tool step ${ctx.stepId}`, runId: ctx.runId, stepId: ctx.stepId });
     const role = chunk ? ROLE_OF[chunk.type] : undefined;
     if (!chunk || !role) throw new Error(`no message "${messageId}"`);
     return { role, content: renderContent(chunk.content), at: chunk.createdAt };

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { createApp, type AppOptions } from '../../src/api/app';
-import type { Chunk, ChunkInput, OperationMeta, OperationRecord } from '../../src/memory/model';
+import type { Chunk, ChunkInput, OperationMeta, OperationRecord, ReadRecord } from '../../src/memory/model';
 import { redactSecrets, type MemoryObserver } from '../../src/memory/observers';
 import { MemoryService, type MemoryServiceOptions, type StateDiff } from '../../src/store/memory-service';
 import { InMemoryMemoryStore } from '../../src/store/memory/in-memory-store';
@@ -452,6 +452,67 @@ test('the audit trail lists every operation in order and filters by origin, kind
   await failure(400, 'invalid_request', 'GET', `/v1/threads/${threadId}/audit?kind=explode`);
   await failure(400, 'invalid_request', 'GET', `/v1/threads/${threadId}/audit?since=yesterday`);
   await failure(400, 'invalid_request', 'GET', `/v1/threads/${threadId}/audit?limit=0`);
+});
+
+test('an edit through the API that takes a thread past its hard limit is compacted at once; CRITICAL chunks stay as they were', async () => {
+  const { threadId } = await createThread({ userId: newUser(), limits: { soft: 200, hard: 400 } });
+  const rules = Array.from({ length: 20 }, (_, i) => `Rule ${i + 1}: never book a flight before checking the visa requirements.`).join('\n');
+  await apply(threadId, { op: 'add', chunks: [say('system', rules)] });
+  const [critical] = (await getThread(threadId)).chunks as [Chunk];
+  assert.ok(critical.tokens > 200 && critical.tokens < 400);
+  const pasted = Array.from({ length: 80 }, (_, i) => `Line ${i + 1} of the itinerary I pasted: train, hotel, museum, dinner.`).join('\n');
+  const { operationId } = await apply(threadId, { op: 'add', chunks: [say('user', pasted)] }, { reason: 'pasted the itinerary' });
+
+  const after = await getThread(threadId);
+  assert.ok(after.state.tokens <= 400, `${after.state.tokens} tokens ≤ the hard limit`);
+  assert.deepEqual(after.chunks[0], critical, 'the CRITICAL chunk is untouched');
+  assert.match(text(after.chunks[1]), /^Line 1 of the itinerary[\s\S]*tokens cut by built-in compaction[\s\S]*Line 80 of the itinerary/);
+  const audit = await getAudit(threadId);
+  const added = audit.findIndex((r) => r.id === operationId);
+  assert.deepEqual(audit.slice(added + 1).map((r) => [r.kind, r.origin]), [['replace', 'system']], 'compacted by the system right after the edit');
+  assert.match(audit.at(-1)?.trigger ?? '', new RegExp(`after ${operationId}`));
+});
+
+test('reads through the API and by retrieve_message are in the audit (kind=read), filtered like writes; the default listing stays the writes', async () => {
+  const { threadId, chunks } = await seededThread();
+  const head = (await getThread(threadId)).headStateId; // a read too
+  const [, a] = chunks as [Chunk, Chunk];
+  await apply(threadId, { op: 'add', chunks: [say('user', 'd')] });
+  const first = (await getAudit(threadId))[1]?.toStateId as string;
+  await ok(200, 'GET', `/v1/threads/${threadId}/states/${first}`);
+  const { tokens } = await ok<{ tokens: number }>(200, 'GET', `/v1/threads/${threadId}/context?budget=50`);
+  await ok(200, 'GET', `/v1/threads/${threadId}/diff?from=${first}`);
+  await ok(200, 'GET', `/v1/threads/${threadId}/states`); // metadata only: not a read of chunks
+  const registry = new ToolRegistry([retrieveMessage]);
+  assert.equal((await registry.run('retrieve_message', { messageId: a.messageId }, toolContext({ memory, runId: 'run-9', stepId: 's4' }))).ok, true);
+
+  const all = (await getAudit(threadId, '?kind=read')) as unknown as ReadRecord[];
+  const reads = all.slice(1); // the first is seededThread's own GET
+  const now = (await getThread(threadId)).headStateId;
+  assert.deepEqual(
+    reads.map((r) => [r.kind, r.target, r.origin, r.stateId]),
+    [
+      ['read', 'thread', 'user', head],
+      ['read', 'state', 'user', first],
+      ['read', 'context', 'user', now],
+      ['read', 'diff', 'user', now],
+      ['read', 'message', 'agent', now],
+    ],
+  );
+  assert.equal(reads[0]?.trigger, `GET /v1/threads/${threadId}`);
+  assert.deepEqual(reads[2]?.details, { budget: 50, tokens, chunks: 4, dropped: 1 });
+  assert.deepEqual([reads[4]?.runId, reads[4]?.stepId, reads[4]?.details], ['run-9', 's4', { messageId: a.messageId, chunkId: a.id }]);
+
+  // Filtered like writes: by target, origin, run, time and limit.
+  assert.deepEqual((await getAudit(threadId, '?target=context')).map((r) => r.id), [reads[2]?.id]);
+  assert.deepEqual((await getAudit(threadId, '?kind=read&origin=agent&runId=run-9')).map((r) => r.id), [reads[4]?.id]);
+  assert.deepEqual((await getAudit(threadId, `?kind=read&since=${reads[1]?.at}&until=${reads[3]?.at}`)).map((r) => r.id), reads.slice(1, 4).map((r) => r.id));
+  assert.deepEqual((await getAudit(threadId, '?kind=read&limit=2')).map((r) => r.id), all.slice(0, 2).map((r) => r.id));
+  // Writes only unless reads are asked for.
+  assert.deepEqual((await getAudit(threadId)).map((r) => r.kind), ['create', 'add', 'add']);
+  await failure(400, 'invalid_request', 'GET', `/v1/threads/${threadId}/audit?kind=read&after=1`);
+  await failure(400, 'invalid_request', 'GET', `/v1/threads/${threadId}/audit?kind=add&target=context`);
+  await failure(400, 'invalid_request', 'GET', `/v1/threads/${threadId}/audit?target=everything`);
 });
 
 test('diff shows the chunks added and removed between two states, and whether the kept ones were reordered', async () => {

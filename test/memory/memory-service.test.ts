@@ -450,6 +450,69 @@ test('context(budget) stays within min(budget, hard limit) and keeps the high-pr
   assert.deepEqual((await memory.context(thread.id, 0)).messages, []);
 });
 
+describe('audit of reads', () => {
+  const agent = { origin: 'agent' as const, reason: 'prompt of execution_plan', trigger: 'model call execution_plan', runId: 'run-1', stepId: 's2' };
+
+  test('a rendering for a model, a message by id and a view are recorded with who, what and which state; reads without a reader are not', async () => {
+    const memory = service(new InMemoryMemoryStore());
+    const t = await memory.createThread({ userId: 'u1', chunks: [{ type: 'user', content: text('What is the capital of France?') }, { type: 'thinking', content: text('easy') }], meta: by('user') });
+    const [question] = t.chunks as [Chunk];
+    const rendered = await memory.context(t.thread.id, 500, agent);
+    assert.ok(rendered.tokens > 0);
+    await memory.findMessage(question.messageId as string, { ...agent, reason: 'retrieve_message', stepId: 's3' });
+    await memory.view(t.thread.id, { origin: 'user', reason: 'read through the API', trigger: 'GET /v1/threads/x' });
+    await memory.view(t.thread.id); // the service's own reads (e.g. before a write) are not audited
+    await memory.context(t.thread.id);
+
+    const reads = await memory.auditReads(t.thread.id);
+    assert.deepEqual(
+      reads.map((r) => [r.kind, r.target, r.origin, r.runId, r.stepId, r.stateId]),
+      [
+        ['read', 'context', 'agent', 'run-1', 's2', t.state.id],
+        ['read', 'message', 'agent', 'run-1', 's3', t.state.id],
+        ['read', 'thread', 'user', undefined, undefined, t.state.id],
+      ],
+    );
+    assert.deepEqual(reads[0]?.details, { budget: 500, tokens: rendered.tokens, chunks: 2, dropped: 0 });
+    assert.deepEqual(reads[1]?.details, { messageId: question.messageId, chunkId: question.id });
+    assert.ok(reads.every((r) => r.id.startsWith('read_') && r.threadId === t.thread.id));
+    assert.deepEqual(await memory.auditReads(t.thread.id, { target: 'message' }), [reads[1]]);
+    // Reads are not operations: the writes' trail is unchanged.
+    assert.deepEqual((await memory.audit(t.thread.id)).map((r) => r.kind), ['create']);
+  });
+
+  test('recording never blocks or fails a rendering: a failing store loses no read, and the records follow once it is back', async () => {
+    class FlakyStore extends InMemoryMemoryStore {
+      failing = true;
+      appends = 0;
+      override async appendReads(...args: Parameters<InMemoryMemoryStore['appendReads']>): Promise<void> {
+        this.appends++;
+        if (this.failing) throw new Error('store unavailable');
+        return super.appendReads(...args);
+      }
+    }
+    const store = new FlakyStore();
+    const errors: string[] = [];
+    const memory = service(store, { readAudit: { flushAfterMs: 1, onError: (err) => errors.push(err.message) } });
+    const t = await memory.createThread({ userId: 'u1', chunks: [{ type: 'thinking', content: text('a thought') }], meta: by('user') });
+    for (let i = 0; i < 3; i++) assert.equal((await memory.context(t.thread.id, 100, agent)).messages.length, 1);
+    assert.equal(store.appends, 0, 'nothing is written on the rendering path');
+    await memory.flushReads();
+    assert.ok(store.appends > 0 && errors.length > 0 && /could not record 3 read\(s\): store unavailable/.test(errors[0] ?? ''), errors.join('; '));
+    store.failing = false;
+    const reads = await memory.auditReads(t.thread.id);
+    assert.equal(reads.length, 3, 'the failed batch was written with the next one');
+    assert.equal(new Set(reads.map((r) => r.id)).size, 3);
+  });
+
+  test('with auditReads off nothing is recorded', async () => {
+    const memory = service(new InMemoryMemoryStore(), { auditReads: false });
+    const t = await memory.createThread({ userId: 'u1', chunks: [{ type: 'thinking', content: text('a thought') }], meta: by('user') });
+    await memory.context(t.thread.id, 100, agent);
+    assert.deepEqual(await memory.auditReads(t.thread.id), []);
+  });
+});
+
 describe('compactIfNeeded', () => {
   const stub = new StubModelServer();
   let provider: ModelProvider;
@@ -595,6 +658,71 @@ describe('compactIfNeeded', () => {
     assert.equal(last?.kind, 'delete');
     assert.equal(last?.origin, 'system');
     assert.equal(stub.requests.length, requests, 'no model call');
+  });
+
+  test('OTHERS chunks are shortened by the built-in compression, without a summarizer and without a model call', async () => {
+    const memory = service(new InMemoryMemoryStore());
+    const report = Array.from({ length: 60 }, (_, i) => `Row ${i + 1}: order ${1000 + i} shipped to warehouse ${i % 7}.`).join('\n');
+    const t = await memory.createThread({
+      userId: 'u1',
+      limits: { soft: 300, hard: 2000 },
+      chunks: [
+        { type: 'delegation', content: text(delegationText), retention: 'CRITICAL' },
+        { type: 'action_response', content: text(report), retention: 'OTHERS' },
+        { type: 'thinking', content: text('checking the shipments') },
+      ],
+      meta: by('user'),
+    });
+    const [critical, others, thinking] = t.chunks as [Chunk, Chunk, Chunk];
+    assert.ok(others.tokens > 300);
+    const requests = stub.requests.length;
+    assert.equal(await memory.compactIfNeeded(t.thread.id), 1);
+    const after = await memory.view(t.thread.id);
+    assert.deepEqual(after.chunks[0], critical, 'the CRITICAL chunk is untouched');
+    assert.deepEqual(after.chunks[2], thinking);
+    const short = after.chunks[1] as Chunk;
+    assert.equal(short.parentChunkId, others.id);
+    assert.equal(short.retention, 'OTHERS');
+    assert.equal(short.type, 'action_response');
+    assert.equal(short.tokens, countTextTokens(textOf(short) ?? ''));
+    assert.ok(short.tokens <= projectedSummaryTokens(others.tokens), `${short.tokens} tokens`);
+    assert.match(textOf(short) ?? '', /^Row 1: order 1000[\s\S]*tokens cut by built-in compaction[\s\S]*Row 60: order 1059 shipped to warehouse 3\.$/);
+    const last = (await memory.audit(t.thread.id)).at(-1);
+    assert.equal(last?.kind, 'replace');
+    assert.equal(last?.origin, 'system');
+    assert.match(last?.reason ?? '', /built-in compression \(OTHERS\)/);
+    assert.equal(stub.requests.length, requests, 'no model call');
+  });
+
+  test('a thread past its hard limit is brought under it without a summarizer; CRITICAL chunks stay, messages keep their full text', async () => {
+    const memory = service(new InMemoryMemoryStore());
+    const pasted = (n: number) => Array.from({ length: 120 }, (_, i) => `Paragraph ${n}.${i + 1} of the pasted contract, clause on delivery terms.`).join('\n');
+    const hardLimits: TokenLimits = { soft: 1500, hard: 3000 };
+    const t = await memory.createThread({
+      userId: 'u1',
+      limits: hardLimits,
+      chunks: [
+        { type: 'agent', content: text(pasted(0)), retention: 'CRITICAL' },
+        { type: 'user', content: text(pasted(1)) },
+        { type: 'response', content: text(pasted(2)) },
+        { type: 'environment', content: text(pasted(3)), retention: 'EPHEMERAL' },
+      ],
+      meta: by('user'),
+    });
+    const [critical, question] = t.chunks as [Chunk, Chunk];
+    assert.ok(t.state.tokens > hardLimits.hard && critical.tokens < hardLimits.hard);
+    assert.ok((await memory.compactIfNeeded(t.thread.id)) > 0);
+    const after = await memory.view(t.thread.id);
+    assert.ok(after.state.tokens <= hardLimits.hard, `${after.state.tokens} ≤ ${hardLimits.hard}`);
+    assert.deepEqual(after.chunks[0], critical, 'the CRITICAL chunk is untouched');
+    assert.deepEqual(after.chunks.map((c) => c.type), ['agent', 'user', 'response', 'environment'], 'trimmed in place, nothing dropped');
+    const trimmed = (await memory.audit(t.thread.id)).slice(1);
+    assert.ok(trimmed.every((r) => r.kind === 'replace' && r.origin === 'system' && /still past the hard limit/.test(r.reason)));
+    // The shortened turn names the message it was made from; that id still gives the whole text.
+    const shortened = after.chunks[1] as Chunk;
+    assert.notEqual(shortened.id, question.id);
+    assert.equal(shortened.provenance.messageId, question.messageId);
+    assert.deepEqual(await memory.findMessage(question.messageId as string), question);
   });
 
   test('with the offline demo model the summaries are labelled', async () => {

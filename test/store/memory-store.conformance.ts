@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { ID_PREFIX, type Chunk, type IdKind, type MemoryState, type MemoryThread, type OperationKind, type OperationRecord, type Origin } from '../../src/memory/model';
+import { ID_PREFIX, type Chunk, type IdKind, type MemoryState, type MemoryThread, type OperationKind, type OperationRecord, type Origin, type ReadRecord } from '../../src/memory/model';
 import { HeadMovedError, type CommitInput, type MemoryStore, type NewOperationRecord } from '../../src/store/memory-store';
 
 export interface ConformanceTarget {
@@ -80,6 +80,11 @@ export class Fixture {
       at: this.at(),
       ...extra,
     };
+  }
+
+  /** A record of a read of `stateId`, as the memory service queues it. */
+  read(threadId: string, stateId: string, extra: Partial<ReadRecord> = {}): ReadRecord {
+    return { id: this.id('read'), threadId, kind: 'read', target: 'context', origin: 'agent', reason: 'prompt of execution_plan', trigger: 'model call', stateId, details: { budget: 8000, tokens: 12, chunks: 2 }, at: this.at(), ...extra };
   }
 
   newThread(options: { userId?: string; chunks?: number; createdAt?: string } = {}) {
@@ -264,14 +269,15 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
         const answer = f.chunk('Here is the poem.', { type: 'response', messageId: `msg_${f.tag}_jkl012` });
         const first = f.change(created.state, [question, answer]);
         await store.commit(first);
-        assert.deepEqual(await store.findChunkByMessageId(`msg_${f.tag}_ghi789`), question);
-        assert.deepEqual(await store.findChunkByMessageId(`msg_${f.tag}_jkl012`), answer);
+        const threadId = created.thread.id;
+        assert.deepEqual(await store.findChunkByMessageId(`msg_${f.tag}_ghi789`), { threadId, chunk: question });
+        assert.deepEqual(await store.findChunkByMessageId(`msg_${f.tag}_jkl012`), { threadId, chunk: answer });
         assert.equal(await store.findChunkByMessageId(`msg_${f.tag}_missing`), undefined);
 
         // Editing makes a new chunk with the same message id, linked to the old one.
         const edited = f.chunk('Use Castilian Spanish.', { type: 'user', messageId: question.messageId, parentChunkId: question.id });
         await store.commit(f.change(first.state, [edited], first.state.chunkIds.map((id) => (id === question.id ? edited.id : id))));
-        assert.deepEqual(await store.findChunkByMessageId(`msg_${f.tag}_ghi789`), edited);
+        assert.deepEqual(await store.findChunkByMessageId(`msg_${f.tag}_ghi789`), { threadId, chunk: edited });
       });
     });
 
@@ -409,6 +415,32 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
       });
     });
 
+    test('reads are appended in batches beside the operations: listed in time order, filtered, kept once, never for unknown threads', async () => {
+      await withTarget(init, async ({ store }, f) => {
+        const created = f.newThread();
+        await store.createThread(created);
+        const threadId = created.thread.id;
+        const stateId = created.state.id;
+        const render = f.read(threadId, stateId, { runId: 'run-1', stepId: 's1' });
+        const plainUser = f.read(threadId, stateId, { target: 'thread', origin: 'user', reason: 'read through the API', trigger: 'GET /v1/threads/x', details: null });
+        const message = f.read(threadId, stateId, { target: 'message', runId: 'run-2', stepId: 's4', details: { messageId: 'msg_1', chunkId: 'chunk_1' } });
+        // Batches from several processes arrive out of time order; a retried batch repeats records.
+        await store.appendReads([message]);
+        await store.appendReads([render, plainUser, message, f.read(`thread_${f.tag}_missing`, stateId)]);
+        assert.deepEqual(await store.listReads(threadId), [render, plainUser, message]);
+        assert.deepEqual(await store.listReads(threadId, { origin: 'user' }), [plainUser]);
+        assert.deepEqual(await store.listReads(threadId, { target: 'message' }), [message]);
+        assert.deepEqual(await store.listReads(threadId, { runId: 'run-1' }), [render]);
+        assert.deepEqual(await store.listReads(threadId, { since: plainUser.at, until: plainUser.at }), [plainUser]);
+        assert.deepEqual(await store.listReads(threadId, { limit: 2 }), [render, plainUser]);
+        assert.deepEqual(await store.listReads(`thread_${f.tag}_missing`), []);
+        await store.appendReads([]);
+        // Reads take no seq and move nothing.
+        assert.deepEqual((await store.listOperations(threadId)).map((r) => r.seq), [1]);
+        assert.equal((await store.getThread(threadId))?.headStateId, stateId);
+      });
+    });
+
     test('what goes in and what comes out are copies: callers cannot change stored data', async () => {
       await withTarget(init, async ({ store }, f) => {
         const created = f.newThread({ chunks: 2 });
@@ -482,6 +514,10 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
             states: await target.store.listStates(created.thread.id),
             records: await target.store.listOperations(created.thread.id),
             checkpoints: await target.store.listCheckpoints(created.thread.id),
+            reads: await (async () => {
+              await target.store.appendReads([f.read(created.thread.id, change.state.id)]);
+              return target.store.listReads(created.thread.id);
+            })(),
           };
           await target.store.end();
           const reopened = await target.reopen();
@@ -492,7 +528,9 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
           assert.equal(before.checkpoints.length, 1);
           assert.deepEqual(await reopened.getState(change.state.id), change.state);
           assert.deepEqual(await reopened.getChunks(change.state.chunkIds), [...created.chunks, ...change.chunks]);
-          assert.deepEqual(await reopened.findChunkByMessageId(`msg_${f.tag}_keep`), change.chunks[0]);
+          assert.deepEqual(await reopened.findChunkByMessageId(`msg_${f.tag}_keep`), { threadId: created.thread.id, chunk: change.chunks[0] });
+          assert.deepEqual(await reopened.listReads(created.thread.id), before.reads);
+          assert.equal(before.reads.length, 1);
           assert.deepEqual((await reopened.listThreads({ userId: f.userId })).map((x) => x.id), [created.thread.id]);
           // And it takes writes where the old instance stopped.
           assert.equal((await reopened.commit(f.change(change.state, [f.chunk()]))).record.seq, 4);
@@ -511,6 +549,13 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
           assert.equal((await other.getThread(created.thread.id))?.headStateId, change.state.id);
           assert.deepEqual(await other.getState(change.state.id), change.state);
           assert.equal((await other.listOperations(created.thread.id)).length, 2);
+          // Reads appended by one instance are listed by the other, which appends its own beside them.
+          const mine = f.read(created.thread.id, change.state.id);
+          await target.store.appendReads([mine]);
+          assert.deepEqual(await other.listReads(created.thread.id), [mine]);
+          const theirs = f.read(created.thread.id, change.state.id);
+          await other.appendReads([theirs, mine]);
+          assert.deepEqual(await target.store.listReads(created.thread.id), [mine, theirs]);
           const back = f.change(change.state, [f.chunk()]);
           await other.commit(back);
           await assert.rejects(target.store.commit(f.change(change.state, [f.chunk()])), HeadMovedError);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import {
+  compressText,
   KEEP_RECENT_BATCH,
   planCompaction,
   projectedSummaryTokens,
@@ -10,6 +11,7 @@ import {
   type CompactionStep,
 } from '../../src/memory/compaction';
 import { RETENTION_CLASSES, type Chunk, type RetentionClass } from '../../src/memory/model';
+import { countTextTokens } from '../../src/memory/tokens';
 
 function chunk(id: string, retention: RetentionClass, tokens: number, priority = 50): Chunk {
   return {
@@ -28,7 +30,7 @@ function chunk(id: string, retention: RetentionClass, tokens: number, priority =
 }
 
 const total = (chunks: Chunk[]) => chunks.reduce((n, c) => n + c.tokens, 0);
-const touched = (steps: CompactionStep[]) => steps.flatMap((s) => (s.kind === 'summarize' ? [s.chunkId] : s.chunkIds));
+const touched = (steps: CompactionStep[]) => steps.flatMap((s) => ('chunkIds' in s ? s.chunkIds : [s.chunkId]));
 
 test('nothing to do at or under the soft limit', () => {
   const chunks = [chunk('c1', 'DISPOSABLE', 100), chunk('c2', 'COMPRESSIBLE', 100)];
@@ -102,6 +104,11 @@ test('a run larger than the hard limit is split so each summary call fits a mode
     { kind: 'batch_summarize', chunkIds: ['b0', 'b1'] },
     { kind: 'batch_summarize', chunkIds: ['b2', 'b3'] },
     { kind: 'batch_summarize', chunkIds: ['b4', 'b5'] },
+    // 3 × 150 + 4 × 300 = 1650 is still past the hard limit: the newest four are cut, oldest first, by what is too much.
+    { kind: 'hard_trim', chunkId: 'b6', tokens: 20 },
+    { kind: 'hard_trim', chunkId: 'b7', tokens: 20 },
+    { kind: 'hard_trim', chunkId: 'b8', tokens: 20 },
+    { kind: 'hard_trim', chunkId: 'b9', tokens: 190 },
   ]);
 });
 
@@ -118,9 +125,68 @@ test('dropped DISPOSABLE chunks no longer split a batch run', () => {
   ]);
 });
 
-test('CRITICAL and EPHEMERAL chunks are never in a plan, however far over the limit', () => {
+test('CRITICAL chunks are never in a plan, however far over the limit; EPHEMERAL ones only past the hard limit', () => {
   const chunks = [chunk('c1', 'CRITICAL', 10_000), chunk('e1', 'EPHEMERAL', 10_000), chunk('c2', 'CRITICAL', 5)];
-  assert.deepEqual(planCompaction(chunks, { soft: 10, hard: 100 }), []);
+  assert.deepEqual(planCompaction(chunks, { soft: 10, hard: 100 }), [{ kind: 'hard_trim', chunkId: 'e1', tokens: 20 }]);
+  assert.deepEqual(planCompaction(chunks, { soft: 10, hard: 30_000 }), [], 'under the hard limit EPHEMERAL chunks wait for their session to end');
+  assert.deepEqual(planCompaction([chunk('c1', 'CRITICAL', 10_000)], { soft: 10, hard: 100 }), []);
+});
+
+test('OTHERS chunks are shortened by the built-in compression after the drops and before any summary, lowest priority first', () => {
+  const chunks = [
+    chunk('crit', 'CRITICAL', 100),
+    chunk('o-hi', 'OTHERS', 400, 90),
+    chunk('comp', 'COMPRESSIBLE', 400, 10),
+    chunk('o-lo', 'OTHERS', 400, 20),
+    chunk('d', 'DISPOSABLE', 50),
+  ];
+  // 1350 tokens; drop d → 1300; o-lo → 1000; o-hi → 700 ≤ 800: no summary, no model call.
+  assert.deepEqual(planCompaction(chunks, { soft: 800, hard: 5000 }), [
+    { kind: 'drop', chunkIds: ['d'] },
+    { kind: 'builtin_compress', chunkId: 'o-lo' },
+    { kind: 'builtin_compress', chunkId: 'o-hi' },
+  ]);
+  // Further down, the COMPRESSIBLE chunk is summarized after them.
+  assert.deepEqual(
+    planCompaction(chunks, { soft: 500, hard: 5000 }).map((s) => s.kind),
+    ['drop', 'builtin_compress', 'builtin_compress', 'summarize'],
+  );
+});
+
+test('without a summarizer nothing is summarized; past the hard limit every non-CRITICAL chunk may be trimmed, lowest priority first, until under it', () => {
+  const chunks = [
+    chunk('crit', 'CRITICAL', 500),
+    chunk('b1', 'BATCH_COMPRESSIBLE', 400, 30),
+    chunk('comp', 'COMPRESSIBLE', 400, 80),
+    chunk('b2', 'BATCH_COMPRESSIBLE', 400, 60),
+    ...['n1', 'n2', 'n3', 'n4'].map((id) => chunk(id, 'BATCH_COMPRESSIBLE', 10, 60)),
+  ];
+  // 1740 tokens, soft 600, hard 1200: without summaries, 540 too many; b1 is cut to 20 (380 less), then b2 by the last 160.
+  const steps = planCompaction(chunks, { soft: 600, hard: 1200 }, { summarize: false });
+  assert.deepEqual(steps, [
+    { kind: 'hard_trim', chunkId: 'b1', tokens: 20 },
+    { kind: 'hard_trim', chunkId: 'b2', tokens: 240 },
+  ]);
+  assert.equal(projectTokens(chunks, steps), 1200);
+  // Under the hard limit without a summarizer: nothing can be done.
+  assert.deepEqual(planCompaction(chunks, { soft: 600, hard: 2000 }, { summarize: false }), []);
+  // With one, the summaries come first and reach the soft limit: no trim.
+  assert.ok(!planCompaction(chunks, { soft: 600, hard: 1200 }).some((s) => s.kind === 'hard_trim'));
+});
+
+test('compressText keeps the beginning and the end within the tokens allowed, deterministically, without a model', () => {
+  const text = Array.from({ length: 200 }, (_, i) => `Line ${i + 1}: the tool returned row ${i + 1} of the report.`).join('\n');
+  const tokens = countTextTokens(text);
+  for (const max of [20, 60, 300]) {
+    const short = compressText(text, max, countTextTokens);
+    assert.ok(countTextTokens(short) <= max, `${countTextTokens(short)} ≤ ${max}`);
+    assert.match(short, /tokens cut by built-in compaction/);
+    assert.equal(short, compressText(text, max, countTextTokens));
+  }
+  const short = compressText(text, 300, countTextTokens);
+  assert.ok(short.startsWith('Line 1: the tool returned row 1'), 'the beginning is kept');
+  assert.ok(short.endsWith('row 200 of the report.'), 'the end is kept');
+  assert.equal(compressText(text, tokens, countTextTokens), text, 'a text that fits is unchanged');
 });
 
 test('the plan is deterministic', () => {
@@ -150,14 +216,17 @@ test('property: plans touch only compactable chunks, each once, in stage order, 
       const byId = new Map(chunks.map((c) => [c.id, c]));
       const ids = touched(steps);
       assert.equal(new Set(ids).size, ids.length, 'no chunk in two steps');
+      const trimmed = new Set(steps.flatMap((s) => (s.kind === 'hard_trim' ? [s.chunkId] : [])));
       for (const id of ids) {
         const r = byId.get(id)?.retention;
-        assert.ok(r !== undefined && r !== 'CRITICAL' && r !== 'EPHEMERAL', `${id} (${String(r)}) is in the plan`);
+        assert.ok(r !== undefined && r !== 'CRITICAL' && (r !== 'EPHEMERAL' || trimmed.has(id)), `${id} (${String(r)}) is in the plan`);
       }
-      const stage = { drop: 0, summarize: 1, batch_summarize: 2 } as const;
+      if (trimmed.size > 0) assert.ok(projectTokens(chunks, steps.filter((s) => s.kind !== 'hard_trim')) > hard, 'trimmed only past the hard limit');
+      const stage = { drop: 0, builtin_compress: 1, summarize: 2, batch_summarize: 3, hard_trim: 4 } as const;
       assert.deepEqual(steps.map((s) => stage[s.kind]), steps.map((s) => stage[s.kind]).sort());
       for (const s of steps) {
         if (s.kind === 'drop') assert.ok(s.chunkIds.every((id) => byId.get(id)?.retention === 'DISPOSABLE'));
+        if (s.kind === 'builtin_compress') assert.equal(byId.get(s.chunkId)?.retention, 'OTHERS');
         if (s.kind === 'summarize') assert.equal(byId.get(s.chunkId)?.retention, 'COMPRESSIBLE');
         if (s.kind === 'batch_summarize') assert.ok(s.chunkIds.every((id) => byId.get(id)?.retention === 'BATCH_COMPRESSIBLE'));
       }
@@ -178,7 +247,7 @@ test('property: with plenty of DISPOSABLE and COMPRESSIBLE tokens, the soft limi
     fc.property(chunksArb, fc.integer({ min: 0, max: 5000 }), (chunks, soft) => {
       const fixed = chunks.filter((c) => c.retention === 'CRITICAL' || c.retention === 'EPHEMERAL' || c.retention === 'BATCH_COMPRESSIBLE');
       const disposable = chunks.filter((c) => c.retention === 'DISPOSABLE');
-      const compressible = chunks.filter((c) => c.retention === 'COMPRESSIBLE');
+      const compressible = chunks.filter((c) => c.retention === 'COMPRESSIBLE' || c.retention === 'OTHERS');
       const best = total(fixed) + compressible.reduce((n, c) => n + Math.min(c.tokens, projectedSummaryTokens(c.tokens)), 0);
       fc.pre(best <= soft && disposable.length + compressible.length > 0);
       assert.ok(projectTokens(chunks, planCompaction(chunks, { soft, hard: 100_000 })) <= soft);

@@ -9,7 +9,7 @@ import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { StubModelServer } from '../helpers/stub-model-server';
-import { startTestEnv, stubProvider, testConfig, type TestEnv } from '../helpers/temporal-env';
+import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
 let env: TestEnv;
@@ -51,6 +51,16 @@ test('working memory past the soft limit is compacted by memory_summary calls, a
     assert.equal(view.chunks[0]?.type, 'delegation');
     const audit = await memory.audit(state.threadId ?? '', { origin: 'system', kind: 'batch_replace' });
     assert.ok(audit.length >= 1);
+    // Every prompt rendered from the thread is in its audit: the agent's read, for which call of which run, of which state.
+    const renders = await waitFor('the worker to record its renderings', async () => {
+      const reads = await memory.auditReads(state.threadId ?? '', { target: 'context', runId });
+      return reads.some((r) => r.reason === 'prompt of final_answer') ? reads : null;
+    });
+    assert.deepEqual([...new Set(renders.map((r) => r.reason))], ['prompt of execution_plan', 'prompt of replan_decision', 'prompt of final_answer']);
+    assert.ok(renders.every((r) => r.origin === 'agent' && r.kind === 'read'));
+    const states = new Set((await memory.states(state.threadId ?? '')).map((s) => s.stateId));
+    assert.ok(renders.every((r) => states.has(r.stateId)), 'each names a state of the thread');
+    assert.ok(new Set(renders.map((r) => r.stateId)).size > 1, 'later prompts read later states');
   } finally {
     await close();
   }

@@ -223,6 +223,33 @@ test('/clear empties chatHistory, TaskState and runs, cancels the waiting run, a
   await s.terminate();
 });
 
+test('a message that takes the session thread past its hard limit is compacted at once; the CRITICAL chunk stays', async () => {
+  const threadId = `thread_session-limits-${randomBytes(4).toString('hex')}`;
+  const limits = { soft: 300, hard: 600 };
+  const created = await mem.memory.createThread({
+    threadId,
+    userId: 'tester',
+    limits,
+    chunks: [{ type: 'agent', content: { kind: 'json', data: { role: 'conversation memory of this session' } }, retention: 'CRITICAL' }],
+    meta: { origin: 'system', reason: 'test', trigger: 'test' },
+  });
+  const s = await startSession({ threadId });
+  const pasted = Array.from({ length: 60 }, (_, i) => `Item ${i + 1} of my packing list: socks, charger, passport copy, umbrella.`).join('\n');
+  answers(pasted.split('\n')[0] ?? '', 'Noted your list.'); // the stub knows a run by its goal's first line
+  const started = await send(s, pasted);
+  await waitRunStatus(s, started.runId ?? '', 'completed');
+
+  const thread = await mem.memory.view(threadId);
+  assert.ok(thread.state.tokens <= limits.hard, `${thread.state.tokens} tokens ≤ the hard limit ${limits.hard}`);
+  assert.deepEqual(thread.chunks[0], created.chunks[0], 'the CRITICAL chunk is untouched');
+  const turn = thread.chunks.find((c) => c.type === 'user');
+  assert.match(turn?.content.kind === 'text' ? turn.content.text : '', /^Item 1 of my packing list[^]*tokens cut by built-in compaction[^]*Item 60 of my packing list/);
+  // The whole message is still in the session's own history and retrievable by its id.
+  assert.equal((await viewOf(s)).chatHistory[0]?.text, pasted);
+  assert.ok((await mem.memory.audit(threadId)).some((r) => r.kind === 'replace' && r.origin === 'system' && /hard limit/.test(r.reason)));
+  await s.terminate();
+});
+
 test('compression: a fact stated 50 turns earlier survives in TaskState and reaches a later planner prompt, while chatHistory stays short', async () => {
   const s = await startSession({ settings: { maxTurns: 20, window: 12, keepAfterCompression: 6 } });
   // The summary model carries earlier facts forward (they are in the TaskState it is shown) and adds new ones.

@@ -7,6 +7,7 @@
  *   threads/<thread>/operations.jsonl   records, one per line: the commit points
  *   threads/<thread>/states.jsonl       states as snapshot or splice (state-delta.ts)
  *   threads/<thread>/chunks.jsonl       chunks
+ *   threads/<thread>/reads.jsonl        records of reads (appended in batches under the lock, no seq)
  *   threads/<thread>/id                 the thread id; index/{states,chunks}/<id> are hard links to it
  *   threads/<thread>/lock               proper-lockfile lock held around writes
  *   index/threads.jsonl                 {threadId, userId, createdAt} per thread, for listThreads
@@ -26,9 +27,20 @@ import type { FileHandle } from 'node:fs/promises';
 import { link, lstat, mkdir, open, readdir, readFile, rename, stat, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
-import type { Chunk, MemoryState, MemoryThread, OperationRecord } from '../../memory/model';
+import type { Chunk, MemoryState, MemoryThread, OperationRecord, ReadRecord } from '../../memory/model';
 import { LruCache, MaterializedCache, type StoredState } from '../../memory/state-delta';
-import { HeadMovedError, type Checkpoint, type CommitInput, type CommitResult, type MemoryStore, type NewOperationRecord, type OperationFilter, type StateSummary } from '../memory-store';
+import {
+  HeadMovedError,
+  type Checkpoint,
+  type CommitInput,
+  type CommitResult,
+  type MemoryStore,
+  type MessageHit,
+  type NewOperationRecord,
+  type OperationFilter,
+  type ReadFilter,
+  type StateSummary,
+} from '../memory-store';
 import { cloneCommitInput, DEFAULT_THREAD_LIMIT, jsonClone, newestFirst, ThreadExistsError, ThreadLog, UnknownThreadError, type CommitPlan } from './in-memory-store';
 
 /** One line of operations.jsonl. */
@@ -181,6 +193,7 @@ interface LoadedThread {
   ops: JsonlTail<OperationLine>;
   states: JsonlTail<StoredState>;
   chunks: JsonlTail<Chunk>;
+  reads: JsonlTail<ReadRecord>;
   /** Serializes this process's reads of the tails, so no line is applied twice. */
   queue: Promise<unknown>;
 }
@@ -231,7 +244,7 @@ export class FileMemoryStore implements MemoryStore {
   /** After the thread's pending work; a later append on the same object reopens its file. */
   private closeFiles(t: LoadedThread): Promise<void> {
     return this.serial(t, async () => {
-      await Promise.all([t.ops.close(), t.states.close(), t.chunks.close()]);
+      await Promise.all([t.ops.close(), t.states.close(), t.chunks.close(), t.reads.close()]);
     }).catch(() => undefined);
   }
 
@@ -260,6 +273,7 @@ export class FileMemoryStore implements MemoryStore {
       ops: new JsonlTail(path.join(dir, 'operations.jsonl')),
       states: new JsonlTail(path.join(dir, 'states.jsonl')),
       chunks: new JsonlTail(path.join(dir, 'chunks.jsonl')),
+      reads: new JsonlTail(path.join(dir, 'reads.jsonl')),
       queue: Promise.resolve(),
     };
     this.loaded.set(threadId, t);
@@ -460,7 +474,7 @@ export class FileMemoryStore implements MemoryStore {
     return jsonClone(chunkIds.flatMap((id) => found.get(id) ?? []));
   }
 
-  async findChunkByMessageId(messageId: string): Promise<Chunk | undefined> {
+  async findChunkByMessageId(messageId: string): Promise<MessageHit | undefined> {
     const entry = await readJson<{ threadId: string; chunkId: string }>(this.indexFile('messages', messageId));
     if (!entry) return undefined;
     const t = await this.load(entry.threadId);
@@ -470,7 +484,7 @@ export class FileMemoryStore implements MemoryStore {
       await this.serial(t, () => this.refresh(t, 'all'));
       chunk = t.log.chunks.get(entry.chunkId);
     }
-    return jsonClone(chunk);
+    return chunk && { threadId: entry.threadId, chunk: jsonClone(chunk) };
   }
 
   async commit(input: CommitInput): Promise<CommitResult> {
@@ -515,6 +529,32 @@ export class FileMemoryStore implements MemoryStore {
     return this.serial(t, async () => {
       await this.refresh(t, 'ops');
       return jsonClone(t.log.listCheckpoints());
+    });
+  }
+
+  async appendReads(records: readonly ReadRecord[]): Promise<void> {
+    const byThread = new Map<string, ReadRecord[]>();
+    for (const record of jsonClone(records)) byThread.set(record.threadId, [...(byThread.get(record.threadId) ?? []), record]);
+    for (const [threadId, batch] of byThread) {
+      const t = await this.load(threadId);
+      if (!t) continue;
+      await this.withLock(t.dir, () =>
+        this.serial(t, async () => {
+          for (const read of await t.reads.read(true)) t.log.addRead(read);
+          const fresh = batch.filter((r) => !t.log.hasRead(r.id));
+          await t.reads.append(fresh);
+          for (const read of fresh) t.log.addRead(read);
+        }),
+      );
+    }
+  }
+
+  async listReads(threadId: string, filter?: ReadFilter): Promise<ReadRecord[]> {
+    const t = await this.load(threadId);
+    if (!t) return [];
+    return this.serial(t, async () => {
+      for (const read of await t.reads.read()) t.log.addRead(read);
+      return jsonClone(t.log.listReads(filter));
     });
   }
 

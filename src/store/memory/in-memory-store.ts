@@ -4,9 +4,20 @@
  * deltas, records in seq order, checkpoints, and the commit rules (duplicate
  * record id first, then the head check, then seq = last + 1).
  */
-import type { Chunk, MemoryState, MemoryThread, OperationRecord } from '../../memory/model';
+import type { Chunk, MemoryState, MemoryThread, OperationRecord, ReadRecord } from '../../memory/model';
 import { encodeState, fromStoredState, materialize, MaterializedCache, toStoredState, type Materialized, type StoredState } from '../../memory/state-delta';
-import { HeadMovedError, type Checkpoint, type CommitInput, type CommitResult, type MemoryStore, type NewOperationRecord, type OperationFilter, type StateSummary } from '../memory-store';
+import {
+  HeadMovedError,
+  type Checkpoint,
+  type CommitInput,
+  type CommitResult,
+  type MemoryStore,
+  type MessageHit,
+  type NewOperationRecord,
+  type OperationFilter,
+  type ReadFilter,
+  type StateSummary,
+} from '../memory-store';
 
 export const DEFAULT_OPERATION_LIMIT = 1000;
 export const DEFAULT_THREAD_LIMIT = 1000;
@@ -28,6 +39,16 @@ export function matchesOperationFilter(record: OperationRecord, filter: Operatio
   if (filter.kind !== undefined && record.kind !== filter.kind) return false;
   if (filter.runId !== undefined && record.runId !== filter.runId) return false;
   if (filter.afterSeq !== undefined && record.seq <= filter.afterSeq) return false;
+  const at = Date.parse(record.at);
+  if (filter.since !== undefined && at < Date.parse(filter.since)) return false;
+  if (filter.until !== undefined && at > Date.parse(filter.until)) return false;
+  return true;
+}
+
+export function matchesReadFilter(record: ReadRecord, filter: ReadFilter): boolean {
+  if (filter.origin !== undefined && record.origin !== filter.origin) return false;
+  if (filter.target !== undefined && record.target !== filter.target) return false;
+  if (filter.runId !== undefined && record.runId !== filter.runId) return false;
   const at = Date.parse(record.at);
   if (filter.since !== undefined && at < Date.parse(filter.since)) return false;
   if (filter.until !== undefined && at > Date.parse(filter.until)) return false;
@@ -67,6 +88,8 @@ export class ThreadLog {
   private readonly committed = new Set<string>();
   private readonly stateOrder: string[] = [];
   private readonly checkpoints: Checkpoint[] = [];
+  private readonly reads: ReadRecord[] = [];
+  private readonly readIds = new Set<string>();
 
   constructor(
     readonly thread: MemoryThread,
@@ -209,10 +232,26 @@ export class ThreadLog {
     return this.checkpoints.slice();
   }
 
+  hasRead(readId: string): boolean {
+    return this.readIds.has(readId);
+  }
+
+  addRead(record: ReadRecord): void {
+    if (this.readIds.has(record.id)) return;
+    this.readIds.add(record.id);
+    this.reads.push(record);
+  }
+
+  listReads(filter: ReadFilter = {}): ReadRecord[] {
+    // Appended in batches from several processes, so only nearly in time order: sorted here (stable).
+    const matching = this.reads.filter((r) => matchesReadFilter(r, filter)).sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+    return matching.slice(0, filter.limit ?? DEFAULT_OPERATION_LIMIT);
+  }
+
   /** Size of everything held, as JSON. */
   storedBytes(): number {
     let total = JSON.stringify(this.thread).length;
-    for (const group of [this.stored.values(), this.chunks.values(), this.records.values()]) for (const item of group) total += JSON.stringify(item).length;
+    for (const group of [this.stored.values(), this.chunks.values(), this.records.values(), this.reads.values()]) for (const item of group) total += JSON.stringify(item).length;
     return total;
   }
 }
@@ -229,7 +268,7 @@ export class InMemoryMemoryStore implements MemoryStore {
   private readonly threads = new Map<string, { log: ThreadLog; order: number }>();
   private readonly stateThread = new Map<string, ThreadLog>();
   private readonly chunkThread = new Map<string, ThreadLog>();
-  private readonly messages = new Map<string, Chunk>();
+  private readonly messages = new Map<string, MessageHit>();
   private readonly cache = new MaterializedCache(256);
 
   async setup(): Promise<void> {}
@@ -273,7 +312,7 @@ export class InMemoryMemoryStore implements MemoryStore {
     return jsonClone(out);
   }
 
-  async findChunkByMessageId(messageId: string): Promise<Chunk | undefined> {
+  async findChunkByMessageId(messageId: string): Promise<MessageHit | undefined> {
     return jsonClone(this.messages.get(messageId));
   }
 
@@ -293,7 +332,7 @@ export class InMemoryMemoryStore implements MemoryStore {
     for (const chunk of plan.chunks) {
       if (this.chunkThread.has(chunk.id)) continue; // chunks are immutable: the first copy stays
       this.chunkThread.set(chunk.id, log);
-      if (chunk.messageId) this.messages.set(chunk.messageId, chunk);
+      if (chunk.messageId) this.messages.set(chunk.messageId, { threadId: log.thread.id, chunk });
     }
   }
 
@@ -303,6 +342,14 @@ export class InMemoryMemoryStore implements MemoryStore {
 
   async listCheckpoints(threadId: string): Promise<Checkpoint[]> {
     return jsonClone(this.threads.get(threadId)?.log.listCheckpoints() ?? []);
+  }
+
+  async appendReads(records: readonly ReadRecord[]): Promise<void> {
+    for (const record of jsonClone(records)) this.threads.get(record.threadId)?.log.addRead(record);
+  }
+
+  async listReads(threadId: string, filter?: ReadFilter): Promise<ReadRecord[]> {
+    return jsonClone(this.threads.get(threadId)?.log.listReads(filter) ?? []);
   }
 
   /** What the store holds, in JSON bytes; for benchmarks and tests. */

@@ -106,4 +106,26 @@ CREATE TABLE memory_checkpoints (
 CREATE INDEX memory_checkpoints_by_thread ON memory_checkpoints (thread_id, at);
 `,
   },
+  {
+    version: 2,
+    name: 'reads',
+    sql: `
+-- Records of reads (seed 001's audit of reads): appended in batches, never locking the thread row.
+CREATE TABLE memory_reads (
+  id text PRIMARY KEY,
+  n bigserial NOT NULL,                      -- append order, breaks ties of at
+  thread_id text NOT NULL REFERENCES memory_threads (id) ON DELETE CASCADE,
+  target text NOT NULL,
+  origin text NOT NULL,
+  reason text NOT NULL,
+  trigger_event text NOT NULL,
+  run_id text,
+  step_id text,
+  state_id text NOT NULL,
+  details jsonb,
+  at timestamptz NOT NULL
+);
+CREATE INDEX memory_reads_by_time ON memory_reads (thread_id, at, n);
+`,
+  },
 ];

@@ -5,9 +5,35 @@
  * materialized states are cached by id (immutable, so the cache never goes stale).
  */
 import { Pool, type PoolClient, type PoolConfig, type QueryResultRow } from 'pg';
-import type { Chunk, ChunkContent, ChunkType, MemoryState, MemoryThread, Operation, OperationKind, OperationRecord, Origin, Provenance, RetentionClass, TokenLimits } from '../../memory/model';
+import type {
+  Chunk,
+  ChunkContent,
+  ChunkType,
+  MemoryState,
+  MemoryThread,
+  Operation,
+  OperationKind,
+  OperationRecord,
+  Origin,
+  Provenance,
+  ReadRecord,
+  ReadTarget,
+  RetentionClass,
+  TokenLimits,
+} from '../../memory/model';
 import { encodeState, fromStoredState, LruCache, materialize, toStoredState, type Materialized, type Splice, type StoredState } from '../../memory/state-delta';
-import { HeadMovedError, type Checkpoint, type CommitInput, type CommitResult, type MemoryStore, type NewOperationRecord, type OperationFilter, type StateSummary } from '../memory-store';
+import {
+  HeadMovedError,
+  type Checkpoint,
+  type CommitInput,
+  type CommitResult,
+  type MemoryStore,
+  type MessageHit,
+  type NewOperationRecord,
+  type OperationFilter,
+  type ReadFilter,
+  type StateSummary,
+} from '../memory-store';
 import { cloneCommitInput, DEFAULT_OPERATION_LIMIT, DEFAULT_THREAD_LIMIT, jsonClone, ThreadExistsError, UnknownThreadError } from './in-memory-store';
 import { MIGRATION_LOCK_KEY, MIGRATIONS, MIGRATIONS_TABLE_SQL } from './migrations';
 
@@ -69,6 +95,44 @@ interface OperationRow {
   new_chunk_ids: string[];
   at: Date;
 }
+
+interface ReadRow {
+  id: string;
+  thread_id: string;
+  target: ReadTarget;
+  origin: Origin;
+  reason: string;
+  trigger_event: string;
+  run_id: string | null;
+  step_id: string | null;
+  state_id: string;
+  details: Record<string, unknown> | null;
+  at: Date;
+}
+
+const toRead = (r: ReadRow): ReadRecord => ({
+  id: r.id,
+  threadId: r.thread_id,
+  kind: 'read',
+  target: r.target,
+  origin: r.origin,
+  reason: r.reason,
+  trigger: r.trigger_event,
+  ...(r.run_id !== null ? { runId: r.run_id } : {}),
+  ...(r.step_id !== null ? { stepId: r.step_id } : {}),
+  stateId: r.state_id,
+  details: r.details,
+  at: r.at.toISOString(),
+});
+
+/** A batch of reads in one statement; reads of threads that do not exist are left out, ids already stored kept once. */
+const APPEND_READS = `
+INSERT INTO memory_reads (id, thread_id, target, origin, reason, trigger_event, run_id, step_id, state_id, details, at)
+SELECT r->>'id', r->>'threadId', r->>'target', r->>'origin', r->>'reason', r->>'trigger', r->>'runId', r->>'stepId', r->>'stateId',
+       nullif(r->'details', 'null'::jsonb), (r->>'at')::timestamptz
+FROM jsonb_array_elements($1::jsonb) AS r
+WHERE EXISTS (SELECT 1 FROM memory_threads t WHERE t.id = r->>'threadId')
+ON CONFLICT (id) DO NOTHING`;
 
 const toThread = (r: ThreadRow): MemoryThread => ({
   id: r.id,
@@ -322,9 +386,9 @@ export class PostgresMemoryStore implements MemoryStore {
     return jsonClone(chunkIds.flatMap((id) => found.get(id) ?? []));
   }
 
-  async findChunkByMessageId(messageId: string): Promise<Chunk | undefined> {
-    const { rows } = await this.pool.query<ChunkRow>('SELECT * FROM memory_chunks WHERE message_id = $1 ORDER BY n DESC LIMIT 1', [messageId]);
-    return rows[0] && toChunk(rows[0]);
+  async findChunkByMessageId(messageId: string): Promise<MessageHit | undefined> {
+    const { rows } = await this.pool.query<ChunkRow & { thread_id: string }>('SELECT * FROM memory_chunks WHERE message_id = $1 ORDER BY n DESC LIMIT 1', [messageId]);
+    return rows[0] && { threadId: rows[0].thread_id, chunk: toChunk(rows[0]) };
   }
 
   async commit(input: CommitInput): Promise<CommitResult> {
@@ -386,10 +450,32 @@ export class PostgresMemoryStore implements MemoryStore {
     return rows.map((r) => ({ name: r.name, stateId: r.state_id, at: r.at.toISOString() }));
   }
 
+  async appendReads(records: readonly ReadRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await prepared(this.pool, 'append_reads', APPEND_READS, [JSON.stringify(records)]);
+  }
+
+  async listReads(threadId: string, filter: ReadFilter = {}): Promise<ReadRecord[]> {
+    const where = ['thread_id = $1'];
+    const values: unknown[] = [threadId];
+    const add = (sql: string, value: unknown) => {
+      values.push(value);
+      where.push(sql.replace('?', `$${values.length}`));
+    };
+    if (filter.origin !== undefined) add('origin = ?', filter.origin);
+    if (filter.target !== undefined) add('target = ?', filter.target);
+    if (filter.runId !== undefined) add('run_id = ?', filter.runId);
+    if (filter.since !== undefined) add('at >= ?::timestamptz', filter.since);
+    if (filter.until !== undefined) add('at <= ?::timestamptz', filter.until);
+    values.push(filter.limit ?? DEFAULT_OPERATION_LIMIT);
+    const { rows } = await this.pool.query<ReadRow>(`SELECT * FROM memory_reads WHERE ${where.join(' AND ')} ORDER BY at, n LIMIT $${values.length}`, values);
+    return rows.map(toRead);
+  }
+
   /** Bytes of the rows stored for one thread (or all), as Postgres sizes them; for benchmarks and tests. */
   async storedBytes(threadId?: string): Promise<number> {
     let total = 0;
-    for (const table of ['memory_threads', 'memory_states', 'memory_chunks', 'memory_operations', 'memory_checkpoints']) {
+    for (const table of ['memory_threads', 'memory_states', 'memory_chunks', 'memory_operations', 'memory_checkpoints', 'memory_reads']) {
       const column = table === 'memory_threads' ? 'id' : 'thread_id';
       const { rows } = await this.pool.query<{ bytes: string | null }>(
         `SELECT sum(pg_column_size(t.*)) AS bytes FROM ${table} t ${threadId === undefined ? '' : `WHERE t.${column} = $1`}`,
