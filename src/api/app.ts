@@ -10,13 +10,14 @@ import express, { type Express } from 'express';
 import pino, { type Logger } from 'pino';
 import { runUiUrl, type Config } from '../config';
 import type { MemoryService } from '../store/memory-service';
-import type { Runs } from '../temporal/runs';
-import type { Sessions } from '../temporal/sessions';
+import { RunNotFoundError, type Runs } from '../temporal/runs';
+import { SessionNotFoundError, type Sessions } from '../temporal/sessions';
 import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } from '../blueprints/blueprint';
 import { treeProblems, type TaskSpec } from '../planning/task-tree';
 import { adminRouter } from './admin-routes';
-import { authenticate, type AuthOptions } from './authenticate';
+import { authenticate, principalOf, type AuthOptions } from './authenticate';
 import { codecRouter } from './codec-routes';
+import { ownedBy } from './ownership';
 import { ApiError, errorHandler, notFoundRoute } from './errors';
 import { streamRunEvents, type RunEventsOptions } from './run-events';
 import { CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
@@ -25,7 +26,7 @@ import { threadsRouter } from './threads-routes';
 import { validated } from './validate';
 
 export interface AppOptions {
-  runs: Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'skip' | 'redo' | 'cancel' | 'list'>;
+  runs: Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'skip' | 'redo' | 'cancel' | 'list'> & Partial<Pick<Runs, 'ownerOf'>>;
   /** The tree limits, when given, check an edited tree in a review before it reaches the run (400 instead of 409). */
   config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'> & Partial<Pick<Config, 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT'>>;
   /** Whether Temporal is reachable; should answer quickly (the server gives it a short deadline). */
@@ -35,7 +36,7 @@ export interface AppOptions {
   /** Timing of the event streams (`GET /v1/runs/:runId/events`, `/v1/sessions/:sessionId/events`, `/v1/threads/:threadId/stream`). */
   events?: RunEventsOptions;
   /** Serves the sessions API (`/v1/sessions`) when given. */
-  sessions?: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear'>;
+  sessions?: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear'> & Partial<Pick<Sessions, 'ownerOf'>>;
   /** Serves the memory threads API (`/v1/threads`) when given. */
   memory?: MemoryService;
   /** Plan templates runs may start from (`GET /v1/blueprints`). @default none */
@@ -58,7 +59,12 @@ export function createApp(options: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   const auth = options.auth ?? { mode: 'none' };
+  if (auth.mode === 'apikey' && (!runs.ownerOf || (options.sessions && !options.sessions.ownerOf))) {
+    throw new Error('API keys need services that know who owns what (runs.ownerOf, sessions.ownerOf)');
+  }
   app.use(authenticate(auth));
+  const runOwner = runs.ownerOf?.bind(runs);
+  if (runOwner) app.param('runId', ownedBy(runOwner, (id) => new RunNotFoundError(id)));
   // Before the small-body parser: codec batches are larger.
   app.use(codecRouter(options.codecs ?? []));
   app.use(express.json({ limit: BODY_LIMIT }));
@@ -72,6 +78,7 @@ export function createApp(options: AppOptions): Express {
   app.post(
     '/v1/runs',
     validated({ body: CreateRunBody }, async ({ body }, _req, res) => {
+      const caller = principalOf(res);
       const tree = body.engine === 'tree' || (body.engine === undefined && body.blueprint !== undefined);
       if (!tree && (body.review || body.blueprint !== undefined)) throw new ApiError(400, 'invalid_request', 'review and blueprint apply to tree runs: set engine to "tree"');
       let blueprint: { name: string; tree: TaskSpec } | undefined;
@@ -82,6 +89,9 @@ export function createApp(options: AppOptions): Express {
         if (problem) throw new ApiError(400, 'invalid_request', `params do not fit blueprint "${found.name}": ${problem}`, { params: found.params });
         blueprint = { name: found.name, tree: expandBlueprint(found, body.params ?? {}) };
       } else if (body.params !== undefined) throw new ApiError(400, 'invalid_request', 'params go with a blueprint');
+      // A run reports to the session it names: a user key may name only its own sessions.
+      const sessionOwner = options.sessions?.ownerOf?.bind(options.sessions);
+      if (caller?.role === 'user' && body.sessionId && sessionOwner && (await sessionOwner(body.sessionId)) !== caller.userId) throw new SessionNotFoundError(body.sessionId);
       const { runId, status } = await runs.start({
         userId: body.userId,
         goal: body.goal,

@@ -8,14 +8,15 @@ import { Router } from 'express';
 import type { Logger } from 'pino';
 import { runUiUrl, type Config } from '../config';
 import type { Runs } from '../temporal/runs';
-import type { Sessions } from '../temporal/sessions';
+import { SessionNotFoundError, type Sessions } from '../temporal/sessions';
+import { ownedBy } from './ownership';
 import { streamSessionEvents } from './session-events';
 import { CreateSessionBody, ListSessionsQuery, MessageBody, SessionParams } from './session-schemas';
 import type { SseTiming } from './sse';
 import { validated } from './validate';
 
 export interface SessionsRouterOptions {
-  sessions: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear'>;
+  sessions: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear'> & Partial<Pick<Sessions, 'ownerOf'>>;
   /** Reads the session's runs for its event stream. */
   runs: Pick<Runs, 'get'>;
   config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'>;
@@ -29,6 +30,8 @@ export interface SessionsRouterOptions {
 export function sessionsRouter(options: SessionsRouterOptions): Router {
   const { sessions, runs, config, logger } = options;
   const router = Router();
+  const sessionOwner = sessions.ownerOf?.bind(sessions);
+  if (sessionOwner) router.param('sessionId', ownedBy(sessionOwner, (id) => new SessionNotFoundError(id)));
 
   router.post(
     '/v1/sessions',

@@ -9,6 +9,7 @@ import { Router, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { MemoryState, MemoryThread, OperationMeta, OperationRecord, ReadRecord } from '../memory/model';
 import { StateNotFoundError, ThreadNotFoundError, type MemoryService, type Reader } from '../store/memory-service';
+import { ownedBy } from './ownership';
 import {
   AuditQuery,
   CheckpointBody,
@@ -74,6 +75,7 @@ const ALL_RECORDS = 1_000_000;
 export function threadsRouter(options: ThreadsRouterOptions): Router {
   const { memory, logger } = options;
   const router = Router();
+  router.param('threadId', ownedBy((id) => memory.ownerOf(id), (id) => new ThreadNotFoundError(id)));
   const trigger = (method: string, path: string) => `${method} ${path}`;
   const asUser = (reason: string, triggeredBy: string): OperationMeta => ({ origin: 'user', reason, trigger: triggeredBy });
   /** Reads of chunks through the API are a person's, recorded in the thread's audit. */

@@ -190,7 +190,19 @@ export class Runs {
       await resendUntilTaken(this.client, (updateId) => handle.executeUpdate(update, { args: [arg], updateId }), (err) => isNotReady(err) || isUnavailable(err));
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) return on.refused(err);
-      if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(runId);
+      // The run ended between the description and the update (its last steps, such as closing its
+      // memory, ran on after its state said cancelled): say how it ended; describe() 404s if it is gone.
+      if (err instanceof WorkflowNotFoundError) throw on.ended(closedStatus(await this.describe(runId)));
+      throw err;
+    }
+  }
+
+  /** The user a run belongs to, or null when there is no such run. */
+  async ownerOf(runId: string): Promise<string | null> {
+    try {
+      return (await this.describe(runId)).typedSearchAttributes.get(USER_ID_ATTR) ?? null;
+    } catch (err) {
+      if (err instanceof RunNotFoundError) return null;
       throw err;
     }
   }

@@ -166,6 +166,17 @@ export class Sessions {
     return this.send(sessionId, '/clear');
   }
 
+  /** The user a session belongs to, or null when there is no such session. */
+  async ownerOf(sessionId: string): Promise<string | null> {
+    try {
+      const description = await this.client.workflow.getHandle(sessionId).describe();
+      return description.type === SESSION_WORKFLOW_TYPE ? (description.typedSearchAttributes.get(USER_ID_ATTR) ?? null) : null;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return null;
+      throw err;
+    }
+  }
+
   /** The handle of a session workflow; anything else with that id (a run, say) is not a session. */
   private async handle(sessionId: string, options: { mustRun?: boolean } = {}) {
     const handle = this.client.workflow.getHandle<SessionWorkflow>(sessionId);
