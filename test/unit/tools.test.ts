@@ -25,10 +25,41 @@ test('calculator evaluates expressions', async () => {
   assert.deepEqual(ok(await registry.run('calculator', { expression: '2^10 - 0.5' }, context())), { value: 1023.5 });
 });
 
+test('calculator refuses what is not plain arithmetic, as mathjs security guidance advises, and leaves the shared mathjs untouched', async () => {
+  const hostile = [
+    'import({x: 1}, {override: true})',
+    'createUnit("foo")',
+    'evaluate("1+1")',
+    'parse("1+1")',
+    'simplify("x+x")',
+    'a = 5',
+    'f(x) = x^2',
+    'ones(10000, 10000)',
+    'range(1, 1e9)',
+    '[1, 2, 3]',
+    '{a: 1}',
+    '5 cm',
+    'x + 1',
+    'sqrt(4) ? 1 : 2',
+    'max(' + Array.from({ length: 30 }, () => '1').join(',') + ')',
+    'cos.constructor("return process")()',
+  ];
+  for (const expression of hostile) {
+    const message = error(await registry.run('calculator', { expression }, context()));
+    assert.match(message, /^calculator failed: /, `${expression}: ${message}`);
+  }
+  assert.deepEqual(ok(await registry.run('calculator', { expression: 'max(1, 2, 3) + round(pi, 2) + 5!' }, context())), { value: 126.14 });
+  assert.deepEqual(ok(await registry.run('calculator', { expression: '17 % 5 + -(2^3)' }, context())), { value: -6 });
+  // The shared instance still evaluates and parses as before.
+  const shared = await import('mathjs');
+  assert.equal(shared.evaluate('1 + 1'), 2);
+  assert.equal(shared.parse('x + 1').type, 'OperatorNode');
+});
+
 test('calculator turns an invalid or non-finite expression into a failed outcome the planner can read', async () => {
   assert.match(error(await registry.run('calculator', { expression: '2 +' }, context())), /^calculator failed: /);
   assert.match(error(await registry.run('calculator', { expression: '1/0' }, context())), /"1\/0" does not evaluate to a finite number/);
-  assert.match(error(await registry.run('calculator', { expression: '"hello"' }, context())), /does not evaluate to a finite number/);
+  assert.match(error(await registry.run('calculator', { expression: '"hello"' }, context())), /not plain arithmetic: only numbers/);
 });
 
 test('current_time gives the current time as ISO 8601 with the timezone offset', async () => {
