@@ -55,6 +55,12 @@ export const ConfigSchema = z.object({
   THREADLINE_AUTH: z.enum(['none', 'apikey']).default('none'),
   /** A key that is an admin from the start (to create the first keys); compared in constant time, never stored. */
   THREADLINE_ADMIN_KEY: z.preprocess(blankToUndefined, z.string().min(16, 'THREADLINE_ADMIN_KEY must be at least 16 characters').optional()),
+  /** Runs one user may start per minute (0: no limit). @default 120 with THREADLINE_AUTH=apikey, else 0 */
+  RATE_LIMIT_RUNS_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
+  /** Session messages one user may send per minute (0: no limit). @default 600 with apikey, else 0 */
+  RATE_LIMIT_MESSAGES_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
+  /** Event streams (SSE) one user may hold open at once (0: no limit). @default 20 with apikey, else 0 */
+  MAX_STREAMS_PER_USER: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
   /** Seals every payload in Temporal history with AES-256-GCM: 32 bytes as base64 or hex (`openssl rand -base64 32`), or a passphrase. */
   THREADLINE_ENCRYPTION_KEY: z.preprocess(blankToUndefined, z.string().optional()),
   /** Keys used before a rotation, comma-separated: they still open what they sealed. */
@@ -87,6 +93,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** Link to a run in the Temporal Web UI. */
 export function runUiUrl(config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'>, runId: string): string {
   return `${config.uiUrl}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(runId)}`;
+}
+
+/** Per-user API limits: on by default once the API is authenticated (deployed), off for a local loopback API. */
+export function apiLimitsOf(config: Pick<Config, 'THREADLINE_AUTH' | 'RATE_LIMIT_RUNS_PER_MINUTE' | 'RATE_LIMIT_MESSAGES_PER_MINUTE' | 'MAX_STREAMS_PER_USER'>) {
+  const on = config.THREADLINE_AUTH === 'apikey';
+  return {
+    runsPerMinute: config.RATE_LIMIT_RUNS_PER_MINUTE ?? (on ? 120 : 0),
+    messagesPerMinute: config.RATE_LIMIT_MESSAGES_PER_MINUTE ?? (on ? 600 : 0),
+    streamsPerUser: config.MAX_STREAMS_PER_USER ?? (on ? 20 : 0),
+  };
 }
 
 /** The tree engine's limits, as runs carry them (workflow input) and its activities check them. */

@@ -17,6 +17,7 @@ import { treeProblems, type TaskSpec } from '../planning/task-tree';
 import { adminRouter } from './admin-routes';
 import { authenticate, principalOf, type AuthOptions } from './authenticate';
 import { codecRouter } from './codec-routes';
+import { perMinute, streamsPerCaller, type ApiLimits } from './limits';
 import { ownedBy } from './ownership';
 import { ApiError, errorHandler, notFoundRoute } from './errors';
 import { streamRunEvents, type RunEventsOptions } from './run-events';
@@ -43,6 +44,8 @@ export interface AppOptions {
   blueprints?: Blueprint[];
   /** Who may call: API keys (THREADLINE_AUTH=apikey) and the key store behind them. @default no auth */
   auth?: AuthOptions;
+  /** Per-user request limits (0: off). @default all off */
+  limits?: Partial<ApiLimits>;
   /** The payload codecs of the Temporal data converter, served at `/v1/codec` for the Web UI. @default none (payloads pass unchanged) */
   codecs?: PayloadCodec[];
   /** Aborting it ends open event streams, so a closing server is not held open by them. */
@@ -63,6 +66,9 @@ export function createApp(options: AppOptions): Express {
     throw new Error('API keys need services that know who owns what (runs.ownerOf, sessions.ownerOf)');
   }
   app.use(authenticate(auth));
+  const limits: ApiLimits = { runsPerMinute: 0, messagesPerMinute: 0, streamsPerUser: 0, ...options.limits };
+  // One count of open streams across runs, sessions and threads.
+  const streams = streamsPerCaller(limits.streamsPerUser);
   const runOwner = runs.ownerOf?.bind(runs);
   if (runOwner) app.param('runId', ownedBy(runOwner, (id) => new RunNotFoundError(id)));
   // Before the small-body parser: codec batches are larger.
@@ -77,6 +83,7 @@ export function createApp(options: AppOptions): Express {
 
   app.post(
     '/v1/runs',
+    perMinute(limits.runsPerMinute, 'runs started'),
     validated({ body: CreateRunBody }, async ({ body }, _req, res) => {
       const caller = principalOf(res);
       const tree = body.engine === 'tree' || (body.engine === undefined && body.blueprint !== undefined);
@@ -166,17 +173,18 @@ export function createApp(options: AppOptions): Express {
 
   app.get(
     '/v1/runs/:runId/events',
+    streams,
     validated({ params: RunParams }, async ({ params }, _req, res) => {
       await streamRunEvents({ runs, logger, shutdown: options.shutdown }, params.runId, res, options.events);
     }),
   );
 
   if (options.sessions) {
-    app.use(sessionsRouter({ sessions: options.sessions, runs, config, logger, shutdown: options.shutdown, events: options.events }));
+    app.use(sessionsRouter({ sessions: options.sessions, runs, config, logger, shutdown: options.shutdown, events: options.events, limits: { messages: perMinute(limits.messagesPerMinute, 'messages sent'), streams } }));
   }
 
   if (options.memory) {
-    app.use(threadsRouter({ memory: options.memory, logger, shutdown: options.shutdown, stream: options.events }));
+    app.use(threadsRouter({ memory: options.memory, logger, shutdown: options.shutdown, stream: options.events, streams }));
   }
 
   if (auth.mode === 'apikey' && auth.store) app.use(adminRouter(auth.store));

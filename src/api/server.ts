@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
 import { loadBlueprints } from '../blueprints/load';
-import { loadConfig, type Config } from '../config';
+import { apiLimitsOf, loadConfig, type Config } from '../config';
 import { createKeyStore } from '../auth/key-store';
 import { openMemory } from '../store/open-memory';
 import { payloadCodecs } from '../temporal/data-converter';
@@ -89,6 +89,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     memory,
     blueprints: loadBlueprints(config.BLUEPRINTS_DIR),
     codecs: payloadCodecs(config),
+    limits: apiLimitsOf(config),
     auth: { mode: config.THREADLINE_AUTH, ...(keys ? { store: keys } : {}), ...(config.THREADLINE_ADMIN_KEY ? { adminKey: config.THREADLINE_ADMIN_KEY } : {}) },
   });
   const server = http.createServer(app);

@@ -4,11 +4,12 @@
  * run, a retry or a new run), read its memory, clear it, watch it live. A thin
  * layer over `Sessions`; errors go to the app's one handler.
  */
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { runUiUrl, type Config } from '../config';
 import type { Runs } from '../temporal/runs';
 import { SessionNotFoundError, type Sessions } from '../temporal/sessions';
+import { noLimit } from './limits';
 import { ownedBy } from './ownership';
 import { streamSessionEvents } from './session-events';
 import { CreateSessionBody, ListSessionsQuery, MessageBody, SessionParams } from './session-schemas';
@@ -25,6 +26,8 @@ export interface SessionsRouterOptions {
   shutdown?: AbortSignal;
   /** Timing of `GET /v1/sessions/:sessionId/events`. */
   events?: SseTiming;
+  /** Per-user limits on sending messages and on open event streams. */
+  limits?: { messages: RequestHandler; streams: RequestHandler };
 }
 
 export function sessionsRouter(options: SessionsRouterOptions): Router {
@@ -60,6 +63,7 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
 
   router.post(
     '/v1/sessions/:sessionId/messages',
+    options.limits?.messages ?? noLimit,
     validated({ params: SessionParams, body: MessageBody }, async ({ params, body }, _req, res) => {
       const outcome = await sessions.send(params.sessionId, body.text);
       // Where to watch the run the message started or answered (as `POST /v1/runs` says for its run).
@@ -76,6 +80,7 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
 
   router.get(
     '/v1/sessions/:sessionId/events',
+    options.limits?.streams ?? noLimit,
     validated({ params: SessionParams }, async ({ params }, _req, res) => {
       await streamSessionEvents({ sessions, runs, logger, shutdown: options.shutdown }, params.sessionId, res, options.events);
     }),

@@ -5,10 +5,11 @@
  * watch it live. A thin layer over `MemoryService`: validate, call, shape.
  * Errors (404 unknown thread or state, 422 refused) go to the app's one handler.
  */
-import { Router, type Response } from 'express';
+import { Router, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { MemoryState, MemoryThread, OperationMeta, OperationRecord, ReadRecord } from '../memory/model';
 import { StateNotFoundError, ThreadNotFoundError, type MemoryService, type Reader } from '../store/memory-service';
+import { noLimit } from './limits';
 import { ownedBy } from './ownership';
 import {
   AuditQuery,
@@ -35,6 +36,8 @@ export interface ThreadsRouterOptions {
   shutdown?: AbortSignal;
   /** Timing of `GET /v1/threads/:threadId/stream`. */
   stream?: SseTiming;
+  /** A per-user limit on open streams. */
+  streams?: RequestHandler;
 }
 
 /** The wire shape of a thread (ids named for what they are). */
@@ -239,6 +242,7 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   router.get(
     '/v1/threads/:threadId/stream',
+    options.streams ?? noLimit,
     validated({ params: ThreadParams, query: StreamQuery }, async ({ params, query }, req, res) => {
       // A reconnecting EventSource sends the last id it saw; it wins over the `?after=` of its URL.
       const header = req.get('last-event-id');
