@@ -534,10 +534,11 @@ async function main(): Promise<void> {
     const marginalEventsA = round(((runs.a.at(-1)?.history?.events ?? NaN) - (warmA.history?.events ?? NaN)) / (args.steps - args.warmupSteps));
 
     console.log('');
-    console.log(`${pad('', 46)}${pad('ms/step', 10, true)}${pad('reps (ms/step)', 26, true)}${pad('events/step', 13, true)}${pad('bytes/step', 12, true)}`);
+    const repsWidth = Math.max(26, 7 * args.reps + 2); // 5 reps of "48.51 " overflowed the column
+    console.log(`${pad('', 46)}${pad('ms/step', 10, true)}${pad('reps (ms/step)', repsWidth, true)}${pad('events/step', 13, true)}${pad('bytes/step', 12, true)}`);
     for (const r of [a, b, c, ...(f && fAsync ? [f, fAsync] : [])]) {
       console.log(
-        `${pad(r.label, 46)}${pad(r.msPerStepMedian.toFixed(2), 10, true)}${pad(r.msPerStepReps.map((x) => x.toFixed(2)).join(' '), 26, true)}` +
+        `${pad(r.label, 46)}${pad(r.msPerStepMedian.toFixed(2), 10, true)}${pad(r.msPerStepReps.map((x) => x.toFixed(2)).join(' '), repsWidth, true)}` +
           `${pad(r.historyEventsPerStep?.toFixed(2) ?? '—', 13, true)}${pad(r.historyBytesPerStep?.toString() ?? '—', 12, true)}`,
       );
     }
