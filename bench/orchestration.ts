@@ -7,6 +7,8 @@
  *   (c) the same plan as (a) in a plain loop over the activity functions, no Temporal,
  *   (d) a tree run (seed 003) of depth 3 and fan-out 5: ms per ReAct iteration against (a)'s per step,
  *   (e) (a) with a tool that returns 100 kB per step: history bytes per step (target flat, ≤ 2 kB),
+ *   (f) the same loop as (a) in LangGraph.js with its PostgreSQL checkpointer (bench/peers/langgraph.ts):
+ *       a/f ≤ 1.5 per step; skipped when its scratch folder is not installed,
  * and prints ms per step (median over repetitions), history events and bytes per
  * step, and the targets: a/b ≤ 1.5 and ≤ 8 history events per tool step for (a).
  *
@@ -45,6 +47,7 @@ import { createWorker } from '../src/worker';
 import { PLAN_WORKFLOW_TYPE, type PlanExecutionInput } from '../src/workflows/definitions';
 import type { planExecutionWorkflow } from '../src/workflows/plan-execution';
 import type { bareWorkflow } from './bare-workflow';
+import { startLangGraphPeer, type LangGraphPeer, type PeerRun } from './peers/langgraph';
 import { benchGoal, benchTreeGoal, BIG_TOOL, FIXED_ANSWER, NOOP_TOOL, ZeroLatencyProvider } from './zero-latency-provider';
 
 const PLAN_QUEUE = 'bench-plan';
@@ -54,6 +57,8 @@ const TARGET_EVENTS_PER_STEP = 8;
 /** (d): a tree of depth 3 and this fan-out; its ms per ReAct iteration against (a)'s per step. */
 const TREE_FANOUT = 5;
 const TARGET_TREE_RATIO = 1.2;
+/** (a) per step against (f), LangGraph.js + PostgresSaver checkpointing each super-step before the next. */
+const TARGET_PEER_RATIO = 1.5;
 /**
  * Runs on a server with other settings go to their own file, so the standard results stay comparable:
  * `--server-defaults` (the dev server's own defaults) and extra `--dynamic-config`.
@@ -428,6 +433,7 @@ async function main(): Promise<void> {
   const workers: Worker[] = [];
   const connections: { close(): Promise<void> }[] = [];
   let running: Promise<unknown> = Promise.resolve();
+  let peer: LangGraphPeer | null = null;
   try {
     console.log(`dev server: ${address}`);
 
@@ -480,9 +486,16 @@ async function main(): Promise<void> {
     const warmA = await guard(runPlanWorkflow(bench, args.warmupSteps));
     await guard(runBareWorkflow(bench, args.warmupSteps));
     await runInProcess(bench, args.warmupSteps);
+    const startedPeer = await startLangGraphPeer(FIXED_ANSWER);
+    if ('skipped' in startedPeer) console.log(`(f) LangGraph.js skipped: ${startedPeer.skipped}`);
+    else {
+      peer = startedPeer;
+      for (const durability of ['sync', 'async'] as const) await peer.run(args.warmupSteps, durability);
+    }
     console.log(`warm-up: done in ${Math.round(performance.now() - t)} ms\n`);
 
-    const runs = { a: [] as Measured[], b: [] as Measured[], c: [] as Measured[], d: [] as TreeMeasured[] };
+    // f: checkpoints written before each next super-step (as Temporal records each step); fAsync: LangGraph's default.
+    const runs = { a: [] as Measured[], b: [] as Measured[], c: [] as Measured[], d: [] as TreeMeasured[], f: [] as PeerRun[], fAsync: [] as PeerRun[] };
     await guard(runTreeWorkflow(bench, 2)); // warm-up of the tree engine's code paths
     const metricsUrl = process.env.THREADLINE_BENCH_METRICS_URL;
     const serverLatency: { a: LatencyRow[][]; b: LatencyRow[][] } = { a: [], b: [] };
@@ -500,24 +513,32 @@ async function main(): Promise<void> {
       runs.b.push(await measured('b', () => runBareWorkflow(bench, args.steps)));
       runs.c.push(await runInProcess(bench, args.steps));
       runs.d.push(await guard(runTreeWorkflow(bench, TREE_FANOUT)));
+      if (peer) {
+        runs.f.push(await peer.run(args.steps, 'sync'));
+        runs.fAsync.push(await peer.run(args.steps, 'async'));
+      }
       const last = (xs: Measured[]) => ((xs.at(-1)?.ms ?? NaN) / args.steps).toFixed(2);
       const d = runs.d.at(-1);
-      console.log(`rep ${rep}/${args.reps}: a ${last(runs.a)} ms/step, b ${last(runs.b)} ms/step, c ${last(runs.c)} ms/step, d ${d ? (d.ms / d.iterations).toFixed(2) : '?'} ms/iteration`);
+      console.log(`rep ${rep}/${args.reps}: a ${last(runs.a)} ms/step, b ${last(runs.b)} ms/step, c ${last(runs.c)} ms/step, d ${d ? (d.ms / d.iterations).toFixed(2) : '?'} ms/iteration${peer ? `, f ${last(runs.f)} ms/step` : ''}`);
     }
 
     const a = summarize('(a) PlanExecutionWorkflow', runs.a, args.steps);
     const b = summarize('(b) bare workflow, N no-op activities', runs.b, args.steps);
     const c = summarize('(c) same plan, in-process loop, no Temporal', runs.c, args.steps);
     const ratio = round(a.msPerStepMedian / b.msPerStepMedian);
+    const f = peer ? summarize('(f) LangGraph.js + PostgresSaver, same loop', runs.f, args.steps) : null;
+    const fAsync = peer ? summarize("(f') the same, LangGraph's async durability", runs.fAsync, args.steps) : null;
+    const ratioAF = f ? round(a.msPerStepMedian / f.msPerStepMedian) : null;
     const eventsA = a.historyEventsPerStep ?? NaN;
     // Events one more tool step adds, from the warm-up run and a full run of (a).
     const marginalEventsA = round(((runs.a.at(-1)?.history?.events ?? NaN) - (warmA.history?.events ?? NaN)) / (args.steps - args.warmupSteps));
 
     console.log('');
-    console.log(`${pad('', 46)}${pad('ms/step', 10, true)}${pad('reps (ms/step)', 26, true)}${pad('events/step', 13, true)}${pad('bytes/step', 12, true)}`);
-    for (const r of [a, b, c]) {
+    const repsWidth = Math.max(26, 7 * args.reps + 2); // 5 reps of "48.51 " overflowed the column
+    console.log(`${pad('', 46)}${pad('ms/step', 10, true)}${pad('reps (ms/step)', repsWidth, true)}${pad('events/step', 13, true)}${pad('bytes/step', 12, true)}`);
+    for (const r of [a, b, c, ...(f && fAsync ? [f, fAsync] : [])]) {
       console.log(
-        `${pad(r.label, 46)}${pad(r.msPerStepMedian.toFixed(2), 10, true)}${pad(r.msPerStepReps.map((x) => x.toFixed(2)).join(' '), 26, true)}` +
+        `${pad(r.label, 46)}${pad(r.msPerStepMedian.toFixed(2), 10, true)}${pad(r.msPerStepReps.map((x) => x.toFixed(2)).join(' '), repsWidth, true)}` +
           `${pad(r.historyEventsPerStep?.toFixed(2) ?? '—', 13, true)}${pad(r.historyBytesPerStep?.toString() ?? '—', 12, true)}`,
       );
     }
@@ -527,6 +548,11 @@ async function main(): Promise<void> {
     console.log(`load average now: ${loadAfter.join(' ')} (at start: ${machine.loadAverage.join(' ')}) on ${machine.cores} cores`);
     console.log(`(a) marginal events per extra tool step (${args.warmupSteps}-step vs ${args.steps}-step run): ${marginalEventsA}`);
     console.log(`ratio a/b: ${ratio.toFixed(2)}   (c) share of (a): ${((100 * c.msPerStepMedian) / a.msPerStepMedian).toFixed(1)}%`);
+    const fLast = runs.f.at(-1);
+    if (peer && fLast) {
+      console.log(`(f) ${Object.entries(peer.versions).map(([name, v]) => `${name} ${v}`).join(', ')}; durability 'sync' (each super-step's checkpoint written before the next), (f') 'async'`);
+      console.log(`(f) per tool step: ${round(fLast.checkpoints / args.steps)} checkpoints, ${Math.round(fLast.bytes / args.steps)} bytes in PostgreSQL (one run)`);
+    }
 
     const ratioOk = ratio <= TARGET_RATIO;
     const eventsOk = eventsA <= TARGET_EVENTS_PER_STEP;
@@ -534,6 +560,7 @@ async function main(): Promise<void> {
     console.log('\ntargets:');
     const over = (value: number, max: number) => (value <= max ? '' : `, ${((value / max - 1) * 100).toFixed(0)}% over`);
     console.log(`  a/b ≤ ${TARGET_RATIO}:                      ${verdict(ratioOk, `${ratio.toFixed(2)}${over(ratio, TARGET_RATIO)}`)}`);
+    if (ratioAF !== null) console.log(`  a/f ≤ ${TARGET_PEER_RATIO} (vs LangGraph.js):     ${verdict(ratioAF <= TARGET_PEER_RATIO, `${ratioAF.toFixed(2)}${over(ratioAF, TARGET_PEER_RATIO)}`)}`);
     console.log(`  (a) events per tool step ≤ ${TARGET_EVENTS_PER_STEP}:    ${verdict(eventsOk, `${eventsA.toFixed(2)} incl. fixed overhead${over(eventsA, TARGET_EVENTS_PER_STEP)}; ${marginalEventsA} marginal`)}`);
 
     if (a.eventTypes) printEventTypes(`history of one (a) run, ${args.steps} steps (sorted by bytes):`, a.eventTypes, args.steps);
@@ -566,8 +593,11 @@ async function main(): Promise<void> {
         msPerStep: 'wall time from workflow start (or loop start) to result, divided by N; median over reps',
         historyBytes: 'length of temporal.api.history.v1.History.encode(history) of one run (the last rep)',
         marginalEventsPerToolStep: `(events of an N-step run − events of the ${args.warmupSteps}-step warm-up run) ÷ (N − ${args.warmupSteps}), for (a)`,
+        peerF: 'a LangGraph.js StateGraph (plan → act → replan per step → respond, zero-latency pure nodes, the act node invoking a no-op @langchain/core tool) compiled with PostgresSaver on BENCH_DATABASE_URL, own schema, fresh thread_id per run; wall time of app.invoke ÷ N in its own node process, interleaved with (a)–(d)',
       },
-      results: { a, b, c, d: tree, e: big },
+      results: { a, b, c, d: tree, e: big, f, fAsync },
+      peers: peer ? { langgraph: { versions: peer.versions, durability: { f: 'sync', fAsync: 'async' }, checkpointsPerStepF: fLast ? round(fLast.checkpoints / args.steps) : null, storedBytesPerStepF: fLast ? Math.round(fLast.bytes / args.steps) : null } } : null,
+      ratioAF,
       ratioTreeIterationToPlanStep: treeRatio,
       serverLatency: latency,
       ratioAB: ratio,
@@ -575,6 +605,7 @@ async function main(): Promise<void> {
       targets: {
         ratioAB: { max: TARGET_RATIO, value: ratio, pass: ratioOk },
         eventsPerToolStepA: { max: TARGET_EVENTS_PER_STEP, value: eventsA, marginal: marginalEventsA, pass: eventsOk },
+        ratioAF: ratioAF === null ? null : { max: TARGET_PEER_RATIO, value: ratioAF, pass: ratioAF <= TARGET_PEER_RATIO },
         treeIterationToPlanStep: { max: TARGET_TREE_RATIO, value: treeRatio, pass: treeRatio <= TARGET_TREE_RATIO },
       },
     };
@@ -583,6 +614,7 @@ async function main(): Promise<void> {
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
     console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);
   } finally {
+    await peer?.close().catch(() => undefined);
     for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
     await running.catch(() => undefined);
     for (const connection of connections.reverse()) await connection.close().catch(() => undefined);

@@ -4,6 +4,8 @@
 // BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); then the session benchmark
 // (bench/session.ts) on the same server: one session of --session-turns turns (or BENCH_SESSION_TURNS;
 // default 1,000; the issue's 10,000 takes long — it prints the expected duration first).
+// The orchestration benchmark's comparison row (f), LangGraph.js with its PostgreSQL checkpointer, runs
+// from bench/peers/langgraph/, whose pinned packages this script installs there on first use.
 //
 //   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
 //                    [--server-defaults] [--session-turns N] [--only orchestration|memory|session]
@@ -15,6 +17,7 @@
 // effective list as a JSON array in THREADLINE_BENCH_DYNAMIC_CONFIG, to record it, and the server's
 // Prometheus endpoint in THREADLINE_BENCH_METRICS_URL; every other argument is passed on to it.
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
   IS_WINDOWS,
@@ -67,7 +70,13 @@ for (let i = 0; i < argv.length; i++) {
   dynamicConfig.push(pair);
 }
 
+const wanted = (name) => only === null || only === name;
 ensureDeps();
+// Row (f) of the orchestration benchmark runs LangGraph.js with its PostgreSQL checkpointer; its packages
+// live in their own scratch folder, never among Threadline's dependencies. Without them, (f) is skipped.
+if (wanted('orchestration')) {
+  ensureDeps({ dir: path.join(ROOT, 'bench', 'peers', 'langgraph'), what: 'the LangGraph.js comparison peer (orchestration row f)', optional: true });
+}
 const temporalBin = await ensureTemporal();
 
 let bench = null;
@@ -135,7 +144,6 @@ function runBench(file, args) {
     bench.on('exit', (code, signal) => resolve(signal ? 1 : (code ?? 1)));
   });
 }
-const wanted = (name) => only === null || only === name;
 let exitCode = 0;
 if (wanted('orchestration')) exitCode = await runBench('bench/orchestration.ts', benchArgs);
 // The memory benchmark needs no Temporal server; it runs after, in the same `npm run bench`.

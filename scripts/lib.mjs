@@ -47,26 +47,34 @@ function formatElapsed(ms) {
 // ---------------------------------------------------------------------------
 // npm dependencies
 
-/** Runs `npm ci` when node_modules is missing or older than package-lock.json. */
-export function ensureDeps() {
-  const lock = path.join(ROOT, 'package-lock.json');
-  const installedLock = path.join(ROOT, 'node_modules', '.package-lock.json');
+/**
+ * Runs `npm ci` in `dir` (the project by default) when its node_modules is missing or older than its
+ * package-lock.json. A failed install exits, unless `optional`: then it warns and returns false.
+ */
+export function ensureDeps({ dir = ROOT, what = 'npm dependencies', optional = false } = {}) {
+  const lock = path.join(dir, 'package-lock.json');
+  const installedLock = path.join(dir, 'node_modules', '.package-lock.json');
   let reason = null;
-  if (!existsSync(path.join(ROOT, 'node_modules'))) reason = 'node_modules is missing';
+  if (!existsSync(path.join(dir, 'node_modules'))) reason = 'node_modules is missing';
   else if (!existsSync(installedLock)) reason = 'node_modules is incomplete';
   else if (existsSync(lock) && statSync(lock).mtimeMs > statSync(installedLock).mtimeMs)
     reason = 'package-lock.json changed since the last install';
-  if (!reason) return;
+  if (!reason) return true;
   const args = existsSync(lock) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund'];
-  log(`installing npm dependencies (${reason}): npm ${args.join(' ')}`);
-  const r = spawnSync('npm', args, { cwd: ROOT, stdio: 'inherit', shell: IS_WINDOWS });
-  if (r.error) fail(`could not run npm: ${r.error.message}`);
-  if (r.status !== 0) {
-    fail(
-      `npm ${args[0]} failed (exit code ${r.status}).` +
-        (args[0] === 'ci' ? ' If it says package.json and package-lock.json are out of sync, run `npm install` once to update the lock file.' : ''),
-    );
+  const where = dir === ROOT ? '' : ` in ${path.relative(ROOT, dir)}`;
+  log(`installing ${what}${where} (${reason}): npm ${args.join(' ')}`);
+  const r = spawnSync('npm', args, { cwd: dir, stdio: 'inherit', shell: IS_WINDOWS });
+  let problem = null;
+  if (r.error) problem = `could not run npm: ${r.error.message}`;
+  else if (r.status !== 0) {
+    problem =
+      `npm ${args[0]}${where} failed (exit code ${r.status}).` +
+      (args[0] === 'ci' ? ' If it says package.json and package-lock.json are out of sync, run `npm install` once to update the lock file.' : '');
   }
+  if (!problem) return true;
+  if (!optional) fail(problem);
+  console.error(`${color('33', '[threadline] warning:')} ${problem}`);
+  return false;
 }
 
 // ---------------------------------------------------------------------------
