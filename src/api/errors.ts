@@ -86,6 +86,8 @@ function toApiError(err: unknown): ApiError | null {
   if (err instanceof ThreadNotFoundError || err instanceof StateNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof MemoryRefusedError) return new ApiError(422, 'refused', err.message, { code: err.code });
   if (err instanceof ValueError) return new ApiError(422, 'refused', err.message);
+  // The router could not decode a path segment (invalid percent-encoding, e.g. a lone surrogate).
+  if (err instanceof URIError) return new ApiError(400, 'invalid_request', err.message);
   if (isBodyParserError(err) && err.status >= 400 && err.status < 500) {
     if (err.type === 'entity.parse.failed') return new ApiError(400, 'invalid_request', `request body is not valid JSON: ${err.message}`);
     if (err.status === 413) return new ApiError(413, 'payload_too_large', err.message);
