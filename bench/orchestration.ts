@@ -23,7 +23,7 @@
  * Results also go to bench/results/orchestration.json.
  */
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,6 +51,9 @@ import { startLangGraphPeer, type LangGraphPeer, type PeerRun } from './peers/la
 import { benchGoal, benchTreeGoal, BIG_TOOL, FIXED_ANSWER, NOOP_TOOL, ZeroLatencyProvider } from './zero-latency-provider';
 
 const PLAN_QUEUE = 'bench-plan';
+/** (g): the same plan workflow with every payload encrypted (THREADLINE_ENCRYPTION_KEY). */
+const ENCRYPTED_QUEUE = 'bench-plan-encrypted';
+const TARGET_ENCRYPTION_RATIO = 1.1;
 const BARE_QUEUE = 'bench-bare';
 const TARGET_RATIO = 1.5;
 const TARGET_EVENTS_PER_STEP = 8;
@@ -190,10 +193,10 @@ function checkPlanResult(state: ExecutionState, steps: number, what: string): vo
   }
 }
 
-async function runPlanWorkflow({ client }: Bench, steps: number, tool: 'noop' | 'big' = 'noop'): Promise<Measured> {
+async function runPlanWorkflow({ client }: Pick<Bench, 'client'>, steps: number, tool: 'noop' | 'big' = 'noop', taskQueue = PLAN_QUEUE): Promise<Measured> {
   const started = performance.now();
   const handle = await client.workflow.start<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, {
-    taskQueue: PLAN_QUEUE,
+    taskQueue,
     workflowId: `bench-${tool === 'big' ? 'e' : 'a'}-${steps}-${randomUUID().slice(0, 8)}`,
     args: [planInput(steps, tool)],
     workflowExecutionTimeout: '5 minutes',
@@ -460,6 +463,11 @@ async function main(): Promise<void> {
         activities: { noop: async () => ({}) },
       }),
     );
+    // (g) A second worker and client that seal every payload (AES-256-GCM), on their own queue.
+    const encryptedConfig = loadConfig({ TEMPORAL_ADDRESS: address, TASK_QUEUE: ENCRYPTED_QUEUE, DATA_DIR: config.DATA_DIR, THREADLINE_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+    const encryptedClient = await connectClient(encryptedConfig);
+    connections.push(encryptedClient.connection);
+    workers.push(await createWorker({ config: encryptedConfig, provider, extraTools: [NOOP_TOOL], store: new MemoryKeyValueStore(), taskQueue: ENCRYPTED_QUEUE, connection: nativeConnection }));
     console.log(`workers: bundled and started in ${Math.round(performance.now() - t)} ms`);
     // A worker that dies must fail the benchmark, not leave it waiting on a result.
     const workersStopped = Promise.all(workers.map((w) => w.run()));
@@ -495,7 +503,7 @@ async function main(): Promise<void> {
     console.log(`warm-up: done in ${Math.round(performance.now() - t)} ms\n`);
 
     // f: checkpoints written before each next super-step (as Temporal records each step); fAsync: LangGraph's default.
-    const runs = { a: [] as Measured[], b: [] as Measured[], c: [] as Measured[], d: [] as TreeMeasured[], f: [] as PeerRun[], fAsync: [] as PeerRun[] };
+    const runs = { g: [] as Measured[], a: [] as Measured[], b: [] as Measured[], c: [] as Measured[], d: [] as TreeMeasured[], f: [] as PeerRun[], fAsync: [] as PeerRun[] };
     await guard(runTreeWorkflow(bench, 2)); // warm-up of the tree engine's code paths
     const metricsUrl = process.env.THREADLINE_BENCH_METRICS_URL;
     const serverLatency: { a: LatencyRow[][]; b: LatencyRow[][] } = { a: [], b: [] };
@@ -511,6 +519,7 @@ async function main(): Promise<void> {
       // Interleaved, so drift on the machine hits all three alike.
       runs.a.push(await measured('a', () => runPlanWorkflow(bench, args.steps)));
       runs.b.push(await measured('b', () => runBareWorkflow(bench, args.steps)));
+      runs.g.push(await guard(runPlanWorkflow({ client: encryptedClient }, args.steps, 'noop', ENCRYPTED_QUEUE)));
       runs.c.push(await runInProcess(bench, args.steps));
       runs.d.push(await guard(runTreeWorkflow(bench, TREE_FANOUT)));
       if (peer) {
@@ -581,6 +590,9 @@ async function main(): Promise<void> {
       bytesPerStepShortRun: Math.round(bytesOf(bigShort) / args.warmupSteps),
     };
     console.log(`\n(e) ${args.steps} steps of a tool returning 100 kB: history ${big.bytesPerStep} bytes/step (${big.marginalBytesPerStep} per extra step; ${big.bytesPerStepShortRun} in a ${args.warmupSteps}-step run); target ≤ 2048 and flat: ${big.marginalBytesPerStep <= 2048 ? 'PASS' : 'MISS'}`);
+    const g = summarize('(g) (a) with every payload encrypted', runs.g, args.steps);
+    const encryptionRatio = round(g.msPerStepMedian / a.msPerStepMedian);
+    console.log(`\n(g) (a) with AES-256-GCM payload encryption: ${g.msPerStepMedian.toFixed(2)} ms/step (reps ${g.msPerStepReps.map((x) => x.toFixed(2)).join(' ')}), ${g.historyBytesPerStep ?? '?'} history bytes/step; g/a ${encryptionRatio.toFixed(2)} (target ≤ ${TARGET_ENCRYPTION_RATIO}: ${encryptionRatio <= TARGET_ENCRYPTION_RATIO ? 'PASS' : 'MISS'})`);
     const latency = { a: mergeLatency(serverLatency.a), b: mergeLatency(serverLatency.b) };
     if (latency.a.length) printServerLatency('(a)', latency.a);
     if (latency.b.length) printServerLatency('(b)', latency.b);
@@ -595,7 +607,7 @@ async function main(): Promise<void> {
         marginalEventsPerToolStep: `(events of an N-step run − events of the ${args.warmupSteps}-step warm-up run) ÷ (N − ${args.warmupSteps}), for (a)`,
         peerF: 'a LangGraph.js StateGraph (plan → act → replan per step → respond, zero-latency pure nodes, the act node invoking a no-op @langchain/core tool) compiled with PostgresSaver on BENCH_DATABASE_URL, own schema, fresh thread_id per run; wall time of app.invoke ÷ N in its own node process, interleaved with (a)–(d)',
       },
-      results: { a, b, c, d: tree, e: big, f, fAsync },
+      results: { a, b, c, d: tree, e: big, g, ratioEncryptedToPlain: encryptionRatio, f, fAsync },
       peers: peer ? { langgraph: { versions: peer.versions, durability: { f: 'sync', fAsync: 'async' }, checkpointsPerStepF: fLast ? round(fLast.checkpoints / args.steps) : null, storedBytesPerStepF: fLast ? Math.round(fLast.bytes / args.steps) : null } } : null,
       ratioAF,
       ratioTreeIterationToPlanStep: treeRatio,
