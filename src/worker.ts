@@ -17,6 +17,8 @@ import { FileKeyValueStore, type KeyValueStore } from './store/kv';
 import type { MemoryService } from './store/memory-service';
 import { openMemory } from './store/open-memory';
 import { dataConverterFor } from './temporal/data-converter';
+import { recordUsageInterceptor } from './usage/record-usage';
+import { createUsageStore, type UsageStore } from './usage/usage-store';
 import { retrieveMessage } from './tools/retrieve-message';
 import { BUILTIN_TOOLS, ToolRegistry } from './tools/registry';
 import type { ToolDefinition } from './tools/tool';
@@ -31,6 +33,8 @@ export interface WorkerOptions {
   connection?: NativeConnection;
   /** @default the configured memory store (MEMORY_STORE), closed when the worker stops */
   memory?: MemoryService;
+  /** Where model usage is recorded. @default the store beside the memory (MEMORY_STORE), closed when the worker stops */
+  usage?: UsageStore;
 }
 
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
@@ -38,6 +42,13 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const provider = options.provider ?? selectProvider(config);
   const opened = options.memory ? undefined : await openMemory(config, provider);
   const memory = options.memory ?? opened!.memory;
+  const ownUsage = options.usage ? undefined : createUsageStore(config);
+  await ownUsage?.setup();
+  const usage = options.usage ?? ownUsage!;
+  const closeStores = async () => {
+    await opened?.close();
+    await ownUsage?.end();
+  };
   const tools = new ToolRegistry([...BUILTIN_TOOLS, retrieveMessage, ...(options.extraTools ?? [])]);
   const runDeps = {
     provider,
@@ -66,15 +77,22 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     activities,
     dataConverter: dataConverterFor(config),
     // Runs pass their state to activities as patches; this restores it (src/engine/state-ref.ts).
-    interceptors: { activity: [stateRefInterceptor(new StateCache())] },
+    // Runs pass their state to activities as patches; the first restores it (src/engine/state-ref.ts),
+    // so the second sees whose run an activity works for when it records the model's usage.
+    interceptors: {
+      activity: [
+        stateRefInterceptor(new StateCache()),
+        recordUsageInterceptor({ store: usage, model: provider.label, ownerOf: (threadId) => memory.ownerOf(threadId), onError: (err) => console.error('usage not recorded:', err) }),
+      ],
+    },
   }).catch(async (err: unknown) => {
-    await opened?.close();
+    await closeStores();
     throw err;
   });
-  if (opened) {
-    // The memory store (e.g. a PostgreSQL pool) lives exactly as long as the worker.
+  if (opened || ownUsage) {
+    // The stores (e.g. a PostgreSQL pool) live exactly as long as the worker.
     const run = worker.run.bind(worker);
-    worker.run = () => run().finally(() => opened.close());
+    worker.run = () => run().finally(closeStores);
   }
   return worker;
 }

@@ -10,6 +10,7 @@ import express, { type Express } from 'express';
 import pino, { type Logger } from 'pino';
 import { runUiUrl, type Config } from '../config';
 import type { MemoryService } from '../store/memory-service';
+import type { UsageStore } from '../usage/usage-store';
 import { RunNotFoundError, type Runs } from '../temporal/runs';
 import { SessionNotFoundError, type Sessions } from '../temporal/sessions';
 import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } from '../blueprints/blueprint';
@@ -19,6 +20,7 @@ import { authenticate, principalOf, type AuthOptions } from './authenticate';
 import { codecRouter } from './codec-routes';
 import { perMinute, streamsPerCaller, type ApiLimits } from './limits';
 import { ownedBy } from './ownership';
+import { usageRouter, withinBudget } from './usage-routes';
 import { ApiError, errorHandler, notFoundRoute } from './errors';
 import { streamRunEvents, type RunEventsOptions } from './run-events';
 import { CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
@@ -44,6 +46,8 @@ export interface AppOptions {
   blueprints?: Blueprint[];
   /** Who may call: API keys (THREADLINE_AUTH=apikey) and the key store behind them. @default no auth */
   auth?: AuthOptions;
+  /** Token accounting: where usage is read (`GET /v1/users/:userId/usage`), and a monthly per-user token budget (0: none). */
+  usage?: { store: UsageStore; budget: number };
   /** Per-user request limits (0: off). @default all off */
   limits?: Partial<ApiLimits>;
   /** The payload codecs of the Temporal data converter, served at `/v1/codec` for the Web UI. @default none (payloads pass unchanged) */
@@ -84,6 +88,10 @@ export function createApp(options: AppOptions): Express {
   app.post(
     '/v1/runs',
     perMinute(limits.runsPerMinute, 'runs started'),
+    withinBudget(options.usage?.store, options.usage?.budget ?? 0, async (req) => {
+      const userId = (req.body as { userId?: unknown } | undefined)?.userId;
+      return typeof userId === 'string' ? userId : null;
+    }),
     validated({ body: CreateRunBody }, async ({ body }, _req, res) => {
       const caller = principalOf(res);
       const tree = body.engine === 'tree' || (body.engine === undefined && body.blueprint !== undefined);
@@ -180,13 +188,14 @@ export function createApp(options: AppOptions): Express {
   );
 
   if (options.sessions) {
-    app.use(sessionsRouter({ sessions: options.sessions, runs, config, logger, shutdown: options.shutdown, events: options.events, limits: { messages: perMinute(limits.messagesPerMinute, 'messages sent'), streams } }));
+    app.use(sessionsRouter({ sessions: options.sessions, runs, config, logger, shutdown: options.shutdown, events: options.events, limits: { messages: perMinute(limits.messagesPerMinute, 'messages sent'), streams, budget: withinBudget(options.usage?.store, options.usage?.budget ?? 0, async (req) => (options.sessions?.ownerOf ? options.sessions.ownerOf(String(req.params.sessionId)) : null)) } }));
   }
 
   if (options.memory) {
     app.use(threadsRouter({ memory: options.memory, logger, shutdown: options.shutdown, stream: options.events, streams }));
   }
 
+  if (options.usage) app.use(usageRouter(options.usage.store));
   if (auth.mode === 'apikey' && auth.store) app.use(adminRouter(auth.store));
   app.use(notFoundRoute);
   app.use(errorHandler(logger));

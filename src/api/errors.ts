@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   /** A memory operation the reducer or an observer refused; `details.code` says why (not_found, forbidden, invalid, vetoed). */
   'refused',
   'payload_too_large',
+  /** The user's token budget for this month is used up (USER_TOKEN_BUDGET). */
+  'budget_exceeded',
   /** Too many requests from one user (per-minute limits, open event streams); see Retry-After. */
   'rate_limited',
   'unsupported_media_type',

@@ -10,6 +10,7 @@ import pino, { type Logger } from 'pino';
 import { loadBlueprints } from '../blueprints/load';
 import { apiLimitsOf, loadConfig, type Config } from '../config';
 import { createKeyStore } from '../auth/key-store';
+import { createUsageStore } from '../usage/usage-store';
 import { openMemory } from '../store/open-memory';
 import { payloadCodecs } from '../temporal/data-converter';
 import { connectClient } from '../temporal/connection';
@@ -67,9 +68,12 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
   const keys = config.THREADLINE_AUTH === 'apikey' ? createKeyStore(config) : undefined;
   await keys?.setup();
   const { memory, close: closeMemory } = await openMemory(config);
+  const usage = createUsageStore(config);
+  await usage.setup();
   const closeStores = async () => {
     await closeMemory();
     await keys?.end();
+    await usage.end();
   };
   let client: Client;
   try {
@@ -90,6 +94,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     blueprints: loadBlueprints(config.BLUEPRINTS_DIR),
     codecs: payloadCodecs(config),
     limits: apiLimitsOf(config),
+    usage: { store: usage, budget: config.USER_TOKEN_BUDGET },
     auth: { mode: config.THREADLINE_AUTH, ...(keys ? { store: keys } : {}), ...(config.THREADLINE_ADMIN_KEY ? { adminKey: config.THREADLINE_ADMIN_KEY } : {}) },
   });
   const server = http.createServer(app);

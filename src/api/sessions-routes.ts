@@ -27,7 +27,7 @@ export interface SessionsRouterOptions {
   /** Timing of `GET /v1/sessions/:sessionId/events`. */
   events?: SseTiming;
   /** Per-user limits on sending messages and on open event streams. */
-  limits?: { messages: RequestHandler; streams: RequestHandler };
+  limits?: { messages: RequestHandler; streams: RequestHandler; budget?: RequestHandler };
 }
 
 export function sessionsRouter(options: SessionsRouterOptions): Router {
@@ -64,6 +64,7 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
   router.post(
     '/v1/sessions/:sessionId/messages',
     options.limits?.messages ?? noLimit,
+    options.limits?.budget ?? noLimit,
     validated({ params: SessionParams, body: MessageBody }, async ({ params, body }, _req, res) => {
       const outcome = await sessions.send(params.sessionId, body.text);
       // Where to watch the run the message started or answered (as `POST /v1/runs` says for its run).

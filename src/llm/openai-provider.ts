@@ -6,6 +6,7 @@
 import OpenAI from 'openai';
 import type { ModelProvider, ModelRequest } from './provider';
 import { ModelUnavailableError } from './provider';
+import { reportUsage } from '../usage/usage';
 
 export interface OpenAIProviderOptions {
   apiKey?: string;
@@ -52,6 +53,8 @@ export class OpenAIProvider implements ModelProvider {
       throw new ModelUnavailableError(`model server unavailable: ${err instanceof Error ? err.message : String(err)}`,
         err instanceof OpenAI.APIError ? err.status : undefined);
     }
+    const usage = completion.usage;
+    if (usage) reportUsage({ promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0 });
     const content = completion.choices[0]?.message?.content;
     // An empty reply is a bad reply, repaired like invalid JSON.
     return content ?? '';

@@ -19,6 +19,9 @@ export interface StubRequest {
 /** The last message of a request: the prompt of that call. */
 export const lastMessage = (request: Pick<StubRequest, 'messages'> | undefined): string => request?.messages.at(-1)?.content ?? '';
 
+/** The token usage the stub reports for every reply. */
+export const STUB_USAGE = { prompt: 100, completion: 20, cached: 40 };
+
 export type StubReply = unknown | ((req: StubRequest) => unknown);
 export type StubScript = Partial<Record<string, StubReply[]>>;
 
@@ -85,6 +88,8 @@ export class StubModelServer {
         created: Math.floor(Date.now() / 1000),
         model: String(body.model ?? 'stub'),
         choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
+        // Fixed figures, so tests can count calls through the usage they add up to.
+        usage: { prompt_tokens: STUB_USAGE.prompt, completion_tokens: STUB_USAGE.completion, total_tokens: STUB_USAGE.prompt + STUB_USAGE.completion, prompt_tokens_details: { cached_tokens: STUB_USAGE.cached } },
       }),
     );
   }

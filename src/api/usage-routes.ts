@@ -1,0 +1,56 @@
+/**
+ * `GET /v1/users/:userId/usage?since=` → the user's model usage (prompt, completion and cached
+ * tokens, calls) in total, per run and per session; and the per-user token budget that stops new
+ * runs once a month's usage reaches it (USER_TOKEN_BUDGET).
+ */
+import { Router, type RequestHandler } from 'express';
+import { z } from 'zod';
+import type { UsageStore } from '../usage/usage-store';
+import { summarize } from '../usage/usage-store';
+import { principalOf } from './authenticate';
+import { ApiError } from './errors';
+import { ownedBy } from './ownership';
+import { UserIdSchema } from './schemas';
+import { validated } from './validate';
+
+const UsageParams = z.object({ userId: UserIdSchema });
+const UsageQuery = z.object({ since: z.iso.datetime({ offset: true }).optional() });
+
+export function usageRouter(store: UsageStore): Router {
+  const router = Router();
+  // A user's usage is theirs alone: another user's is a 404, as for runs.
+  router.param('userId', ownedBy(async (userId) => userId, (userId) => new ApiError(404, 'not_found', `no usage for user "${userId}"`)));
+  router.get(
+    '/v1/users/:userId/usage',
+    validated({ params: UsageParams, query: UsageQuery }, async ({ params, query }, _req, res) => {
+      const since = query.since ? new Date(query.since) : undefined;
+      res.json(summarize(params.userId, await store.records(params.userId, since), since));
+    }),
+  );
+  return router;
+}
+
+/** The start of the current calendar month (UTC): budgets count from there. */
+export const monthStart = (now: Date): Date => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+
+/**
+ * Refuses to start work for a user whose tokens this month reached `budget` (0: no budget).
+ * `userOf` names the user a request starts work for.
+ */
+export function withinBudget(store: UsageStore | undefined, budget: number, userOf: (req: Parameters<RequestHandler>[0]) => Promise<string | null>): RequestHandler {
+  return (req, res, next) => {
+    if (!store || budget <= 0) return next();
+    (async () => {
+      const caller = principalOf(res);
+      const userId = caller?.role === 'user' ? caller.userId : await userOf(req);
+      if (!userId) return;
+      const since = monthStart(new Date());
+      const { total } = summarize(userId, await store.records(userId, since), since);
+      const used = total.promptTokens + total.completionTokens;
+      if (used >= budget) {
+        const next = new Date(Date.UTC(since.getUTCFullYear(), since.getUTCMonth() + 1, 1));
+        throw new ApiError(403, 'budget_exceeded', `user "${userId}" used ${used} of a ${budget}-token budget this month; new runs start again on ${next.toISOString().slice(0, 10)}`);
+      }
+    })().then(() => next(), next);
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * Where usage records live, beside the memory (MEMORY_STORE): one JSON line per record in a file
+ * per user under DATA_DIR/usage, a PostgreSQL table, or process memory for tests.
+ */
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Pool } from 'pg';
+import { z } from 'zod';
+import { addUsage, noUsage, type Usage } from './usage';
+
+export const UsageRecordSchema = z.object({
+  userId: z.string(),
+  runId: z.string().nullable(),
+  sessionId: z.string().nullable(),
+  /** The activity and attempt the calls were made in. */
+  source: z.string(),
+  model: z.string(),
+  at: z.string(),
+  promptTokens: z.number().int().min(0),
+  completionTokens: z.number().int().min(0),
+  cachedTokens: z.number().int().min(0),
+  calls: z.number().int().min(0),
+});
+export type UsageRecord = z.infer<typeof UsageRecordSchema>;
+
+export interface UsageSummary {
+  userId: string;
+  since: string | null;
+  total: Usage;
+  runs: (Usage & { runId: string; sessionId: string | null })[];
+  sessions: (Usage & { sessionId: string })[];
+}
+
+export interface UsageStore {
+  setup(): Promise<void>;
+  record(record: UsageRecord): Promise<void>;
+  /** One user's records at or after `since`, oldest first. */
+  records(userId: string, since?: Date): Promise<UsageRecord[]>;
+  end(): Promise<void>;
+}
+
+const usageOf = (r: Usage): Usage => ({ promptTokens: r.promptTokens, completionTokens: r.completionTokens, cachedTokens: r.cachedTokens, calls: r.calls });
+
+function bucket<V>(map: Map<string, V>, key: string, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = make()));
+  return value;
+}
+
+/** Totals per user, run and session (pure). */
+export function summarize(userId: string, records: UsageRecord[], since?: Date): UsageSummary {
+  const total = noUsage();
+  const runs = new Map<string, Usage & { runId: string; sessionId: string | null }>();
+  const sessions = new Map<string, Usage & { sessionId: string }>();
+  for (const r of records) {
+    addUsage(total, usageOf(r));
+    const { runId, sessionId } = r;
+    if (runId) addUsage(bucket(runs, runId, () => ({ ...noUsage(), runId, sessionId })), usageOf(r));
+    if (sessionId) addUsage(bucket(sessions, sessionId, () => ({ ...noUsage(), sessionId })), usageOf(r));
+  }
+  return { userId, since: since?.toISOString() ?? null, total, runs: [...runs.values()], sessions: [...sessions.values()] };
+}
+
+export class MemoryUsageStore implements UsageStore {
+  readonly #records: UsageRecord[] = [];
+  async setup(): Promise<void> {}
+  async record(record: UsageRecord): Promise<void> {
+    this.#records.push({ ...record });
+  }
+  async records(userId: string, since?: Date): Promise<UsageRecord[]> {
+    return this.#records.filter((r) => r.userId === userId && (!since || Date.parse(r.at) >= since.getTime())).map((r) => ({ ...r }));
+  }
+  async end(): Promise<void> {}
+}
+
+/** Appends of one short line are atomic (O_APPEND), so worker processes may write side by side. */
+export class FileUsageStore implements UsageStore {
+  constructor(private readonly dir: string) {}
+  async setup(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+  }
+  #file(userId: string): string {
+    return path.join(this.dir, `${encodeURIComponent(userId)}.jsonl`);
+  }
+  async record(record: UsageRecord): Promise<void> {
+    await appendFile(this.#file(record.userId), `${JSON.stringify(record)}\n`);
+  }
+  async records(userId: string, since?: Date): Promise<UsageRecord[]> {
+    let text = '';
+    try {
+      text = await readFile(this.#file(userId), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    return text
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => UsageRecordSchema.parse(JSON.parse(line)))
+      .filter((r) => !since || Date.parse(r.at) >= since.getTime());
+  }
+  async end(): Promise<void> {}
+}
+
+interface UsageRow {
+  user_id: string;
+  run_id: string | null;
+  session_id: string | null;
+  source: string;
+  model: string;
+  at: Date;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  calls: number;
+}
+
+export class PostgresUsageStore implements UsageStore {
+  readonly #pool: Pool;
+  constructor(connectionString: string) {
+    this.#pool = new Pool({ connectionString, max: 4 });
+  }
+  async setup(): Promise<void> {
+    await this.#pool.query(`CREATE TABLE IF NOT EXISTS threadline_usage (
+      user_id text NOT NULL, run_id text, session_id text, source text NOT NULL, model text NOT NULL, at timestamptz NOT NULL,
+      prompt_tokens integer NOT NULL, completion_tokens integer NOT NULL, cached_tokens integer NOT NULL, calls integer NOT NULL
+    )`);
+    await this.#pool.query('CREATE INDEX IF NOT EXISTS threadline_usage_user_at ON threadline_usage (user_id, at)');
+  }
+  async record(r: UsageRecord): Promise<void> {
+    await this.#pool.query(
+      'INSERT INTO threadline_usage (user_id, run_id, session_id, source, model, at, prompt_tokens, completion_tokens, cached_tokens, calls) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+      [r.userId, r.runId, r.sessionId, r.source, r.model, r.at, r.promptTokens, r.completionTokens, r.cachedTokens, r.calls],
+    );
+  }
+  async records(userId: string, since?: Date): Promise<UsageRecord[]> {
+    const { rows } = await this.#pool.query<UsageRow>('SELECT * FROM threadline_usage WHERE user_id = $1 AND at >= $2 ORDER BY at', [userId, since ?? new Date(0)]);
+    return rows.map((r) => ({
+      userId: r.user_id,
+      runId: r.run_id,
+      sessionId: r.session_id,
+      source: r.source,
+      model: r.model,
+      at: r.at.toISOString(),
+      promptTokens: r.prompt_tokens,
+      completionTokens: r.completion_tokens,
+      cachedTokens: r.cached_tokens,
+      calls: r.calls,
+    }));
+  }
+  async end(): Promise<void> {
+    await this.#pool.end();
+  }
+}
+
+export function createUsageStore(config: { MEMORY_STORE?: 'memory' | 'file' | 'postgres'; DATABASE_URL?: string | undefined; dataDir: string }): UsageStore {
+  switch (config.MEMORY_STORE ?? 'file') {
+    case 'memory':
+      return new MemoryUsageStore();
+    case 'postgres':
+      if (!config.DATABASE_URL) throw new Error('MEMORY_STORE=postgres needs DATABASE_URL');
+      return new PostgresUsageStore(config.DATABASE_URL);
+    case 'file':
+      return new FileUsageStore(path.join(config.dataDir, 'usage'));
+  }
+}
