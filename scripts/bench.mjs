@@ -3,12 +3,15 @@
 // memory benchmark (bench/memory.ts), which needs no Temporal server but PostgreSQL at
 // BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); then the session benchmark
 // (bench/session.ts) on the same server: one session of --session-turns turns (or BENCH_SESSION_TURNS;
-// default 1,000; the 10,000 takes long — it prints the expected duration first).
+// default 1,000; the 10,000 takes long — it prints the expected duration first); then the
+// many-runs benchmark (bench/many-runs.ts): --many-runs N runs (default 1,000) parked on a question
+// and resumed by N replies over the REST API, with one worker in a child process.
 // The orchestration benchmark's comparison row (f), LangGraph.js with its PostgreSQL checkpointer, runs
 // from bench/peers/langgraph/, whose pinned packages this script installs there on first use.
 //
 //   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
-//                    [--server-defaults] [--session-turns N] [--only orchestration|memory|session]
+//                    [--server-defaults] [--session-turns N] [--many-runs N]
+//                    [--only orchestration|memory|session|many-runs]
 //
 // The server gets the low-latency dynamic config every Threadline dev server gets
 // (LOW_LATENCY_DYNAMIC_CONFIG in scripts/lib.mjs); --server-defaults leaves the server's own defaults,
@@ -38,7 +41,8 @@ import {
 const dynamicConfig = [];
 const benchArgs = [];
 const sessionArgs = [];
-const BENCHES = ['orchestration', 'memory', 'session'];
+const manyRunsArgs = [];
+const BENCHES = ['orchestration', 'memory', 'session', 'many-runs'];
 let only = null;
 let lowLatency = true;
 const argv = process.argv.slice(2);
@@ -49,6 +53,11 @@ for (let i = 0; i < argv.length; i++) {
     const value = arg === '--session-turns' ? argv[++i] : arg.slice('--session-turns='.length);
     if (!/^\d+$/.test(value ?? '')) fail('--session-turns needs a number of turns');
     sessionArgs.push('--session-turns', value);
+    continue;
+  } else if (arg === '--many-runs' || arg.startsWith('--many-runs=')) {
+    const value = arg === '--many-runs' ? argv[++i] : arg.slice('--many-runs='.length);
+    if (!/^\d+$/.test(value ?? '')) fail('--many-runs needs a number of runs');
+    manyRunsArgs.push('--many-runs', value);
     continue;
   } else if (arg === '--only' || arg.startsWith('--only=')) {
     only = arg === '--only' ? argv[++i] : arg.slice('--only='.length);
@@ -154,6 +163,10 @@ if (exitCode === 0 && !exiting && wanted('memory')) {
 if (exitCode === 0 && !exiting && wanted('session')) {
   if (only === null) console.log('');
   exitCode = await runBench('bench/session.ts', sessionArgs);
+}
+if (exitCode === 0 && !exiting && wanted('many-runs')) {
+  if (only === null) console.log('');
+  exitCode = await runBench('bench/many-runs.ts', manyRunsArgs);
 }
 if (exiting) await new Promise(() => {}); // interrupted: finish() is already shutting down
 await finish(exitCode);

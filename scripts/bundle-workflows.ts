@@ -6,15 +6,12 @@
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { bundleWorkflows } from '../src/workflow-bundle';
 
 async function main(): Promise<void> {
   const outfile = path.resolve(process.argv[2] ?? path.join(__dirname, '..', '.tools', 'workflow-bundle.js'));
   const started = Date.now();
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../src/workflows'),
-    logger: new DefaultLogger('WARN'),
-  });
+  const code = await bundleWorkflows();
   mkdirSync(path.dirname(outfile), { recursive: true });
   // Write then rename, so a concurrent reader never sees half a bundle.
   const tmp = `${outfile}.${process.pid}.tmp`;

@@ -1,6 +1,7 @@
 /**
  * Environment, parsed and validated once (DESIGN.md §4 "Environment").
  */
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -49,6 +50,12 @@ export const ConfigSchema = z.object({
   MEMORY_SOFT_LIMIT: z.coerce.number().int().positive().default(6000),
   /** Default hard token limit: nothing rendered for a model from a thread ever exceeds it. */
   MEMORY_HARD_LIMIT: z.coerce.number().int().positive().default(8000),
+  /**
+   * Runs the worker keeps loaded between their workflow tasks (Temporal's sticky cache); a run
+   * evicted from it is replayed from its history when it resumes. Bounds the worker's memory;
+   * the default follows the machine's memory (cachedWorkflowsFor).
+   */
+  WORKER_CACHED_WORKFLOWS: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(100_000).optional()),
   /** Base URL of the Temporal Web UI, for links printed by the API and the chat client. */
   TEMPORAL_UI_URL: z.preprocess(blankToUndefined, z.string().url().optional()),
   /** `apikey`: every API request needs `Authorization: Bearer <key>`; `none` is allowed only while HOST is a loopback address. */
@@ -68,7 +75,17 @@ export const ConfigSchema = z.object({
   /** Keys used before a rotation, comma-separated: they still open what they sealed. */
   THREADLINE_ENCRYPTION_OLD_KEYS: z.preprocess(blankToUndefined, z.string().optional()),
 });
-export type Config = z.infer<typeof ConfigSchema> & { temporalAddress: string; dataDir: string; uiUrl: string };
+export type Config = z.infer<typeof ConfigSchema> & { temporalAddress: string; dataDir: string; uiUrl: string; workerCachedWorkflows: number };
+
+/**
+ * The default workflow cache: one run per 256 MiB of the machine's memory, 20 to 500. A loaded run
+ * costs the worker ~0.4 MB (bench/many-runs.ts: its heap in the workflow thread), so the cache
+ * stays under 1/600 of memory (500 runs, ~200 MB, from 128 GiB up); a run evicted from it costs
+ * one replay of its history (~40 ms) when it resumes.
+ */
+export function cachedWorkflowsFor(totalMemoryBytes: number): number {
+  return Math.min(500, Math.max(20, Math.floor(totalMemoryBytes / 2 ** 28)));
+}
 
 /** Parses `env` (default `process.env`); throws a readable error listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -89,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalAddress: c.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
     dataDir: path.resolve(c.DATA_DIR),
     uiUrl: c.TEMPORAL_UI_URL ?? `http://127.0.0.1:${c.TEMPORAL_UI_PORT}`,
+    workerCachedWorkflows: c.WORKER_CACHED_WORKFLOWS ?? cachedWorkflowsFor(os.totalmem()),
   };
 }
 

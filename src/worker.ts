@@ -22,6 +22,7 @@ import { createUsageStore, type UsageStore } from './usage/usage-store';
 import { retrieveMessage } from './tools/retrieve-message';
 import { BUILTIN_TOOLS, ToolRegistry } from './tools/registry';
 import type { ToolDefinition } from './tools/tool';
+import { bundleWorkflowsInChild } from './workflow-bundle';
 
 export interface WorkerOptions {
   config: Config;
@@ -39,6 +40,9 @@ export interface WorkerOptions {
 
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const { config } = options;
+  // Tests bundle the workflow code once and share it; otherwise the worker bundles at start, in a child process.
+  const bundlePath = process.env.THREADLINE_WORKFLOW_BUNDLE;
+  const workflowBundle = bundlePath ? { codePath: bundlePath } : { code: await bundleWorkflowsInChild() };
   const provider = options.provider ?? selectProvider(config);
   const opened = options.memory ? undefined : await openMemory(config, provider);
   const memory = options.memory ?? opened!.memory;
@@ -67,16 +71,15 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     ...createSessionActivities({ provider, tools, memory, repairAttempts: config.MODEL_REPAIR_ATTEMPTS }),
   };
   const connection = options.connection ?? (await NativeConnection.connect({ address: config.temporalAddress }));
-  // Tests bundle the workflow code once and share it; otherwise the worker bundles at start.
-  const bundlePath = process.env.THREADLINE_WORKFLOW_BUNDLE;
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: options.taskQueue ?? config.TASK_QUEUE,
-    ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: require.resolve('./workflows') }),
+    workflowBundle,
     activities,
     dataConverter: dataConverterFor(config),
-    // Runs pass their state to activities as patches; this restores it (src/engine/state-ref.ts).
+    // Bounds the worker's memory: runs past it are evicted and replayed from history when they resume.
+    maxCachedWorkflows: config.workerCachedWorkflows,
     // Runs pass their state to activities as patches; the first restores it (src/engine/state-ref.ts),
     // so the second sees whose run an activity works for when it records the model's usage.
     interceptors: {
@@ -101,7 +104,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const provider = selectProvider(config);
   const worker = await createWorker({ config, provider });
-  console.log(`worker: task queue "${config.TASK_QUEUE}" on ${config.temporalAddress}, model: ${describeProvider(provider, config)}`);
+  console.log(
+    `worker: task queue "${config.TASK_QUEUE}" on ${config.temporalAddress}, model: ${describeProvider(provider, config)}, ` +
+      `workflow cache: ${config.workerCachedWorkflows} runs`,
+  );
   await worker.run();
 }
 

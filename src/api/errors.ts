@@ -7,6 +7,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { MemoryRefusedError, StateNotFoundError, ThreadNotFoundError } from '../store/memory-service';
 import { GrpcCode, hasGrpcCode } from '../temporal/grpc-status';
+import { isAttemptTimeout } from '../temporal/resend';
 import { RunNotFoundError, RunNotWaitingError, TaskNotFoundError, TaskNotNowError } from '../temporal/runs';
 import { MessageRejectedError, SessionClosedError, SessionNotFoundError } from '../temporal/sessions';
 
@@ -70,12 +71,12 @@ interface BodyParserError extends Error {
 const isBodyParserError = (err: unknown): err is BodyParserError =>
   err instanceof Error && typeof (err as Partial<BodyParserError>).status === 'number' && (err as Partial<BodyParserError>).expose === true;
 
-/** gRPC DEADLINE_EXCEEDED and UNAVAILABLE: Temporal, or the worker a query needs, did not answer. */
+/** gRPC DEADLINE_EXCEEDED and UNAVAILABLE: Temporal, or the worker a query needs, did not answer (an update: isAttemptTimeout). */
 const isTemporalUnavailable = (err: unknown) => hasGrpcCode(err, [GrpcCode.DEADLINE_EXCEEDED, GrpcCode.UNAVAILABLE]);
 
 function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
-  if (isTemporalUnavailable(err)) {
+  if (isTemporalUnavailable(err) || isAttemptTimeout(err)) {
     return new ApiError(503, 'unavailable', 'Temporal, or a worker for this run or session, did not answer in time; try again');
   }
   if (err instanceof RunNotFoundError) return new ApiError(404, 'not_found', err.message);

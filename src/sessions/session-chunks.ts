@@ -3,8 +3,19 @@
  * seed 001 chunks): each turn a `user` or `response` chunk, TaskState one
  * CRITICAL `workflow` chunk. Pure: builds chunk inputs and reads them back.
  */
+import { z } from 'zod';
 import type { Chunk, ChunkInput } from '../memory/model';
-import { TaskStateSchema, type TaskState, type Turn } from './session-model';
+import type { TaskState, Turn } from './session-model';
+
+/** TaskState as read back from a chunk (here, not in session-model: the workflows must not load zod). */
+const TaskStateSchema: z.ZodType<TaskState> = z.object({
+  CurrentGoal: z.string(),
+  ActiveFlow: z.string(),
+  OpenLoops: z.array(z.string()),
+  ImportantFacts: z.array(z.string()),
+  LastDecision: z.string(),
+  UpdatedAt: z.string(),
+});
 
 const TASK_STATE_KIND = 'task_state';
 

@@ -1,9 +1,9 @@
 /**
  * The session layer's pure model (seed 000): chatHistory, TaskState, the
  * session's view of its runs, and the routing of each incoming message.
- * No I/O; imported by the session workflow and unit-tested on its own.
+ * No I/O; imported by the session workflow and unit-tested on its own. No zod either: every
+ * module the workflows import is evaluated again for each run a worker loads (its sandbox).
  */
-import { z } from 'zod';
 
 export interface Turn {
   role: 'user' | 'assistant';
@@ -15,15 +15,14 @@ export interface Turn {
 }
 
 /** Seed 000's durable, structured summary of what still matters across turns. */
-export const TaskStateSchema = z.object({
-  CurrentGoal: z.string(),
-  ActiveFlow: z.string(),
-  OpenLoops: z.array(z.string()),
-  ImportantFacts: z.array(z.string()),
-  LastDecision: z.string(),
-  UpdatedAt: z.string(),
-});
-export type TaskState = z.infer<typeof TaskStateSchema>;
+export interface TaskState {
+  CurrentGoal: string;
+  ActiveFlow: string;
+  OpenLoops: string[];
+  ImportantFacts: string[];
+  LastDecision: string;
+  UpdatedAt: string;
+}
 
 export const emptyTaskState = (): TaskState => ({ CurrentGoal: '', ActiveFlow: '', OpenLoops: [], ImportantFacts: [], LastDecision: '', UpdatedAt: '' });
 

@@ -30,7 +30,7 @@ import {
   type ReviewDecision,
   type TaskSteer,
 } from '../workflows/definitions';
-import { isNotReady, isUnavailable, resendUntilTaken } from './resend';
+import { DEFAULT_RESEND, isNotReady, isUnavailable, resendUntilTaken, type ResendPolicy } from './resend';
 
 export class RunNotFoundError extends Error {
   constructor(readonly runId: string) {
@@ -91,6 +91,8 @@ export class Runs {
   constructor(
     private readonly client: Client,
     private readonly config: Pick<Config, 'TASK_QUEUE' | 'MAX_STEPS' | 'MAX_SUBPLAN_DEPTH' | 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS' | 'SPIN_WARN_AT' | 'SPIN_STOP_AT' | 'PLAN_REVIEW'>,
+    /** How a person's input is resent while no worker takes it (resend.ts). */
+    private readonly resend: ResendPolicy = DEFAULT_RESEND,
   ) {}
 
   /**
@@ -158,8 +160,9 @@ export class Runs {
    * Delivers a person's reply. Needs no query (so no worker must answer in time): the run's
    * existence and status come from the server's description, and the update's validator refuses
    * atomically when the run is not waiting. A reply the server could not take yet (a worker busy
-   * replaying runs, a frontend restart) is resent under the same update id until it is taken,
-   * refused, or 30 s pass (then 503): a reply is never lost to load and never taken twice.
+   * replaying runs, a frontend restart), or whose attempt timed out, is resent under the same
+   * update id until it is taken, refused, or 2 min pass (then 503): a reply is never lost to load
+   * and never taken twice.
    */
   async reply(runId: string, text: string): Promise<void> {
     await this.sendToRun(runId, submitReplyUpdate, { text }, {
@@ -187,7 +190,7 @@ export class Runs {
     if (description.status.name !== 'RUNNING') throw on.ended(closedStatus(description));
     const handle = this.client.workflow.getHandle(runId);
     try {
-      await resendUntilTaken(this.client, (updateId) => handle.executeUpdate(update, { args: [arg], updateId }), (err) => isNotReady(err) || isUnavailable(err));
+      await resendUntilTaken(this.client, (updateId) => handle.executeUpdate(update, { args: [arg], updateId }), (err) => isNotReady(err) || isUnavailable(err), this.resend);
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) return on.refused(err);
       // The run ended between the description and the update (its last steps, such as closing its

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
-import { loadConfig, runUiUrl } from '../../src/config';
+import os from 'node:os';
+import { cachedWorkflowsFor, loadConfig, runUiUrl } from '../../src/config';
 
 /** The error message loadConfig throws for `env`. */
 function problem(env: NodeJS.ProcessEnv): string {
@@ -91,4 +92,16 @@ test('runUiUrl links to the run in the Web UI, escaping the namespace and run id
   const c = loadConfig({ TEMPORAL_NAMESPACE: 'team a' });
   assert.equal(runUiUrl(c, 'run-ada-1'), 'http://127.0.0.1:8233/namespaces/team%20a/workflows/run-ada-1');
   assert.equal(runUiUrl(c, 'run/x#1'), 'http://127.0.0.1:8233/namespaces/team%20a/workflows/run%2Fx%231');
+});
+
+test("the worker's workflow cache follows the machine's memory unless WORKER_CACHED_WORKFLOWS sets it", () => {
+  const GiB = 2 ** 30;
+  assert.equal(cachedWorkflowsFor(1 * GiB), 20);
+  assert.equal(cachedWorkflowsFor(8 * GiB), 32);
+  assert.equal(cachedWorkflowsFor(24 * GiB), 96);
+  assert.equal(cachedWorkflowsFor(256 * GiB), 500);
+  assert.equal(loadConfig({}).workerCachedWorkflows, cachedWorkflowsFor(os.totalmem()));
+  assert.equal(loadConfig({ WORKER_CACHED_WORKFLOWS: '0' }).workerCachedWorkflows, 0);
+  assert.equal(loadConfig({ WORKER_CACHED_WORKFLOWS: '250' }).workerCachedWorkflows, 250);
+  assert.match(problem({ WORKER_CACHED_WORKFLOWS: 'lots' }), /WORKER_CACHED_WORKFLOWS/);
 });

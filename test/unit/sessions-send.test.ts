@@ -2,10 +2,12 @@
  * Sessions.send against a scripted client: which failures it sends the message again after (turned away
  * during a hand-over; caught in a workflow task the server failed) and which it passes on at once.
  * The real server exercises the same paths in test/workflows/session.test.ts under never-pausing traffic.
+ * Also resendUntilTaken itself: an attempt past its own deadline is sent again.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ApplicationFailure, ServiceError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { resendUntilTaken } from '../../src/temporal/resend';
 import { MessageRejectedError, Sessions } from '../../src/temporal/sessions';
 import { HANDING_OVER, SESSION_WORKFLOW_TYPE, type MessageOutcome } from '../../src/workflows/session-definitions';
 import { grpcError } from '../helpers/grpc';
@@ -56,4 +58,35 @@ test('other failures are passed on at once: a rejected message as MessageRejecte
   const other = scriptedClient([invalid]);
   await assert.rejects(sessionsOf(other.client).send('s', 'hello'), (err) => err === invalid);
   assert.equal(other.updateIds.length, 1);
+});
+
+test('an attempt that runs out of its time is sent again under the same update id, each attempt with its own deadline', async () => {
+  const outcome: MessageOutcome = { kind: 'new_run', runId: 's.r1' };
+  // As @temporalio/client raises a deadline that expired: a ServiceError over gRPC DEADLINE_EXCEEDED.
+  const timedOut = () => new ServiceError('Workflow Update failed', { cause: grpcError(4, 'Deadline exceeded') });
+  const deadlines: number[] = [];
+  const updateIds: string[] = [];
+  const client = {
+    connection: {
+      withDeadline: <T>(deadline: number, fn: () => Promise<T>) => {
+        deadlines.push(deadline - Date.now());
+        return fn();
+      },
+    },
+  } as unknown as Client;
+  let attempts = 0;
+  const taken = await resendUntilTaken(
+    client,
+    async (updateId) => {
+      updateIds.push(updateId);
+      if (attempts++ < 2) throw timedOut();
+      return outcome;
+    },
+    () => false, // nothing else is resent
+    { deadlineMs: 60_000, attemptMs: 5_000 },
+  );
+  assert.deepEqual(taken, outcome);
+  assert.equal(updateIds.length, 3);
+  assert.ok(updateIds.every((id) => id === updateIds[0]));
+  assert.ok(deadlines.every((ms) => ms <= 5_000), `each attempt gets at most attemptMs, got ${deadlines.join(', ')}`);
 });

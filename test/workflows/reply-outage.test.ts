@@ -56,3 +56,28 @@ test('a reply sent while no worker answers (7 s, past the old 5 s query deadline
   // And a second reply to the finished run is refused with its status, found without a query.
   await assert.rejects(runs.reply(runId, 'five'), (err: unknown) => err instanceof RunNotWaitingError && err.status === 'completed');
 });
+
+test('a reply whose attempt times out while the worker is away is sent again under its update id, and taken once', async () => {
+  const [goal, script] = askThenAnswer('book a room when the worker is away', 'Which city?');
+  stub.script(goal, script);
+  const worker = second!.worker;
+  const { runId } = await runs.start({ userId: 'tester', goal });
+  await waitFor('the run to wait for the user', async () => (await runs.get(runId)).status === 'waiting_user');
+
+  worker.shutdown();
+  await second!.running;
+  // Attempts of 1 s: the reply outlives several of them (each one cut off by its gRPC deadline).
+  const patient = new Runs(env.client, env.config, { deadlineMs: 60_000, attemptMs: 1_000 });
+  const reply = patient.reply(runId, 'Lisbon');
+  let settled: unknown = false;
+  reply.then(() => (settled = 'taken'), (err: unknown) => (settled = err));
+  await new Promise((resolve) => setTimeout(resolve, 3_500));
+  assert.equal(settled, false, 'a timed-out attempt must be sent again, not answered 503');
+
+  const third = await createWorker({ config: env.config, provider: stubProvider(stub.url) });
+  second = { worker: third, running: third.run() };
+  await reply;
+  const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
+  assert.equal(state.status, 'completed');
+  assert.deepEqual(state.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content), ['Lisbon'], 'taken exactly once');
+});

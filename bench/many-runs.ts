@@ -1,0 +1,292 @@
+/**
+ * Many-runs benchmark (latency issue, item 4): what a new user sees with many runs parked at once.
+ * The REST API runs in this process, ONE worker (`src/worker.ts`, the offline demo model, the
+ * default file memory store) in a child process whose memory is sampled every 200 ms. Then:
+ *   1. N runs are started over HTTP with the goal `help me` (the demo model asks a question),
+ *      50 requests in flight, and we wait until all of them are `waiting_user`;
+ *   2. N replies go over HTTP (POST /v1/runs/:id/reply), 50 in flight, and we wait until every
+ *      run has completed, up to a deadline.
+ * It prints the time until all wait, the replies refused (any non-2xx) and lost (the run not
+ * completed by the deadline), the time until all complete, and the worker's peak memory
+ * (VmHWM, target ≤ 600 MB).
+ *
+ *   npm run bench -- --only many-runs [--many-runs N]     (default 1,000)
+ *
+ * scripts/bench.mjs starts the private dev server and runs this file with TEMPORAL_ADDRESS set.
+ * Results also go to bench/results/many-runs.json.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import type { Client } from '@temporalio/client';
+import pino from 'pino';
+import { z } from 'zod';
+import { startApi } from '../src/api/server';
+import { loadConfig } from '../src/config';
+import { connectClient } from '../src/temporal/connection';
+import { PLAN_WORKFLOW_TYPE, STATUS_ATTR, USER_ID_ATTR } from '../src/workflows/definitions';
+
+const DEFAULT_RUNS = 1_000;
+const IN_FLIGHT = 50;
+const TARGET_PEAK_MB = 600;
+const SAMPLE_MS = 200;
+/** A run still not `waiting_user` (after its start) or not completed (after its reply) this long after the last request is counted as stuck or lost. */
+const SETTLE_DEADLINE_MS = 180_000;
+const GOAL = 'help me';
+const REPLY = 'remember that my color is green';
+const RESULTS_FILE = path.join(__dirname, 'results', 'many-runs.json');
+const ROOT = path.join(__dirname, '..');
+
+class UsageError extends Error {}
+
+function parseRuns(): number {
+  let values;
+  try {
+    ({ values } = parseArgs({ options: { 'many-runs': { type: 'string' } } }));
+  } catch (err) {
+    throw new UsageError(`bad arguments: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const raw = values['many-runs'] ?? String(DEFAULT_RUNS);
+  const parsed = z.coerce.number().int().min(1).max(100_000).safeParse(raw);
+  if (!parsed.success) throw new UsageError(`--many-runs: expected an integer ≥ 1, got "${raw}"`);
+  return parsed.data;
+}
+
+const round = (x: number, digits = 1) => Number(x.toFixed(digits));
+const mb = (kib: number) => round(kib / 1024);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** VmRSS and VmHWM (peak RSS) of a process, in KiB; null once it is gone. */
+function memoryOf(pid: number): { rss: number; hwm: number } | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { rss: field('VmRSS'), hwm: field('VmHWM') };
+  } catch {
+    return null;
+  }
+}
+
+/** The worker process: `node --import tsx src/worker.ts`, resolved once it has started polling. */
+async function startWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string; tail: () => string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'worker.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    lines.push(...chunk.toString().split('\n').filter(Boolean));
+    lines.splice(0, Math.max(0, lines.length - 40));
+  };
+  child.stderr!.on('data', keep);
+  const banner = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      keep(chunk);
+      const line = chunk.toString().split('\n').find((l) => l.startsWith('worker: '));
+      if (line) resolve(line);
+    });
+    child.once('exit', (code) => reject(new Error(`the worker exited (${code}) before it started:\n${lines.join('\n')}`)));
+  });
+  return { child, banner, tail: () => lines.join('\n') };
+}
+
+/** Runs `task` over `items`, `limit` at a time. */
+async function pool<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await task(items[next++]!);
+    }),
+  );
+}
+
+interface Refusal {
+  runId: string;
+  status: number;
+  body: string;
+}
+
+async function post(url: string, body: unknown): Promise<{ status: number; text: string }> {
+  try {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, text: await res.text() };
+  } catch (err) {
+    return { status: 0, text: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** Polls the visibility count of the user's runs matching `clause` until it reaches `n` or the deadline passes. */
+async function waitForCount(client: Client, userId: string, clause: string, n: number, deadline: number): Promise<number> {
+  const query = `WorkflowType = '${PLAN_WORKFLOW_TYPE}' AND ${USER_ID_ATTR.name} = '${userId}' AND ${clause}`;
+  for (;;) {
+    const { count } = await client.workflow.count(query);
+    if (count >= n || Date.now() > deadline) return count;
+    await sleep(500);
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
+}
+
+async function main(): Promise<void> {
+  const n = parseRuns();
+  const address = process.env.TEMPORAL_ADDRESS;
+  if (!address) throw new UsageError('TEMPORAL_ADDRESS is not set: run the benchmark with `npm run bench`, which starts its Temporal dev server.');
+  const dynamicConfig = JSON.parse(process.env.THREADLINE_BENCH_DYNAMIC_CONFIG ?? '[]') as string[];
+  console.log(`Threadline many-runs benchmark — ${n.toLocaleString('en-US')} runs asking a question, ${n.toLocaleString('en-US')} replies, ${IN_FLIGHT} requests in flight, offline demo model, one worker`);
+  console.log(`dev server: ${address}`);
+
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-many-'));
+  const userId = `bench-${Date.now().toString(36)}`;
+  // The worker as a new user runs it: its own defaults, the demo model (no OpenAI variables).
+  const env: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: address, TASK_QUEUE: 'bench-many-runs', DATA_DIR: dataDir };
+  delete env.OPENAI_API_KEY;
+  delete env.OPENAI_BASE_URL;
+  delete env.THREADLINE_WORKFLOW_BUNDLE;
+  const config = loadConfig({ ...env, PORT: '0', HOST: '127.0.0.1' });
+
+  let t = performance.now();
+  const worker = await startWorker(env);
+  const pid = worker.child.pid!;
+  console.log(`${worker.banner} (pid ${pid}, started in ${Math.round(performance.now() - t)} ms)`);
+  let phase: 'idle' | 'starting' | 'replying' = 'idle';
+  const peakRss = { idle: 0, starting: 0, replying: 0 };
+  let lastHwm = 0;
+  const sample = () => {
+    const m = memoryOf(pid);
+    if (!m) return;
+    peakRss[phase] = Math.max(peakRss[phase], m.rss);
+    lastHwm = Math.max(lastHwm, m.hwm);
+  };
+  sample();
+  const sampler = setInterval(sample, SAMPLE_MS);
+  const workerExit = new Promise<never>((_, reject) => worker.child.once('exit', (code) => reject(new Error(`the worker exited (${code}) during the benchmark:\n${worker.tail()}`))));
+  workerExit.catch(() => undefined);
+
+  const api = await startApi(config, { logger: pino({ level: 'silent' }) });
+  const client = await connectClient(config);
+  try {
+    // ---- 1. start N runs, wait until all wait for a reply
+    phase = 'starting';
+    const runIds: string[] = [];
+    const startRefusals: Refusal[] = [];
+    t = performance.now();
+    await Promise.race([
+      pool(
+        Array.from({ length: n }, (_, i) => i),
+        IN_FLIGHT,
+        async () => {
+          const { status, text } = await post(`${api.url}/v1/runs`, { userId, goal: GOAL });
+          if (status === 201) runIds.push((JSON.parse(text) as { runId: string }).runId);
+          else startRefusals.push({ runId: '', status, body: text.slice(0, 300) });
+        },
+      ),
+      workerExit,
+    ]);
+    const startedMs = performance.now() - t;
+    console.log(`started ${runIds.length} runs in ${round(startedMs / 1000)} s (${startRefusals.length} refused)`);
+    const waiting = await Promise.race([waitForCount(client, userId, `${STATUS_ATTR.name} = 'waiting_user'`, runIds.length, Date.now() + SETTLE_DEADLINE_MS), workerExit]);
+    const allWaitingMs = performance.now() - t;
+    console.log(`${waiting}/${runIds.length} runs waiting_user after ${round(allWaitingMs / 1000)} s; worker RSS peak so far ${mb(peakRss.starting)} MB`);
+
+    // ---- 2. reply to every run, wait until all complete
+    phase = 'replying';
+    const replyRefusals: Refusal[] = [];
+    const latencies: number[] = [];
+    t = performance.now();
+    let sent = 0;
+    await Promise.race([
+      pool(runIds, IN_FLIGHT, async (runId) => {
+        const began = performance.now();
+        const { status, text } = await post(`${api.url}/v1/runs/${runId}/reply`, { text: REPLY });
+        latencies.push(performance.now() - began);
+        if (status < 200 || status > 299) replyRefusals.push({ runId, status, body: text.slice(0, 300) });
+        if (++sent % Math.max(50, Math.round(n / 10)) === 0) console.log(`  ${sent}/${n} replies sent, ${round((performance.now() - t) / 1000)} s`);
+      }),
+      workerExit,
+    ]);
+    const repliedMs = performance.now() - t;
+    const completed = await Promise.race([
+      waitForCount(client, userId, `ExecutionStatus = 'Completed' AND ${STATUS_ATTR.name} = 'completed'`, runIds.length, Date.now() + SETTLE_DEADLINE_MS),
+      workerExit,
+    ]);
+    const allCompleteMs = performance.now() - t;
+    const lost: string[] = [];
+    if (completed < runIds.length) {
+      for await (const info of client.workflow.list({ query: `${USER_ID_ATTR.name} = '${userId}' AND ${STATUS_ATTR.name} != 'completed'` })) lost.push(info.workflowId);
+    }
+    clearInterval(sampler);
+    const final = memoryOf(pid);
+    const hwmKiB = Math.max(lastHwm, final?.hwm ?? 0);
+    latencies.sort((a, b) => a - b);
+
+    // ---- report
+    const pad = (s: string, w: number, right = false) => (right ? s.padStart(w) : s.padEnd(w));
+    const row = (label: string, value: string, target = '', verdict = '') => console.log(`  ${pad(label, 48)}${pad(value, 22, true)}  ${pad(target, 12)}${verdict}`);
+    const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS');
+    console.log(`\n  ${pad('', 48)}${pad('value', 22, true)}  ${pad('target', 12)}`);
+    row('runs started (201)', `${runIds.length}/${n}`);
+    row('time until all waiting_user', `${round(allWaitingMs / 1000)} s`);
+    row('replies refused (non-2xx)', String(replyRefusals.length), '0', verdict(replyRefusals.length === 0));
+    row('replies lost (run not completed)', String(lost.length), '0', verdict(lost.length === 0));
+    row('time to send all replies', `${round(repliedMs / 1000)} s`);
+    row('time until all complete (from first reply)', completed >= runIds.length ? `${round(allCompleteMs / 1000)} s` : `not all (${completed})`);
+    row('reply latency p50 / p95 / max', `${Math.round(percentile(latencies, 50))} / ${Math.round(percentile(latencies, 95))} / ${Math.round(latencies.at(-1) ?? NaN)} ms`);
+    row('worker RSS peak: idle / starting / replying', `${mb(peakRss.idle)} / ${mb(peakRss.starting)} / ${mb(peakRss.replying)} MB`);
+    row('worker peak memory (VmHWM)', `${mb(hwmKiB)} MB`, `≤ ${TARGET_PEAK_MB} MB`, verdict(mb(hwmKiB) <= TARGET_PEAK_MB));
+    for (const r of replyRefusals.slice(0, 5)) console.log(`  refused: ${r.runId} ${r.status} ${r.body}`);
+    if (lost.length) console.log(`  not completed: ${lost.slice(0, 5).join(', ')}${lost.length > 5 ? ', …' : ''}`);
+
+    const report = {
+      generatedAt: new Date().toISOString(),
+      machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryMB: Math.round(os.totalmem() / 2 ** 20), platform: `${os.platform()} ${os.release()} ${os.arch()}`, node: process.version },
+      params: { runs: n, inFlight: IN_FLIGHT, goal: GOAL, reply: REPLY, provider: 'offline demo model', memoryStore: config.MEMORY_STORE, worker: worker.banner },
+      serverDynamicConfig: dynamicConfig,
+      method: {
+        api: 'src/api/server.ts startApi in the benchmark process; every request over HTTP',
+        worker: 'one `node --import tsx src/worker.ts` child process with its defaults; memory from /proc/<pid>/status every 200 ms (VmRSS per phase, VmHWM overall)',
+        waiting: `visibility count of the runs with ${STATUS_ATTR.name} = 'waiting_user'`,
+        completed: `visibility count of the runs closed Completed with ${STATUS_ATTR.name} = 'completed'`,
+        lost: `a run not completed ${SETTLE_DEADLINE_MS / 1000} s after the last reply was answered`,
+      },
+      results: {
+        runsStarted: runIds.length,
+        startsRefused: startRefusals.length,
+        startMs: round(startedMs),
+        allWaitingMs: round(allWaitingMs),
+        waiting,
+        repliesRefused: replyRefusals.length,
+        refusals: replyRefusals.slice(0, 20),
+        repliesLost: lost.length,
+        lost: lost.slice(0, 20),
+        sendRepliesMs: round(repliedMs),
+        allCompleteMs: completed >= runIds.length ? round(allCompleteMs) : null,
+        completed,
+        replyLatencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)), max: round(latencies.at(-1) ?? NaN) },
+        workerRssPeakMB: { idle: mb(peakRss.idle), starting: mb(peakRss.starting), replying: mb(peakRss.replying) },
+        workerPeakMB: mb(hwmKiB),
+      },
+      targets: {
+        repliesRefused: { max: 0, value: replyRefusals.length, pass: replyRefusals.length === 0 },
+        repliesLost: { max: 0, value: lost.length, pass: lost.length === 0 },
+        workerPeakMB: { max: TARGET_PEAK_MB, value: mb(hwmKiB), pass: mb(hwmKiB) <= TARGET_PEAK_MB },
+      },
+    };
+    mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
+    writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`\nresults written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
+  } finally {
+    clearInterval(sampler);
+    worker.child.removeAllListeners('exit');
+    worker.child.kill('SIGTERM');
+    await new Promise((r) => (worker.child.exitCode !== null ? r(undefined) : worker.child.once('exit', r)));
+    await client.connection.close();
+    await api.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof UsageError ? err.message : err);
+  process.exitCode = 1;
+});

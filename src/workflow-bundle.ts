@@ -1,0 +1,38 @@
+/**
+ * The workflow code, bundled by webpack. A worker has it built in a child process: the bundler's
+ * peak (~120 MB) then never counts against the worker's own memory, which also holds every run it
+ * keeps loaded. `node <this file>` (with the parent's loader flags) writes the bundle to fd 3.
+ */
+import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+
+/** Builds the bundle in this process. */
+export async function bundleWorkflows(): Promise<string> {
+  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: new DefaultLogger('WARN') });
+  return code;
+}
+
+/** Builds the bundle in a child process and returns it. */
+export function bundleWorkflowsInChild(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, __filename], { stdio: ['ignore', 'inherit', 'inherit', 'pipe'] });
+    const chunks: Buffer[] = [];
+    child.stdio[3]!.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      if (code === 0) resolve(Buffer.concat(chunks).toString('utf8'));
+      else reject(new Error(`bundling the workflows failed (${signal ?? `exit code ${code}`})`));
+    });
+  });
+}
+
+if (require.main === module) {
+  bundleWorkflows().then(
+    (code) => createWriteStream('', { fd: 3 }).end(code),
+    (err: unknown) => {
+      console.error('bundling the workflows failed:', err);
+      process.exit(1);
+    },
+  );
+}
