@@ -18,8 +18,19 @@ export const IMAGE_TOKENS = 85;
 // merge cache is bounded; nothing is cached here.)
 const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
+/**
+ * Long text is counted in pieces: BPE is quadratic in the length of one pre-token, so a tool that
+ * returns 100 kB without a space (base64, a run of one character) took ~10 s to count whole and
+ * blocked the activity past its heartbeat timeout. Pieces of PIECE_CHARS bound that; a split can
+ * move a count by a token or so per piece, which budgets tolerate.
+ */
+const PIECE_CHARS = 1_000;
+
 export function countTextTokens(text: string): number {
-  return text.length === 0 ? 0 : countTokens(text, AS_PLAIN_TEXT);
+  if (text.length <= PIECE_CHARS) return text.length === 0 ? 0 : countTokens(text, AS_PLAIN_TEXT);
+  let tokens = 0;
+  for (let at = 0; at < text.length; at += PIECE_CHARS) tokens += countTokens(text.slice(at, at + PIECE_CHARS), AS_PLAIN_TEXT);
+  return tokens;
 }
 
 /**

@@ -255,3 +255,14 @@ test('property: with plenty of DISPOSABLE and COMPRESSIBLE tokens, the soft limi
     { numRuns: 300 },
   );
 });
+
+test('long text is counted in pieces, within 1% of counting it whole (BPE on one 100 kB pre-token would block the worker for seconds)', async () => {
+  const { countTextTokens } = await import('../../src/memory/tokens');
+  const { countTokens } = await import('gpt-tokenizer');
+  const words = ['alpha', 'beta', 'gamma', '{"a": 1}', 'the', 'quick', 'brown', 'fox', '42.5', 'naïve', '東京'];
+  const text = Array.from({ length: 12_000 }, (_, i) => words[(i * 7) % words.length]).join(' ');
+  const whole = countTokens(text);
+  assert.ok(Math.abs(countTextTokens(text) - whole) <= whole * 0.01, `${countTextTokens(text)} vs ${whole}`);
+  assert.equal(countTextTokens('short text'), countTokens('short text'));
+  assert.ok(countTextTokens('x'.repeat(100_000)) > 0);
+});
