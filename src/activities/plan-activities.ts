@@ -9,7 +9,7 @@ import type { PlannerCallName, ReplanDecisionReply, StepSpec } from '../planning
 import type { PlannerContext } from '../llm/prompts';
 import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
 import { callModel, InvalidModelReplyError } from '../llm/structured';
-import { endingChunk, goalChunk, lastStepEvent, runThreadId, snapshotChunk, stepChunks } from '../memory/run-chunks';
+import { endingChunk, goalChunk, lastStepEvent, runThreadId, snapshotChunk, stepChunks, type StepOutcome } from '../memory/run-chunks';
 import type { ChunkInput } from '../memory/model';
 import type { KeyValueStore } from '../store/kv';
 import { operationIdFor, ThreadNotFoundError, type MemoryService, type Reader } from '../store/memory-service';
@@ -89,6 +89,22 @@ export async function ensureRunThread(deps: Pick<PlanActivityDeps, 'memory'>, st
     meta: { origin: 'system', reason: 'memory thread of a new run', trigger: 'run started', runId: state.runId },
   });
   return thread.id;
+}
+
+/**
+ * A step's work, journaled under the activity's idempotency key with when it finished and how
+ * long it took (its record in the run's memory): a retry after a crash or a model outage neither
+ * repeats finished work nor changes that record.
+ */
+export async function journaledWork(store: KeyValueStore, key: string, work: () => Promise<StepObservation>): Promise<StepOutcome & StepObservation> {
+  const done = await store.get<StepOutcome & StepObservation>(JOURNAL, key);
+  if (done) return done;
+  const started = Date.now();
+  const observation = await work();
+  const finished = new Date();
+  const outcome = { ...observation, at: finished.toISOString(), seconds: (finished.getTime() - started) / 1000 };
+  await store.put(JOURNAL, key, outcome);
+  return outcome;
 }
 
 /** One tool call of a run, as an observation (a failure is an `error` observation the model can react to). */
@@ -228,23 +244,19 @@ export function createPlanActivities(deps: PlanActivityDeps) {
 
     /**
      * One tool or reason step, then `replan_decision` — one activity per step keeps a
-     * step to ~6 history events. The step's result is journaled under the activity's
-     * idempotency key before replanning, so a retry (after a crash or a model outage)
-     * never runs a finished tool or reasoning call again.
+     * step to ~6 history events. The step's result is journaled (`journaledWork`) before
+     * replanning, so a retry never runs a finished tool or reasoning call again.
      */
     async executeStep({ state, stepId }: { state: ExecutionState; stepId: string }): Promise<StepResult> {
       current(state);
       return withHeartbeats(async (signal) => {
         const key = idempotencyKey();
-        let observation = await deps.store.get<StepObservation>(JOURNAL, key);
-        if (!observation) {
-          observation = await work(state, stepId, key, signal);
-          await deps.store.put(JOURNAL, key, observation);
-        }
+        const done = await journaledWork(deps.store, key, () => work(state, stepId, key, signal));
+        const observation: StepObservation = { kind: done.kind, content: done.content };
         const outcome = observation.kind === 'error' ? 'failed' : 'completed';
         const after = finishStep(state, stepId, outcome, observation, new Date(state.updatedAt));
         const step = findStep(state, stepId);
-        if (step) await remember(state, stepChunks(state, step, observation), `step ${stepId} ${outcome}`, key);
+        if (step) await remember(state, stepChunks(state, step, done), `step ${stepId} ${outcome}`, key);
         const decision = await model('replan_decision', after, signal);
         return { observation: headForHistory(observation), outcome, decision };
       });

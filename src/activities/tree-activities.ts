@@ -18,7 +18,7 @@ import type { ReflectionReply, SpinCheckReply } from '../planning/tree-schemas';
 import type { CodeVersion } from '../planning/code-version';
 import { assertCurrent, codeVersionOf } from './code-version';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
-import { asFailure, ensureRunThread, promptReader, rememberInRun, runToolStep, type PlanActivityDeps, type StepObservation } from './plan-activities';
+import { asFailure, ensureRunThread, journaledWork, promptReader, rememberInRun, runToolStep, type PlanActivityDeps, type StepObservation } from './plan-activities';
 
 export interface TreeLimits {
   /** Levels of a tree, the root counting as 1 (`MAX_TREE_DEPTH`). @default 4 */
@@ -130,17 +130,17 @@ export function createTreeActivities(deps: TreeActivityDeps) {
           reply = await ask({ ...(await context('react_action', state, taskIndex)), call: 'react_action' }, signal);
           await deps.store.put(JOURNAL, `${key}:action`, reply);
         }
-        // The task's working memory (seed 004): the thought, then the action and its result.
-        await rememberInRun(deps, state, [thoughtChunk(state, stepId, taskIndex, reply)], `task ${taskIndex} thought`, `${key}:thought`);
-        if (reply.action !== 'tool') return { reply, observation: null };
-        let observation = await deps.store.get<StepObservation>(JOURNAL, key);
-        if (!observation) {
-          observation = await runToolStep(deps, state, { stepId, tool: reply.tool ?? '', args: reply.args ?? {} }, key, signal);
-          await deps.store.put(JOURNAL, key, observation);
+        // The task's working memory (seed 004): a tool call is a step record (its thought, the
+        // action, the result, its status and time); any other action is the thought and the choice.
+        if (reply.action !== 'tool') {
+          await rememberInRun(deps, state, [thoughtChunk(state, stepId, taskIndex, reply)], `task ${taskIndex} thought`, `${key}:thought`);
+          return { reply, observation: null };
         }
-        const step = { id: stepId, index: state.steps.length + 1, type: 'tool' as const, description: reply.thought, status: 'completed' as const, tool: reply.tool ?? '', args: reply.args ?? {} };
-        await rememberInRun(deps, state, stepChunks(state, step, observation), `task ${taskIndex} ${reply.tool ?? ''}`, key);
-        return { reply, observation: headForHistory(observation) };
+        const call = { stepId, tool: reply.tool ?? '', args: reply.args ?? {} };
+        const done = await journaledWork(deps.store, key, () => runToolStep(deps, state, call, key, signal));
+        const step = { id: stepId, index: state.steps.length + 1, type: 'tool' as const, description: `[task ${taskIndex}] ${reply.thought}`, status: 'completed' as const, tool: call.tool, args: call.args };
+        await rememberInRun(deps, state, stepChunks(state, step, done), `task ${taskIndex} ${call.tool}`, key);
+        return { reply, observation: headForHistory({ kind: done.kind, content: done.content }) };
       });
     },
 

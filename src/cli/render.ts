@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { DEMO_LABEL } from '../llm/demo-provider';
 import { isTerminal, OBSERVATION_KINDS, RUN_STATUSES, STEP_STATUSES } from '../planning/execution-state';
-import { MARK } from '../planning/progress';
+import { stepMark, stepNote } from '../planning/progress';
 import { STEP_TYPES } from '../planning/schemas';
 import { TaskSpecSchema } from '../planning/tree-schemas';
 import { SESSION_RUN_STATUSES, WAITING } from '../sessions/session-model';
@@ -99,8 +99,9 @@ export function describeStep(step: RunStep): string {
  * produced when it has finished: `[x] 1. tool calculator {…}  → {"value":84}`.
  */
 export function stepLine(step: RunStep, observation: string | null = null, observationKind: string | null = null): string {
-  const head = `${MARK[step.status]} ${step.index}. ${describeStep(step)}`;
-  const note = step.status === 'replaced' || step.status === 'skipped' ? `  (${step.status})` : '';
+  const head = `${stepMark(step.status)} ${step.index}. ${describeStep(step)}`;
+  const said = stepNote(step.status);
+  const note = said ? `  (${said})` : '';
   if (observation === null) return head + note;
   const shown = observationKind === 'user_reply' ? JSON.stringify(oneLine(observation, MAX_OBSERVATION_WIDTH)) : oneLine(observation, MAX_OBSERVATION_WIDTH);
   return `${head}  → ${shown}${note}`;

@@ -25,8 +25,11 @@ export interface CompactionOptions {
 export const SUMMARY_RATIO = 0.25;
 /** …but never below this many tokens. */
 export const MIN_SUMMARY_TOKENS = 20;
-/** The newest BATCH_COMPRESSIBLE chunks stay verbatim: the model needs its latest steps word for word. */
-export const KEEP_RECENT_BATCH = 4;
+/**
+ * The newest BATCH_COMPRESSIBLE chunks of this many steps stay verbatim (seed 002's "summarize
+ * older steps, keep recent raw"): the model needs its latest steps word for word.
+ */
+export const KEEP_RECENT_STEPS = 4;
 
 /** The size a summary of `tokens` tokens is planned at. */
 export function projectedSummaryTokens(tokens: number): number {
@@ -34,6 +37,16 @@ export function projectedSummaryTokens(tokens: number): number {
 }
 
 const sumTokens = (chunks: readonly Chunk[]) => chunks.reduce((n, c) => n + c.tokens, 0);
+
+/** The step a chunk records: a run's step (its chunks, e.g. action and action_response, are one), or the chunk alone. */
+const stepOf = (chunk: Chunk): string => (chunk.provenance.stepId ? `${chunk.provenance.runId ?? ''}/${chunk.provenance.stepId}` : chunk.id);
+
+/** The chunks of the newest KEEP_RECENT_STEPS steps among `batch` (in state order). */
+function recentSteps(batch: readonly Chunk[]): Set<Chunk> {
+  const steps = new Set<string>();
+  for (let i = batch.length - 1; i >= 0 && steps.size < KEEP_RECENT_STEPS; i--) steps.add(stepOf(batch[i] as Chunk));
+  return new Set(batch.filter((c) => steps.has(stepOf(c))));
+}
 
 /** The total tokens of `chunks` once `steps` are applied, with each summary at its projected size. */
 export function projectTokens(chunks: readonly Chunk[], steps: readonly CompactionStep[]): number {
@@ -65,13 +78,14 @@ function leastImportantFirst(chunks: readonly Chunk[], keep: (c: Chunk) => boole
  * Groups of BATCH_COMPRESSIBLE chunks to summarize together, oldest first.
  * A group is a run of such chunks with nothing else between them (a
  * batch_replace puts its result where the first one was, so only a contiguous
- * run keeps the order of everything else), the newest KEEP_RECENT_BATCH are
- * left out, and a run is split so no group holds more than `hard` tokens — the
- * texts of one summary call must fit a model call.
+ * run keeps the order of everything else), the chunks of the newest
+ * KEEP_RECENT_STEPS steps are left out, and a run is split so no group holds
+ * more than `hard` tokens — the texts of one summary call must fit a model call.
  */
 function batchGroups(remaining: readonly Chunk[], hard: number): Chunk[][] {
   const batch = remaining.filter((c) => c.retention === 'BATCH_COMPRESSIBLE');
-  const candidates = new Set(batch.slice(0, Math.max(0, batch.length - KEEP_RECENT_BATCH)));
+  const recent = recentSteps(batch);
+  const candidates = new Set(batch.filter((c) => !recent.has(c)));
   const groups: Chunk[][] = [];
   let group: Chunk[] = [];
   let groupTokens = 0;

@@ -31,18 +31,37 @@ function parse(content: string): unknown {
   }
 }
 
-/** The chunks a finished step adds: action + its response, a thought, or the question and its reply. */
-export function stepChunks(state: ExecutionState, step: PlanStep, observation: Pick<Observation, 'kind' | 'content'>): ChunkInput[] {
+/**
+ * What a step's work produced, as its record needs it: the observation and, when known, when it
+ * finished (`at`, ISO) and how long it took (`seconds`, seed 004's execution time).
+ */
+export type StepOutcome = Pick<Observation, 'kind' | 'content'> & { at?: string; seconds?: number };
+
+/** The result half of a step record: the result (or error), seed 004's execution status, and its time. */
+function responseData(step: PlanStep, observation: StepOutcome, result: Record<string, unknown>) {
+  const failed = observation.kind === 'error';
+  return {
+    step: step.id,
+    ...(failed ? { error: observation.content } : result),
+    status: failed ? 'error' : 'success',
+    ...(observation.at ? { at: observation.at } : {}),
+    ...(observation.seconds !== undefined ? { seconds: observation.seconds } : {}),
+  };
+}
+
+/**
+ * The chunks a finished step adds. A tool step (or a sub-plan) is seed 004's step record: the
+ * `action` holds its thought (the planned step's description — the planner's steps have no
+ * separate thought) and what it did; the `action_response` its result or error, status and
+ * time. A reason step adds a thought, an ask_user step the question and its reply.
+ */
+export function stepChunks(state: ExecutionState, step: PlanStep, observation: StepOutcome): ChunkInput[] {
   const prov = provenance(state, step.id);
   switch (step.type) {
     case 'tool':
       return [
-        { type: 'action', content: { kind: 'json', data: { step: step.id, tool: step.tool, args: step.args ?? {} } }, provenance: prov },
-        {
-          type: 'action_response',
-          content: observation.kind === 'error' ? { kind: 'json', data: { step: step.id, error: observation.content } } : { kind: 'json', data: { step: step.id, result: parse(observation.content) } },
-          provenance: prov,
-        },
+        { type: 'action', content: { kind: 'json', data: { step: step.id, thought: step.description, tool: step.tool, args: step.args ?? {} } }, provenance: prov },
+        { type: 'action_response', content: { kind: 'json', data: responseData(step, observation, { result: parse(observation.content) }) }, provenance: prov },
       ];
     case 'reason':
       return [{ type: 'thinking', content: { kind: 'text', text: observation.content }, provenance: prov }];
@@ -53,12 +72,8 @@ export function stepChunks(state: ExecutionState, step: PlanStep, observation: P
       ];
     case 'subplan':
       return [
-        { type: 'action', content: { kind: 'json', data: { step: step.id, subplan: step.goal, childRunId: step.childRunId } }, provenance: prov },
-        {
-          type: 'action_response',
-          content: { kind: 'json', data: observation.kind === 'error' ? { step: step.id, error: observation.content } : { step: step.id, answer: observation.content } },
-          provenance: prov,
-        },
+        { type: 'action', content: { kind: 'json', data: { step: step.id, thought: step.description, subplan: step.goal, childRunId: step.childRunId } }, provenance: prov },
+        { type: 'action_response', content: { kind: 'json', data: responseData(step, observation, { answer: observation.content }) }, provenance: prov },
       ];
     case 'respond':
       return [];

@@ -1,18 +1,33 @@
-/** Renders a run's plan as a short progress list ([x] done, [~] running, [-] skipped, [ ] pending). */
+/**
+ * Renders a run's plan as the seed's progress list, with the tree engine's marks
+ * (`progress-marks.ts`): the goal line carries the plan's aggregate, each step its own.
+ */
 import type { ExecutionState, PlanStep } from './execution-state';
+import { aggregateProgress, progressMark, type Progress } from './progress-marks';
 
-export const MARK: Record<PlanStep['status'], string> = {
-  completed: '[x]',
-  running: '[~]',
-  pending: '[ ]',
-  failed: '[!]',
-  replaced: '[-]',
-  skipped: '[-]',
+/** A step's progress: a step that will not run (again) is done with, like the tree's skipped or aborted tasks. */
+const STEP_PROGRESS: Record<PlanStep['status'], Progress> = {
+  completed: 'finished',
+  failed: 'finished',
+  replaced: 'finished',
+  skipped: 'finished',
+  running: 'executing',
+  pending: 'notStarted',
 };
 
+/** A step's mark: `[x]` done with, `[-]` executing, `[ ]` not started. */
+export const stepMark = (status: PlanStep['status']): string => progressMark(STEP_PROGRESS[status]);
+
+/** What a done-with step's mark does not say: that it failed, or never ran. */
+export const stepNote = (status: PlanStep['status']): string | null => (status === 'failed' || status === 'replaced' || status === 'skipped' ? status : null);
+
 export function renderProgress(state: ExecutionState): string {
-  const head = `**${state.status}** — ${state.goal}${state.model ? ` (model: ${state.model})` : ''}`;
-  const lines = state.steps.map((s) => `${MARK[s.status]} ${s.index}. ${s.type}: ${s.description}`);
+  const plan = progressMark(aggregateProgress(state.steps.map((s) => STEP_PROGRESS[s.status])));
+  const head = `-${plan} **${state.status}** — ${state.goal}${state.model ? ` (model: ${state.model})` : ''}`;
+  const lines = state.steps.map((s) => {
+    const note = stepNote(s.status);
+    return ` -${stepMark(s.status)} ${s.index}. ${s.type}: ${s.description}${note ? ` (${note})` : ''}`;
+  });
   const tail = state.finalAnswer ? [`Answer: ${state.finalAnswer}`] : state.lastError ? [`Error: ${state.lastError}`] : [];
   return [head, ...lines, ...tail].join('\n');
 }

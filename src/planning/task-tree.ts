@@ -5,6 +5,8 @@
  * seed's progress rendering. Every function returns a new tree; nothing is changed in place.
  */
 
+import { aggregateProgress, progressMark, type Progress } from './progress-marks';
+
 export const TASK_STATUSES = ['created', 'queueing', 'processing', 'completed', 'aborted', 'skipped'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 /** A task in one of these is done with (the seed's `executed()`): it is not scheduled again. */
@@ -183,26 +185,19 @@ export const levelOf = (index: string): number => index.split('-').length;
 
 // ---------------------------------------------------------------- progress (seed §8.1)
 
-/** The seed's marks: finished, executing, partly done, not started. */
-export const PROGRESS_MARK = { finished: 'x', executing: '-', partial: '~', notStarted: ' ' } as const;
+/** A task's own progress, as its parent counts it. */
+const taskProgress = (status: TaskStatus): Progress => (isFinishedTask(status) ? 'finished' : status === 'processing' ? 'executing' : 'notStarted');
 
 function progressLine(node: TaskNode, depth: number): string {
-  const finished = node.subtasks.length ? node.subtasks.every((c) => isFinishedTask(c.status)) : isFinishedTask(node.status);
-  const partial = node.subtasks.length > 0 && !finished && node.subtasks.some((c) => isFinishedTask(c.status) || c.status === 'processing');
-  let mark: string = PROGRESS_MARK.notStarted;
-  let note = '(not started)';
-  if (node.subtasks.length === 0 && node.status === 'processing') {
-    mark = PROGRESS_MARK.executing;
-    note = `(executing)${node.summary ? ` (status: ${node.summary})` : ''}`;
-  } else if (finished) {
-    mark = PROGRESS_MARK.finished;
-    const how = node.status === 'skipped' ? 'skipped' : node.status === 'aborted' ? 'aborted' : 'finished';
-    note = `(${how}${node.summary ? `: ${node.summary}` : ''})`;
-  } else if (partial) {
-    mark = PROGRESS_MARK.partial;
-    note = '(partly done)';
-  }
-  return `${' '.repeat(depth)}-[${mark}] ${node.index}. ${JSON.stringify(node.name)} ${note}`;
+  // Only a leaf executes; a group's mark is its children's aggregate.
+  const progress = node.subtasks.length ? aggregateProgress(node.subtasks.map((c) => taskProgress(c.status))) : taskProgress(node.status);
+  const notes: Record<Progress, () => string> = {
+    executing: () => `(executing)${node.summary ? ` (status: ${node.summary})` : ''}`,
+    finished: () => `(${node.status === 'skipped' ? 'skipped' : node.status === 'aborted' ? 'aborted' : 'finished'}${node.summary ? `: ${node.summary}` : ''})`,
+    partial: () => '(partly done)',
+    notStarted: () => '(not started)',
+  };
+  return `${' '.repeat(depth)}-${progressMark(progress)} ${node.index}. ${JSON.stringify(node.name)} ${notes[progress]()}`;
 }
 
 /** The whole tree as the seed renders it: one line per task, indented by level. */

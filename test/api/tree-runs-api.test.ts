@@ -81,8 +81,9 @@ test('a tree run executes its leaves in DFS order (a group as child run <run>.t<
   const { memory, close } = await openMemory(env.config);
   try {
     const texts = (await memory.view(`thread_${runId}`)).chunks.map((c) => (c.content.kind === 'text' ? c.content.text : JSON.stringify(c.content)));
-    assert.ok(texts.includes('[task 1-1-1] compute 2*39 → tool calculator'), texts.join('\n'));
-    assert.ok(texts.some((t) => t.includes('"tool":"calculator"')) && texts.some((t) => t.includes('"result":{"value":78}')), texts.join('\n'));
+    // A tool call is one step record (seed 004): its thought and action, then its result, status and time.
+    assert.ok(texts.some((t) => t.includes('"thought":"[task 1-1-1] compute 2*39","tool":"calculator"')), texts.join('\n'));
+    assert.ok(texts.some((t) => /"result":\{"value":78\},"status":"success","at":"[^"]+","seconds":/.test(t)), texts.join('\n'));
     assert.ok(texts.includes('[task 1-2] done: bouchons → finish'), texts.join('\n'));
   } finally {
     await close();

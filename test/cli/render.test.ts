@@ -57,12 +57,12 @@ function transcript(states: ExecutionState[]): string[] {
   return lines;
 }
 
-test('a step line shows the mark, the index, the tool with its arguments and, once done, the observation', () => {
+test('a step line shows the seed’s mark ([-] executing, [x] done with, a failure said in a note), the index, the tool with its arguments and, once done, the observation', () => {
   const [, planned] = askingRun();
   const running = { ...wire(planned!).steps[0]!, status: 'running' as const };
-  assert.equal(stepLine(running), '[~] 1. tool calculator {"expression":"12*7"}');
+  assert.equal(stepLine(running), '[-] 1. tool calculator {"expression":"12*7"}');
   assert.equal(stepLine({ ...running, status: 'completed' }, '{"value":84}', 'tool'), '[x] 1. tool calculator {"expression":"12*7"}  → {"value":84}');
-  assert.equal(stepLine({ ...running, status: 'failed' }, 'division by zero', 'error'), '[!] 1. tool calculator {"expression":"12*7"}  → division by zero');
+  assert.equal(stepLine({ ...running, status: 'failed' }, 'division by zero', 'error'), '[x] 1. tool calculator {"expression":"12*7"}  → division by zero  (failed)');
 });
 
 test('a long or multi-line observation stays on one line, cut with an ellipsis', () => {
@@ -73,7 +73,7 @@ test('a long or multi-line observation stays on one line, cut with an ellipsis',
   assert.ok(line.endsWith('…'));
   assert.ok(line.length < 300, `line is ${line.length} chars`);
   const wordy = stepLine({ ...step, status: 'running', description: `Think ${'very '.repeat(100)}hard` });
-  assert.ok(wordy.startsWith('[~] 2. reason: Think very very'));
+  assert.ok(wordy.startsWith('[-] 2. reason: Think very very'));
   assert.ok(wordy.endsWith('…') && wordy.length < 200, wordy);
 });
 
@@ -84,12 +84,12 @@ test('following a run prints the model, the plan, each step change with its obse
     '  [ ] 1. tool calculator {"expression":"12*7"}',
     '  [ ] 2. ask_user: Ask whether to round',
     '  [ ] 3. respond: Answer the user',
-    '[~] 1. tool calculator {"expression":"12*7"}',
+    '[-] 1. tool calculator {"expression":"12*7"}',
     '[x] 1. tool calculator {"expression":"12*7"}  → {"value":84}',
-    '[~] 2. ask_user: Ask whether to round',
+    '[-] 2. ask_user: Ask whether to round',
     '? Round the result?',
     '[x] 2. ask_user: Ask whether to round  → "no"',
-    '[~] 3. respond: Answer the user',
+    '[-] 3. respond: Answer the user',
     '[x] 3. respond: Answer the user',
     '',
     'answer: 12*7 is 84.',
@@ -108,7 +108,7 @@ test('states that arrive coalesced still print every step change once, in the or
   const lines = transcript([states[1]!, states[5]!, states[9]!]);
   assert.deepEqual(lines.slice(5), [
     '[x] 1. tool calculator {"expression":"12*7"}  → {"value":84}',
-    '[~] 2. ask_user: Ask whether to round',
+    '[-] 2. ask_user: Ask whether to round',
     '? Round the result?',
     '[x] 2. ask_user: Ask whether to round  → "no"',
     '[x] 3. respond: Answer the user',
@@ -134,12 +134,12 @@ test('steps added by a replan and started before the next state arrived are list
   const afterCalc = states[3]!;
   const revised = model.replaceRemaining(afterCalc, [{ type: 'reason', description: 'Check the product' }, respond], t0);
   assert.deepEqual(renderAll(afterCalc, model.startStep(revised, 's4', t0)), [
-    '[-] 2. ask_user: Ask whether to round  (replaced)',
-    '[-] 3. respond: Answer the user  (replaced)',
+    '[x] 2. ask_user: Ask whether to round  (replaced)',
+    '[x] 3. respond: Answer the user  (replaced)',
     'plan revised (+2 steps):',
     '  [ ] 4. reason: Check the product',
     '  [ ] 5. respond: Answer the user',
-    '[~] 4. reason: Check the product',
+    '[-] 4. reason: Check the product',
   ]);
 });
 
@@ -169,14 +169,14 @@ test('a failed run prints the failed step and the error; a cancelled one says so
   const states = askingRun();
   const running = states[2]!;
   assert.deepEqual(renderAll(running, model.fail(running, 'model unavailable (gave up after 5 attempts)', t0)), [
-    '[!] 1. tool calculator {"expression":"12*7"}',
+    '[x] 1. tool calculator {"expression":"12*7"}  (failed)',
     '',
     'the run failed: model unavailable (gave up after 5 attempts)',
   ]);
   const waiting = states[5]!;
   assert.deepEqual(renderAll(waiting, model.cancel(waiting, t0)), [
-    '[-] 2. ask_user: Ask whether to round  (skipped)',
-    '[-] 3. respond: Answer the user  (skipped)',
+    '[x] 2. ask_user: Ask whether to round  (skipped)',
+    '[x] 3. respond: Answer the user  (skipped)',
     '',
     'the run was cancelled',
   ]);

@@ -598,7 +598,7 @@ describe('compactIfNeeded', () => {
     const compacted = after.chunks[2] as Chunk;
     assert.equal(compacted.type, 'compacted');
     assert.equal(textOf(compacted), flowSummary);
-    // The newest KEEP_RECENT_BATCH working-flow chunks stay verbatim, after the compacted one.
+    // The newest KEEP_RECENT_STEPS working-flow chunks (each its own step here) stay verbatim, after the compacted one.
     const kept = t.batch.slice(-4);
     assert.deepEqual(after.chunks.slice(3).map((c) => c.id), kept.map((c) => c.id));
     assert.equal(after.chunks.length, 7);

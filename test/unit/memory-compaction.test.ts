@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import {
   compressText,
-  KEEP_RECENT_BATCH,
+  KEEP_RECENT_STEPS,
   planCompaction,
   projectedSummaryTokens,
   projectTokens,
@@ -91,10 +91,22 @@ test('then BATCH_COMPRESSIBLE runs are summarized together, oldest first, leavin
     { kind: 'batch_summarize', chunkIds: ['b4', 'b5'] },
     { kind: 'batch_summarize', chunkIds: ['b6'] },
   ]);
-  assert.equal(KEEP_RECENT_BATCH, 4);
-  assert.ok(!touched(steps).some((id) => ['b7', 'b8', 'b9', 'b10'].includes(id)), 'the newest four stay');
+  assert.equal(KEEP_RECENT_STEPS, 4);
+  assert.ok(!touched(steps).some((id) => ['b7', 'b8', 'b9', 'b10'].includes(id)), 'the newest four (each its own step) stay');
   // Only as many groups as needed: after the first, 1300 − 300 + 75 = 1075.
   assert.deepEqual(planCompaction(chunks, { soft: 1100, hard: 10_000 }), [{ kind: 'batch_summarize', chunkIds: ['b1', 'b2', 'b3'] }]);
+});
+
+test('a run step’s chunks count as one step: older steps are summarized, the newest KEEP_RECENT_STEPS steps stay raw, whole', () => {
+  // Six tool steps of a run, each an action and its action_response.
+  const step = (n: number): Chunk[] =>
+    (['a', 'r'] as const).map((half) => ({ ...chunk(`s${n}${half}`, 'BATCH_COMPRESSIBLE', 100), provenance: { runId: 'run-1', stepId: `s${n}` } }));
+  const chunks = [chunk('goal', 'CRITICAL', 50), ...[1, 2, 3, 4, 5, 6].flatMap(step)];
+  const steps = planCompaction(chunks, { soft: 100, hard: 10_000 });
+  assert.deepEqual(steps, [{ kind: 'batch_summarize', chunkIds: ['s1a', 's1r', 's2a', 's2r'] }]);
+  // The same step id in another run (a tree's child run writing to the root's thread) is another step.
+  const other = chunks.map((c) => (c.id === 's6r' ? { ...c, provenance: { runId: 'run-1.t1-2', stepId: 's6' } } : c));
+  assert.deepEqual(planCompaction(other, { soft: 100, hard: 10_000 }), [{ kind: 'batch_summarize', chunkIds: ['s1a', 's1r', 's2a', 's2r', 's3a', 's3r'] }]);
 });
 
 test('a run larger than the hard limit is split so each summary call fits a model call', () => {

@@ -13,6 +13,8 @@ import {
   type ExecutionState,
 } from '../../src/planning/execution-state';
 import { renderProgress, stepSummary } from '../../src/planning/progress';
+import { progressMark } from '../../src/planning/progress-marks';
+import { renderTaskProgress } from '../../src/planning/task-tree';
 
 const at = new Date('2025-01-01T00:00:00.000Z');
 
@@ -31,46 +33,65 @@ function running(): ExecutionState {
   return startStep(s, 's2', at);
 }
 
-test('a plan renders one line per step with its mark, index, type and description under a status headline', () => {
+test('a plan renders with the tree engine’s marks: the goal line carries the aggregate ([~] partly done), each step [x] done, [-] executing or [ ] not started', () => {
   assert.equal(
     renderProgress(running()),
     [
-      '**running** — What is 40+2? (model: offline-demo)',
-      '[x] 1. tool: Add the numbers',
-      '[~] 2. reason: Check the sum',
-      '[ ] 3. respond: Answer the user',
+      '-[~] **running** — What is 40+2? (model: offline-demo)',
+      ' -[x] 1. tool: Add the numbers',
+      ' -[-] 2. reason: Check the sum',
+      ' -[ ] 3. respond: Answer the user',
     ].join('\n'),
   );
 });
 
-test('a run still planning shows only its headline, and no model label when none is known yet', () => {
-  const s = initialState({ runId: 'run-1', userId: 'ada', goal: 'Plan a trip', model: '' }, at);
-  assert.equal(renderProgress(s), '**planning** — Plan a trip');
+test('the planner and the tree engine draw their marks with one function', () => {
+  const tree = renderTaskProgress({
+    index: '1',
+    name: 'Sum',
+    goal: 'What is 40+2?',
+    status: 'processing',
+    iterations: 0,
+    subtasks: [
+      { index: '1-1', name: 'Add', goal: 'Add', status: 'completed', iterations: 1, subtasks: [] },
+      { index: '1-2', name: 'Check', goal: 'Check', status: 'processing', iterations: 0, subtasks: [] },
+      { index: '1-3', name: 'Answer', goal: 'Answer', status: 'created', iterations: 0, subtasks: [] },
+    ],
+  });
+  const marks = (text: string) => text.split('\n').map((line) => /\[.\]/.exec(line)?.[0]);
+  const expected = [progressMark('partial'), progressMark('finished'), progressMark('executing'), progressMark('notStarted')];
+  assert.deepEqual(expected, ['[~]', '[x]', '[-]', '[ ]']);
+  assert.deepEqual(marks(tree), expected);
+  assert.deepEqual(marks(renderProgress(running())), expected);
 });
 
-test('a completed run ends with its answer; skipped and replaced steps are marked [-]', () => {
+test('a run still planning shows only its goal line, not started, and no model label when none is known yet', () => {
+  const s = initialState({ runId: 'run-1', userId: 'ada', goal: 'Plan a trip', model: '' }, at);
+  assert.equal(renderProgress(s), '-[ ] **planning** — Plan a trip');
+});
+
+test('a completed run is [x] and ends with its answer; skipped and replaced steps are done with, [x], and say so', () => {
   const checked = finishStep(running(), 's2', 'completed', { kind: 'reason', content: 'fine' }, at);
   const s = complete(replaceRemaining(checked, [{ type: 'respond', description: 'Reply now' }], at), '40+2 = 42', at);
-  const lines = renderProgress(s).split('\n');
-  assert.equal(lines[0], '**completed** — What is 40+2? (model: offline-demo)');
-  assert.deepEqual(lines.slice(1), [
-    '[x] 1. tool: Add the numbers',
-    '[x] 2. reason: Check the sum',
-    '[-] 3. respond: Answer the user',
-    '[-] 4. respond: Reply now',
+  assert.deepEqual(renderProgress(s).split('\n'), [
+    '-[x] **completed** — What is 40+2? (model: offline-demo)',
+    ' -[x] 1. tool: Add the numbers',
+    ' -[x] 2. reason: Check the sum',
+    ' -[x] 3. respond: Answer the user (replaced)',
+    ' -[x] 4. respond: Reply now (skipped)',
     'Answer: 40+2 = 42',
   ]);
 });
 
-test('a failed run marks the failed step [!] and ends with its error; a cancelled one skips what was left', () => {
+test('a failed run marks the failed step [x] (failed), stays partly done and ends with its error; a cancelled one skips what was left', () => {
   const failed = renderProgress(fail(running(), 'model unavailable', at)).split('\n');
-  assert.equal(failed[0], '**failed** — What is 40+2? (model: offline-demo)');
-  assert.equal(failed[2], '[!] 2. reason: Check the sum');
+  assert.equal(failed[0], '-[~] **failed** — What is 40+2? (model: offline-demo)');
+  assert.equal(failed[2], ' -[x] 2. reason: Check the sum (failed)');
   assert.equal(failed.at(-1), 'Error: model unavailable');
 
   const cancelled = renderProgress(cancel(running(), at)).split('\n');
-  assert.equal(cancelled[0], '**cancelled** — What is 40+2? (model: offline-demo)');
-  assert.deepEqual(cancelled.slice(2), ['[-] 2. reason: Check the sum', '[-] 3. respond: Answer the user']);
+  assert.equal(cancelled[0], '-[x] **cancelled** — What is 40+2? (model: offline-demo)');
+  assert.deepEqual(cancelled.slice(2), [' -[x] 2. reason: Check the sum (skipped)', ' -[x] 3. respond: Answer the user (skipped)']);
 });
 
 test('stepSummary names the step, its tool, and stays within 200 characters', () => {

@@ -1,9 +1,11 @@
 /**
- * A run's working memory past its thread's soft token limit is compacted by
- * real `memory_summary` model calls, and later prompts see the summary.
+ * A run's working memory (seed 004): each tool step a record of its thought, action, result,
+ * status and time; past the thread's soft token limit older steps are compacted by real
+ * `memory_summary` model calls while the newest steps stay raw, and later prompts see both.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { KEEP_RECENT_STEPS } from '../../src/memory/compaction';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
@@ -67,5 +69,57 @@ test('working memory past the soft limit is compacted by memory_summary calls, a
   // A later prompt was built from the compacted memory.
   const lastPrompt = stub.requestsFor(goal, 'final_answer')[0]?.messages.map((m) => m.content).join('\n') ?? '';
   assert.match(lastPrompt, /SUMMARY-\d+/);
+  assert.equal(stub.misses.length, 0, `unexpected model calls: ${stub.misses.map((m) => m.name).join(', ')}`);
+});
+
+test('each tool step records its thought, action, result, status and time; older steps are summarized, the last KEEP_RECENT_STEPS stay raw', async () => {
+  const goal = 'a long run of recorded steps';
+  // Ten tool steps; the ninth divides by zero, so its record is an error.
+  const steps = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((n) => toolStep('calculator', { expression: n === 9 ? '1/0' : `${n}*7` }, `compute step ${n} of the series`));
+  stub.script(goal, { execution_plan: [{ steps: [...steps, respondStep] }], replan_decision: steps.map(() => cont), final_answer: [answer('series done')] });
+  stub.script('', { memory_summary: Array.from({ length: 30 }, (_, i) => ({ summary: `ROLLUP-${i}: the earlier steps computed multiples of seven.` })) });
+
+  const runs = new Runs(env.client, env.config);
+  const { runId } = await runs.start({ userId: 'recorder', goal });
+  const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
+  assert.equal(state.status, 'completed');
+
+  const { memory, close } = await openMemory(env.config);
+  try {
+    const view = await memory.view(state.threadId ?? '');
+    const raw = view.chunks.filter((c) => c.type === 'action' || c.type === 'action_response');
+    // Only the newest steps are still raw, each whole (its action and its result), in order.
+    const recent = state.steps.filter((s) => s.type === 'tool').slice(-KEEP_RECENT_STEPS).map((s) => s.id);
+    assert.deepEqual(raw.map((c) => c.provenance.stepId), recent.flatMap((id) => [id, id]));
+    assert.deepEqual(raw.map((c) => c.type), recent.flatMap(() => ['action', 'action_response']));
+    // The older ones live on in a summary, placed before them.
+    const types = view.chunks.map((c) => c.type);
+    assert.equal(types[0], 'delegation');
+    assert.equal(types[1], 'compacted');
+    assert.match(JSON.stringify(view.chunks[1]?.content), /ROLLUP-\d+/);
+    assert.equal(types.at(-1), 'output');
+
+    const data = (i: number) => (raw[i]?.content as { kind: 'json'; data: Record<string, unknown> }).data;
+    const step7 = state.steps[6];
+    assert.deepEqual(data(0), { step: step7?.id, thought: 'compute step 7 of the series', tool: 'calculator', args: { expression: '7*7' } });
+    const result7 = data(1);
+    assert.deepEqual({ step: result7.step, result: result7.result, status: result7.status }, { step: step7?.id, result: { value: 49 }, status: 'success' });
+    assert.ok(typeof result7.at === 'string' && !Number.isNaN(Date.parse(result7.at)), `time of the step: ${String(result7.at)}`);
+    assert.ok(typeof result7.seconds === 'number' && result7.seconds >= 0, `execution time: ${String(result7.seconds)}`);
+    const failed = data(5);
+    assert.equal(failed.status, 'error');
+    assert.match(String(failed.error), /1\/0/);
+    assert.equal(failed.result, undefined);
+  } finally {
+    await close();
+  }
+
+  // The summaries were made from whole step records (the thought included), oldest first.
+  const summarized = stub.requestsFor('', 'memory_summary').map((r) => r.messages.map((m) => m.content).join('\n')).join('\n');
+  assert.match(summarized, /thought: compute step 1 of the series[\s\S]*status: success/);
+  // The last prompt shows the summary, then the recent steps raw.
+  const lastPrompt = stub.requestsFor(goal, 'final_answer')[0]?.messages.map((m) => m.content).join('\n') ?? '';
+  assert.match(lastPrompt, /ROLLUP-\d+[\s\S]*thought: compute step 7 of the series[\s\S]*status: error[\s\S]*thought: compute step 10 of the series/);
+  assert.doesNotMatch(lastPrompt, /thought: compute step 1 of the series/);
   assert.equal(stub.misses.length, 0, `unexpected model calls: ${stub.misses.map((m) => m.name).join(', ')}`);
 });

@@ -1,0 +1,39 @@
+/** What a finished step writes into its run's memory thread: seed 004's step records. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { applyPlan, initialState, type PlanStep } from '../../src/planning/execution-state';
+import { stepChunks } from '../../src/memory/run-chunks';
+
+const at = new Date('2025-01-01T00:00:00.000Z');
+const state = applyPlan(
+  initialState({ runId: 'run-1', userId: 'ada', goal: 'What is 6*7?', model: 'offline-demo' }, at),
+  [
+    { type: 'tool', description: 'Multiply the numbers', tool: 'calculator', args: { expression: '6*7' } },
+    { type: 'subplan', description: 'Delegate the check', goal: 'check 42' },
+    { type: 'respond', description: 'Answer' },
+  ],
+  at,
+);
+const [tool, subplan] = state.steps as [PlanStep, PlanStep];
+const data = (chunks: ReturnType<typeof stepChunks>) => chunks.map((c) => [c.type, c.content.kind === 'json' ? c.content.data : c.content, c.provenance?.stepId]);
+
+test('a tool step is a record of its thought, action, result, status and time, both halves marked with the step', () => {
+  const chunks = stepChunks(state, tool, { kind: 'tool', content: '{"value":42}', at: '2025-01-01T00:00:01.000Z', seconds: 0.25 });
+  assert.deepEqual(data(chunks), [
+    ['action', { step: 's1', thought: 'Multiply the numbers', tool: 'calculator', args: { expression: '6*7' } }, 's1'],
+    ['action_response', { step: 's1', result: { value: 42 }, status: 'success', at: '2025-01-01T00:00:01.000Z', seconds: 0.25 }, 's1'],
+  ]);
+});
+
+test('a failed tool step records its error with status error; a record without a known time has none', () => {
+  const [, response] = stepChunks(state, tool, { kind: 'error', content: 'division by zero' });
+  assert.deepEqual(response?.content, { kind: 'json', data: { step: 's1', error: 'division by zero', status: 'error' } });
+});
+
+test('a sub-plan is a step record too: its thought and goal, then the child’s answer with status and time', () => {
+  const chunks = stepChunks(state, subplan, { kind: 'subplan', content: '42 is right', at: '2025-01-01T00:00:05.000Z' });
+  assert.deepEqual(data(chunks), [
+    ['action', { step: 's2', thought: 'Delegate the check', subplan: 'check 42', childRunId: undefined }, 's2'],
+    ['action_response', { step: 's2', answer: '42 is right', status: 'success', at: '2025-01-01T00:00:05.000Z' }, 's2'],
+  ]);
+});
