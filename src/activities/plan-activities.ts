@@ -82,6 +82,10 @@ export async function ensureRunThread(deps: Pick<PlanActivityDeps, 'memory'>, st
   return thread.id;
 }
 
+/** The memory threads that are a run's own: its working memory, its parent run's, its session's (what `retrieve_message` may read). */
+export const ownThreads = (state: ExecutionState): string[] =>
+  [state.threadId, state.parentRunId ? runThreadId(state.parentRunId) : null, state.sessionThreadId ?? null].filter((t): t is string => t !== null);
+
 /** One tool call of a run, as an observation (a failure is an `error` observation the model can react to). */
 export async function runToolStep(
   deps: Pick<PlanActivityDeps, 'tools' | 'store' | 'memory'>,
@@ -96,7 +100,7 @@ export async function runToolStep(
     stepId: call.stepId,
     idempotencyKey: key,
     store: deps.store,
-    ...(deps.memory ? { memory: deps.memory } : {}),
+    ...(deps.memory ? { memory: deps.memory, threads: ownThreads(state) } : {}),
     heartbeat: () => undefined, // withHeartbeats already beats every second
     signal,
   });
@@ -143,7 +147,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
         stepId: 'preflight',
         idempotencyKey: `${key}:preflight:${tool.name}`,
         store: deps.store,
-        ...(deps.memory ? { memory: deps.memory } : {}),
+        ...(deps.memory ? { memory: deps.memory, threads: ownThreads(state) } : {}),
         heartbeat: () => undefined,
         signal,
       });
