@@ -107,6 +107,10 @@ export async function journaledWork(store: KeyValueStore, key: string, work: () 
   return outcome;
 }
 
+/** The memory threads that are a run's own: its working memory, its parent run's, its session's (what `retrieve_message` may read). */
+export const ownThreads = (state: ExecutionState): string[] =>
+  [state.threadId, state.parentRunId ? runThreadId(state.parentRunId) : null, state.sessionThreadId ?? null].filter((t): t is string => t !== null);
+
 /** One tool call of a run, as an observation (a failure is an `error` observation the model can react to). */
 export async function runToolStep(
   deps: Pick<PlanActivityDeps, 'tools' | 'store' | 'memory'>,
@@ -121,7 +125,7 @@ export async function runToolStep(
     stepId: call.stepId,
     idempotencyKey: key,
     store: deps.store,
-    ...(deps.memory ? { memory: deps.memory } : {}),
+    ...(deps.memory ? { memory: deps.memory, threads: ownThreads(state) } : {}),
     heartbeat: () => undefined, // withHeartbeats already beats every second
     signal,
   });
@@ -191,7 +195,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
         stepId: 'preflight',
         idempotencyKey: `${key}:preflight:${tool.name}`,
         store: deps.store,
-        ...(deps.memory ? { memory: deps.memory } : {}),
+        ...(deps.memory ? { memory: deps.memory, threads: ownThreads(state) } : {}),
         heartbeat: () => undefined,
         signal,
       });

@@ -6,9 +6,11 @@
 import { createHash } from 'node:crypto';
 import type { ModelProvider } from '../llm/provider';
 import { completeStructured } from '../llm/structured';
-import type { Chunk, OperationMeta } from '../memory/model';
-import { isTaskStateChunk, isTurnChunk, taskStateChunk, turnChunk } from '../sessions/session-chunks';
-import type { TaskState, Turn } from '../sessions/session-model';
+import type { OperationMeta } from '../memory/model';
+import { isTaskStateChunk, isTurnChunk, planCompression, readConversation, turnChunk } from '../sessions/session-chunks';
+import { emptyTaskState, estimateTokens, type TaskState, type Turn } from '../sessions/session-model';
+import { DEFAULT_SESSION_LIMITS } from '../sessions/session-state';
+import { describeDropped, enforceTaskStateRules } from '../sessions/task-state-rules';
 import { taskStateSummaryContext, taskStateSummaryMessages } from '../sessions/task-state-summary';
 import { operationIdFor, type MemoryService } from '../store/memory-service';
 import type { ToolRegistry } from '../tools/registry';
@@ -36,18 +38,6 @@ export const capabilitiesFingerprint = (deps: Pick<SessionActivityDeps, 'provide
 export function createSessionActivities(deps: SessionActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
   const system = (sessionId: string, reason: string, trigger: string): OperationMeta => ({ origin: 'system', reason, trigger: `${sessionId}: ${trigger}` });
-
-  async function writeTaskState(threadId: string, sessionId: string, taskState: TaskState, meta: OperationMeta, key: string): Promise<void> {
-    const { chunks } = await deps.memory.view(threadId);
-    const existing = chunks.find(isTaskStateChunk);
-    const chunk = taskStateChunk(sessionId, taskState);
-    await deps.memory.apply(
-      threadId,
-      existing ? { op: 'update', chunkId: existing.id, patch: { content: chunk.content } } : { op: 'add', chunks: [chunk] },
-      meta,
-      { operationId: operationIdFor(key) },
-    );
-  }
 
   return {
     /** At the start of each run of a session: its thread exists, and what the worker can do now. */
@@ -91,39 +81,50 @@ export function createSessionActivities(deps: SessionActivityDeps) {
     },
 
     /**
-     * Seed 000's compression: `task_state_summary` folds the older turns into a new TaskState, which
-     * replaces the thread's TaskState chunk before the older turn chunks are deleted (a crash in
-     * between loses nothing). Turn chunks other than `keepMessageIds` leave the thread.
+     * Seed 000's compression, from what the thread holds now (a person's edit or rollback included):
+     * `task_state_summary` folds the turns before the last `keep` into a new TaskState, entries breaking
+     * seed 000's rules dropped (and noted in the audit). One operation then replaces those turns and the
+     * old TaskState chunk with the new one, which names the folded turns so `retrieve_message` still finds
+     * them: readers never see half a compression, and a retry finds either all of it done or none.
+     * Returns the token estimates of the turns left. (`keepMessageIds`: what sessions from before send.)
      */
-    async compressHistory(input: { sessionId: string; threadId: string; taskState: TaskState; older: Turn[]; keepMessageIds: string[] }): Promise<{ taskState: TaskState }> {
+    async compressHistory(input: { sessionId: string; threadId: string; keep?: number; keepMessageIds?: string[] }): Promise<{ taskState: TaskState; window: number[] }> {
       return withHeartbeats(async (signal) => {
         const key = idempotencyKey();
-        const context = taskStateSummaryContext(input.taskState, input.older);
+        const keep = input.keep ?? input.keepMessageIds?.length ?? DEFAULT_SESSION_LIMITS.keepAfterCompression;
+        const { chunks } = await deps.memory.view(input.threadId);
+        const plan = planCompression(input.sessionId, chunks, keep);
+        if (!plan) {
+          const { taskState, recentTurns } = readConversation(chunks, Number.POSITIVE_INFINITY);
+          return { taskState: taskState ?? emptyTaskState(), window: recentTurns.map((t) => estimateTokens(t.text)) };
+        }
+        const context = taskStateSummaryContext(plan.previous ?? emptyTaskState(), plan.older);
         let reply;
         try {
           reply = await completeStructured(deps.provider, { name: 'task_state_summary', messages: taskStateSummaryMessages(context), context }, attempts, signal);
         } catch (err) {
           throw asFailure(err);
         }
-        const taskState: TaskState = { ...reply, UpdatedAt: new Date().toISOString() };
-        const trigger = `${input.older.length} older turn(s) left the recent history`;
-        await writeTaskState(input.threadId, input.sessionId, taskState, system(input.sessionId, 'task state updated by compression', trigger), `${key}:task-state`);
-        const keep = new Set(input.keepMessageIds);
-        const { chunks } = await deps.memory.view(input.threadId);
-        // A turn shortened by compaction is a new chunk whose provenance names the message it was made from.
-        const kept = (c: Chunk) => keep.has(c.messageId ?? '') || keep.has(c.provenance.messageId ?? '');
-        const older = chunks.filter((c) => isTurnChunk(c) && !kept(c)).map((c) => c.id);
-        if (older.length > 0) {
-          await deps.memory.apply(input.threadId, { op: 'delete', chunkIds: older }, system(input.sessionId, 'older turns compressed into the task state', trigger), {
-            operationId: operationIdFor(`${key}:delete`),
-          });
-        }
-        await deps.memory.compactIfNeeded(input.threadId, { reason: 'soft token limit exceeded', trigger: `${input.sessionId}: ${trigger}` });
-        return { taskState };
+        const { taskState: kept, dropped } = enforceTaskStateRules(reply);
+        const taskState: TaskState = { ...kept, UpdatedAt: new Date().toISOString() };
+        await deps.memory.apply(
+          input.threadId,
+          { op: 'batch_replace', chunkIds: plan.replaced, chunk: plan.chunk(taskState) },
+          system(input.sessionId, 'older turns compressed into the task state', `${plan.older.length} older turn(s) left the recent history`),
+          { operationId: operationIdFor(`${key}:compress`), notes: dropped.map((d) => `dropped by the TaskState rules: ${describeDropped(d)}`) },
+        );
+        await deps.memory.compactIfNeeded(input.threadId, { reason: 'soft token limit exceeded', trigger: `${input.sessionId}: compression` });
+        return { taskState, window: plan.kept.map((t) => estimateTokens(t.text)) };
       });
     },
 
-    /** `/clear`: the thread forgets the turns and the TaskState; the audit records it either way. */
+    /** The conversation as the thread holds it now, for `/state`. */
+    async readSession({ threadId, maxTurns }: { threadId: string; maxTurns: number }): Promise<{ chatHistory: Turn[]; taskState: TaskState }> {
+      const conversation = readConversation((await deps.memory.view(threadId)).chunks, maxTurns);
+      return { chatHistory: conversation.recentTurns, taskState: conversation.taskState ?? emptyTaskState() };
+    },
+
+    /** `/clear`: the thread forgets the turns and the TaskState (with the compressed turns it names); the audit records it either way. */
     async clearSession({ sessionId, threadId, cancelledRuns }: { sessionId: string; threadId: string; cancelledRuns: string[] }): Promise<void> {
       const key = idempotencyKey();
       const meta = system(sessionId, '/clear', `the person cleared the session${cancelledRuns.length > 0 ? `; cancelled ${cancelledRuns.join(', ')}` : ''}`);

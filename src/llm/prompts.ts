@@ -4,8 +4,7 @@
  */
 import type { ExecutionState, Observation, PlanStep } from '../planning/execution-state';
 import type { PlannerCallName } from '../planning/schemas';
-import type { TaskState, Turn } from '../sessions/session-model';
-import { renderSessionContext } from '../sessions/session-state';
+import { renderSessionContext, type SessionContext } from '../sessions/session-state';
 import type { ToolDescription } from '../tools/registry';
 import type { ChatMessage } from './provider';
 
@@ -19,8 +18,8 @@ export interface PlannerContext {
   memory?: { messages: ChatMessage[]; tokens: number };
   maxSteps: number;
   maxDepth: number;
-  /** The conversation this run belongs to (its session's memory thread): recent turns and TaskState. */
-  session?: { taskState: TaskState | null; recentTurns: Pick<Turn, 'role' | 'text'>[] };
+  /** The conversation this run belongs to (its session's memory thread): recent turns with their ids, compressed ones by id, and TaskState. */
+  session?: SessionContext;
 }
 
 /**

@@ -1,7 +1,10 @@
 /**
  * How a session's conversation lives in its memory thread (seed 000's layers as
  * seed 001 chunks): each turn a `user` or `response` chunk, TaskState one
- * CRITICAL `workflow` chunk. Pure: builds chunk inputs and reads them back.
+ * CRITICAL `workflow` chunk, which also names the turns compression folded into
+ * it (seed 004: `retrieve_message` fetches them by id). The thread is the one
+ * place the conversation lives: the session view, /state, compression and every
+ * planner prompt read it from here. Pure.
  */
 import { z } from 'zod';
 import type { Chunk, ChunkInput } from '../memory/model';
@@ -18,6 +21,25 @@ const TaskStateSchema: z.ZodType<TaskState> = z.object({
 });
 
 const TASK_STATE_KIND = 'task_state';
+/** The compressed turns a session's prompts still name (the newest); older ones stay retrievable, unnamed. */
+export const MAX_EARLIER_TURNS = 30;
+const PREVIEW_CHARS = 80;
+
+/** A turn compression removed: its id and how it began, enough to decide whether to fetch it. */
+export interface EarlierTurn {
+  messageId: string;
+  role: Turn['role'];
+  preview: string;
+}
+
+/** The conversation a session thread holds. */
+export interface Conversation {
+  taskState: TaskState | null;
+  /** Oldest first. */
+  recentTurns: Turn[];
+  /** Turns folded into TaskState, oldest first. */
+  earlier: EarlierTurn[];
+}
 
 export function turnChunk(sessionId: string, turn: Turn, messageId: string): ChunkInput {
   return {
@@ -28,11 +50,15 @@ export function turnChunk(sessionId: string, turn: Turn, messageId: string): Chu
   };
 }
 
-/** TaskState is written by the system (the session), never by the agent, and never compacted away. */
-export function taskStateChunk(sessionId: string, taskState: TaskState): ChunkInput {
+/**
+ * TaskState is written by the system (the session), never by the agent, and never compacted away.
+ * `earlier` names the turns folded into it, for retrieve_message.
+ */
+export function taskStateChunk(sessionId: string, taskState: TaskState, earlier: readonly EarlierTurn[] = []): ChunkInput {
+  const data = { kind: TASK_STATE_KIND, taskState, ...(earlier.length > 0 ? { earlier: earlier.slice(-MAX_EARLIER_TURNS) } : {}) };
   return {
     type: 'workflow',
-    content: { kind: 'json', data: { kind: TASK_STATE_KIND, taskState } },
+    content: { kind: 'json', data },
     priority: 90,
     retention: 'CRITICAL',
     agentModifiable: false,
@@ -42,9 +68,9 @@ export function taskStateChunk(sessionId: string, taskState: TaskState): ChunkIn
 
 export const isTurnChunk = (c: Chunk) => c.type === 'user' || c.type === 'response';
 
-export function isTaskStateChunk(c: Chunk): boolean {
-  return c.type === 'workflow' && c.content.kind === 'json' && (c.content.data as { kind?: unknown } | null)?.kind === TASK_STATE_KIND;
-}
+const jsonKind = (c: Chunk): unknown => (c.content.kind === 'json' ? (c.content.data as { kind?: unknown } | null)?.kind : undefined);
+
+export const isTaskStateChunk = (c: Chunk): boolean => c.type === 'workflow' && jsonKind(c) === TASK_STATE_KIND;
 
 /** The TaskState a chunk holds, or null when it holds none (or a malformed one). */
 export function readTaskState(c: Chunk): TaskState | null {
@@ -53,11 +79,61 @@ export function readTaskState(c: Chunk): TaskState | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** The conversation a thread holds: its TaskState and its last `maxTurns` turns, oldest first. */
-export function readConversation(chunks: readonly Chunk[], maxTurns: number): { taskState: TaskState | null; recentTurns: Pick<Turn, 'role' | 'text'>[] } {
+/** A turn chunk as a Turn: its text, when it was written, its message id and run. */
+export function readTurn(c: Chunk): Turn {
+  return {
+    role: c.type === 'user' ? 'user' : 'assistant',
+    text: c.content.kind === 'text' ? c.content.text : JSON.stringify(c.content),
+    at: c.createdAt,
+    ...(c.messageId ? { messageId: c.messageId } : {}),
+    ...(c.provenance.runId ? { runId: c.provenance.runId } : {}),
+  };
+}
+
+const isEarlierTurn = (t: unknown): t is EarlierTurn =>
+  typeof t === 'object' && t !== null && typeof (t as EarlierTurn).messageId === 'string' && typeof (t as EarlierTurn).preview === 'string';
+
+function readEarlier(c: Chunk): EarlierTurn[] {
+  if (!isTaskStateChunk(c) || c.content.kind !== 'json') return [];
+  const turns = (c.content.data as { earlier?: unknown }).earlier;
+  return Array.isArray(turns) ? turns.filter(isEarlierTurn).map((t) => ({ messageId: t.messageId, role: t.role === 'user' ? 'user' : 'assistant', preview: t.preview })) : [];
+}
+
+export function earlierTurn(turn: Turn): EarlierTurn | null {
+  if (!turn.messageId) return null;
+  const text = turn.text.replace(/\s+/g, ' ').trim();
+  return { messageId: turn.messageId, role: turn.role, preview: text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS - 1)}…` : text };
+}
+
+/** The conversation a thread holds: its TaskState, its last `maxTurns` turns and the turns compressed earlier. */
+export function readConversation(chunks: readonly Chunk[], maxTurns: number): Conversation {
   const taskState = chunks.map(readTaskState).find((t): t is TaskState => t !== null) ?? null;
-  const turns = chunks
-    .filter(isTurnChunk)
-    .map((c) => ({ role: c.type === 'user' ? ('user' as const) : ('assistant' as const), text: c.content.kind === 'text' ? c.content.text : JSON.stringify(c.content) }));
-  return { taskState, recentTurns: turns.slice(Math.max(0, turns.length - maxTurns)) };
+  const turns = chunks.filter(isTurnChunk).map(readTurn);
+  return { taskState, recentTurns: turns.slice(Math.max(0, turns.length - maxTurns)), earlier: chunks.flatMap(readEarlier) };
+}
+
+/**
+ * What compression does to a thread, as one operation: the turn chunks before the last `keep` and the
+ * TaskState chunk are replaced by a new TaskState chunk (made from `taskState`, once the summary is known)
+ * that names those turns; null when there is nothing to fold.
+ */
+export function planCompression(
+  sessionId: string,
+  chunks: readonly Chunk[],
+  keep: number,
+): { previous: TaskState | null; older: Turn[]; replaced: string[]; kept: Turn[]; chunk: (taskState: TaskState) => ChunkInput } | null {
+  const turnChunks = chunks.filter(isTurnChunk);
+  const cut = Math.max(0, turnChunks.length - keep);
+  if (cut === 0) return null;
+  const olderChunks = turnChunks.slice(0, cut);
+  const taskStates = chunks.filter(isTaskStateChunk);
+  const older = olderChunks.map(readTurn);
+  const earlier = [...taskStates.flatMap(readEarlier), ...older.flatMap((t) => earlierTurn(t) ?? [])];
+  return {
+    previous: readConversation(chunks, 0).taskState,
+    older,
+    replaced: [...taskStates, ...olderChunks].map((c) => c.id),
+    kept: turnChunks.slice(cut).map(readTurn),
+    chunk: (taskState) => taskStateChunk(sessionId, taskState, earlier),
+  };
 }

@@ -108,17 +108,15 @@ export function routeMessage(runs: readonly SessionRun[], text: string): Route {
   return { kind: 'new_run', goal: trimmed };
 }
 
-/** Keeps the most recent `maxTurns` turns; returns what was kept and what is older. */
-export function splitHistory(history: readonly Turn[], keep: number): { older: Turn[]; recent: Turn[] } {
-  const cut = Math.max(0, history.length - keep);
-  return { older: history.slice(0, cut), recent: history.slice(cut) };
-}
+/** A cheap estimate of a turn's tokens (≈ 4 characters per token): enough to decide when to compress. */
+export const estimateTokens = (text: string) => Math.ceil(text.length / 4);
 
-/** Compress when recent messages exceed the window or their estimated tokens exceed the threshold. */
-export function needsCompression(history: readonly Turn[], limits: { window: number; tokenThreshold: number }): boolean {
-  // A cheap estimate (≈ 4 characters per token) is enough to decide; the summary call counts exactly.
-  const tokens = history.reduce((sum, t) => sum + Math.ceil(t.text.length / 4), 0);
-  return history.length > limits.window || tokens > limits.tokenThreshold;
+/**
+ * Compress when the recent turns (given by their estimated tokens, see `estimateTokens`) exceed the
+ * window or their tokens exceed the threshold.
+ */
+export function needsCompression(turnTokens: readonly number[], limits: { window: number; tokenThreshold: number }): boolean {
+  return turnTokens.length > limits.window || turnTokens.reduce((sum, t) => sum + t, 0) > limits.tokenThreshold;
 }
 
 export const HELP_TEXT = [

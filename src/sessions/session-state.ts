@@ -3,6 +3,7 @@
  * shows: what a run's report does to the session, the /state dump, and how
  * TaskState and recent turns are rendered for a planner prompt. No I/O.
  */
+import type { EarlierTurn } from './session-chunks';
 import { FINISHED, isConfirmationQuestion, WAITING, type SessionRun, type TaskState, type Turn } from './session-model';
 
 export interface SessionLimits {
@@ -75,10 +76,10 @@ export function pruneRuns(runs: readonly SessionRun[], keepFinished = 10): Sessi
 /** The runs waiting for the person, e.g. to cancel them when capabilities change. */
 export const waitingRuns = (runs: readonly SessionRun[]): SessionRun[] => runs.filter((r) => WAITING.includes(r.status));
 
-/** Appends turns and keeps at most `maxTurns` of them. */
-export function appendTurns(history: readonly Turn[], turns: readonly Turn[], maxTurns: number): Turn[] {
-  const all = [...history, ...turns];
-  return all.slice(Math.max(0, all.length - maxTurns));
+/** Appends items (turns, or their token estimates) and keeps at most the last `max` of them. */
+export function appendTurns<T>(history: readonly T[], items: readonly T[], max: number): T[] {
+  const all = [...history, ...items];
+  return all.slice(Math.max(0, all.length - max));
 }
 
 const hasTaskState = (t: TaskState) => t.CurrentGoal !== '' || t.ActiveFlow !== '' || t.OpenLoops.length > 0 || t.ImportantFacts.length > 0 || t.LastDecision !== '';
@@ -99,10 +100,26 @@ export function renderTaskState(t: TaskState): string | null {
 
 export const renderTurn = (t: Pick<Turn, 'role' | 'text'>) => `${t.role === 'user' ? 'User' : 'Assistant'}: ${t.text.replace(/\s*\n\s*/g, ' ')}`;
 
-/** The session's part of a planner prompt: the conversation so far and the task state. */
-export function renderSessionContext(session: { taskState: TaskState | null; recentTurns: Pick<Turn, 'role' | 'text'>[] }): string | null {
+/** A turn as a planner sees it: with its message id, which `retrieve_message` takes (seed 004). */
+const renderIdTurn = (t: Pick<Turn, 'role' | 'text' | 'messageId'>) => (t.messageId ? `[${t.messageId}] ${renderTurn(t)}` : renderTurn(t));
+
+/** What a planner prompt shows of its session (read from the session thread, see `readConversation`). */
+export interface SessionContext {
+  taskState: TaskState | null;
+  recentTurns: Pick<Turn, 'role' | 'text' | 'messageId'>[];
+  earlier?: EarlierTurn[];
+}
+
+/** The session's part of a planner prompt: the turns compressed earlier (by id), the conversation so far and the task state. */
+export function renderSessionContext(session: SessionContext): string | null {
   const parts: string[] = [];
-  if (session.recentTurns.length > 0) parts.push(`Conversation so far (oldest first):\n${session.recentTurns.map(renderTurn).join('\n')}`);
+  const earlier = session.earlier ?? [];
+  if (earlier.length > 0) {
+    parts.push(
+      `Earlier turns, folded into the task state (retrieve_message fetches one's full text by its id):\n${earlier.map((t) => renderIdTurn({ ...t, text: t.preview })).join('\n')}`,
+    );
+  }
+  if (session.recentTurns.length > 0) parts.push(`Conversation so far (oldest first):\n${session.recentTurns.map(renderIdTurn).join('\n')}`);
   const task = session.taskState ? renderTaskState(session.taskState) : null;
   if (task) parts.push(`Task state (durable facts and goals from earlier in the conversation; check live state with tools):\n${task}`);
   return parts.length > 0 ? parts.join('\n\n') : null;

@@ -229,9 +229,15 @@ export class MemoryService {
   /**
    * Applies one operation: observers, reducer, then an atomic commit against the head it read —
    * re-read and retried when another writer got there first. With `operationId` (derive it with
-   * `operationIdFor`) a retried call is a no-op returning the first result.
+   * `operationIdFor`) a retried call is a no-op returning the first result. `notes` are the writer's
+   * remarks for the audit (e.g. what it left out), recorded with the operation as `details.notes`.
    */
-  async apply(threadId: string, operation: Operation, meta: OperationMeta, options: { operationId?: string } = {}): Promise<{ record: OperationRecord; state: MemoryState }> {
+  async apply(
+    threadId: string,
+    operation: Operation,
+    meta: OperationMeta,
+    options: { operationId?: string; notes?: string[] } = {},
+  ): Promise<{ record: OperationRecord; state: MemoryState }> {
     const operationId = options.operationId ?? this.newId('operation');
     const observed = runObservers(this.observers, operation, meta, { threadId });
     if (!observed.ok) throw new MemoryRefusedError('vetoed', `vetoed by ${observed.vetoedBy}: ${observed.reason}`);
@@ -253,7 +259,10 @@ export class MemoryService {
         if (done) return { record: done, state: await this.requireState(done.toStateId) };
         throw new MemoryRefusedError(result.refusal.code, result.refusal.message);
       }
-      const notes = observed.notes.length > 0 ? { observerNotes: observed.notes } : null;
+      const details = {
+        ...(observed.notes.length > 0 ? { observerNotes: observed.notes } : {}),
+        ...(options.notes && options.notes.length > 0 ? { notes: options.notes } : {}),
+      };
       try {
         const committed = await this.store.commit({
           threadId,
@@ -263,7 +272,7 @@ export class MemoryService {
           record: this.record(threadId, applied.op, meta, {
             id: operationId,
             operation: applied,
-            details: notes,
+            details: Object.keys(details).length > 0 ? details : null,
             fromStateId: head.id,
             toStateId: result.state.id,
             newChunkIds: result.newChunks.map((c) => c.id),
@@ -471,13 +480,48 @@ export class MemoryService {
     if (ephemeral.length > 0) await this.apply(threadId, { op: 'delete', chunkIds: ephemeral }, { ...meta, origin: 'system' });
   }
 
-  /** A conversation message by its short id (seed 004's retrieval). With a `reader`, the read is recorded in its thread. */
-  async findMessage(messageId: string, reader?: Reader): Promise<Chunk | undefined> {
-    const hit = await this.store.findChunkByMessageId(messageId);
-    if (hit && reader && this.readAudit) {
-      const thread = await this.store.getThread(hit.threadId);
-      if (thread) this.recordRead(reader, hit.threadId, 'message', thread.headStateId, { messageId, chunkId: hit.chunk.id });
+  /**
+   * A conversation message by its short id (seed 004's retrieval), looked for only in `threadIds` that
+   * belong to `userId` (the caller's own threads), and only as their heads hold it now: a message in the
+   * head (as last edited), or one that compaction or compression folded into a chunk of the head. A
+   * message deleted, rolled back or cleared away is not found. With a `reader`, the read is recorded
+   * in the thread it was found in.
+   */
+  async findMessage(messageId: string, scope: { threadIds: readonly string[]; userId: string }, reader?: Reader): Promise<Chunk | undefined> {
+    if (!(await this.store.findChunkByMessageId(messageId))) return undefined; // never written anywhere
+    for (const threadId of new Set(scope.threadIds)) {
+      const thread = await this.store.getThread(threadId);
+      if (!thread || thread.userId !== scope.userId) continue;
+      const head = await this.store.getChunks((await this.requireState(thread.headStateId)).chunkIds);
+      const found = head.find((c) => c.messageId === messageId) ?? (await this.findFolded(threadId, head, messageId));
+      if (found) {
+        if (reader && this.readAudit) this.recordRead(reader, threadId, 'message', thread.headStateId, { messageId, chunkId: found.id });
+        return found;
+      }
     }
-    return hit?.chunk;
+    return undefined;
+  }
+
+  /**
+   * Walks back from a head's chunks to the chunks they were made from — an edited or replaced chunk's
+   * parent, a `chunks` chunk's parts, the chunks a `batch_replace` (audited) folded into one — and
+   * returns the newest one carrying `messageId`.
+   */
+  private async findFolded(threadId: string, head: readonly Chunk[], messageId: string): Promise<Chunk | undefined> {
+    const folded = new Map<string, string[]>();
+    for (const record of await this.store.listOperations(threadId, { kind: 'batch_replace', limit: 100_000 })) {
+      if (record.operation?.op === 'batch_replace') for (const id of record.newChunkIds) folded.set(id, record.operation.chunkIds);
+    }
+    const seen = new Set(head.map((c) => c.id));
+    let frontier: readonly Chunk[] = head;
+    while (frontier.length > 0) {
+      const sources = frontier.flatMap((c) => [...(c.parentChunkId ? [c.parentChunkId] : []), ...(c.content.kind === 'chunks' ? c.content.chunkIds : []), ...(folded.get(c.id) ?? [])]);
+      const next = [...new Set(sources)].filter((id) => !seen.has(id));
+      next.forEach((id) => seen.add(id));
+      frontier = await this.store.getChunks(next);
+      const found = frontier.find((c) => c.messageId === messageId);
+      if (found) return found;
+    }
+    return undefined;
   }
 }

@@ -9,7 +9,9 @@ import { readableId } from './runs';
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { Config } from '../config';
 import type { ChunkInput } from '../memory/model';
-import type { MemoryService } from '../store/memory-service';
+import { readConversation } from '../sessions/session-chunks';
+import { emptyTaskState } from '../sessions/session-model';
+import { ThreadNotFoundError, type MemoryService } from '../store/memory-service';
 import { SESSION_ID_ATTR, USER_ID_ATTR } from '../workflows/definitions';
 import {
   getSessionQuery,
@@ -84,7 +86,7 @@ type SessionWorkflow = (input: SessionInput) => Promise<void>;
 export class Sessions {
   constructor(
     private readonly client: Client,
-    private readonly memory: Pick<MemoryService, 'createThread'>,
+    private readonly memory: Pick<MemoryService, 'createThread' | 'view'>,
     private readonly config: Pick<Config, 'TASK_QUEUE' | 'MAX_STEPS' | 'MAX_SUBPLAN_DEPTH'>,
   ) {}
 
@@ -134,10 +136,22 @@ export class Sessions {
     return sessions;
   }
 
-  /** The session as its workflow sees it now. */
+  /**
+   * The session now: its runs as its workflow sees them, its chatHistory and TaskState as its thread
+   * holds them (the one place they live). `version` adds the thread head's sequence number to the
+   * workflow's, so it grows when either changes.
+   */
   async get(sessionId: string): Promise<SessionView> {
     const handle = await this.handle(sessionId);
-    return this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(getSessionQuery));
+    const session = await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(getSessionQuery));
+    // A session that has just started may not have made its thread yet: an empty conversation.
+    const thread = await this.memory.view(session.threadId).catch((err: unknown) => {
+      if (err instanceof ThreadNotFoundError) return { state: { seq: 0 }, chunks: [] };
+      throw err;
+    });
+    // Every turn the thread holds: the session's compression keeps them few.
+    const conversation = readConversation(thread.chunks, Number.POSITIVE_INFINITY);
+    return { ...session, chatHistory: conversation.recentTurns, taskState: conversation.taskState ?? emptyTaskState(), version: session.version + thread.state.seq };
   }
 
   /** Sends a person's message; resolves with what became of it once the session has routed it. */

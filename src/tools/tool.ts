@@ -15,6 +15,8 @@ export interface ToolContext {
   store: KeyValueStore;
   /** Memory threads, for tools that read conversation memory (e.g. `retrieve_message`); absent where a worker has none. */
   memory?: MemoryService;
+  /** The memory threads that are the caller's own (its run's, its parent run's, its session's): all `retrieve_message` looks in. */
+  threads?: readonly string[];
   /** Reports liveness; long tools call it at least every few seconds. */
   heartbeat: () => void;
   /** Aborted when the run is cancelled or the step timed out. */

@@ -28,19 +28,28 @@ export interface RunReport {
 }
 export const runReportSignal = defineSignal<[RunReport]>('runReport');
 
-export interface SessionView {
+/** What the session workflow holds: its runs and counters. The conversation itself lives in its memory thread. */
+export interface SessionWorkflowView {
   sessionId: string;
   userId: string;
   threadId: string;
-  chatHistory: Turn[];
-  taskState: TaskState;
   runs: SessionRun[];
   /** Messages handled since the session began, across continue-as-new. */
   turns: number;
   /** Increments at every change (for SSE watchers). */
   version: number;
 }
-export const getSessionQuery = defineQuery<SessionView>('getSession');
+export const getSessionQuery = defineQuery<SessionWorkflowView>('getSession');
+
+/**
+ * The session as the API shows it: the workflow's view plus chatHistory and TaskState read from the
+ * session thread's head (so a rollback or a person's edit of the thread shows), and a `version` that
+ * grows with either.
+ */
+export interface SessionView extends SessionWorkflowView {
+  chatHistory: Turn[];
+  taskState: TaskState;
+}
 
 export interface SessionInput {
   sessionId: string;
@@ -48,7 +57,13 @@ export interface SessionInput {
   threadId: string;
   limits: { maxSteps: number; maxDepth: number };
   /** Compact state carried across continue-as-new. */
-  carried?: Omit<SessionView, 'sessionId' | 'userId' | 'threadId'>;
+  carried?: Omit<SessionWorkflowView, 'sessionId' | 'userId' | 'threadId'> & {
+    /** Estimated tokens of the turns in the thread's recent window (decides compression). */
+    window?: number[];
+    /** Carried by sessions from before the conversation lived in the thread only; read for `window`. */
+    chatHistory?: Turn[];
+    taskState?: TaskState;
+  };
   /** Run reports that were queued at the hand-over; the next run handles them first. */
   pendingReports?: RunReport[];
   /** History window and compression; see DEFAULT_SESSION_LIMITS. */

@@ -25,7 +25,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { SessionActivities } from '../activities/session-activities';
-import { emptyTaskState, HELP_TEXT, needsCompression, routeMessage, splitHistory, type Route, type SessionRun, type TaskState, type Turn } from '../sessions/session-model';
+import { emptyTaskState, estimateTokens, HELP_TEXT, needsCompression, routeMessage, type Route, type SessionRun, type Turn } from '../sessions/session-model';
 import {
   appendTurns,
   applyReport,
@@ -39,7 +39,7 @@ import {
 } from '../sessions/session-state';
 import { replySignal, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, type PlanExecutionInput } from './definitions';
 import { planExecutionWorkflow } from './plan-execution';
-import { getSessionQuery, HANDING_OVER, runReportSignal, sendMessageUpdate, type MessageOutcome, type RunReport, type SessionInput, type SessionView } from './session-definitions';
+import { getSessionQuery, HANDING_OVER, runReportSignal, sendMessageUpdate, type MessageOutcome, type RunReport, type SessionInput, type SessionWorkflowView } from './session-definitions';
 
 /** Memory writes: quick, retried through a short outage of the store. */
 const MEMORY: ActivityOptions = {
@@ -60,6 +60,8 @@ const summary = proxyActivities<SessionActivities>({ ...SUMMARY, summary: 'task_
  * happens as soon as no message waits, carrying queued run reports to the next run.
  */
 const SESSION_V2 = 'session-v2';
+/** Patch id of `/state` read from the session thread (before, the workflow kept its own copy of the conversation). */
+const STATE_FROM_THREAD = 'session-state-from-thread';
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
 const DEFAULT_HAND_OVER_GRACE = 500;
 export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
@@ -80,8 +82,11 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   /** The history length at which the hand-over fell due; null while it is not due. */
   let dueSince: number | null = null;
   const carried = input.carried;
-  let chatHistory: Turn[] = carried?.chatHistory ?? [];
-  let taskState: TaskState = carried?.taskState ?? emptyTaskState();
+  /**
+   * The estimated tokens of the turns in the thread's recent window: all the workflow keeps of the conversation,
+   * to decide when to compress. The turns and TaskState live in the thread only (sessions from before kept them here).
+   */
+  let window: number[] = carried?.window ?? carried?.chatHistory?.map((t) => estimateTokens(t.text)) ?? [];
   let runs: SessionRun[] = carried?.runs ?? [];
   let turns = carried?.turns ?? 0;
   let version = carried?.version ?? 0;
@@ -90,12 +95,12 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const inbox: InboxItem[] = (input.pendingReports ?? []).map((report) => ({ kind: 'report', report }));
   const now = () => new Date();
 
-  const view = (): SessionView => ({ sessionId, userId, threadId, chatHistory, taskState, runs, turns, version });
+  const view = (): SessionWorkflowView => ({ sessionId, userId, threadId, runs, turns, version });
   /**
    * What queries see: the state as of the last finished step, so that one version always names one view
    * (SSE watchers send a view only when its version grows; a half-handled message must not show).
    */
-  const snapshot = (): SessionView => ({ ...view(), chatHistory: chatHistory.map((t) => ({ ...t })), taskState: { ...taskState }, runs: runs.map((r) => ({ ...r })) });
+  const snapshot = (): SessionWorkflowView => ({ ...view(), runs: runs.map((r) => ({ ...r })) });
   let published = snapshot();
   const publish = () => {
     version++;
@@ -162,28 +167,29 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     return true;
   }
 
-  /** Adds turns to chatHistory and mirrors them into the memory thread. */
+  /** Adds turns to the memory thread (and their estimates to the window). */
   async function remember(newTurns: Turn[]): Promise<string | null> {
-    chatHistory = appendTurns(chatHistory, newTurns, limits.maxTurns);
+    window = appendTurns(window, newTurns.map((t) => estimateTokens(t.text)), limits.maxTurns);
     try {
-      const { messageIds, capabilities: current } = await memory.recordTurns({ sessionId, threadId, turns: newTurns });
-      newTurns.forEach((t, i) => (t.messageId = messageIds[i]));
+      const { capabilities: current } = await memory.recordTurns({ sessionId, threadId, turns: newTurns });
       return current;
     } catch (err) {
-      // The conversation goes on in workflow state; the thread misses these turns.
+      // The conversation goes on; the thread misses these turns.
       if (err instanceof ActivityFailure) return null;
       throw err;
     }
   }
 
-  /** Seed 000's compression: older turns folded into TaskState once the window or token threshold is passed. */
+  /**
+   * Seed 000's compression: older turns folded into TaskState once the window or token threshold is passed.
+   * The activity reads the turns and TaskState from the thread, so only their sizes pass through history.
+   */
   async function maybeCompress(): Promise<boolean> {
-    if (!needsCompression(chatHistory, limits)) return false;
-    const { older, recent } = splitHistory(chatHistory, limits.keepAfterCompression);
+    if (!needsCompression(window, limits)) return false;
     try {
-      const result = await summary.compressHistory({ sessionId, threadId, taskState, older, keepMessageIds: recent.flatMap((t) => (t.messageId ? [t.messageId] : [])) });
-      taskState = result.taskState;
-      chatHistory = recent;
+      const result = await summary.compressHistory({ sessionId, threadId, keep: limits.keepAfterCompression });
+      // Sessions from before this change got no window back.
+      window = result.window ?? window.slice(-limits.keepAfterCompression);
       return true;
     } catch (err) {
       // Without a summary the window stays as it is (capped by maxTurns); the next turn tries again.
@@ -192,8 +198,11 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     }
   }
 
+  /** The id of the run a message starts: one per message, so the `turns` count names it. */
+  const nextRunId = () => `${sessionId}.r${turns}`;
+
   async function startRun(goal: string): Promise<string> {
-    const runId = `${sessionId}.r${turns}`;
+    const runId = nextRunId();
     runs = pruneRuns([...runs, newSessionRun(runId, goal, now())]);
     const runInput: PlanExecutionInput = { userId, goal, sessionId, sessionThreadId: threadId, limits: input.limits };
     try {
@@ -221,14 +230,16 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     switch (route.command) {
       case '/help':
         return { kind: 'command', reply: HELP_TEXT };
-      case '/state':
-        return { kind: 'command', reply: renderSessionState(view()) };
+      case '/state': {
+        // What the thread holds now: a rollback or a person's edit of it shows here.
+        const conversation = patched(STATE_FROM_THREAD) ? await memory.readSession({ threadId, maxTurns: limits.maxTurns }) : { chatHistory: [], taskState: emptyTaskState() };
+        return { kind: 'command', reply: renderSessionState({ ...conversation, runs, turns }) };
+      }
       case '/clear': {
         const cancelled = openRuns(runs).map((r) => r.runId);
         await cancelRuns(cancelled);
         runs = [];
-        chatHistory = [];
-        taskState = emptyTaskState();
+        window = [];
         await memory.clearSession({ sessionId, threadId, cancelledRuns: cancelled });
         return {
           kind: 'command',
@@ -244,7 +255,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     turns++;
     const first = routeMessage(runs, text);
     if (first.kind === 'command') return command(first);
-    const turn: Turn = { role: 'user', text, at: now().toISOString() };
+    // The run the message goes to, as the thread records it with the turn (a reply's run, or the run it starts).
+    const runId = first.kind === 'reply' ? first.runId : first.kind === 'new_run' || first.kind === 'retry' ? nextRunId() : undefined;
+    const turn: Turn = { role: 'user', text, at: now().toISOString(), ...(runId ? { runId } : {}) };
     const current = await remember([turn]);
     if (current !== null) await noticeCapabilities(current);
     // Routed after the capability check: a reply to a run cancelled just now starts afresh instead.
@@ -256,7 +269,6 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
         outcome = { kind: 'command', reply: NOTHING_TO_RETRY };
         break;
       case 'reply': {
-        turn.runId = route.runId;
         try {
           await getExternalWorkflowHandle(route.runId).signal(replySignal, { text: route.text });
           runs = markReplied(runs, route.runId);
@@ -271,11 +283,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
         // The failed run is reset: forgotten here, its goal runs again as a new run.
         runs = runs.filter((r) => r.runId !== route.runId);
         outcome = { kind: 'retry', runId: await startRun(route.goal) };
-        turn.runId = outcome.runId;
         break;
       case 'new_run':
         outcome = { kind: 'new_run', runId: await startRun(route.goal) };
-        turn.runId = outcome.runId;
         break;
     }
     if (!v2) await maybeCompress();
@@ -285,6 +295,8 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   async function onReport(report: RunReport): Promise<void> {
     const applied = applyReport(runs, report, now());
     runs = applied.runs;
+    // Shown before the turn reaches the thread (which the view reads at once): a view with the answer shows its run done.
+    publish();
     if (applied.turn) {
       const current = await remember([applied.turn]);
       if (current !== null) await noticeCapabilities(current);
@@ -326,7 +338,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
 
   return continueAsNew<typeof agentSessionWorkflow>({
     ...input,
-    carried: { chatHistory, taskState, runs: pruneRuns(runs), turns, version },
+    carried: { window, runs: pruneRuns(runs), turns, version },
     pendingReports: inbox.flatMap((i) => (i.kind === 'report' ? [i.report] : [])),
     ...(capabilities !== null ? { capabilities } : {}),
   });

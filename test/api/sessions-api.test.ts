@@ -11,7 +11,9 @@ import pino from 'pino';
 import { createApp } from '../../src/api/app';
 import { runUiUrl } from '../../src/config';
 import type { ExecutionState } from '../../src/planning/execution-state';
-import { HELP_TEXT } from '../../src/sessions/session-model';
+import type { Chunk } from '../../src/memory/model';
+import { taskStateChunk } from '../../src/sessions/session-chunks';
+import { emptyTaskState, HELP_TEXT } from '../../src/sessions/session-model';
 import { openMemory, type OpenMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
 import { Sessions, type SessionSummary } from '../../src/temporal/sessions';
@@ -196,6 +198,51 @@ test('DELETE …/memory forgets the conversation, like /clear', async () => {
   assert.equal(v.runs.length, 0, JSON.stringify(v.runs));
   // The session itself goes on.
   assert.equal((await send(sessionId, '/help')).kind, 'command');
+});
+
+test("the conversation lives in the session thread: a rollback and a person's edit of it are what GET /v1/sessions/:id, /state and the next run's prompt see", async () => {
+  const { sessionId, threadId } = await createSession();
+  const asked = (goal: string, text: string) => stub.script(goal, { execution_plan: [{ steps: [respondStep] }], final_answer: [{ answer: text }] });
+  const [first, second, third] = ['first', 'second', 'third'].map((n) => `${n} request (${sessionId})`) as [string, string, string];
+  asked(first, 'First answer.');
+  await send(sessionId, first);
+  await waitForView(sessionId, 'the first answer', (v) => v.chatHistory.some((t) => t.text === 'First answer.'));
+  const head = await call<{ headStateId: string }>('GET', `/v1/threads/${threadId}`);
+  const afterFirst = head.body.headStateId;
+  asked(second, 'Second answer.');
+  await send(sessionId, second);
+  const before = await waitForView(sessionId, 'the second answer', (v) => v.chatHistory.some((t) => t.text === 'Second answer.'));
+
+  // A person rolls the session thread back to before the second request, then edits what is left.
+  assert.equal((await call('POST', `/v1/threads/${threadId}/rollback`, { stateId: afterFirst })).status, 201);
+  const rolledBack = await view(sessionId);
+  assert.deepEqual(rolledBack.chatHistory.map((t) => t.text), [first, 'First answer.']);
+  assert.ok(rolledBack.version > before.version, 'a change of the thread is a new version of the view');
+  assert.ok(rolledBack.chatHistory.every((t) => /^msg_[0-9a-z]+$/.test(t.messageId ?? '')), 'turns carry their message ids');
+  const answerChunk = (await call<{ chunks: Chunk[] }>('GET', `/v1/threads/${threadId}`)).body.chunks.find((c) => c.type === 'response');
+  const edit = await call('POST', `/v1/threads/${threadId}/operations`, {
+    operation: { op: 'update', chunkId: answerChunk?.id, patch: { content: { kind: 'text', text: 'First answer, corrected by a person.' } } },
+  });
+  assert.equal(edit.status, 201, JSON.stringify(edit.body));
+  const facts = { ...emptyTaskState(), ImportantFacts: ['my colour is green'] };
+  const added = await call('POST', `/v1/threads/${threadId}/operations`, { operation: { op: 'add', chunks: [taskStateChunk(sessionId, facts)] } });
+  assert.equal(added.status, 201, JSON.stringify(added.body));
+
+  const edited = await view(sessionId);
+  assert.deepEqual(edited.chatHistory.map((t) => t.text), [first, 'First answer, corrected by a person.']);
+  assert.deepEqual(edited.taskState.ImportantFacts, ['my colour is green']);
+  const state = await send(sessionId, '/state');
+  assert.match(state.reply ?? '', /Recent turns \(2\):[^]*First answer, corrected by a person\.[^]*ImportantFacts:\n  - my colour is green/);
+  // (Runs are the workflow's: the second run is still listed under "Runs"; its turns are gone.)
+  assert.doesNotMatch((state.reply ?? '').split('Runs (')[0] ?? '', /second request|Second answer/);
+
+  // The next run's planner prompt is built from the thread as it is now.
+  asked(third, 'Third answer.');
+  const outcome = await send(sessionId, third);
+  await waitForRun(outcome.runId ?? '', 'completed');
+  const planPrompt = stub.requestsFor(third, 'execution_plan')[0]?.messages.map((m) => m.content).join('\n') ?? '';
+  assert.match(planPrompt, /First answer, corrected by a person\.[^]*ImportantFacts:\n  - my colour is green/);
+  assert.doesNotMatch(planPrompt, /second request|Second answer/);
 });
 
 test('unknown sessions are 404s in the API error shape, runs are not sessions', async () => {

@@ -651,10 +651,10 @@ test('the stream resumes after ?after= or Last-Event-ID, sends heartbeats, and s
   }
 });
 
-test('retrieve_message returns a conversation message by its short id, as a plan step runs it', async () => {
+test('retrieve_message returns a conversation message by its short id, as a plan step runs it, from the caller\'s own threads only', async () => {
   const registry = new ToolRegistry([retrieveMessage]);
-  const ctx = (over: Partial<ToolContext> = {}) => toolContext({ memory, ...over });
-  const { threadId } = await createThread();
+  const { threadId } = await createThread({ userId: 'ada' });
+  const ctx = (over: Partial<ToolContext> = {}) => toolContext({ memory, threads: [threadId], ...over });
   await apply(threadId, {
     op: 'add',
     chunks: [say('user', 'What is the capital of France?'), say('response', 'Paris.'), { ...say('thinking', 'easy one'), messageId: 'msg_notamessage' }],
@@ -678,6 +678,9 @@ test('retrieve_message returns a conversation message by its short id, as a plan
   });
   const notConversation = await registry.run('retrieve_message', { messageId: 'msg_notamessage' }, ctx());
   assert.equal(notConversation.ok, false, 'a thinking chunk is not a conversation message');
+  // Not the caller's: another user's step, or a step whose threads do not include this one.
+  assert.equal((await registry.run('retrieve_message', { messageId: question.messageId }, ctx({ userId: 'bob' }))).ok, false);
+  assert.equal((await registry.run('retrieve_message', { messageId: question.messageId }, ctx({ threads: [] }))).ok, false);
   const withoutMemory = await registry.run('retrieve_message', { messageId: question.messageId }, ctx({ memory: undefined }));
   assert.equal(withoutMemory.ok, false);
   assert.match(withoutMemory.ok ? '' : withoutMemory.error, /memory service/);

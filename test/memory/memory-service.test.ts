@@ -113,18 +113,53 @@ for (const backend of BACKENDS) {
       assert.deepEqual(record?.newChunkIds, view.state.chunkIds);
       for (const c of view.chunks) assert.equal(c.provenance.operationId, record?.id, 'chunks name the operation that made them');
 
-      assert.deepEqual(await memory.findMessage(user.messageId as string), user);
-      assert.deepEqual(await memory.findMessage(response.messageId as string), response);
-      assert.deepEqual(await memory.findMessage('msg_custom01'), custom);
-      assert.equal(await memory.findMessage('msg_0000000000'), undefined);
+      const mine = { threadIds: [created.thread.id], userId: created.thread.userId };
+      assert.deepEqual(await memory.findMessage(user.messageId as string, mine), user);
+      assert.deepEqual(await memory.findMessage(response.messageId as string, mine), response);
+      assert.deepEqual(await memory.findMessage('msg_custom01', mine), custom);
+      assert.equal(await memory.findMessage('msg_0000000000', mine), undefined);
 
       // An edited message keeps its id, and retrieval by id gives the edited text.
       await memory.apply(created.thread.id, { op: 'update', chunkId: user.id, patch: { content: text('Find me a train from Lyon to Paris on Saturday.') } }, by('user'));
-      const edited = await memory.findMessage(user.messageId as string);
+      const edited = await memory.findMessage(user.messageId as string, mine);
       assert.equal(textOf(edited), 'Find me a train from Lyon to Paris on Saturday.');
       assert.equal(edited?.parentChunkId, user.id);
 
       await assert.rejects(memory.view('thread_doesnotexist0000'), ThreadNotFoundError);
+    });
+
+    test('findMessage looks only in the caller\'s own threads as their heads are: never a message deleted, rolled back or cleared, nor another\'s', async () => {
+      const memory = service(await backend.open());
+      const say = (type: 'user' | 'response', t: string): ChunkInput => ({ type, content: text(t) });
+      const { thread, state: s0 } = await memory.createThread({ userId: 'ann', chunks: [say('user', 'first')], meta: by('system') });
+      const other = await memory.createThread({ userId: 'bob', chunks: [say('user', 'bob speaks')], meta: by('system') });
+      const stranger = await memory.createThread({ userId: 'ann', chunks: [say('user', 'another conversation of ann')], meta: by('system') });
+      const mine = { threadIds: [thread.id], userId: 'ann' };
+      const idOf = async (threadId: string, t: string) => (await memory.view(threadId)).chunks.find((c) => textOf(c) === t)?.messageId as string;
+
+      const first = await idOf(thread.id, 'first');
+      assert.equal(textOf(await memory.findMessage(first, mine)), 'first');
+      assert.equal(await memory.findMessage(await idOf(other.thread.id, 'bob speaks'), { threadIds: [thread.id, other.thread.id], userId: 'ann' }), undefined, "another user's thread is not looked in");
+      assert.equal(await memory.findMessage(await idOf(stranger.thread.id, 'another conversation of ann'), mine), undefined, 'a thread that is not the caller\'s is not looked in');
+
+      // Compression folds turns into one chunk: they stay retrievable (batch_replace, then a replace of that).
+      await memory.apply(thread.id, { op: 'add', chunks: [say('response', 'second'), say('user', 'third')] }, by('system'));
+      const [second, third] = [await idOf(thread.id, 'second'), await idOf(thread.id, 'third')];
+      const view = await memory.view(thread.id);
+      await memory.apply(thread.id, { op: 'batch_replace', chunkIds: view.chunks.slice(0, 2).map((c) => c.id), chunk: { type: 'compacted', content: text('two turns') } }, by('system'));
+      const compacted = (await memory.view(thread.id)).chunks[0] as Chunk;
+      await memory.apply(thread.id, { op: 'replace', chunkId: compacted.id, chunk: { type: 'compacted', content: text('shorter') } }, by('system'));
+      assert.equal(textOf(await memory.findMessage(first, mine)), 'first', 'folded twice and still found');
+      assert.equal(textOf(await memory.findMessage(second, mine)), 'second');
+
+      // Deleted (as /clear does): gone.
+      const thirdChunk = (await memory.view(thread.id)).chunks.find((c) => c.messageId === third) as Chunk;
+      await memory.apply(thread.id, { op: 'delete', chunkIds: [thirdChunk.id] }, by('user'));
+      assert.equal(await memory.findMessage(third, mine), undefined, 'a deleted message is not found');
+      // Rolled back to before the later turns: only what that state holds.
+      await memory.rollback(thread.id, s0.id, by('user'));
+      assert.equal(textOf(await memory.findMessage(first, mine)), 'first');
+      assert.equal(await memory.findMessage(second, mine), undefined, 'a message rolled back is not found');
     });
 
     test('apply with an operationId is idempotent: a retry returns the first result and writes nothing', async () => {
@@ -459,7 +494,7 @@ describe('audit of reads', () => {
     const [question] = t.chunks as [Chunk];
     const rendered = await memory.context(t.thread.id, 500, agent);
     assert.ok(rendered.tokens > 0);
-    await memory.findMessage(question.messageId as string, { ...agent, reason: 'retrieve_message', stepId: 's3' });
+    await memory.findMessage(question.messageId as string, { threadIds: [t.thread.id], userId: 'u1' }, { ...agent, reason: 'retrieve_message', stepId: 's3' });
     await memory.view(t.thread.id, { origin: 'user', reason: 'read through the API', trigger: 'GET /v1/threads/x' });
     await memory.view(t.thread.id); // the service's own reads (e.g. before a write) are not audited
     await memory.context(t.thread.id);
@@ -636,7 +671,7 @@ describe('compactIfNeeded', () => {
     const message = t.batch[0] as Chunk;
     assert.equal(message.type, 'user');
     assert.ok(userText(calls[2]).includes(`[user ${message.messageId}]\n${stepText(1)}`));
-    assert.deepEqual(await memory.findMessage(message.messageId as string), message);
+    assert.deepEqual(await memory.findMessage(message.messageId as string, { threadIds: [t.thread.id], userId: t.thread.userId }), message);
     assert.ok(!userText(calls[2]).includes(stepText(17)), 'the newest steps are not summarized');
 
     // Under the soft limit now: nothing more to do, no model call.
@@ -722,7 +757,7 @@ describe('compactIfNeeded', () => {
     const shortened = after.chunks[1] as Chunk;
     assert.notEqual(shortened.id, question.id);
     assert.equal(shortened.provenance.messageId, question.messageId);
-    assert.deepEqual(await memory.findMessage(question.messageId as string), question);
+    assert.deepEqual(await memory.findMessage(question.messageId as string, { threadIds: [t.thread.id], userId: t.thread.userId }), question);
   });
 
   test('with the offline demo model the summaries are labelled', async () => {

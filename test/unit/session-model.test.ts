@@ -5,15 +5,15 @@ import { DemoProvider, demoTaskState } from '../../src/llm/demo-provider';
 import { buildMessages } from '../../src/llm/prompts';
 import { initialState } from '../../src/planning/execution-state';
 import { replyJsonSchema } from '../../src/planning/schemas';
-import { readConversation, readTaskState, taskStateChunk, turnChunk } from '../../src/sessions/session-chunks';
+import { planCompression, readConversation, readTaskState, taskStateChunk, turnChunk } from '../../src/sessions/session-chunks';
 import {
   confirmation,
   emptyTaskState,
+  estimateTokens,
   isConfirmationQuestion,
   isRetryPhrase,
   needsCompression,
   routeMessage,
-  splitHistory,
   type SessionRun,
   type TaskState,
   type Turn,
@@ -73,13 +73,10 @@ test('yes/no questions are recognized in English and Chinese', () => {
 
 test('history: the window keeps the most recent turns; compression triggers on count or tokens', () => {
   const history = Array.from({ length: 8 }, (_, i) => turn(i % 2 ? 'assistant' : 'user', `t${i}`));
-  const { older, recent } = splitHistory(history, 3);
-  assert.deepEqual(older.map((t) => t.text), ['t0', 't1', 't2', 't3', 't4']);
-  assert.deepEqual(recent.map((t) => t.text), ['t5', 't6', 't7']);
-  assert.deepEqual(splitHistory(history, 20).older, []);
-  assert.equal(needsCompression(history, { window: 8, tokenThreshold: 1000 }), false);
-  assert.equal(needsCompression(history, { window: 7, tokenThreshold: 1000 }), true);
-  assert.equal(needsCompression([turn('user', 'x'.repeat(4004))], { window: 8, tokenThreshold: 1000 }), true);
+  const sizes = history.map((t) => estimateTokens(t.text));
+  assert.equal(needsCompression(sizes, { window: 8, tokenThreshold: 1000 }), false);
+  assert.equal(needsCompression(sizes, { window: 7, tokenThreshold: 1000 }), true);
+  assert.equal(needsCompression([estimateTokens('x'.repeat(4004))], { window: 8, tokenThreshold: 1000 }), true);
   assert.deepEqual(appendTurns(history, [turn('user', 'new')], 4).map((t) => t.text), ['t5', 't6', 't7', 'new']);
 });
 
@@ -114,9 +111,19 @@ test('TaskState and recent turns render into the planner prompt after the goal l
   assert.equal(renderSessionContext({ taskState: emptyTaskState(), recentTurns: [] }), null);
   const state = initialState({ runId: 'run-1', userId: 'u', goal: 'book the hotel', model: 'm', sessionThreadId: 'thread_s' }, T0);
   assert.equal(state.sessionThreadId, 'thread_s');
-  const messages = buildMessages({ call: 'execution_plan', state, tools: [], maxSteps: 5, maxDepth: 1, session: { taskState: task, recentTurns: [turn('user', 'book the\nhotel'), turn('assistant', 'Which one?')] } });
+  const session = {
+    taskState: task,
+    recentTurns: [{ ...turn('user', 'book the\nhotel'), messageId: 'msg_aaaaaaaaaa' }, turn('assistant', 'Which one?')],
+    earlier: [{ messageId: 'msg_bbbbbbbbbb', role: 'user' as const, preview: 'my passport number is X1' }],
+  };
+  const messages = buildMessages({ call: 'execution_plan', state, tools: [], maxSteps: 5, maxDepth: 1, session });
   const user = messages.at(-1)?.content ?? '';
-  assert.match(user, /^Goal: book the hotel\n\nConversation so far \(oldest first\):\nUser: book the hotel\nAssistant: Which one\?\n\nTask state[^\n]*\nCurrentGoal: plan a trip\nActiveFlow: booking\nOpenLoops:\n  - pick a hotel\nImportantFacts:\n  - my account number is 12345\nLastDecision: Rome/);
+  // Each turn carries its short id, and turns compressed away are still named by theirs: retrieve_message takes them.
+  assert.match(
+    user,
+    /^Goal: book the hotel\n\nEarlier turns, folded into the task state \(retrieve_message fetches one's full text by its id\):\n\[msg_bbbbbbbbbb\] User: my passport number is X1\n\nConversation so far \(oldest first\):\n\[msg_aaaaaaaaaa\] User: book the hotel\nAssistant: Which one\?\n\nTask state/,
+  );
+  assert.match(user, /Task state[^\n]*\nCurrentGoal: plan a trip\nActiveFlow: booking\nOpenLoops:\n  - pick a hotel\nImportantFacts:\n  - my account number is 12345\nLastDecision: Rome/);
   // Runs outside sessions keep their prompts and their state's shape.
   const plain = initialState({ runId: 'run-2', userId: 'u', goal: 'g', model: 'm' }, T0);
   assert.equal('sessionThreadId' in plain, false);
@@ -161,7 +168,34 @@ test('session chunks: turns as user/response chunks, TaskState as one CRITICAL s
   assert.deepEqual(chunks[3]?.provenance, { sessionId: 's1', runId: 'r1' });
   assert.deepEqual(readTaskState(chunks[2]!), task);
   assert.equal(readTaskState(chunks[1]!), null);
-  assert.deepEqual(readConversation(chunks, 2), { taskState: task, recentTurns: [{ role: 'assistant', text: 'two' }, { role: 'user', text: 'three' }] });
+  assert.deepEqual(readConversation(chunks, 2), {
+    taskState: task,
+    recentTurns: [
+      { role: 'assistant', text: 'two', at: T0.toISOString(), messageId: 'msg_2', runId: 'r1' },
+      { role: 'user', text: 'three', at: T0.toISOString(), messageId: 'msg_3' },
+    ],
+    earlier: [],
+  });
+  // Compression folds all but the last `keep` turns and the TaskState chunk into one new TaskState chunk naming those turns.
+  const plan = planCompression('s1', chunks, 1);
+  assert.deepEqual(plan?.previous, task);
+  assert.deepEqual(plan?.older.map((t) => t.text), ['one', 'two']);
+  assert.deepEqual(plan?.replaced, ['c2', 'c1', 'c3']);
+  assert.deepEqual(plan?.kept.map((t) => t.text), ['three']);
+  const next = { ...task, ImportantFacts: ['folded'] };
+  const after = [chunks[0]!, stored(plan!.chunk(next), 'c5'), chunks[4]!];
+  assert.deepEqual(readConversation(after, 5), {
+    taskState: next,
+    recentTurns: [{ role: 'user', text: 'three', at: T0.toISOString(), messageId: 'msg_3' }],
+    earlier: [
+      { messageId: 'msg_1', role: 'user', preview: 'one' },
+      { messageId: 'msg_2', role: 'assistant', preview: 'two' },
+    ],
+  });
+  assert.equal(planCompression('s1', after, 1), null, 'nothing more to fold');
+  const again = planCompression('s1', [...after, stored(turnChunk('s1', turn('assistant', 'four'), 'msg_4'), 'c6')], 1);
+  assert.deepEqual(again?.replaced, ['c5', 'c4'], 'the previous TaskState chunk is replaced, and the turns it named are named again');
+  assert.deepEqual(readConversation([stored(again!.chunk(next), 'c7')], 5).earlier.map((t) => t.messageId), ['msg_1', 'msg_2', 'msg_3']);
 });
 
 test('task_state_summary: the prompt states seed 000 rules; the reply schema and the offline demo keep durable facts', async () => {

@@ -38,7 +38,7 @@ function scriptedClient(script: (Error | MessageOutcome)[]) {
   return { client, updateIds };
 }
 
-const sessionsOf = (client: Client) => new Sessions(client, { createThread: async () => undefined as never }, { TASK_QUEUE: 'q', MAX_STEPS: 6, MAX_SUBPLAN_DEPTH: 1 });
+const sessionsOf = (client: Client) => new Sessions(client, { createThread: async () => undefined as never, view: async () => undefined as never }, { TASK_QUEUE: 'q', MAX_STEPS: 6, MAX_SUBPLAN_DEPTH: 1 });
 
 test('a message turned away during a hand-over or caught in a failed workflow task is sent again, under one update id', async () => {
   const outcome: MessageOutcome = { kind: 'new_run', runId: 's.r1' };

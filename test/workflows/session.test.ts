@@ -18,14 +18,13 @@ import { Sessions } from '../../src/temporal/sessions';
 import { getStateQuery } from '../../src/workflows/definitions';
 import { CAPABILITIES_CHANGED, NOTHING_TO_RETRY, type agentSessionWorkflow } from '../../src/workflows/session';
 import {
-  getSessionQuery,
   sendMessageUpdate,
   SESSION_WORKFLOW_TYPE,
   type MessageOutcome,
   type SessionInput,
   type SessionView,
 } from '../../src/workflows/session-definitions';
-import { answer, askStep, cont, respondStep } from '../helpers/scenarios';
+import { answer, askStep, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { StubModelServer, type StubRequest } from '../helpers/stub-model-server';
 import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
@@ -59,7 +58,8 @@ async function startSession(extra: Partial<SessionInput> = {}): Promise<Session>
 }
 
 const send = (s: Session, text: string): Promise<MessageOutcome> => s.executeUpdate(sendMessageUpdate, { args: [{ text }] });
-const viewOf = (s: Session): Promise<SessionView> => s.query(getSessionQuery);
+/** The session as the API shows it: the workflow's runs, the conversation from its thread. */
+const viewOf = (s: Session): Promise<SessionView> => new Sessions(env.client, mem.memory, env.config).get(s.sessionId);
 const runState = (runId: string): Promise<ExecutionState> => env.client.workflow.getHandle(runId).query(getStateQuery);
 const runStatus = async (s: Session, runId: string) => (await viewOf(s)).runs.find((r) => r.runId === runId)?.status;
 const waitRunStatus = (s: Session, runId: string, status: string, timeoutMs = 30_000) =>
@@ -244,13 +244,16 @@ test('a message that takes the session thread past its hard limit is compacted a
   assert.deepEqual(thread.chunks[0], created.chunks[0], 'the CRITICAL chunk is untouched');
   const turn = thread.chunks.find((c) => c.type === 'user');
   assert.match(turn?.content.kind === 'text' ? turn.content.text : '', /^Item 1 of my packing list[^]*tokens cut by built-in compaction[^]*Item 60 of my packing list/);
-  // The whole message is still in the session's own history and retrievable by its id.
-  assert.equal((await viewOf(s)).chatHistory[0]?.text, pasted);
+  // The session's history is its thread (shortened alike); the whole message is still retrievable by its id.
+  const first = (await viewOf(s)).chatHistory[0];
+  assert.match(first?.text ?? '', /tokens cut by built-in compaction/);
+  const whole = await mem.memory.findMessage(first?.messageId ?? '', { threadIds: [threadId], userId: 'tester' });
+  assert.equal(whole?.content.kind === 'text' ? whole.content.text : '', pasted);
   assert.ok((await mem.memory.audit(threadId)).some((r) => r.kind === 'replace' && r.origin === 'system' && /hard limit/.test(r.reason)));
   await s.terminate();
 });
 
-test('compression: a fact stated 50 turns earlier survives in TaskState and reaches a later planner prompt, while chatHistory stays short', async () => {
+test('compression: a fact stated 50 turns earlier survives in TaskState and reaches a later planner prompt, while chatHistory stays short; live state and step-level items are dropped and audited; compressed turns stay retrievable by the id the prompt names', async () => {
   const s = await startSession({ settings: { maxTurns: 20, window: 12, keepAfterCompression: 6 } });
   // The summary model carries earlier facts forward (they are in the TaskState it is shown) and adds new ones.
   const summarize = (req: StubRequest) => {
@@ -258,8 +261,9 @@ test('compression: a fact stated 50 turns earlier survives in TaskState and reac
     return {
       CurrentGoal: 'chat with the assistant',
       ActiveFlow: '',
-      OpenLoops: [],
-      ImportantFacts: /account number is 12345/.test(user) ? ['The account number is 12345'] : [],
+      // The model breaks seed 000's rules too: the code drops these, whatever the prompt asked.
+      OpenLoops: ['call get_exchange_configs'],
+      ImportantFacts: [...(/account number is 12345/.test(user) ? ['The account number is 12345'] : []), 'My balance is 500 USDT'],
       LastDecision: '',
     };
   };
@@ -267,6 +271,8 @@ test('compression: a fact stated 50 turns earlier survives in TaskState and reac
 
   answers('remember that my account number is 12345', 'Noted.');
   assert.equal((await send(s, 'remember that my account number is 12345')).kind, 'new_run');
+  const factId = (await mem.memory.view(s.threadId)).chunks.find((c) => c.type === 'user' && c.content.kind === 'text' && /12345/.test(c.content.text))?.messageId ?? '';
+  assert.match(factId, /^msg_/);
   const last = { runId: '' };
   for (let i = 1; i < 50; i++) {
     answers(`small talk ${i}`, `reply ${i}`);
@@ -278,7 +284,15 @@ test('compression: a fact stated 50 turns earlier survives in TaskState and reac
     return v.runs.every((r) => r.status === 'completed') && v.chatHistory.at(-1)?.text === 'reply 49' ? v : null;
   });
   assert.deepEqual(view.taskState.ImportantFacts, ['The account number is 12345']);
+  assert.deepEqual(view.taskState.OpenLoops, []);
   assert.ok(view.taskState.UpdatedAt !== '');
+  // What the rules dropped is in the thread's audit, with the TaskState write.
+  const writes = (await mem.memory.audit(s.threadId)).filter((r) => r.reason === 'older turns compressed into the task state');
+  assert.ok(writes.length >= 5);
+  assert.deepEqual((writes[0]?.details as { notes?: string[] } | null)?.notes, [
+    'dropped by the TaskState rules: OpenLoops: "call get_exchange_configs" (a step-level pending item of a plan)',
+    'dropped by the TaskState rules: ImportantFacts: "My balance is 500 USDT" (live state that changes outside the chat)',
+  ]);
   assert.ok(view.chatHistory.length <= 12 + 1, `chatHistory has ${view.chatHistory.length} turns`);
   assert.ok(!view.chatHistory.some((t) => /12345/.test(t.text)), 'the fact left chatHistory');
   assert.ok(stub.requestsFor('', 'task_state_summary').length >= 5);
@@ -293,11 +307,22 @@ test('compression: a fact stated 50 turns earlier survives in TaskState and reac
   assert.equal(taskChunk?.retention, 'CRITICAL');
   assert.match(JSON.stringify(taskChunk?.content), /account number is 12345/);
 
-  // A later run's planner prompt carries the fact in its Task state.
-  answers('what is my account number?', 'It is 12345.');
+  // A later run's planner prompt carries the fact in its Task state, names the compressed turn by its id, and
+  // shows each recent turn with its id; retrieve_message fetches the compressed turn from the session thread.
+  stub.script('what is my account number?', {
+    execution_plan: [{ steps: [toolStep('retrieve_message', { messageId: factId }), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [answer('It is 12345.')],
+  });
   const question = await send(s, 'what is my account number?');
   await waitRunStatus(s, question.runId ?? '', 'completed');
-  assert.match(prompt(stub.requestsFor('what is my account number?', 'execution_plan')[0]), /Task state[^]*ImportantFacts:[^]*The account number is 12345/);
+  const planPrompt = prompt(stub.requestsFor('what is my account number?', 'execution_plan')[0]);
+  assert.match(planPrompt, /Task state[^]*ImportantFacts:[^]*The account number is 12345/);
+  // (The prompt names the newest 30 compressed turns; the fact's turn, older, is fetched all the same.)
+  assert.match(planPrompt, /Earlier turns, folded into the task state[^\n]*\n\[msg_[0-9a-z]+\] (User: small talk|Assistant: reply) \d+\n/);
+  assert.match(planPrompt, /Conversation so far \(oldest first\):\n\[msg_[0-9a-z]+\] (User|Assistant): /);
+  const retrieved = (await runState(question.runId ?? '')).observations.find((o) => o.kind === 'tool');
+  assert.deepEqual(JSON.parse(retrieved?.content ?? '{}').content, 'remember that my account number is 12345');
   await s.terminate();
 });
 
