@@ -79,13 +79,17 @@ export function readTaskState(c: Chunk): TaskState | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** A turn chunk as a Turn: its text, when it was written, its message id and run. */
+/**
+ * A turn chunk as a Turn: its text, when it was written, its message id and run. A turn shortened by
+ * compaction names the message it was made from: that id, which still fetches the whole text.
+ */
 export function readTurn(c: Chunk): Turn {
+  const messageId = c.provenance.messageId ?? c.messageId;
   return {
     role: c.type === 'user' ? 'user' : 'assistant',
     text: c.content.kind === 'text' ? c.content.text : JSON.stringify(c.content),
     at: c.createdAt,
-    ...(c.messageId ? { messageId: c.messageId } : {}),
+    ...(messageId ? { messageId } : {}),
     ...(c.provenance.runId ? { runId: c.provenance.runId } : {}),
   };
 }

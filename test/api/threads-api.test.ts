@@ -484,7 +484,8 @@ test('reads through the API and by retrieve_message are in the audit (kind=read)
   await ok(200, 'GET', `/v1/threads/${threadId}/diff?from=${first}`);
   await ok(200, 'GET', `/v1/threads/${threadId}/states`); // metadata only: not a read of chunks
   const registry = new ToolRegistry([retrieveMessage]);
-  assert.equal((await registry.run('retrieve_message', { messageId: a.messageId }, toolContext({ memory, runId: 'run-9', stepId: 's4' }))).ok, true);
+  const owner = (await memory.ownerOf(threadId)) ?? ''; // not through the API: that would be a read too
+  assert.equal((await registry.run('retrieve_message', { messageId: a.messageId }, toolContext({ memory, runId: 'run-9', stepId: 's4', userId: owner, threads: [threadId] }))).ok, true);
 
   const all = (await getAudit(threadId, '?kind=read')) as unknown as ReadRecord[];
   const reads = all.slice(1); // the first is seededThread's own GET
