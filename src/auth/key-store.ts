@@ -6,6 +6,7 @@
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Pool } from 'pg';
+import { byBackend, type BackendConfig } from '../store/backend';
 import { ApiKeyRecordSchema, type ApiKeyRecord } from './keys';
 
 export interface ApiKeyStore {
@@ -153,14 +154,10 @@ export class PostgresApiKeyStore implements ApiKeyStore {
 }
 
 /** The key store beside the configured memory store. */
-export function createKeyStore(config: { MEMORY_STORE?: 'memory' | 'file' | 'postgres'; DATABASE_URL?: string | undefined; dataDir: string }): ApiKeyStore {
-  switch (config.MEMORY_STORE ?? 'file') {
-    case 'memory':
-      return new MemoryApiKeyStore();
-    case 'postgres':
-      if (!config.DATABASE_URL) throw new Error('MEMORY_STORE=postgres needs DATABASE_URL');
-      return new PostgresApiKeyStore(config.DATABASE_URL);
-    case 'file':
-      return new FileApiKeyStore(path.join(config.dataDir, 'auth', 'keys'));
-  }
+export function createKeyStore(config: BackendConfig): ApiKeyStore {
+  return byBackend<ApiKeyStore>(config, {
+    memory: () => new MemoryApiKeyStore(),
+    postgres: (url) => new PostgresApiKeyStore(url),
+    file: (dataDir) => new FileApiKeyStore(path.join(dataDir, 'auth', 'keys')),
+  });
 }

@@ -6,6 +6,7 @@ import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Pool } from 'pg';
 import { z } from 'zod';
+import { byBackend, type BackendConfig } from '../store/backend';
 import { addUsage, noUsage, type Usage } from './usage';
 
 export const UsageRecordSchema = z.object({
@@ -153,14 +154,11 @@ export class PostgresUsageStore implements UsageStore {
   }
 }
 
-export function createUsageStore(config: { MEMORY_STORE?: 'memory' | 'file' | 'postgres'; DATABASE_URL?: string | undefined; dataDir: string }): UsageStore {
-  switch (config.MEMORY_STORE ?? 'file') {
-    case 'memory':
-      return new MemoryUsageStore();
-    case 'postgres':
-      if (!config.DATABASE_URL) throw new Error('MEMORY_STORE=postgres needs DATABASE_URL');
-      return new PostgresUsageStore(config.DATABASE_URL);
-    case 'file':
-      return new FileUsageStore(path.join(config.dataDir, 'usage'));
-  }
+/** The usage store beside the configured memory store. */
+export function createUsageStore(config: BackendConfig): UsageStore {
+  return byBackend<UsageStore>(config, {
+    memory: () => new MemoryUsageStore(),
+    postgres: (url) => new PostgresUsageStore(url),
+    file: (dataDir) => new FileUsageStore(path.join(dataDir, 'usage')),
+  });
 }

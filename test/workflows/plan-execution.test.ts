@@ -4,13 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { z } from 'zod';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { openMemory } from '../../src/store/open-memory';
 import { RunNotWaitingError, Runs } from '../../src/temporal/runs';
-import { defineTool } from '../../src/tools/tool';
 import { getStateQuery, replySignal } from '../../src/workflows/definitions';
 import { answer, askStep, askThenAnswer, cont, multiStepToolPlan, respondStep, toolStep, withSubplan } from '../helpers/scenarios';
+import { tallyTool as makeTally } from '../helpers/tally-tool';
 import { StubModelServer } from '../helpers/stub-model-server';
 import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
@@ -18,16 +17,7 @@ const stub = new StubModelServer();
 let env: TestEnv;
 let runs: Runs;
 /** Invocations of the `tally` tool by label: proves which tool steps really ran. */
-const tally = new Map<string, number>();
-const tallyTool = defineTool({
-  name: 'tally',
-  description: 'Counts a label (test tool).',
-  input: z.object({ label: z.string() }),
-  async handler({ label }) {
-    tally.set(label, (tally.get(label) ?? 0) + 1);
-    return { counted: label };
-  },
-});
+const { tool: tallyTool, counts: tally } = makeTally();
 
 before(async () => {
   await stub.start();

@@ -12,6 +12,7 @@ import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
 import { defineTool } from '../../src/tools/tool';
 import { answer, askStep, cont, respondStep, toolStep } from '../helpers/scenarios';
+import { tallyTool as makeTally } from '../helpers/tally-tool';
 import { StubModelServer } from '../helpers/stub-model-server';
 import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
@@ -22,16 +23,8 @@ const bigTool = defineTool({
   input: z.object({ n: z.number() }),
   handler: async ({ n }) => ({ n, text: `${'x'.repeat(100_000)}${MARK}` }),
 });
-const tally = new Map<string, number>();
-const tallyTool = defineTool({
-  name: 'tally',
-  description: 'Counts a label (test tool).',
-  input: z.object({ label: z.string() }),
-  async handler({ label }) {
-    tally.set(label, (tally.get(label) ?? 0) + 1);
-    return { counted: label };
-  },
-});
+/** Invocations of the `tally` tool by label: proves which tool steps really ran. */
+const { tool: tallyTool, counts: tally } = makeTally();
 
 const stub = new StubModelServer();
 let env: TestEnv;
