@@ -49,6 +49,8 @@ export interface ReactStepResult {
   reply: ReactActionReply;
   /** The tool's result (or error) when the action was a tool call. */
   observation: StepObservation | null;
+  /** The worker's code version, for a run that has none yet (one started from a blueprint never proposed a tree). */
+  codeVersion?: CodeVersion;
 }
 
 const JOURNAL = 'step-journal';
@@ -132,15 +134,16 @@ export function createTreeActivities(deps: TreeActivityDeps) {
         }
         // The task's working memory (seed 004): a tool call is a step record (its thought, the
         // action, the result, its status and time); any other action is the thought and the choice.
+        const version = state.codeVersion ? {} : { codeVersion: codeVersionOf(deps.provider, deps.tools) };
         if (reply.action !== 'tool') {
           await rememberInRun(deps, state, [thoughtChunk(state, stepId, taskIndex, reply)], `task ${taskIndex} thought`, `${key}:thought`);
-          return { reply, observation: null };
+          return { reply, observation: null, ...version };
         }
         const call = { stepId, tool: reply.tool ?? '', args: reply.args ?? {} };
         const done = await journaledWork(deps.store, key, () => runToolStep(deps, state, call, key, signal));
         const step = { id: stepId, index: state.steps.length + 1, type: 'tool' as const, description: `[task ${taskIndex}] ${reply.thought}`, status: 'completed' as const, tool: call.tool, args: call.args };
         await rememberInRun(deps, state, stepChunks(state, step, done), `task ${taskIndex} ${call.tool}`, key);
-        return { reply, observation: headForHistory({ kind: done.kind, content: done.content }) };
+        return { reply, observation: headForHistory({ kind: done.kind, content: done.content }), ...version };
       });
     },
 

@@ -405,8 +405,10 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     return this.#aside(waiting);
   }
 
-  #acted(waiting: Extract<Waiting, { for: 'iteration' }>, { reply, observation }: ReactStepResult, now: Date): TreeCommand[] {
+  #acted(waiting: Extract<Waiting, { for: 'iteration' }>, { reply, observation, codeVersion }: ReactStepResult, now: Date): TreeCommand[] {
     const { taskIndex } = waiting;
+    // A run that never proposed a tree (started from a blueprint) takes its code version from its first iteration.
+    if (codeVersion && !this.#state.codeVersion) this.#state = { ...this.#state, codeVersion };
     const description = `[${taskIndex}] ${reply.thought}`.slice(0, 2000);
     /** The iteration as a step of the run, marked with its task. */
     const step = (spec: Omit<StepSpec, 'description'>, outcome: 'completed' | 'failed' | 'running', obs: Omit<Observation, 'at' | 'stepId'> | null) =>

@@ -73,7 +73,7 @@ test('an executing run whose worker is replaced by one with other tools stops as
   assert.equal((await runs.get(runId)).lastError, state.lastError);
 });
 
-test('runs waiting for a reply when the model changes stop as stale when the reply comes (plan and tree runs)', async () => {
+test('runs waiting for a reply when the model changes stop as stale when the reply comes (plan runs, tree runs, and tree runs started from a blueprint)', async () => {
   const config = testConfig();
   const first = await startTestEnv({ provider: stubProvider(stub.url), config });
   const planGoal = 'ask, then the model changes';
@@ -84,17 +84,23 @@ test('runs waiting for a reply when the model changes stop as stale when the rep
     react_action: [{ thought: 'ask', action: 'ask_user', question: 'which city?' }, { thought: 'done', action: 'finish', result: 'never' }],
     final_answer: [answer('never given')],
   });
+  // A blueprint run never proposes a tree: it takes its version from its first iteration.
+  const blueprintGoal = 'a blueprint run that asks, then the model changes';
+  stub.script(blueprintGoal, { react_action: [{ thought: 'ask', action: 'ask_user', question: 'which city?' }, { thought: 'done', action: 'finish', result: 'never' }] });
   const runs = new Runs(first.client, config);
   const plan = (await runs.start({ userId: 'deployer', goal: planGoal })).runId;
   const tree = (await runs.start({ userId: 'deployer', goal: treeGoal, engine: 'tree' })).runId;
-  for (const runId of [plan, tree]) await waitFor(`${runId} to ask`, async () => (await runs.get(runId)).status === 'waiting_user');
+  const blueprint = (
+    await runs.start({ userId: 'deployer', goal: blueprintGoal, engine: 'tree', blueprint: { name: 'trip', tree: { name: 'Trip', goal: blueprintGoal, subtasks: [{ name: 'City', goal: 'Pick a city' }] } } })
+  ).runId;
+  for (const runId of [plan, tree, blueprint]) await waitFor(`${runId} to ask`, async () => (await runs.get(runId)).status === 'waiting_user');
   await first.stop();
 
   const upgraded = new OpenAIProvider({ baseURL: stub.url, apiKey: 'test-key', model: 'stub-model-2', timeoutMs: 10_000 });
   const second = await startTestEnv({ provider: upgraded, config });
   envs.push(second);
   const runs2 = new Runs(second.client, config);
-  for (const runId of [plan, tree]) {
+  for (const runId of [plan, tree, blueprint]) {
     await runs2.reply(runId, 'Lyon');
     const state = await result(second, runId);
     assert.equal(state.status, 'failed', runId);
@@ -102,4 +108,5 @@ test('runs waiting for a reply when the model changes stop as stale when the rep
   }
   assert.equal(stub.requestsFor(planGoal, 'replan_decision').length, 0, 'the stale plan run was not replanned');
   assert.equal(stub.requestsFor(treeGoal, 'react_action').length, 1, 'the stale tree run took no further action');
+  assert.equal(stub.requestsFor(blueprintGoal, 'react_action').length, 1, 'the stale blueprint run took no further action');
 });
