@@ -4,7 +4,7 @@
  * Shared by every engine, so a change of status is reported the same way everywhere.
  */
 import * as model from '../planning/execution-state';
-import type { ExecutionState, RunStatus } from '../planning/execution-state';
+import type { ExecutionState, RunEnding, RunStatus } from '../planning/execution-state';
 import type { ActivityMap, Command } from './core';
 import { parentReport } from './report';
 
@@ -25,6 +25,15 @@ export class Outbox<A extends ActivityMap> {
     const out = [...this.#pending, last];
     this.#pending = [];
     return out;
+  }
+
+  /**
+   * The run ends: what is pending, then the closing of its memory with how it ended (none when
+   * `ending` is null: the run does not own its memory), then `end`.
+   */
+  end(state: ExecutionState, ending: RunEnding | null): Command<A>[] {
+    if (ending) this.push({ kind: 'close', input: { state, ending } });
+    return this.emit({ kind: 'end' });
   }
 
   /** What is pending, with no new wait after it (the run goes on waiting for the same thing). */

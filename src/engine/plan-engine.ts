@@ -227,8 +227,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
 
   /** Every way a run ends closes its memory first. */
   #end(ending: RunEnding): PlanCommand[] {
-    this.#out.push({ kind: 'close', input: { state: this.#state, ending } });
-    return this.#emit({ kind: 'end' });
+    return this.#out.end(this.#state, ending);
   }
 
   #emit(last: PlanCommand): PlanCommand[] {

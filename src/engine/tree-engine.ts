@@ -525,8 +525,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
    * root run's thread, which the root closes when the whole tree ends.
    */
   #end(ending: RunEnding): TreeCommand[] {
-    if (!this.input.scope) this.#out.push({ kind: 'close', input: { state: this.#state, ending } });
-    return this.#emit({ kind: 'end' });
+    return this.#out.end(this.#state, this.input.scope ? null : ending);
   }
 
   #emit(last: TreeCommand): TreeCommand[] {
