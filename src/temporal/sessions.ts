@@ -6,7 +6,7 @@
  */
 import { isNotReady, resendUntilTaken } from './resend';
 import { readableId } from './runs';
-import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionDescription, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { Config } from '../config';
 import type { ChunkInput } from '../memory/model';
 import { readConversation } from '../sessions/session-chunks';
@@ -183,22 +183,26 @@ export class Sessions {
   /** The user a session belongs to, or null when there is no such session. */
   async ownerOf(sessionId: string): Promise<string | null> {
     try {
-      const description = await this.client.workflow.getHandle(sessionId).describe();
-      return description.type === SESSION_WORKFLOW_TYPE ? (description.typedSearchAttributes.get(USER_ID_ATTR) ?? null) : null;
+      return (await this.describe(sessionId)).typedSearchAttributes.get(USER_ID_ATTR) ?? null;
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return null;
+      if (err instanceof SessionNotFoundError) return null;
       throw err;
     }
   }
 
-  /** The handle of a session workflow; anything else with that id (a run, say) is not a session. */
+  /** The handle of a session workflow (one that still runs, with `mustRun`). */
   private async handle(sessionId: string, options: { mustRun?: boolean } = {}) {
-    const handle = this.client.workflow.getHandle<SessionWorkflow>(sessionId);
+    const description = await this.describe(sessionId);
+    if (options.mustRun && description.status.name !== 'RUNNING') throw new SessionClosedError(sessionId, description.status.name);
+    return this.client.workflow.getHandle<SessionWorkflow>(sessionId);
+  }
+
+  /** The session's workflow as the server describes it; anything else with that id (a run, say) is not a session. */
+  private async describe(sessionId: string): Promise<WorkflowExecutionDescription> {
     try {
-      const description = await handle.describe();
+      const description = await this.client.workflow.getHandle(sessionId).describe();
       if (description.type !== SESSION_WORKFLOW_TYPE) throw new SessionNotFoundError(sessionId);
-      if (options.mustRun && description.status.name !== 'RUNNING') throw new SessionClosedError(sessionId, description.status.name);
-      return handle;
+      return description;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
       throw err;
