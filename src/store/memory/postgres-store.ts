@@ -39,6 +39,34 @@ import { MIGRATION_LOCK_KEY, MIGRATIONS, MIGRATIONS_TABLE_SQL } from './migratio
 
 type Queryable = Pool | PoolClient;
 
+/**
+ * The WHERE clause of an audit listing (operations or reads) of one thread: the filters both share
+ * (origin, run, time window), then `extra` ones, each `?` a parameter; absent values are no filter.
+ */
+function filterSql(
+  threadId: string,
+  filter: { origin?: string; runId?: string; since?: string; until?: string; limit?: number },
+  extra: [string, unknown][],
+): { where: string; values: unknown[]; limit: string } {
+  const where = ['thread_id = $1'];
+  const values: unknown[] = [threadId];
+  const clauses: [string, unknown][] = [
+    ['origin = ?', filter.origin],
+    ['run_id = ?', filter.runId],
+    ['at >= ?::timestamptz', filter.since],
+    ['at <= ?::timestamptz', filter.until],
+    ...extra,
+  ];
+  for (const [sql, value] of clauses) {
+    if (value === undefined) continue;
+    values.push(value);
+    where.push(sql.replace('?', `$${values.length}`));
+  }
+  values.push(filter.limit ?? DEFAULT_OPERATION_LIMIT);
+  return { where: where.join(' AND '), values, limit: `$${values.length}` };
+}
+
+
 /** Named, so each connection parses and plans the statements of the commit path once. */
 const prepared = <R extends QueryResultRow>(db: Queryable, name: string, text: string, values: unknown[]) => db.query<R>({ name: `threadline_${name}`, text, values });
 
@@ -425,20 +453,11 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async listOperations(threadId: string, filter: OperationFilter = {}): Promise<OperationRecord[]> {
-    const where = ['thread_id = $1'];
-    const values: unknown[] = [threadId];
-    const add = (sql: string, value: unknown) => {
-      values.push(value);
-      where.push(sql.replace('?', `$${values.length}`));
-    };
-    if (filter.origin !== undefined) add('origin = ?', filter.origin);
-    if (filter.kind !== undefined) add('kind = ?', filter.kind);
-    if (filter.runId !== undefined) add('run_id = ?', filter.runId);
-    if (filter.since !== undefined) add('at >= ?::timestamptz', filter.since);
-    if (filter.until !== undefined) add('at <= ?::timestamptz', filter.until);
-    if (filter.afterSeq !== undefined) add('seq > ?', filter.afterSeq);
-    values.push(filter.limit ?? DEFAULT_OPERATION_LIMIT);
-    const { rows } = await this.pool.query<OperationRow>(`SELECT * FROM memory_operations WHERE ${where.join(' AND ')} ORDER BY seq LIMIT $${values.length}`, values);
+    const { where, values, limit } = filterSql(threadId, filter, [
+      ['kind = ?', filter.kind],
+      ['seq > ?', filter.afterSeq],
+    ]);
+    const { rows } = await this.pool.query<OperationRow>(`SELECT * FROM memory_operations WHERE ${where} ORDER BY seq LIMIT ${limit}`, values);
     return rows.map(toRecord);
   }
 
@@ -456,19 +475,8 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async listReads(threadId: string, filter: ReadFilter = {}): Promise<ReadRecord[]> {
-    const where = ['thread_id = $1'];
-    const values: unknown[] = [threadId];
-    const add = (sql: string, value: unknown) => {
-      values.push(value);
-      where.push(sql.replace('?', `$${values.length}`));
-    };
-    if (filter.origin !== undefined) add('origin = ?', filter.origin);
-    if (filter.target !== undefined) add('target = ?', filter.target);
-    if (filter.runId !== undefined) add('run_id = ?', filter.runId);
-    if (filter.since !== undefined) add('at >= ?::timestamptz', filter.since);
-    if (filter.until !== undefined) add('at <= ?::timestamptz', filter.until);
-    values.push(filter.limit ?? DEFAULT_OPERATION_LIMIT);
-    const { rows } = await this.pool.query<ReadRow>(`SELECT * FROM memory_reads WHERE ${where.join(' AND ')} ORDER BY at, n LIMIT $${values.length}`, values);
+    const { where, values, limit } = filterSql(threadId, filter, [['target = ?', filter.target]]);
+    const { rows } = await this.pool.query<ReadRow>(`SELECT * FROM memory_reads WHERE ${where} ORDER BY at, n LIMIT ${limit}`, values);
     return rows.map(toRead);
   }
 
