@@ -9,59 +9,31 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import pino from 'pino';
-import { createApp } from '../../src/api/app';
-import { MemoryApiKeyStore } from '../../src/auth/key-store';
-import { generateKey } from '../../src/auth/keys';
 import type { ExecutionState } from '../../src/planning/execution-state';
-import { openMemory, type OpenMemory } from '../../src/store/open-memory';
-import { Runs } from '../../src/temporal/runs';
-import { Sessions } from '../../src/temporal/sessions';
-import { listen, requestJson, type Listening } from '../helpers/http';
+import type { Runs } from '../../src/temporal/runs';
+import { requestJson } from '../helpers/http';
+import { startKeyedApi, type KeyedApi } from '../helpers/keyed-api';
 import { askStep, cont, respondStep } from '../helpers/scenarios';
 import { StubModelServer } from '../helpers/stub-model-server';
-import { startTestEnv, stubProvider, waitFor, type TestEnv } from '../helpers/temporal-env';
+import { waitFor } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
-const keys = new MemoryApiKeyStore();
 const ADMIN = 'fuzz-admin-key-0123456789';
 const SECRET = 'ALICE-PRIVATE-7c1f';
-let env: TestEnv;
-let memory: OpenMemory;
-let server: Listening;
+let api: KeyedApi;
 let runs: Runs;
 const key: Record<'alice' | 'bob' | 'expired', string> = { alice: '', bob: '', expired: '' };
 const ids = { runId: '', sessionId: '', threadId: '' };
 
-async function newKey(userId: string, expiresAt: string | null = null): Promise<string> {
-  const made = generateKey({ userId, expiresAt }, new Date(Date.now() - 120_000));
-  await keys.create(made.record);
-  return made.key;
-}
-
 before(async () => {
-  await stub.start();
-  env = await startTestEnv({ provider: stubProvider(stub.url) });
-  memory = await openMemory(env.config);
-  runs = new Runs(env.client, env.config);
-  server = await listen(
-    createApp({
-      runs,
-      sessions: new Sessions(env.client, memory.memory, env.config),
-      memory: memory.memory,
-      config: env.config,
-      isHealthy: async () => true,
-      logger: pino({ level: 'silent' }),
-      events: { pollMs: 50, heartbeatMs: 100 },
-      auth: { mode: 'apikey', store: keys, adminKey: ADMIN },
-    }),
-  );
-  key.alice = await newKey('alice-fuzz');
-  key.bob = await newKey('bob-fuzz');
-  key.expired = await newKey('alice-fuzz', new Date(Date.now() - 60_000).toISOString());
+  api = await startKeyedApi(stub, { adminKey: ADMIN });
+  runs = api.runs;
+  key.alice = await api.keyFor('alice-fuzz');
+  key.bob = await api.keyFor('bob-fuzz');
+  key.expired = await api.keyFor('alice-fuzz', new Date(Date.now() - 60_000).toISOString());
   const goal = `keep ${SECRET} safe`;
   stub.script(goal, { execution_plan: [{ steps: [askStep(`Where is ${SECRET}?`), respondStep] }], replan_decision: [cont] });
-  const as = (path: string, body: unknown) => requestJson<Record<string, string>>(server.url, 'POST', path, body, { authorization: `Bearer ${key.alice}` });
+  const as = (path: string, body: unknown) => requestJson<Record<string, string>>(api.url, 'POST', path, body, { authorization: `Bearer ${key.alice}` });
   ids.runId = (await as('/v1/runs', { goal })).body.runId ?? '';
   ids.sessionId = (await as('/v1/sessions', {})).body.sessionId ?? '';
   ids.threadId = (await as('/v1/threads', { chunks: [{ type: 'user', content: { kind: 'text', text: SECRET } }] })).body.threadId ?? '';
@@ -69,10 +41,7 @@ before(async () => {
   await waitFor('the run to ask', async () => (await runs.get(ids.runId)).status === 'waiting_user');
 });
 after(async () => {
-  await server?.close();
-  await env?.stop();
-  await memory?.close();
-  await stub.stop();
+  await api?.stop();
 });
 
 const ROUTES = [
@@ -151,7 +120,7 @@ test('1,200 malformed and hostile requests across every route: no 5xx but 503, n
       let status = 0;
       let text = '';
       try {
-        const res = await fetch(`${server.url}${path}${query}`, {
+        const res = await fetch(`${api.url}${path}${query}`, {
           method: r.method,
           headers: { ...authHeader(r.who), ...(r.body !== undefined ? { 'content-type': r.contentType } : {}) },
           ...(r.body !== undefined && r.method !== 'GET' ? { body: r.body } : {}),
@@ -173,7 +142,7 @@ test('1,200 malformed and hostile requests across every route: no 5xx but 503, n
   );
   assert.ok(sent >= 1_000, `sent ${sent}`);
   assert.ok((statuses.get(200) ?? 0) + (statuses.get(201) ?? 0) + (statuses.get(202) ?? 0) > 0, `some requests must get through: ${JSON.stringify([...statuses])}`);
-  assert.equal((await requestJson(server.url, 'GET', '/healthz')).status, 200);
+  assert.equal((await requestJson(api.url, 'GET', '/healthz')).status, 200);
 
   // Nothing is left stuck: every run the fuzzing started ends (the stub refuses unscripted goals, so they fail).
   const all = [...(await runs.list({ userId: 'alice-fuzz', limit: 500 })), ...(await runs.list({ userId: 'bob-fuzz', limit: 500 }))];
@@ -198,7 +167,7 @@ test('malformed model replies end runs with a clear error, never a stuck run or 
     }),
   );
   for (const runId of started) {
-    const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
+    const state = (await api.env.client.workflow.getHandle(runId).result()) as ExecutionState;
     assert.equal(state.status, 'failed', runId);
     assert.ok(state.lastError && state.lastError.length > 0, `${runId} says why`);
   }

@@ -5,66 +5,35 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import pino from 'pino';
-import { createApp } from '../../src/api/app';
-import { MemoryApiKeyStore } from '../../src/auth/key-store';
-import { generateKey } from '../../src/auth/keys';
-import { openMemory, type OpenMemory } from '../../src/store/open-memory';
-import { Runs } from '../../src/temporal/runs';
-import { Sessions } from '../../src/temporal/sessions';
-import { listen, requestJson, type Listening } from '../helpers/http';
+import { requestJson } from '../helpers/http';
+import { startKeyedApi, type KeyedApi } from '../helpers/keyed-api';
 import { answer, askStep, cont, respondStep } from '../helpers/scenarios';
 import { StubModelServer } from '../helpers/stub-model-server';
-import { startTestEnv, stubProvider, waitFor, type TestEnv } from '../helpers/temporal-env';
+import { waitFor } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
-const keys = new MemoryApiKeyStore();
-let env: TestEnv;
-let memory: OpenMemory;
-let server: Listening;
+let api: KeyedApi;
 const ALICE = 'alice-iso';
 const BOB = 'bob-iso';
 let aliceKey = '';
 let bobKey = '';
 
-async function keyFor(userId: string): Promise<string> {
-  const { key, record } = generateKey({ userId }, new Date());
-  await keys.create(record);
-  return key;
-}
-
 before(async () => {
-  await stub.start();
-  env = await startTestEnv({ provider: stubProvider(stub.url) });
-  memory = await openMemory(env.config);
-  const app = createApp({
-    runs: new Runs(env.client, env.config),
-    sessions: new Sessions(env.client, memory.memory, env.config),
-    memory: memory.memory,
-    config: env.config,
-    isHealthy: async () => true,
-    logger: pino({ level: 'silent' }),
-    events: { pollMs: 50, heartbeatMs: 100 },
-    auth: { mode: 'apikey', store: keys },
-  });
-  server = await listen(app);
-  aliceKey = await keyFor(ALICE);
-  bobKey = await keyFor(BOB);
+  api = await startKeyedApi(stub);
+  aliceKey = await api.keyFor(ALICE);
+  bobKey = await api.keyFor(BOB);
 });
 after(async () => {
-  await server?.close();
-  await env?.stop();
-  await memory?.close();
-  await stub.stop();
+  await api?.stop();
 });
 
 const as = <T = Record<string, unknown>>(key: string, method: string, route: string, body?: unknown) =>
-  requestJson<T>(server.url, method, route, body, { authorization: `Bearer ${key}` });
+  requestJson<T>(api.url, method, route, body, { authorization: `Bearer ${key}` });
 
 /** The status of an event stream's response, without reading the stream. */
 async function streamStatus(key: string, route: string): Promise<number> {
   const controller = new AbortController();
-  const res = await fetch(`${server.url}${route}`, { headers: { authorization: `Bearer ${key}` }, signal: controller.signal });
+  const res = await fetch(`${api.url}${route}`, { headers: { authorization: `Bearer ${key}` }, signal: controller.signal });
   controller.abort();
   return res.status;
 }
