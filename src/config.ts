@@ -61,7 +61,7 @@ export const ConfigSchema = z.object({
   /** `apikey`: every API request needs `Authorization: Bearer <key>`; `none` is allowed only while HOST is a loopback address. */
   THREADLINE_AUTH: z.enum(['none', 'apikey']).default('none'),
   /** A key that is an admin from the start (to create the first keys); compared in constant time, never stored. */
-  THREADLINE_ADMIN_KEY: z.preprocess(blankToUndefined, z.string().min(16, 'THREADLINE_ADMIN_KEY must be at least 16 characters').optional()),
+  THREADLINE_ADMIN_KEY: z.preprocess(blankToUndefined, z.string().optional()),
   /** Runs one user may start per minute (0: no limit). @default 120 with THREADLINE_AUTH=apikey, else 0 */
   RATE_LIMIT_RUNS_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
   /** Session messages one user may send per minute (0: no limit). @default 600 with apikey, else 0 */

@@ -65,6 +65,10 @@ export function checkBinding(config: Pick<Config, 'HOST' | 'THREADLINE_AUTH'>): 
 export async function startApi(config: Config, options: { logger?: Logger } = {}): Promise<ApiServer> {
   const logger = options.logger ?? pino({ name: 'api' });
   checkBinding(config);
+  // DESIGN.md sets no length for the bootstrap key; a short one is allowed but said to be guessable.
+  if (config.THREADLINE_AUTH === 'apikey' && config.THREADLINE_ADMIN_KEY && config.THREADLINE_ADMIN_KEY.length < 16) {
+    logger.warn('THREADLINE_ADMIN_KEY is shorter than 16 characters: easy to guess; use e.g. `openssl rand -hex 24`');
+  }
   const keys = config.THREADLINE_AUTH === 'apikey' ? createKeyStore(config) : undefined;
   await keys?.setup();
   const { memory, close: closeMemory } = await openMemory(config);
