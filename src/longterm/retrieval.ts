@@ -1,0 +1,178 @@
+/**
+ * Hybrid retrieval over one user's long-term memory: several rankings fused by RRF (fusion.ts).
+ *   - lexical: BM25 over stemmed terms, per kind (the store's full-text index);
+ *   - graph: facts about the entities the query names (by name or alias; "I"/"my" name the
+ *     user), then facts about their neighbours (the other end of those facts), at half weight;
+ *   - id: a message quoted by its id;
+ *   - recency and the current conversation, as light tie-breakers;
+ *   - dense vectors, when an embedder is configured (embeddings.ts).
+ * Validity: with `asOf`, only facts valid then and records from before then; without it, facts
+ * that ended are kept (history questions need them) but ranked lower and say when they held.
+ */
+import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, Provenance, SearchHit, SearchQuery, StoredMessage } from './contract';
+import { MEMORY_KINDS } from './contract';
+import { validAt } from './facts';
+import { fuse, type Ranking } from './fusion';
+import { analyze, normalizeName, words } from './text';
+import type { LexicalQuery, LongTermReader } from '../store/longterm/store';
+
+/** Candidates taken from each lexical ranking. */
+const LEXICAL_DEPTH = 50;
+/** Facts taken from the graph around the named entities. */
+const GRAPH_DEPTH = 50;
+const SELF_WORDS = new Set(['i', 'me', 'my', 'mine', 'myself']);
+/** The entity a user's own facts hang on ("I live in Lisbon": subject "user"). */
+export const SELF_ENTITY = 'user';
+/** Ids as Threadline writes them (msg_…, fact_…): a query may quote one. */
+const QUOTED_ID = /\b[a-z]{2,8}_[a-z0-9]{6,}\b/g;
+
+type AnyRecord =
+  | { kind: 'message'; record: StoredMessage }
+  | { kind: 'fact'; record: Fact }
+  | { kind: 'episode'; record: Episode }
+  | { kind: 'summary'; record: ConversationSummary };
+
+/** Dense similarity, when configured: ids of `kind` most similar to the query, best first. */
+export type DenseRanker = (userId: string, query: string, kinds: readonly MemoryKind[], limit: number) => Promise<{ kind: MemoryKind; id: string }[]>;
+
+export interface RetrievalOptions {
+  now: Date;
+  dense?: DenseRanker;
+}
+
+const key = (kind: MemoryKind, id: string) => `${kind}:${id}`;
+
+export function lexicalQuery(text: string): LexicalQuery {
+  return { text, terms: [...new Set(analyze(text))] };
+}
+
+/** Entities the query names: a candidate by its words is kept when all words of one of its names appear in the query. */
+export async function entitiesNamed(reader: LongTermReader, query: string): Promise<Entity[]> {
+  const queryWords = new Set(words(query));
+  const candidates = await reader.searchText('entity', lexicalQuery(query), 20);
+  const found = (await reader.getEntities(candidates.map((c) => c.id))).filter((e) => [e.name, ...e.aliases].some((name) => {
+    const nameWords = words(name);
+    return nameWords.length > 0 && nameWords.every((w) => queryWords.has(w));
+  }));
+  if ([...queryWords].some((w) => SELF_WORDS.has(w))) found.push(...(await reader.findEntities([SELF_ENTITY])));
+  return found;
+}
+
+/** Facts around `entities`: theirs first (those sharing more query terms first), then their neighbours'. */
+async function graphFacts(reader: LongTermReader, entities: readonly Entity[], terms: ReadonlySet<string>): Promise<{ direct: Fact[]; neighbours: Fact[] }> {
+  if (entities.length === 0) return { direct: [], neighbours: [] };
+  const seeds = new Set(entities.map((e) => e.id));
+  const overlap = (f: Fact) => analyze(`${f.text} ${f.predicate} ${f.object}`).filter((t) => terms.has(t)).length;
+  const byRelevance = (a: Fact, b: Fact) => overlap(b) - overlap(a) || Number(a.validTo !== null) - Number(b.validTo !== null) || (a.recordedAt < b.recordedAt ? 1 : -1);
+  const direct = (await reader.listFacts({ entityIds: [...seeds], limit: GRAPH_DEPTH * 4 })).sort(byRelevance).slice(0, GRAPH_DEPTH);
+  const next = new Set<string>();
+  for (const f of direct) for (const id of [f.subjectId, f.objectId]) if (id && !seeds.has(id)) next.add(id);
+  const directIds = new Set(direct.map((f) => f.id));
+  const neighbours = next.size ? (await reader.listFacts({ entityIds: [...next], limit: GRAPH_DEPTH * 4 })).filter((f) => !directIds.has(f.id)).sort(byRelevance).slice(0, GRAPH_DEPTH) : [];
+  return { direct, neighbours };
+}
+
+async function load(reader: LongTermReader, keys: readonly string[]): Promise<Map<string, AnyRecord>> {
+  const ids: Record<MemoryKind, string[]> = { message: [], fact: [], episode: [], summary: [] };
+  for (const k of keys) {
+    const at = k.indexOf(':');
+    ids[k.slice(0, at) as MemoryKind].push(k.slice(at + 1));
+  }
+  const out = new Map<string, AnyRecord>();
+  for (const record of await reader.getMessages(ids.message)) out.set(key('message', record.id), { kind: 'message', record });
+  for (const record of await reader.getFacts(ids.fact)) out.set(key('fact', record.id), { kind: 'fact', record });
+  for (const record of await reader.getEpisodes(ids.episode)) out.set(key('episode', record.id), { kind: 'episode', record });
+  for (const record of await reader.getSummaries(ids.summary)) out.set(key('summary', record.id), { kind: 'summary', record });
+  return out;
+}
+
+const atOf = (item: AnyRecord): string => (item.kind === 'fact' ? item.record.validFrom : item.record.at);
+
+/** What a hit shows: an ended fact says when it held. */
+function hitOf(item: AnyRecord, score: number): SearchHit {
+  const rounded = Math.round(score * 1e6) / 1e6;
+  switch (item.kind) {
+    case 'message': {
+      const m = item.record;
+      return { kind: 'message', id: m.id, text: m.name ? `${m.name}: ${m.text}` : m.text, score: rounded, at: m.at, source: { sessionId: m.sessionId, messageIds: [m.id] } };
+    }
+    case 'fact': {
+      const f = item.record;
+      const text = f.validTo === null ? f.text : `${f.text} (from ${f.validFrom.slice(0, 10)} until ${f.validTo.slice(0, 10)})`;
+      return { kind: 'fact', id: f.id, text, score: rounded, at: f.validFrom, source: copyProvenance(f.provenance) };
+    }
+    case 'episode': {
+      const e = item.record;
+      const text = [`Goal: ${e.goal}`, e.steps.length ? `Steps: ${e.steps.join('; ')}` : '', `Outcome: ${e.outcome}`, e.lessons.length ? `Lessons: ${e.lessons.join('; ')}` : ''].filter(Boolean).join('\n');
+      return { kind: 'episode', id: e.id, text, score: rounded, at: e.at, source: copyProvenance(e.provenance) };
+    }
+    case 'summary': {
+      const s = item.record;
+      return { kind: 'summary', id: s.id, text: s.text, score: rounded, at: s.at, source: copyProvenance({ ...s.provenance, sessionId: s.sessionId }) };
+    }
+  }
+}
+
+const copyProvenance = (p: Provenance): Provenance => ({ ...(p.sessionId ? { sessionId: p.sessionId } : {}), ...(p.runId ? { runId: p.runId } : {}), messageIds: [...p.messageIds] });
+
+function sessionOf(item: AnyRecord): string | undefined {
+  return item.kind === 'message' || item.kind === 'summary' ? item.record.sessionId : item.record.provenance.sessionId;
+}
+
+/** The fused, filtered top `k` of one user's memory for `query`. */
+export async function retrieve(reader: LongTermReader, userId: string, query: SearchQuery, options: RetrievalOptions): Promise<SearchHit[]> {
+  const k = query.k ?? 10;
+  const kinds = new Set<MemoryKind>(query.kinds?.length ? query.kinds : MEMORY_KINDS);
+  const lexical = lexicalQuery(query.query);
+  const terms = new Set(lexical.terms);
+  const rankings: Ranking[] = [];
+  const depth = Math.max(LEXICAL_DEPTH, k * 3);
+
+  for (const kind of kinds) {
+    const hits = await reader.searchText(kind, lexical, depth);
+    rankings.push({ ids: hits.map((h) => key(kind, h.id)) });
+  }
+  if (kinds.has('fact')) {
+    const { direct, neighbours } = await graphFacts(reader, await entitiesNamed(reader, query.query), terms);
+    rankings.push({ ids: direct.map((f) => key('fact', f.id)) }, { ids: neighbours.map((f) => key('fact', f.id)), weight: 0.5 });
+  }
+  if (kinds.has('message')) {
+    const quoted = (query.query.toLowerCase().match(QUOTED_ID) ?? []).slice(0, 10);
+    if (quoted.length) rankings.push({ ids: (await reader.getMessages(quoted)).map((m) => key('message', m.id)), weight: 2 });
+  }
+  if (options.dense) {
+    const dense = await options.dense(userId, query.query, [...kinds], depth);
+    rankings.push({ ids: dense.map((d) => key(d.kind, d.id)) });
+  }
+
+  const candidates = [...new Set(rankings.flatMap((r) => r.ids))];
+  const records = await load(reader, candidates);
+  const asOf = query.asOf;
+  const nowIso = options.now.toISOString();
+  const kept = candidates.filter((c) => {
+    const item = records.get(c);
+    if (!item || !kinds.has(item.kind)) return false;
+    if (asOf === undefined) return true;
+    return item.kind === 'fact' ? validAt(item.record, asOf) : atOf(item) <= asOf;
+  });
+  const keptSet = new Set(kept);
+  const byRecency = [...kept].sort((a, b) => (atOf(records.get(b) as AnyRecord) < atOf(records.get(a) as AnyRecord) ? -1 : 1));
+  rankings.push({ ids: byRecency, weight: 0.2 });
+  if (query.sessionId) rankings.push({ ids: kept.filter((c) => sessionOf(records.get(c) as AnyRecord) === query.sessionId), weight: 0.3 });
+
+  const hits: SearchHit[] = [];
+  for (const { id, score } of fuse(rankings)) {
+    if (!keptSet.has(id)) continue;
+    const item = records.get(id) as AnyRecord;
+    // Without asOf, a fact no longer valid counts half: it answers "before", not "now".
+    const ended = asOf === undefined && item.kind === 'fact' && !validAt(item.record, nowIso);
+    hits.push(hitOf(item, ended ? score / 2 : score));
+  }
+  return hits.sort((a, b) => b.score - a.score).slice(0, k);
+}
+
+/** Whether a name is the user's own ("I", "me", "the user"). */
+export function isSelf(name: string): boolean {
+  const n = normalizeName(name);
+  return SELF_WORDS.has(n) || n === SELF_ENTITY || n === `the ${SELF_ENTITY}`;
+}

@@ -1,0 +1,361 @@
+/**
+ * The long-term memory of every user (seed 002), implemented once over a LongTermStore: texts
+ * pass the memory observers (secret redaction), every write is audited in the store, fact
+ * dedupe and supersede happen inside the user's write section, and retrieval is hybrid
+ * (retrieval.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { randomIds } from '../memory/ids';
+import type { MemoryObserver } from '../memory/observers';
+import type { LongTermAuditEntry, LongTermReader, LongTermRecord, LongTermStore } from '../store/longterm/store';
+import type {
+  ConversationSummary,
+  Entity,
+  Episode,
+  EpisodeInput,
+  Fact,
+  FactInput,
+  InvocationContext,
+  LongTermMemory,
+  Provenance,
+  RecordedFact,
+  SearchHit,
+  SearchQuery,
+  StoredMessage,
+  WriteMeta,
+} from './contract';
+import { chainOf, decide, isAliasPredicate, strengthened, validAt } from './facts';
+import { screenTexts } from './redact';
+import { entitiesNamed, isSelf, lexicalQuery, retrieve, SELF_ENTITY, type DenseRanker } from './retrieval';
+import { normalizeName, words } from './text';
+
+/** Confidence of a fact stated once: by a person, or inferred by the agent. */
+const FIRST_CONFIDENCE = { person: 0.9, agent: 0.6, system: 0.6 } as const;
+/** Objects this short are things (entities) the graph can link through; longer ones are descriptions. */
+const MAX_ENTITY_WORDS = 6;
+
+export interface LongTermServiceOptions {
+  store: LongTermStore;
+  /** Run over every text written (redactSecrets in production). @default none */
+  observers?: readonly MemoryObserver[];
+  /** @default () => new Date() */
+  now?: () => Date;
+  /** Dense similarity joins the fusion when given (EMBEDDING_MODEL). */
+  dense?: DenseRanker;
+}
+
+/** A conversation brought in by `importConversations` (the REST import's body). */
+export interface ImportedConversation {
+  sessionId?: string | undefined;
+  title?: string | undefined;
+  messages: { id?: string | undefined; role: 'user' | 'assistant'; name?: string | undefined; text: string; at?: string | undefined }[];
+}
+
+const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
+const unique = <T>(items: Iterable<T>) => [...new Set(items)];
+
+export class LongTermService implements LongTermMemory {
+  private readonly store: LongTermStore;
+  private readonly observers: readonly MemoryObserver[];
+  private readonly now: () => Date;
+  private readonly dense: DenseRanker | undefined;
+  private readonly messageIds = randomIds();
+
+  constructor(options: LongTermServiceOptions) {
+    this.store = options.store;
+    this.observers = options.observers ?? [];
+    this.now = options.now ?? (() => new Date());
+    this.dense = options.dense;
+  }
+
+  private auditEntry(userId: string, action: string, targetIds: string[], meta: WriteMeta, notes: string[], details?: Record<string, unknown>): LongTermAuditEntry {
+    return {
+      id: newId('ltaudit'),
+      userId,
+      at: this.now().toISOString(),
+      action,
+      targetIds,
+      origin: meta.origin,
+      reason: meta.reason,
+      ...(meta.runId ? { runId: meta.runId } : {}),
+      ...(meta.sessionId ? { sessionId: meta.sessionId } : {}),
+      notes,
+      ...(details ? { details } : {}),
+    };
+  }
+
+  /** The user's audit of long-term writes, newest first. */
+  auditLog(userId: string, options?: { limit?: number }): Promise<LongTermAuditEntry[]> {
+    return this.store.auditLog(userId, options);
+  }
+
+  async addMessages(userId: string, messages: Omit<StoredMessage, 'userId'>[], meta: WriteMeta): Promise<number> {
+    const byId = new Map<string, Omit<StoredMessage, 'userId'>>();
+    for (const m of messages) if (!byId.has(m.id)) byId.set(m.id, m);
+    const batch = [...byId.values()];
+    if (batch.length === 0) return 0;
+    const screened = screenTexts(this.observers, userId, batch.flatMap((m) => [m.text, m.name ?? '']), meta);
+    return this.store.write(userId, async (tx) => {
+      const existing = new Set((await tx.getMessages(batch.map((m) => m.id))).map((m) => m.id));
+      const added: LongTermRecord[] = [];
+      batch.forEach((m, i) => {
+        if (existing.has(m.id)) return;
+        const name = screened.texts[2 * i + 1];
+        added.push({ kind: 'message', record: { id: m.id, userId, sessionId: m.sessionId, role: m.role, ...(name ? { name } : {}), text: screened.texts[2 * i] ?? '', at: m.at } });
+      });
+      if (added.length === 0) return 0;
+      tx.put(added);
+      tx.audit(this.auditEntry(userId, 'add_messages', added.map((a) => a.record.id), meta, screened.notes, { count: added.length }));
+      return added.length;
+    });
+  }
+
+  /**
+   * Brings conversations in (the REST import): given message ids and session ids are kept; a
+   * conversation without one gets `newSessionId(userId)`, a message without a time gets one just
+   * after the previous message's. Searchable when it returns.
+   */
+  async importConversations(userId: string, conversations: readonly ImportedConversation[], meta: WriteMeta, newSessionId: (userId: string) => string): Promise<{ imported: number; sessionIds: string[] }> {
+    const sessionIds: string[] = [];
+    const messages: Omit<StoredMessage, 'userId'>[] = [];
+    let clock = this.now().getTime();
+    for (const conversation of conversations) {
+      const sessionId = conversation.sessionId ?? newSessionId(userId);
+      sessionIds.push(sessionId);
+      for (const m of conversation.messages) {
+        const at = m.at ?? new Date(clock++).toISOString();
+        messages.push({ id: m.id ?? this.messageIds('message'), sessionId, role: m.role, ...(m.name ? { name: m.name } : {}), text: m.text, at });
+      }
+    }
+    const imported = await this.addMessages(userId, messages, meta);
+    return { imported, sessionIds };
+  }
+
+  async getMessage(userId: string, messageId: string): Promise<StoredMessage | null> {
+    return (await this.store.reader(userId).getMessages([messageId]))[0] ?? null;
+  }
+
+  async recordFact(userId: string, input: FactInput, provenance: Provenance, meta: WriteMeta): Promise<RecordedFact> {
+    const screened = screenTexts(this.observers, userId, [input.subject, input.predicate, input.object, input.text], meta);
+    const [subject = '', predicate = '', object = '', text = ''] = screened.texts;
+    const notes = screened.notes;
+    const now = this.now().toISOString();
+    const validFrom = input.validFrom ? new Date(input.validFrom).toISOString() : now;
+    return this.store.write(userId, async (tx) => {
+      const entities = new EntityResolver(tx, userId, now);
+      const subjectEntity = await entities.resolve(isSelf(subject) ? SELF_ENTITY : subject);
+      // "Robert goes by Bob": Bob is another name of Robert, not a second entity.
+      const alias = isAliasPredicate(predicate);
+      if (alias) entities.addAlias(subjectEntity, object);
+      const objectEntity = !alias && words(object).length <= MAX_ENTITY_WORDS ? await entities.resolve(object) : null;
+      const known = await tx.listFacts({ subjectIds: [subjectEntity.id], openOnly: true });
+      const decision = decide(known, { predicate, object, validFrom });
+      const audit = (fact: Fact, details: Record<string, unknown>) => tx.audit(this.auditEntry(userId, 'record_fact', [fact.id], meta, notes, details));
+
+      if (decision.action === 'strengthen') {
+        const existing = decision.existing;
+        const fact: Fact = {
+          ...existing,
+          confidence: strengthened(existing.confidence),
+          mentions: existing.mentions + 1,
+          provenance: { ...existing.provenance, messageIds: unique([...existing.provenance.messageIds, ...provenance.messageIds]) },
+        };
+        tx.put([...entities.changed(), { kind: 'fact', record: fact }]);
+        audit(fact, { outcome: 'strengthened' });
+        return { fact, outcome: 'strengthened' };
+      }
+
+      const fact: Fact = {
+        id: newId('fact'),
+        userId,
+        subjectId: subjectEntity.id,
+        subject,
+        predicate,
+        objectId: objectEntity?.id ?? null,
+        object,
+        text,
+        validFrom,
+        validTo: null,
+        recordedAt: now,
+        confidence: FIRST_CONFIDENCE[meta.origin],
+        mentions: 1,
+        supersedes: null,
+        supersededBy: null,
+        provenance: { ...provenance, messageIds: [...provenance.messageIds] },
+      };
+      if (decision.action === 'supersede') {
+        // The old fact ends when the new one begins (never before it began itself).
+        const end = decision.existing.validFrom > validFrom ? decision.existing.validFrom : validFrom;
+        const previous: Fact = { ...decision.existing, validTo: end, supersededBy: fact.id };
+        fact.supersedes = previous.id;
+        tx.put([...entities.changed(), { kind: 'fact', record: previous }, { kind: 'fact', record: fact }]);
+        audit(fact, { outcome: 'superseded', previous: previous.id });
+        return { fact, outcome: 'superseded', previous };
+      }
+      if (decision.action === 'precede') {
+        // An older statement arriving late: it held until the known fact began, which follows it.
+        fact.validTo = decision.existing.validFrom;
+        fact.supersededBy = decision.existing.id;
+        const later: LongTermRecord[] = decision.existing.supersedes === null ? [{ kind: 'fact', record: { ...decision.existing, supersedes: fact.id } }] : [];
+        tx.put([...entities.changed(), { kind: 'fact', record: fact }, ...later]);
+        audit(fact, { outcome: 'added', before: decision.existing.id });
+        return { fact, outcome: 'added' };
+      }
+      tx.put([...entities.changed(), { kind: 'fact', record: fact }]);
+      audit(fact, { outcome: 'added' });
+      return { fact, outcome: 'added' };
+    });
+  }
+
+  async endFact(userId: string, factId: string, meta: WriteMeta, at?: string): Promise<Fact | null> {
+    return this.store.write(userId, async (tx) => {
+      const fact = (await tx.getFacts([factId]))[0];
+      if (!fact) return null;
+      if (fact.validTo !== null) return fact;
+      const end = at ? new Date(at).toISOString() : this.now().toISOString();
+      const ended: Fact = { ...fact, validTo: end < fact.validFrom ? fact.validFrom : end };
+      tx.put([{ kind: 'fact', record: ended }]);
+      tx.audit(this.auditEntry(userId, 'end_fact', [fact.id], meta, []));
+      return ended;
+    });
+  }
+
+  async getFact(userId: string, factId: string): Promise<Fact | null> {
+    return (await this.store.reader(userId).getFacts([factId]))[0] ?? null;
+  }
+
+  async factHistory(userId: string, factId: string): Promise<Fact[]> {
+    const reader = this.store.reader(userId);
+    const start = (await reader.getFacts([factId]))[0];
+    if (!start) return [];
+    // Load the chain link by link, then order it with the pure chainOf.
+    const loaded = new Map<string, Fact>([[start.id, start]]);
+    const pending = [start.supersedes, start.supersededBy];
+    while (pending.length) {
+      const id = pending.pop();
+      if (!id || loaded.has(id)) continue;
+      const fact = (await reader.getFacts([id]))[0];
+      if (!fact) continue;
+      loaded.set(id, fact);
+      pending.push(fact.supersedes, fact.supersededBy);
+    }
+    return chainOf(start, (id) => loaded.get(id));
+  }
+
+  async listFacts(userId: string, filter: { q?: string; asOf?: string; includeInvalid?: boolean; limit?: number }): Promise<Fact[]> {
+    const reader = this.store.reader(userId);
+    const limit = filter.limit ?? 100;
+    const at = filter.asOf ?? this.now().toISOString();
+    const keep = (f: Fact) => filter.includeInvalid === true || validAt(f, at);
+    if (!filter.q?.trim()) return (await reader.listFacts({})).filter(keep).slice(0, limit);
+    const hits = await retrieve(reader, userId, { query: filter.q, kinds: ['fact'], k: limit * 4, ...(filter.asOf && !filter.includeInvalid ? { asOf: filter.asOf } : {}) }, { now: this.now() });
+    return (await reader.getFacts(hits.map((h) => h.id))).filter(keep).slice(0, limit);
+  }
+
+  async recordEpisode(userId: string, input: EpisodeInput, scope: Episode['scope'], provenance: Provenance, meta: WriteMeta): Promise<Episode> {
+    const texts = [input.goal, input.outcome, ...input.steps, ...input.lessons];
+    const { texts: out, notes } = screenTexts(this.observers, userId, texts, meta);
+    const episode: Episode = {
+      id: newId('episode'),
+      userId,
+      scope,
+      goal: out[0] ?? '',
+      outcome: out[1] ?? '',
+      steps: out.slice(2, 2 + input.steps.length),
+      lessons: out.slice(2 + input.steps.length),
+      at: this.now().toISOString(),
+      provenance: { ...provenance, messageIds: [...provenance.messageIds] },
+    };
+    return this.store.write(userId, async (tx) => {
+      tx.put([{ kind: 'episode', record: episode }]);
+      tx.audit(this.auditEntry(userId, 'record_episode', [episode.id], meta, notes, { scope }));
+      return episode;
+    });
+  }
+
+  async listEpisodes(userId: string, filter: { q?: string; limit?: number }): Promise<Episode[]> {
+    const reader = this.store.reader(userId);
+    const limit = filter.limit ?? 20;
+    if (!filter.q?.trim()) return reader.listEpisodes(limit);
+    const hits = await retrieve(reader, userId, { query: filter.q, kinds: ['episode'], k: limit }, { now: this.now(), ...(this.dense ? { dense: this.dense } : {}) });
+    return reader.getEpisodes(hits.map((h) => h.id));
+  }
+
+  async addSummary(userId: string, sessionId: string, text: string, provenance: Provenance, meta: WriteMeta): Promise<ConversationSummary> {
+    const { texts, notes } = screenTexts(this.observers, userId, [text], meta);
+    const summary: ConversationSummary = { id: newId('summary'), userId, sessionId, text: texts[0] ?? '', at: this.now().toISOString(), provenance: { ...provenance, sessionId, messageIds: [...provenance.messageIds] } };
+    return this.store.write(userId, async (tx) => {
+      tx.put([{ kind: 'summary', record: summary }]);
+      tx.audit(this.auditEntry(userId, 'add_summary', [summary.id], meta, notes));
+      return summary;
+    });
+  }
+
+  listSummaries(userId: string, sessionId: string): Promise<ConversationSummary[]> {
+    return this.store.reader(userId).listSummaries(sessionId);
+  }
+
+  search(userId: string, query: SearchQuery): Promise<SearchHit[]> {
+    return retrieve(this.store.reader(userId), userId, query, { now: this.now(), ...(this.dense ? { dense: this.dense } : {}) });
+  }
+
+  async contextFor(userId: string, query: string, options: { sessionId?: string; maxFacts?: number; maxEpisodes?: number }): Promise<InvocationContext> {
+    const reader = this.store.reader(userId);
+    const now = this.now();
+    const retrieval = { now, ...(this.dense ? { dense: this.dense } : {}) };
+    const session = options.sessionId ? { sessionId: options.sessionId } : {};
+    // Only facts valid now go into a prompt: asOf now drops the ended ones.
+    const factHits = await retrieve(reader, userId, { query, kinds: ['fact'], k: options.maxFacts ?? 12, asOf: now.toISOString(), ...session }, retrieval);
+    const episodeHits = (options.maxEpisodes ?? 3) > 0 ? await retrieve(reader, userId, { query, kinds: ['episode'], k: options.maxEpisodes ?? 3, ...session }, retrieval) : [];
+    const facts = await reader.getFacts(factHits.map((h) => h.id));
+    const entityIds = unique(facts.flatMap((f) => (f.objectId ? [f.subjectId, f.objectId] : [f.subjectId])));
+    return {
+      facts,
+      entities: await reader.getEntities(entityIds),
+      episodes: await reader.getEpisodes(episodeHits.map((h) => h.id)),
+      summaries: options.sessionId ? await reader.listSummaries(options.sessionId) : [],
+    };
+  }
+
+  /** Entities the text names (by name or alias), for callers that show the graph. */
+  entitiesIn(userId: string, text: string): Promise<Entity[]> {
+    return entitiesNamed(this.store.reader(userId), text);
+  }
+}
+
+/** Finds or creates entities inside one write section, remembering what it created or changed. */
+class EntityResolver {
+  private readonly made = new Map<string, Entity>();
+  private readonly touched = new Map<string, Entity>();
+  constructor(
+    private readonly tx: LongTermReader,
+    private readonly userId: string,
+    private readonly now: string,
+  ) {}
+
+  async resolve(name: string): Promise<Entity> {
+    const key = normalizeName(name) || name.trim().toLowerCase();
+    const local = this.made.get(key);
+    if (local) return local;
+    // The oldest entity of that name or alias is the one (names are not unique keys in every backend).
+    const oldest = (await this.tx.findEntities([key])).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1))[0];
+    // A copy: what a store reads out may be its own object.
+    const found = oldest ? { ...oldest, aliases: [...oldest.aliases] } : undefined;
+    const entity: Entity = found ?? { id: newId('entity'), userId: this.userId, name: name.trim(), type: key === SELF_ENTITY ? 'person' : 'unknown', aliases: [], createdAt: this.now };
+    if (!found) this.touched.set(entity.id, entity);
+    this.made.set(key, entity);
+    return entity;
+  }
+
+  addAlias(entity: Entity, alias: string): void {
+    const key = normalizeName(alias);
+    if (!key || [entity.name, ...entity.aliases].some((n) => normalizeName(n) === key)) return;
+    entity.aliases = [...entity.aliases, alias.trim()];
+    this.touched.set(entity.id, entity);
+  }
+
+  changed(): LongTermRecord[] {
+    return [...this.touched.values()].map((record) => ({ kind: 'entity' as const, record }));
+  }
+}
+

@@ -1,0 +1,48 @@
+/**
+ * Text analysis for long-term retrieval: words folded to lowercase without accents, common
+ * English function words dropped, the rest reduced to their Porter2 stem (wink-porter2-stemmer),
+ * so "lives", "lived" and "living" meet. Both the index and the query go through `analyze`.
+ * Pure module.
+ */
+import stem from 'wink-porter2-stemmer';
+
+/** Function words that carry no topic; kept short so that "not", "no" and numbers still count. */
+const STOPWORDS = new Set(
+  (
+    'a an the and or but if then so of to in on at by for with from as into onto about over under ' +
+    'is are was were be been being am do does did doing have has had having will would shall should can could may might must ' +
+    'i me my mine myself we us our ours you your yours he him his she her hers it its they them their theirs ' +
+    'this that these those there here what which who whom whose when where why how ' +
+    'just also very too than such some any each every all both own same other again further once ' +
+    'up down out off s t d ll m re ve'
+  ).split(' '),
+);
+
+/** Words: letters and digits of any script (apostrophes inside words kept out: "alice's" → "alice", "s"). */
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/** Lowercase, accents removed ("Zoë" and "zoe" are one name). */
+export function fold(text: string): string {
+  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+}
+
+/** The words of `text`, folded, in order (no stopword removal, no stemming): for names and aliases. */
+export function words(text: string): string[] {
+  return fold(text).match(WORD) ?? [];
+}
+
+/** Index and query terms of `text`: folded words without stopwords, stemmed. */
+export function analyze(text: string): string[] {
+  const out: string[] = [];
+  for (const word of words(text)) {
+    if (STOPWORDS.has(word)) continue;
+    // The stemmer is for English words; numbers and long tokens (ids, hashes) stay as they are.
+    out.push(word.length > 2 && word.length < 30 && !/\d/.test(word) ? stem(word) : word);
+  }
+  return out;
+}
+
+/** A name or predicate as one comparable key: its folded words joined by single spaces. */
+export function normalizeName(text: string): string {
+  return words(text).join(' ');
+}

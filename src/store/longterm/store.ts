@@ -1,0 +1,119 @@
+/**
+ * The storage of long-term memory (seed 002): the primitive, per-user operations a backend
+ * provides (embedded: `file-store.ts`, in-process: `in-memory-store.ts`, PostgreSQL). Everything
+ * takes the user id: a backend never answers across users. The rules — dedupe, supersede,
+ * redaction, ranking — live once in the service (src/longterm/service.ts), not in backends.
+ */
+import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage, WriteMeta } from '../../longterm/contract';
+
+/** One stored record, tagged with its kind. A `put` of an id that exists replaces that record. */
+export type LongTermRecord =
+  | { kind: 'message'; record: StoredMessage }
+  | { kind: 'fact'; record: Fact }
+  | { kind: 'entity'; record: Entity }
+  | { kind: 'episode'; record: Episode }
+  | { kind: 'summary'; record: ConversationSummary };
+
+/** What lexical search may look in: a memory kind, or entities (by name and aliases). */
+export type LexicalKind = MemoryKind | 'entity';
+
+/** A lexical query: the raw text (for backends with their own analysis) and its terms as `analyze` (src/longterm/text.ts) gives them. */
+export interface LexicalQuery {
+  text: string;
+  /** Stemmed, stopword-free terms; the file and in-memory stores match on these. */
+  terms: string[];
+}
+
+/** One lexical candidate: a record id and a BM25-class relevance score (higher is better; comparable only within one answer). */
+export interface LexicalHit {
+  id: string;
+  score: number;
+}
+
+/** The text a record is found by, per kind (one definition for every backend's index). */
+export function searchableText(item: LongTermRecord): string {
+  switch (item.kind) {
+    case 'message':
+      return item.record.name ? `${item.record.name}: ${item.record.text}` : item.record.text;
+    case 'fact':
+      return `${item.record.text} ${item.record.subject} ${item.record.predicate} ${item.record.object}`;
+    case 'entity':
+      return [item.record.name, ...item.record.aliases].join(' ; ');
+    case 'episode':
+      return [item.record.goal, ...item.record.steps, item.record.outcome, ...item.record.lessons].join('\n');
+    case 'summary':
+      return item.record.text;
+  }
+}
+
+export interface FactFilter {
+  /** Facts whose subject is one of these entities. */
+  subjectIds?: string[];
+  /** Facts whose subject or object is one of these entities. */
+  entityIds?: string[];
+  /** Only facts without an end of validity. */
+  openOnly?: boolean;
+  /** Newest recorded first; at most this many. @default all */
+  limit?: number;
+}
+
+/** One audited long-term write: who, why, what it touched, and what the observers changed. */
+export interface LongTermAuditEntry {
+  id: string;
+  userId: string;
+  at: string;
+  /** e.g. add_messages, record_fact, end_fact, record_episode, add_summary. */
+  action: string;
+  /** Ids of the records written. */
+  targetIds: string[];
+  origin: WriteMeta['origin'];
+  reason: string;
+  runId?: string;
+  sessionId?: string;
+  /** Observer notes, e.g. "redact-secrets: redacted 1 secret(s)". */
+  notes: string[];
+  /** Small, action-specific facts (e.g. {outcome: 'superseded', previous: 'fact_…'}). */
+  details?: Record<string, unknown>;
+}
+
+/** The reads every store answers for one user, inside and outside a write section. */
+export interface LongTermReader {
+  getMessages(ids: readonly string[]): Promise<StoredMessage[]>;
+  getFacts(ids: readonly string[]): Promise<Fact[]>;
+  getEntities(ids: readonly string[]): Promise<Entity[]>;
+  getEpisodes(ids: readonly string[]): Promise<Episode[]>;
+  getSummaries(ids: readonly string[]): Promise<ConversationSummary[]>;
+  /** Entities whose name or an alias, as `normalizeName` gives it, is one of `names`. */
+  findEntities(names: readonly string[]): Promise<Entity[]>;
+  listFacts(filter: FactFilter): Promise<Fact[]>;
+  /** Newest first. */
+  listEpisodes(limit: number): Promise<Episode[]>;
+  /** The session's summaries, oldest first. */
+  listSummaries(sessionId: string): Promise<ConversationSummary[]>;
+  /** Up to `limit` records of `kind` matching any of the query's terms, best first (BM25-class). */
+  searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]>;
+}
+
+/**
+ * A write section of one user: exclusive across processes (a lock, a transaction), so that
+ * read-decide-write sequences (fact dedupe and supersede, message idempotency) never race.
+ * Reads see what was committed before the section began; `put` and `audit` take effect
+ * together when the section ends (the service never reads back what it put in the same section).
+ */
+export interface LongTermWriter extends LongTermReader {
+  put(records: readonly LongTermRecord[]): void;
+  audit(entry: LongTermAuditEntry): void;
+}
+
+export interface LongTermStore {
+  /** Creates what the backend needs (directories, tables); idempotent. */
+  setup(): Promise<void>;
+  /** Releases files and connections. */
+  end(): Promise<void>;
+  /** The reads of one user's memory. */
+  reader(userId: string): LongTermReader;
+  /** Runs `fn` in a write section of `userId`'s memory; what it put and audited is stored when it returns (nothing when it throws). */
+  write<T>(userId: string, fn: (tx: LongTermWriter) => Promise<T>): Promise<T>;
+  /** The user's audit of long-term writes, newest first. */
+  auditLog(userId: string, options?: { limit?: number }): Promise<LongTermAuditEntry[]>;
+}

@@ -1,0 +1,152 @@
+/**
+ * One user's long-term records held in process, with a BM25 full-text index per kind
+ * (MiniSearch, over the terms of src/longterm/text.ts) and the lookups the service needs
+ * (entities by name and alias, facts by entity, summaries by session). The in-memory store is
+ * one of these per user; the file store rebuilds one from the user's log and keeps it current.
+ */
+import MiniSearch from 'minisearch';
+import type { ConversationSummary, Entity, Episode, Fact, StoredMessage } from '../../longterm/contract';
+import { analyze, normalizeName } from '../../longterm/text';
+import { searchableText, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermReader, type LongTermRecord } from './store';
+
+interface Doc {
+  id: string;
+  text: string;
+}
+
+const newIndex = () =>
+  new MiniSearch<Doc>({
+    fields: ['text'],
+    idField: 'id',
+    tokenize: analyze,
+    processTerm: (term) => term,
+    // Terms are already whole stems: no prefix or fuzzy expansion (fast, and predictable).
+    searchOptions: { combineWith: 'OR', tokenize: (query) => query.split(' ').filter(Boolean), processTerm: (term) => term },
+  });
+
+const addTo = <T>(map: Map<string, Set<T>>, key: string, value: T) => {
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  set.add(value);
+};
+
+export class UserIndex implements LongTermReader {
+  private readonly messages = new Map<string, StoredMessage>();
+  private readonly facts = new Map<string, Fact>();
+  private readonly entities = new Map<string, Entity>();
+  private readonly episodes = new Map<string, Episode>();
+  private readonly summaries = new Map<string, ConversationSummary>();
+  private readonly text = new Map<LexicalKind, MiniSearch<Doc>>();
+  private readonly indexedText = new Map<string, string>();
+  private readonly entitiesByName = new Map<string, Set<string>>();
+  private readonly factsByEntity = new Map<string, Set<string>>();
+  private readonly summariesBySession = new Map<string, Set<string>>();
+
+  /** Applies records in order: a record whose id exists replaces it. */
+  apply(records: readonly LongTermRecord[]): void {
+    for (const item of records) {
+      switch (item.kind) {
+        case 'message':
+          this.messages.set(item.record.id, item.record);
+          break;
+        case 'fact':
+          this.facts.set(item.record.id, item.record);
+          addTo(this.factsByEntity, item.record.subjectId, item.record.id);
+          if (item.record.objectId) addTo(this.factsByEntity, item.record.objectId, item.record.id);
+          break;
+        case 'entity':
+          this.entities.set(item.record.id, item.record);
+          for (const name of [item.record.name, ...item.record.aliases]) addTo(this.entitiesByName, normalizeName(name), item.record.id);
+          break;
+        case 'episode':
+          this.episodes.set(item.record.id, item.record);
+          break;
+        case 'summary':
+          this.summaries.set(item.record.id, item.record);
+          addTo(this.summariesBySession, item.record.sessionId, item.record.id);
+          break;
+      }
+      this.index(item);
+    }
+  }
+
+  private index(item: LongTermRecord): void {
+    const text = searchableText(item);
+    const key = `${item.kind}:${item.record.id}`;
+    const before = this.indexedText.get(key);
+    if (before === text) return; // e.g. a fact whose validity changed: same words
+    let index = this.text.get(item.kind);
+    if (!index) this.text.set(item.kind, (index = newIndex()));
+    if (before === undefined) index.add({ id: item.record.id, text });
+    else index.replace({ id: item.record.id, text });
+    this.indexedText.set(key, text);
+  }
+
+  async getMessages(ids: readonly string[]) {
+    return pick(this.messages, ids);
+  }
+  async getFacts(ids: readonly string[]) {
+    return pick(this.facts, ids);
+  }
+  async getEntities(ids: readonly string[]) {
+    return pick(this.entities, ids);
+  }
+  async getEpisodes(ids: readonly string[]) {
+    return pick(this.episodes, ids);
+  }
+  async getSummaries(ids: readonly string[]) {
+    return pick(this.summaries, ids);
+  }
+
+  async findEntities(names: readonly string[]) {
+    const ids = new Set<string>();
+    for (const name of names) for (const id of this.entitiesByName.get(name) ?? []) ids.add(id);
+    return pick(this.entities, [...ids]);
+  }
+
+  async listFacts(filter: FactFilter) {
+    let candidates: Iterable<Fact>;
+    if (filter.subjectIds || filter.entityIds) {
+      const ids = new Set<string>();
+      for (const entityId of filter.entityIds ?? filter.subjectIds ?? []) for (const id of this.factsByEntity.get(entityId) ?? []) ids.add(id);
+      candidates = pick(this.facts, [...ids]);
+    } else candidates = this.facts.values();
+    const subjects = filter.subjectIds ? new Set(filter.subjectIds) : undefined;
+    const out: Fact[] = [];
+    for (const fact of candidates) {
+      if (subjects && !subjects.has(fact.subjectId)) continue;
+      if (filter.openOnly && fact.validTo !== null) continue;
+      out.push(fact);
+    }
+    out.sort(newestRecorded);
+    return filter.limit === undefined ? out : out.slice(0, filter.limit);
+  }
+
+  async listEpisodes(limit: number) {
+    return [...this.episodes.values()].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0)).slice(0, limit);
+  }
+
+  async listSummaries(sessionId: string) {
+    return pick(this.summaries, [...(this.summariesBySession.get(sessionId) ?? [])]).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  }
+
+  async searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]> {
+    const index = this.text.get(kind);
+    if (!index || query.terms.length === 0) return [];
+    return index
+      .search(query.terms.join(' '))
+      .slice(0, limit)
+      .map((r) => ({ id: String(r.id), score: r.score }));
+  }
+}
+
+function pick<T>(map: ReadonlyMap<string, T>, ids: readonly string[]): T[] {
+  const out: T[] = [];
+  for (const id of ids) {
+    const found = map.get(id);
+    if (found !== undefined) out.push(found);
+  }
+  return out;
+}
+
+const newestRecorded = (a: Fact, b: Fact) => (a.recordedAt < b.recordedAt ? 1 : a.recordedAt > b.recordedAt ? -1 : a.id < b.id ? 1 : -1);
