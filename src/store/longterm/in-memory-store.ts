@@ -2,7 +2,7 @@
  * Long-term memory in process (MEMORY_STORE=memory, unit tests): one UserIndex per user, write
  * sections serialized per user. Gone when the process ends.
  */
-import type { LongTermAuditEntry, LongTermRecord, LongTermStore, LongTermWriter } from './store';
+import type { LongTermAuditEntry, LongTermReader, LongTermRecord, LongTermStore, LongTermWriter } from './store';
 import { UserIndex } from './user-index';
 
 /** Serializes async sections per key (this process only). */
@@ -20,26 +20,41 @@ export class KeyedMutex {
   }
 }
 
-/** A write section over `reader`: puts and audit entries collected, handed to `commit` at the end. */
+/**
+ * The reads of `index` as a plain LongTermReader, each after `before` (the file store reads what
+ * other processes appended first).
+ */
+export function readerOf(index: UserIndex, before: () => Promise<void> = async () => {}): LongTermReader {
+  const wrap =
+    <A extends unknown[], R>(read: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      await before();
+      return read.apply(index, args);
+    };
+  return {
+    getMessages: wrap(index.getMessages),
+    getFacts: wrap(index.getFacts),
+    getEntities: wrap(index.getEntities),
+    getEpisodes: wrap(index.getEpisodes),
+    getSummaries: wrap(index.getSummaries),
+    findEntities: wrap(index.findEntities),
+    listFacts: wrap(index.listFacts),
+    listEpisodes: wrap(index.listEpisodes),
+    listSummaries: wrap(index.listSummaries),
+    searchText: wrap(index.searchText),
+  };
+}
+
+/** A write section over `index`: puts and audit entries collected, handed to `commit` when `fn` returns. */
 export async function writeSection<T>(
-  reader: UserIndex,
+  index: UserIndex,
   fn: (tx: LongTermWriter) => Promise<T>,
   commit: (records: LongTermRecord[], audit: LongTermAuditEntry[]) => Promise<void>,
 ): Promise<T> {
   const records: LongTermRecord[] = [];
   const audit: LongTermAuditEntry[] = [];
-  // Bound methods of the reader, so the section reads exactly what the index answers.
   const tx: LongTermWriter = {
-    getMessages: (ids) => reader.getMessages(ids),
-    getFacts: (ids) => reader.getFacts(ids),
-    getEntities: (ids) => reader.getEntities(ids),
-    getEpisodes: (ids) => reader.getEpisodes(ids),
-    getSummaries: (ids) => reader.getSummaries(ids),
-    findEntities: (names) => reader.findEntities(names),
-    listFacts: (filter) => reader.listFacts(filter),
-    listEpisodes: (limit) => reader.listEpisodes(limit),
-    listSummaries: (sessionId) => reader.listSummaries(sessionId),
-    searchText: (kind, query, limit) => reader.searchText(kind, query, limit),
+    ...readerOf(index),
     put: (items) => void records.push(...structuredClone(items)),
     audit: (entry) => void audit.push(structuredClone(entry)),
   };
@@ -62,8 +77,8 @@ export class InMemoryLongTermStore implements LongTermStore {
     return index;
   }
 
-  reader(userId: string): UserIndex {
-    return this.user(userId);
+  reader(userId: string): LongTermReader {
+    return readerOf(this.user(userId));
   }
 
   write<T>(userId: string, fn: (tx: LongTermWriter) => Promise<T>): Promise<T> {

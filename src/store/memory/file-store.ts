@@ -69,10 +69,30 @@ export function fileSafe(id: string): string {
   return escaped.length <= 120 ? escaped : `~${createHash('sha256').update(id).digest('hex')}`;
 }
 
+/** Runs `fn` holding the lock of `dir` (its `lock` entry), across processes; fails if the lock was lost meanwhile. */
+export async function withDirLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+  let compromised: Error | undefined;
+  const release = await lockfile.lock(dir, {
+    ...LOCK_OPTIONS,
+    lockfilePath: path.join(dir, 'lock'),
+    onCompromised: (err) => {
+      compromised = err;
+    },
+  });
+  try {
+    const result = await fn();
+    // Another process may have written meanwhile. The caller's retry (same record id) sorts it out.
+    if (compromised) throw new Error(`lock on ${dir} was lost while writing (${compromised.message}); retry the commit`);
+    return result;
+  } finally {
+    await release().catch(() => undefined);
+  }
+}
+
 const isMissing = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
 /** Reads the complete lines appended to a JSONL file since the last call. */
-class JsonlTail<T> {
+export class JsonlTail<T> {
   offset = 0;
   private handle: FileHandle | undefined;
   constructor(readonly file: string) {}
@@ -315,24 +335,10 @@ export class FileMemoryStore implements MemoryStore {
     }
   }
 
-  private async withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
-    let compromised: Error | undefined;
-    const release = await lockfile.lock(dir, {
-      ...LOCK_OPTIONS,
-      lockfilePath: path.join(dir, 'lock'),
-      onCompromised: (err) => {
-        compromised = err;
-      },
-    });
-    try {
-      const result = await fn();
-      // Another process may have written meanwhile. The caller's retry (same record id) sorts it out.
-      if (compromised) throw new Error(`lock on ${dir} was lost while writing (${compromised.message}); retry the commit`);
-      return result;
-    } finally {
-      await release().catch(() => undefined);
-    }
+  private withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+    return withDirLock(dir, fn);
   }
+
 
   async createThread(input: { thread: MemoryThread; state: MemoryState; chunks: Chunk[]; record: NewOperationRecord }): Promise<OperationRecord> {
     const thread = jsonClone(input.thread);

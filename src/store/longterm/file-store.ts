@@ -1,0 +1,98 @@
+/**
+ * The embedded long-term store under DATA_DIR (MEMORY_STORE=file), safe when the API and the
+ * worker processes write one user's memory at once.
+ *
+ * Layout: longterm/<user>/records.jsonl   every record written, one per line; a later line with
+ *                                          the same kind and id replaces the earlier one
+ *         longterm/<user>/audit.jsonl     the audit of writes
+ *         longterm/<user>/lock            proper-lockfile lock held around a write section
+ *
+ * Each process keeps, per user it has touched, a UserIndex (records plus BM25 full-text
+ * indexes) built from the log, and before every read applies the lines appended since (one
+ * `stat` when nothing changed), so a read after another process's write sees it. A write
+ * section takes the lock, catches up (cutting off a torn trailing line a crash left), runs,
+ * then appends its records and audit entries.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileSafe, JsonlTail, withDirLock } from '../memory/file-store';
+import { KeyedMutex, readerOf, writeSection } from './in-memory-store';
+import type { LongTermAuditEntry, LongTermReader, LongTermRecord, LongTermStore, LongTermWriter } from './store';
+import { UserIndex } from './user-index';
+
+interface LoadedUser {
+  dir: string;
+  index: UserIndex;
+  records: JsonlTail<LongTermRecord>;
+  audit: JsonlTail<LongTermAuditEntry>;
+  /** Serializes this process's reads of the tail, so no line is applied twice. */
+  queue: Promise<unknown>;
+}
+
+export class FileLongTermStore implements LongTermStore {
+  private readonly users = new Map<string, LoadedUser>();
+  private readonly mutex = new KeyedMutex();
+
+  constructor(private readonly root: string) {}
+
+  async setup(): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+  }
+
+  async end(): Promise<void> {
+    const users = [...this.users.values()];
+    this.users.clear();
+    await Promise.all(users.map((u) => Promise.all([u.records.close(), u.audit.close()])));
+  }
+
+  private user(userId: string): LoadedUser {
+    let user = this.users.get(userId);
+    if (!user) {
+      const dir = path.join(this.root, fileSafe(userId));
+      user = { dir, index: new UserIndex(), records: new JsonlTail(path.join(dir, 'records.jsonl')), audit: new JsonlTail(path.join(dir, 'audit.jsonl')), queue: Promise.resolve() };
+      this.users.set(userId, user);
+    }
+    return user;
+  }
+
+  /** Applies what was appended since the last look (by any process). */
+  private catchUp(user: LoadedUser, repair = false): Promise<void> {
+    const next = user.queue.then(async () => user.index.apply(await user.records.read(repair)));
+    user.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  reader(userId: string): LongTermReader {
+    const user = this.user(userId);
+    return readerOf(user.index, () => this.catchUp(user));
+  }
+
+  write<T>(userId: string, fn: (tx: LongTermWriter) => Promise<T>): Promise<T> {
+    const user = this.user(userId);
+    return this.mutex.run(userId, async () => {
+      await mkdir(user.dir, { recursive: true });
+      return withDirLock(user.dir, async () => {
+        await this.catchUp(user, true);
+        await user.audit.read(true); // only to cut a torn line and learn the offset before appending
+        return writeSection(user.index, fn, async (records, audit) => {
+          // In the read queue: a reader catching up meanwhile must not move the tail's offset under the append.
+          const appended = user.queue.then(async () => {
+            await user.records.append(records);
+            user.index.apply(records);
+          });
+          user.queue = appended.catch(() => undefined);
+          await appended;
+          await user.audit.append(audit);
+        });
+      });
+    });
+  }
+
+  async auditLog(userId: string, options: { limit?: number } = {}): Promise<LongTermAuditEntry[]> {
+    const user = this.user(userId);
+    // A fresh tail: the audit is read whole on demand, never held in memory.
+    const all = await new JsonlTail<LongTermAuditEntry>(user.audit.file).read();
+    const newestFirst = all.reverse();
+    return options.limit === undefined ? newestFirst : newestFirst.slice(0, options.limit);
+  }
+}
