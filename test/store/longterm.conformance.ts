@@ -1,0 +1,221 @@
+/**
+ * The one conformance suite every LongTermStore backend passes unchanged, run through the
+ * LongTermService (the rules live there; the store must answer what they need): supersede with
+ * history and asOf, duplicates merged, multi-valued predicates, episodes, summaries, messages by
+ * id, retrieval quality fixtures, cross-user isolation, the audit. Each backend's test file
+ * supplies a fresh store per test; user ids carry a random tag so shared databases never mix.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, test } from 'node:test';
+import type { StoredMessage, WriteMeta } from '../../src/longterm/contract';
+import { LongTermService } from '../../src/longterm/service';
+import { redactSecrets } from '../../src/memory/observers';
+import type { LongTermStore } from '../../src/store/longterm/store';
+
+export interface LongTermTarget {
+  store: LongTermStore;
+  /** Another instance on the same data (a second process); only for persistent backends. */
+  reopen?: () => Promise<LongTermStore>;
+  /** Ends every instance opened and removes the data. */
+  cleanup: () => Promise<void>;
+}
+
+const agent: WriteMeta = { origin: 'agent', reason: 'conformance' };
+const person: WriteMeta = { origin: 'person', reason: 'stated by the user' };
+const iso = (date: string) => new Date(date).toISOString();
+
+/** Background conversation that a planted answer must beat. */
+const NOISE = [
+  'Can you help me plan a trip to the mountains next summer?',
+  'I need a recipe for a vegetarian lasagna with spinach.',
+  'What is the difference between a mortgage and a loan?',
+  'The weather today is rainy and cold, I stayed inside.',
+  'Remind me to call the dentist about my appointment.',
+  'My laptop keeps freezing when I open too many browser tabs.',
+  'Which running shoes are good for flat feet?',
+  'We watched a documentary about octopuses last night.',
+  'How do I convert Celsius to Fahrenheit quickly?',
+  'Our team meeting moved to Thursday afternoon.',
+  'I am reading a novel about a lighthouse keeper.',
+  'Please summarize the article about renewable energy.',
+];
+
+export function longTermConformance(name: string, make: () => Promise<LongTermTarget>): void {
+  describe(`long-term store conformance: ${name}`, () => {
+    const tag = () => randomBytes(4).toString('hex');
+    async function withService<T>(fn: (svc: LongTermService, user: string, target: LongTermTarget) => Promise<T>, now?: () => Date): Promise<T> {
+      const target = await make();
+      try {
+        return await fn(new LongTermService({ store: target.store, observers: [redactSecrets], ...(now ? { now } : {}) }), `user_${tag()}`, target);
+      } finally {
+        await target.cleanup();
+      }
+    }
+
+    test('a contradiction supersedes the old fact: history kept, asOf answers the past', () =>
+      withService(async (svc, user) => {
+        const lisbon = await svc.recordFact(user, { subject: 'I', predicate: 'live in', object: 'Lisbon', text: 'The user lives in Lisbon', validFrom: iso('2021-03-01') }, { messageIds: ['m1'] }, agent);
+        assert.equal(lisbon.outcome, 'added');
+        const porto = await svc.recordFact(user, { subject: 'user', predicate: 'lives in', object: 'Porto', text: 'The user moved to Porto', validFrom: iso('2024-06-01') }, { messageIds: ['m2'] }, agent);
+        assert.equal(porto.outcome, 'superseded');
+        assert.equal(porto.previous?.id, lisbon.fact.id);
+        assert.equal(porto.previous?.validTo, iso('2024-06-01'));
+        assert.equal(porto.fact.supersedes, lisbon.fact.id);
+        const old = await svc.getFact(user, lisbon.fact.id);
+        assert.equal(old?.supersededBy, porto.fact.id, 'the old fact links to its successor, not deleted');
+        assert.deepEqual((await svc.factHistory(user, lisbon.fact.id)).map((f) => f.object), ['Lisbon', 'Porto']);
+        assert.deepEqual((await svc.factHistory(user, porto.fact.id)).map((f) => f.id), [lisbon.fact.id, porto.fact.id]);
+        assert.deepEqual((await svc.listFacts(user, {})).map((f) => f.object), ['Porto']);
+        assert.deepEqual((await svc.listFacts(user, { asOf: iso('2022-01-01') })).map((f) => f.object), ['Lisbon']);
+        assert.deepEqual((await svc.listFacts(user, { includeInvalid: true })).map((f) => f.object).sort(), ['Lisbon', 'Porto']);
+        const past = await svc.search(user, { query: 'where do I live', kinds: ['fact'], asOf: iso('2022-01-01') });
+        assert.deepEqual(past.map((h) => h.id), [lisbon.fact.id]);
+        const now = await svc.search(user, { query: 'where do I live', kinds: ['fact'] });
+        assert.equal(now[0]?.id, porto.fact.id, 'the valid fact ranks above the ended one');
+        assert.match(now.find((h) => h.id === lisbon.fact.id)?.text ?? '', /until 2024-06-01/);
+      }));
+
+    test('an older statement arriving late does not replace the newer fact', () =>
+      withService(async (svc, user) => {
+        const berlin = await svc.recordFact(user, { subject: 'Ana', predicate: 'works at', object: 'Siemens', text: 'Ana works at Siemens', validFrom: iso('2023-01-01') }, { messageIds: [] }, agent);
+        const older = await svc.recordFact(user, { subject: 'Ana', predicate: 'works at', object: 'Bosch', text: 'Ana worked at Bosch', validFrom: iso('2019-01-01') }, { messageIds: [] }, agent);
+        assert.equal(older.outcome, 'added');
+        assert.equal(older.fact.validTo, iso('2023-01-01'));
+        assert.deepEqual((await svc.listFacts(user, {})).map((f) => f.object), ['Siemens']);
+        assert.deepEqual((await svc.listFacts(user, { asOf: iso('2020-01-01') })).map((f) => f.object), ['Bosch']);
+        assert.deepEqual((await svc.factHistory(user, berlin.fact.id)).map((f) => f.object), ['Bosch', 'Siemens']);
+      }));
+
+    test('a duplicate strengthens the existing fact instead of adding a copy', () =>
+      withService(async (svc, user) => {
+        const first = await svc.recordFact(user, { subject: 'Maria', predicate: 'is allergic to', object: 'peanuts', text: 'Maria is allergic to peanuts' }, { sessionId: 's1', messageIds: ['a'] }, agent);
+        const again = await svc.recordFact(user, { subject: 'maria', predicate: 'Is_Allergic_To', object: 'Peanuts.', text: 'Maria has a peanut allergy' }, { sessionId: 's2', messageIds: ['b'] }, agent);
+        assert.equal(again.outcome, 'strengthened');
+        assert.equal(again.fact.id, first.fact.id);
+        assert.equal(again.fact.mentions, 2);
+        assert.ok(again.fact.confidence > first.fact.confidence);
+        assert.deepEqual(again.fact.provenance.messageIds, ['a', 'b']);
+        assert.equal((await svc.listFacts(user, { includeInvalid: true })).length, 1);
+      }));
+
+    test('a multi-valued predicate keeps several objects; the opposite polarity supersedes', () =>
+      withService(async (svc, user) => {
+        await svc.recordFact(user, { subject: 'I', predicate: 'like', object: 'jazz', text: 'The user likes jazz' }, { messageIds: [] }, agent);
+        await svc.recordFact(user, { subject: 'I', predicate: 'like', object: 'hiking', text: 'The user likes hiking' }, { messageIds: [] }, agent);
+        assert.deepEqual((await svc.listFacts(user, {})).map((f) => f.object).sort(), ['hiking', 'jazz']);
+        const no = await svc.recordFact(user, { subject: 'I', predicate: 'does not like', object: 'jazz', text: 'The user no longer likes jazz' }, { messageIds: [] }, agent);
+        assert.equal(no.outcome, 'superseded');
+        assert.equal(no.previous?.object, 'jazz');
+        assert.deepEqual((await svc.listFacts(user, {})).map((f) => f.text).sort(), ['The user likes hiking', 'The user no longer likes jazz']);
+      }));
+
+    test('ending a fact keeps it (recorded, not erased); another user never sees it', () =>
+      withService(async (svc, user) => {
+        const { fact } = await svc.recordFact(user, { subject: 'I', predicate: 'own', object: 'a red bicycle', text: 'The user owns a red bicycle' }, { messageIds: [] }, person);
+        const ended = await svc.endFact(user, fact.id, person);
+        assert.ok(ended?.validTo);
+        assert.equal((await svc.listFacts(user, {})).length, 0);
+        assert.equal((await svc.listFacts(user, { includeInvalid: true }))[0]?.id, fact.id);
+        const other = `${user}_other`;
+        assert.equal(await svc.getFact(other, fact.id), null);
+        assert.equal(await svc.endFact(other, fact.id, person), null);
+        assert.deepEqual(await svc.factHistory(other, fact.id), []);
+        const audit = await svc.auditLog(user);
+        assert.deepEqual(audit.map((a) => a.action), ['end_fact', 'record_fact']);
+        assert.equal(audit[0]?.origin, 'person');
+        assert.equal(audit[0]?.reason, 'stated by the user');
+      }));
+
+    test('messages: searchable by text and id, given ids kept, a repeated id left as it is, secrets redacted', () =>
+      withService(async (svc, user) => {
+        const at = iso('2024-02-02');
+        const messages: Omit<StoredMessage, 'userId'>[] = [
+          ...NOISE.map((text, i) => ({ id: `noise-${i}`, sessionId: 'sess-a', role: 'user' as const, text, at })),
+          { id: 'ext-42', sessionId: 'sess-b', role: 'user', text: 'My sister Clara adopted a greyhound called Pepper.', at },
+          { id: 'ext-43', sessionId: 'sess-b', role: 'user', text: 'my token: ghp_abcdefghijklmnopqrstuvwxyz0123456789AB', at },
+        ];
+        assert.equal(await svc.addMessages(user, messages, agent), messages.length);
+        assert.equal(await svc.addMessages(user, [{ id: 'ext-42', sessionId: 'sess-x', role: 'assistant', text: 'changed', at }], agent), 0);
+        assert.equal((await svc.getMessage(user, 'ext-42'))?.text, 'My sister Clara adopted a greyhound called Pepper.');
+        assert.doesNotMatch((await svc.getMessage(user, 'ext-43'))?.text ?? '', /ghp_/);
+        const hits = await svc.search(user, { query: 'what dog did my sister adopt', kinds: ['message'], k: 3 });
+        assert.equal(hits[0]?.id, 'ext-42');
+        assert.deepEqual(hits[0]?.source, { sessionId: 'sess-b', messageIds: ['ext-42'] });
+        assert.equal((await svc.search(`${user}_other`, { query: 'greyhound adopted sister' })).length, 0);
+        assert.ok((await svc.auditLog(user)).some((a) => a.action === 'add_messages' && a.notes.some((n) => n.startsWith('redact-secrets'))));
+      }));
+
+    test('entities and aliases: facts about the named entity and its neighbours come first', () =>
+      withService(async (svc, user) => {
+        for (const text of NOISE) await svc.recordFact(user, { subject: 'user', predicate: 'said', object: text.slice(0, 40), text }, { messageIds: [] }, agent);
+        await svc.recordFact(user, { subject: 'Robert', predicate: 'goes by', object: 'Bob', text: 'Robert goes by Bob' }, { messageIds: [] }, agent);
+        const works = await svc.recordFact(user, { subject: 'Robert', predicate: 'works at', object: 'Acme', text: 'Robert works at Acme' }, { messageIds: [] }, agent);
+        const located = await svc.recordFact(user, { subject: 'Acme', predicate: 'is located in', object: 'Rotterdam', text: 'Acme has its office in Rotterdam' }, { messageIds: [] }, agent);
+        const hits = await svc.search(user, { query: 'In which city does Bob work?', kinds: ['fact'], k: 4 });
+        const ids = hits.map((h) => h.id);
+        assert.ok(ids.includes(works.fact.id), 'the alias finds Robert');
+        assert.ok(ids.includes(located.fact.id), 'the neighbour of Robert (Acme) is reached');
+        const ctx = await svc.contextFor(user, 'what does Bob do', { maxFacts: 5 });
+        assert.ok(ctx.facts.some((f) => f.id === works.fact.id));
+        assert.ok(ctx.entities.some((e) => e.name === 'Robert' && e.aliases.includes('Bob')));
+      }));
+
+    test('episodes and summaries: recalled for a similar goal; summaries per session, oldest first', () =>
+      withService(async (svc, user) => {
+        await svc.recordEpisode(user, { goal: 'Book a table for a birthday dinner', steps: ['searched restaurants', 'called Trattoria Roma'], outcome: 'table for six on Friday', lessons: ['call before 5 pm'] }, 'invocation', { runId: 'r1', messageIds: ['m1'] }, agent);
+        await svc.recordEpisode(user, { goal: 'Fix the failing CI pipeline', steps: ['read logs'], outcome: 'pinned the node version', lessons: [] }, 'invocation', { runId: 'r2', messageIds: [] }, agent);
+        const found = await svc.listEpisodes(user, { q: 'reserve a restaurant table for dinner' });
+        assert.equal(found[0]?.goal, 'Book a table for a birthday dinner');
+        assert.equal((await svc.listEpisodes(user, {})).length, 2);
+        const ctx = await svc.contextFor(user, 'dinner reservation for a birthday', { maxEpisodes: 1 });
+        assert.deepEqual(ctx.episodes.map((e) => e.provenance.runId), ['r1']);
+        await svc.addSummary(user, 'sess-1', 'The user asked for a dinner table; the agent booked Trattoria Roma.', { runId: 'r1', messageIds: ['m1'] }, agent);
+        await svc.addSummary(user, 'sess-1', 'The user asked to move it to Saturday; done.', { runId: 'r3', messageIds: ['m5'] }, agent);
+        await svc.addSummary(user, 'sess-2', 'Unrelated conversation.', { messageIds: [] }, agent);
+        assert.deepEqual((await svc.listSummaries(user, 'sess-1')).map((s) => s.provenance.runId), ['r1', 'r3']);
+        const withSession = await svc.contextFor(user, 'dinner', { sessionId: 'sess-1' });
+        assert.equal(withSession.summaries.length, 2);
+        const hit = (await svc.search(user, { query: 'Trattoria Roma booking', kinds: ['summary'] }))[0];
+        assert.equal(hit?.source.sessionId, 'sess-1');
+      }));
+
+    test('search kinds, k and asOf for messages', () =>
+      withService(async (svc, user) => {
+        await svc.addMessages(user, [
+          { id: 'old', sessionId: 's', role: 'user', text: 'I planted tomatoes in the garden', at: iso('2020-05-01') },
+          { id: 'msg_ripe000001', sessionId: 's', role: 'user', text: 'The tomatoes in the garden are ripe', at: iso('2024-08-01') },
+        ], agent);
+        assert.deepEqual((await svc.search(user, { query: 'tomatoes garden', asOf: iso('2021-01-01') })).map((h) => h.id), ['old']);
+        assert.equal((await svc.search(user, { query: 'tomatoes garden', k: 1 })).length, 1);
+        assert.equal((await svc.search(user, { query: 'tomatoes garden', kinds: ['fact'] })).length, 0);
+        // A message quoted by its id is found though no word matches.
+        assert.equal((await svc.search(user, { query: 'what did msg_ripe000001 say?', k: 1 }))[0]?.id, 'msg_ripe000001');
+      }));
+
+    test('a second instance on the same data sees writes; concurrent duplicates merge into one fact', async () => {
+      const target = await make();
+      if (!target.reopen) {
+        await target.cleanup();
+        assert.ok(true, 'not persistent: nothing to share between instances');
+        return;
+      }
+      try {
+        const user = `user_${tag()}`;
+        const one = new LongTermService({ store: target.store });
+        const two = new LongTermService({ store: await target.reopen() });
+        const fact = { subject: 'Tom', predicate: 'plays', object: 'cello', text: 'Tom plays the cello' };
+        const results = await Promise.all([0, 1, 2, 3].map((i) => (i % 2 ? one : two).recordFact(user, fact, { messageIds: [`m${i}`] }, agent)));
+        assert.equal(results.filter((r) => r.outcome === 'added').length, 1);
+        const facts = await two.listFacts(user, {});
+        assert.equal(facts.length, 1);
+        assert.equal(facts[0]?.mentions, 4);
+        assert.equal((await one.listFacts(user, {}))[0]?.mentions, 4);
+        await one.addMessages(user, [{ id: 'x1', sessionId: 's', role: 'user', text: 'the violin teacher is called Mrs Park', at: iso('2024-01-01') }], agent);
+        assert.equal((await two.search(user, { query: 'violin teacher' }))[0]?.id, 'x1');
+      } finally {
+        await target.cleanup();
+      }
+    });
+  });
+}
