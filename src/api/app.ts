@@ -19,6 +19,7 @@ import { adminRouter } from './admin-routes';
 import { authenticate, principalOf, type AuthOptions } from './authenticate';
 import { codecRouter } from './codec-routes';
 import { perMinute, streamsPerCaller, type ApiLimits } from './limits';
+import { longTermRouter, type LongTermRouterOptions } from './longterm-routes';
 import { ownedBy } from './ownership';
 import { usageRouter, withinBudget } from './usage-routes';
 import { ApiError, errorHandler, notFoundRoute } from './errors';
@@ -52,6 +53,8 @@ export interface AppOptions {
   limits?: Partial<ApiLimits>;
   /** The payload codecs of the Temporal data converter, served at `/v1/codec` for the Web UI. @default none (payloads pass unchanged) */
   codecs?: PayloadCodec[];
+  /** Serves the long-term memory API (`/v1/users/:userId/memory/…`, `/facts`, `/episodes`) when given; `onImported` is told of each import (background extraction). */
+  longterm?: LongTermRouterOptions;
   /** Aborting it ends open event streams, so a closing server is not held open by them. */
   shutdown?: AbortSignal;
 }
@@ -77,6 +80,8 @@ export function createApp(options: AppOptions): Express {
   if (runOwner) app.param('runId', ownedBy(runOwner, (id) => new RunNotFoundError(id)));
   // Before the small-body parser: codec batches are larger.
   app.use(codecRouter(options.codecs ?? []));
+  // Also before it: an import is up to IMPORT_BODY_LIMIT; the router parses its own bodies.
+  if (options.longterm) app.use(longTermRouter(options.longterm));
   app.use(express.json({ limit: BODY_LIMIT }));
 
   app.get('/healthz', async (_req, res) => {

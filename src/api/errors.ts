@@ -6,6 +6,7 @@ import { ValueError } from '@temporalio/common';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { MemoryRefusedError, StateNotFoundError, ThreadNotFoundError } from '../store/memory-service';
+import { LongTermVetoError } from '../longterm/redact';
 import { GrpcCode, hasGrpcCode } from '../temporal/grpc-status';
 import { isAttemptTimeout } from '../temporal/resend';
 import { RunNotFoundError, RunNotWaitingError, TaskNotFoundError, TaskNotNowError } from '../temporal/runs';
@@ -89,6 +90,7 @@ function toApiError(err: unknown): ApiError | null {
   if (err instanceof ThreadNotFoundError || err instanceof StateNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof MemoryRefusedError) return new ApiError(422, 'refused', err.message, { code: err.code });
   if (err instanceof ValueError) return new ApiError(422, 'refused', err.message);
+  if (err instanceof LongTermVetoError) return new ApiError(422, 'refused', err.message, { vetoedBy: err.vetoedBy });
   // The router could not decode a path segment (invalid percent-encoding, e.g. a lone surrogate).
   if (err instanceof URIError) return new ApiError(400, 'invalid_request', err.message);
   if (isBodyParserError(err) && err.status >= 400 && err.status < 500) {

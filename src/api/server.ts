@@ -11,6 +11,7 @@ import { loadBlueprints } from '../blueprints/load';
 import { apiLimitsOf, loadConfig, type Config } from '../config';
 import { createKeyStore } from '../auth/key-store';
 import { createUsageStore } from '../usage/usage-store';
+import { openLongTerm } from '../store/longterm/open-longterm';
 import { openMemory } from '../store/open-memory';
 import { payloadCodecs } from '../temporal/data-converter';
 import { connectClient } from '../temporal/connection';
@@ -72,10 +73,15 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
   const keys = config.THREADLINE_AUTH === 'apikey' ? createKeyStore(config) : undefined;
   await keys?.setup();
   const { memory, close: closeMemory } = await openMemory(config);
+  const longterm = await openLongTerm(config).catch(async (err: unknown) => {
+    await closeMemory();
+    throw err;
+  });
   const usage = createUsageStore(config);
   await usage.setup();
   const closeStores = async () => {
     await closeMemory();
+    await longterm.close();
     await keys?.end();
     await usage.end();
   };
@@ -95,6 +101,8 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     logger,
     shutdown: shutdown.signal,
     memory,
+    // TODO(h3): onImported starts the background extraction workflow over the imported conversations.
+    longterm: { longterm: longterm.longterm },
     blueprints: loadBlueprints(config.BLUEPRINTS_DIR),
     codecs: payloadCodecs(config),
     limits: apiLimitsOf(config),

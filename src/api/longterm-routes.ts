@@ -1,0 +1,159 @@
+/**
+ * Long-term memory over REST (seed 002, DESIGN.md "Long-term memory"): import of chat logs,
+ * hybrid search, facts (list, state, end, history) and episodes of one user. A user key reaches
+ * only its own user (`ownedBy` on :userId: another user's memory is a 404, like a run), and
+ * every lookup is scoped to the user of the path, so another user's fact id is a 404 too.
+ */
+import express, { Router } from 'express';
+import { z } from 'zod';
+import { FactInputSchema, MEMORY_KINDS, type LongTermMemory } from '../longterm/contract';
+import type { ImportedConversation, LongTermService } from '../longterm/service';
+import { newSessionId } from '../temporal/sessions';
+import { ApiError } from './errors';
+import { ownedBy } from './ownership';
+import { UserIdSchema } from './schemas';
+import { validated } from './validate';
+
+/** An import is a whole chat export: up to 10 MB of JSON (about 20,000 messages of average length) in one request. */
+export const IMPORT_BODY_LIMIT = '10mb';
+/** Every other long-term request is small: a query or one fact. */
+const BODY_LIMIT = '64kb';
+
+const datetime = z.iso.datetime({ offset: true });
+const UserParams = z.object({ userId: UserIdSchema });
+const FactParams = UserParams.extend({ factId: z.string().min(1).max(200) });
+const text = (max: number) => z.string().trim().min(1).max(max);
+const limit = (max: number) => z.coerce.number().int().min(1).max(max).optional();
+
+const ImportBody = z.object({
+  conversations: z
+    .array(
+      z.object({
+        sessionId: text(128).optional(),
+        title: z.string().max(500).optional(),
+        messages: z
+          .array(
+            z.object({
+              id: text(200).optional(),
+              role: z.enum(['user', 'assistant']),
+              name: z.string().max(200).optional(),
+              text: z.string().min(1).max(100_000),
+              at: datetime.optional(),
+            }),
+          )
+          .min(1)
+          .max(100_000),
+      }),
+    )
+    .min(1)
+    .max(10_000),
+});
+
+const SearchBody = z.object({
+  query: text(4000),
+  k: z.number().int().min(1).max(100).optional(),
+  kinds: z.array(z.enum(MEMORY_KINDS)).min(1).optional(),
+  asOf: datetime.optional(),
+  sessionId: text(128).optional(),
+});
+
+const FactsQuery = z.object({
+  q: z.string().max(1000).optional(),
+  asOf: datetime.optional(),
+  includeInvalid: z.enum(['true', 'false']).optional(),
+  limit: limit(1000),
+});
+
+const EpisodesQuery = z.object({ q: z.string().max(1000).optional(), limit: limit(200) });
+
+export interface LongTermRouterOptions {
+  longterm: LongTermMemory & Pick<LongTermService, 'importConversations'>;
+  /**
+   * Told of every import once it is stored (searchable), e.g. to start the background extraction
+   * workflow over it. Not awaited by the response; a failure is logged by the caller's hook.
+   */
+  onImported?: (imported: { userId: string; sessionIds: string[] }) => void;
+}
+
+export function longTermRouter(options: LongTermRouterOptions): Router {
+  const { longterm } = options;
+  const router = Router();
+  router.param('userId', ownedBy(async (userId) => userId, (userId) => new ApiError(404, 'not_found', `no memory for user "${userId}"`)));
+  const factNotFound = (userId: string, factId: string) => new ApiError(404, 'not_found', `user "${userId}" has no fact "${factId}"`);
+
+  router.post(
+    '/v1/users/:userId/memory/import',
+    express.json({ limit: IMPORT_BODY_LIMIT }),
+    validated({ params: UserParams, body: ImportBody }, async ({ params, body }, _req, res) => {
+      const conversations: ImportedConversation[] = body.conversations;
+      const result = await longterm.importConversations(params.userId, conversations, { origin: 'person', reason: 'imported through the API' }, newSessionId);
+      options.onImported?.({ userId: params.userId, sessionIds: result.sessionIds });
+      res.status(201).json(result);
+    }),
+  );
+
+  const small = express.json({ limit: BODY_LIMIT });
+
+  router.post(
+    '/v1/users/:userId/memory/search',
+    small,
+    validated({ params: UserParams, body: SearchBody }, async ({ params, body }, _req, res) => {
+      const results = await longterm.search(params.userId, {
+        query: body.query,
+        ...(body.k !== undefined ? { k: body.k } : {}),
+        ...(body.kinds ? { kinds: body.kinds } : {}),
+        ...(body.asOf ? { asOf: body.asOf } : {}),
+        ...(body.sessionId ? { sessionId: body.sessionId } : {}),
+      });
+      res.json({ results });
+    }),
+  );
+
+  router.get(
+    '/v1/users/:userId/facts',
+    validated({ params: UserParams, query: FactsQuery }, async ({ params, query }, _req, res) => {
+      const facts = await longterm.listFacts(params.userId, {
+        ...(query.q ? { q: query.q } : {}),
+        ...(query.asOf ? { asOf: query.asOf } : {}),
+        includeInvalid: query.includeInvalid === 'true',
+        ...(query.limit !== undefined ? { limit: query.limit } : {}),
+      });
+      res.json({ facts });
+    }),
+  );
+
+  router.post(
+    '/v1/users/:userId/facts',
+    small,
+    validated({ params: UserParams, body: FactInputSchema }, async ({ params, body }, _req, res) => {
+      const recorded = await longterm.recordFact(params.userId, body, { messageIds: [] }, { origin: 'person', reason: 'stated through the API' });
+      res.status(201).location(`/v1/users/${encodeURIComponent(params.userId)}/facts/${encodeURIComponent(recorded.fact.id)}/history`).json(recorded);
+    }),
+  );
+
+  router.delete(
+    '/v1/users/:userId/facts/:factId',
+    validated({ params: FactParams }, async ({ params }, _req, res) => {
+      const fact = await longterm.endFact(params.userId, params.factId, { origin: 'person', reason: 'ended through the API' });
+      if (!fact) throw factNotFound(params.userId, params.factId);
+      res.json(fact);
+    }),
+  );
+
+  router.get(
+    '/v1/users/:userId/facts/:factId/history',
+    validated({ params: FactParams }, async ({ params }, _req, res) => {
+      const facts = await longterm.factHistory(params.userId, params.factId);
+      if (facts.length === 0) throw factNotFound(params.userId, params.factId);
+      res.json({ facts });
+    }),
+  );
+
+  router.get(
+    '/v1/users/:userId/episodes',
+    validated({ params: UserParams, query: EpisodesQuery }, async ({ params, query }, _req, res) => {
+      res.json({ episodes: await longterm.listEpisodes(params.userId, { ...(query.q ? { q: query.q } : {}), ...(query.limit !== undefined ? { limit: query.limit } : {}) }) });
+    }),
+  );
+  return router;
+}
