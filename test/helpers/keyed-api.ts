@@ -1,12 +1,13 @@
 /**
  * The whole REST API with THREADLINE_AUTH=apikey, as the isolation and fuzz tests use it: runs,
- * sessions and memory threads on a real worker and Temporal server, the stub model server behind
+ * sessions, memory threads and long-term memory on a real worker and Temporal server, the stub model server behind
  * the real `openai` client, keys in an in-process store.
  */
 import pino from 'pino';
 import { createApp } from '../../src/api/app';
 import { MemoryApiKeyStore } from '../../src/auth/key-store';
 import { generateKey } from '../../src/auth/keys';
+import { openLongTerm } from '../../src/store/longterm/open-longterm';
 import { openMemory, type OpenMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
 import { Sessions } from '../../src/temporal/sessions';
@@ -29,12 +30,14 @@ export async function startKeyedApi(stub: StubModelServer, options: { adminKey?:
   const keys = new MemoryApiKeyStore();
   const env = await startTestEnv({ provider: stubProvider(stub.url) });
   const memory: OpenMemory = await openMemory(env.config);
+  const longterm = await openLongTerm(env.config);
   const runs = new Runs(env.client, env.config);
   const server: Listening = await listen(
     createApp({
       runs,
       sessions: new Sessions(env.client, memory.memory, env.config),
       memory: memory.memory,
+      longterm: { longterm: longterm.longterm },
       config: env.config,
       isHealthy: async () => true,
       logger: pino({ level: 'silent' }),
@@ -55,6 +58,7 @@ export async function startKeyedApi(stub: StubModelServer, options: { adminKey?:
       await server.close();
       await env.stop();
       await memory.close();
+      await longterm.close();
       await stub.stop();
     },
   };
