@@ -1,0 +1,98 @@
+/** The pure modules of long-term memory: text analysis, fact decisions, validity, RRF. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import type { Fact } from '../../src/longterm/contract';
+import { chainOf, decide, isAliasPredicate, isMultiValued, predicateKey, strengthened, validAt } from '../../src/longterm/facts';
+import { fuse } from '../../src/longterm/fusion';
+import { analyze, normalizeName } from '../../src/longterm/text';
+
+const fact = (over: Partial<Fact>): Fact => ({
+  id: 'f1', userId: 'u', subjectId: 'e1', subject: 'user', predicate: 'lives in', objectId: null, object: 'Lisbon', text: 't',
+  validFrom: '2020-01-01T00:00:00.000Z', validTo: null, recordedAt: '2020-01-01T00:00:00.000Z', confidence: 0.6, mentions: 1,
+  supersedes: null, supersededBy: null, provenance: { messageIds: [] }, ...over,
+});
+
+test('analyze: folds case and accents, drops function words, stems', () => {
+  assert.deepEqual(analyze('Zoë LIVED in the cities'), ['zoe', 'live', 'citi']);
+  assert.deepEqual(analyze('running runs'), ['run', 'run']);
+  assert.deepEqual(analyze('order 66 of 2023'), ['order', '66', '2023']);
+  assert.equal(normalizeName('  Lives_In '), 'lives in');
+});
+
+test('analyze is idempotent on its own output words and never yields empty terms (property)', () => {
+  fc.assert(
+    fc.property(fc.string({ maxLength: 200 }), (text) => {
+      const terms = analyze(text);
+      assert.ok(terms.every((t) => t.length > 0 && t === t.toLowerCase()));
+      assert.deepEqual(analyze(terms.join(' ')).length <= terms.length, true);
+    }),
+  );
+});
+
+test('predicates: spelling, tense and negation', () => {
+  assert.deepEqual(predicateKey('Lives_In'), predicateKey('lived in'));
+  assert.equal(predicateKey('does not like').negated, true);
+  assert.equal(predicateKey('dislikes').base, predicateKey('likes').base);
+  assert.equal(isMultiValued(predicateKey('likes')), true);
+  assert.equal(isMultiValued(predicateKey('lives in')), false);
+  assert.equal(isMultiValued(predicateKey('is')), true, 'a bare copula says little: never a contradiction');
+  assert.equal(isAliasPredicate('goes by'), true);
+  assert.equal(isAliasPredicate('is also known as'), true);
+  assert.equal(isAliasPredicate('works at'), false);
+});
+
+test('decide: duplicate, contradiction, late older statement, multi-valued add', () => {
+  const lisbon = fact({});
+  assert.equal(decide([lisbon], { predicate: 'Lives In', object: 'lisbon.', validFrom: '2024-01-01T00:00:00Z' }).action, 'strengthen');
+  assert.deepEqual(decide([lisbon], { predicate: 'lives in', object: 'Porto', validFrom: '2024-01-01T00:00:00Z' }), { action: 'supersede', existing: lisbon });
+  assert.deepEqual(decide([lisbon], { predicate: 'lived in', object: 'Faro', validFrom: '2010-01-01T00:00:00Z' }), { action: 'precede', existing: lisbon });
+  const jazz = fact({ predicate: 'likes', object: 'jazz' });
+  assert.equal(decide([jazz], { predicate: 'likes', object: 'rock', validFrom: '2024-01-01T00:00:00Z' }).action, 'add');
+  assert.equal(decide([jazz], { predicate: 'dislikes', object: 'jazz', validFrom: '2024-01-01T00:00:00Z' }).action, 'supersede');
+  assert.equal(decide([], { predicate: 'likes', object: 'jazz', validFrom: '2024-01-01T00:00:00Z' }).action, 'add');
+});
+
+test('decide never strengthens a different object and never contradicts an identical statement (property)', () => {
+  const word = fc.stringMatching(/^[a-z]{3,10}$/);
+  fc.assert(
+    fc.property(word, word, fc.constantFrom('lives in', 'likes', 'works at', 'owns', 'is'), (a, b, predicate) => {
+      const known = fact({ predicate, object: a });
+      const same = decide([known], { predicate, object: a, validFrom: '2030-01-01T00:00:00Z' });
+      assert.equal(same.action, 'strengthen');
+      const other = decide([known], { predicate, object: b, validFrom: '2030-01-01T00:00:00Z' });
+      if (normalizeName(a) !== normalizeName(b)) assert.notEqual(other.action, 'strengthen');
+    }),
+  );
+});
+
+test('validity, strengthening and chains', () => {
+  const f = fact({ validFrom: '2020-01-01T00:00:00Z', validTo: '2021-01-01T00:00:00Z' });
+  assert.equal(validAt(f, '2020-06-01T00:00:00Z'), true);
+  assert.equal(validAt(f, '2021-01-01T00:00:00Z'), false, 'the end is exclusive');
+  assert.equal(validAt(f, '2019-12-31T00:00:00Z'), false);
+  fc.assert(fc.property(fc.double({ min: 0, max: 1, noNaN: true }), (c) => strengthened(c) >= c && strengthened(c) <= 1));
+  const a = fact({ id: 'a', supersededBy: 'b' });
+  const b = fact({ id: 'b', supersedes: 'a', supersededBy: 'c' });
+  const c = fact({ id: 'c', supersedes: 'b', supersededBy: 'a' }); // a cycle must not loop
+  const byId = (id: string) => ({ a, b, c })[id as 'a' | 'b' | 'c'];
+  assert.deepEqual(chainOf(b, byId).map((x) => x.id), ['a', 'b', 'c']);
+});
+
+test('fuse: reciprocal rank fusion', () => {
+  const fused = fuse([{ ids: ['x', 'y', 'z'] }, { ids: ['y', 'x'] }, { ids: ['z'], weight: 0.1 }]);
+  assert.deepEqual(fused.map((f) => f.id), ['x', 'y', 'z']);
+  assert.ok(Math.abs((fused[0]?.score ?? 0) - (1 / 61 + 1 / 62)) < 1e-12);
+});
+
+test('fuse: an item ranked first everywhere wins; scores are sorted and every id appears once (property)', () => {
+  const ids = fc.uniqueArray(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), { maxLength: 6 });
+  fc.assert(
+    fc.property(fc.array(ids, { minLength: 1, maxLength: 5 }), (lists) => {
+      const fused = fuse(lists.map((l) => ({ ids: ['top', ...l] })));
+      assert.equal(fused[0]?.id, 'top');
+      assert.equal(new Set(fused.map((f) => f.id)).size, fused.length);
+      for (let i = 1; i < fused.length; i++) assert.ok((fused[i - 1]?.score ?? 0) >= (fused[i]?.score ?? 0));
+    }),
+  );
+});
