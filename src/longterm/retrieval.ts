@@ -62,7 +62,12 @@ export async function entitiesNamed(reader: LongTermReader, query: string): Prom
 async function graphFacts(reader: LongTermReader, entities: readonly Entity[], terms: ReadonlySet<string>): Promise<{ direct: Fact[]; neighbours: Fact[] }> {
   if (entities.length === 0) return { direct: [], neighbours: [] };
   const seeds = new Set(entities.map((e) => e.id));
-  const overlap = (f: Fact) => analyze(`${f.text} ${f.predicate} ${f.object}`).filter((t) => terms.has(t)).length;
+  const overlaps = new Map<string, number>();
+  const overlap = (f: Fact) => {
+    let n = overlaps.get(f.id);
+    if (n === undefined) overlaps.set(f.id, (n = analyze(`${f.text} ${f.predicate} ${f.object}`).filter((t) => terms.has(t)).length));
+    return n;
+  };
   const byRelevance = (a: Fact, b: Fact) => overlap(b) - overlap(a) || Number(a.validTo !== null) - Number(b.validTo !== null) || (a.recordedAt < b.recordedAt ? 1 : -1);
   const direct = (await reader.listFacts({ entityIds: [...seeds], limit: GRAPH_DEPTH * 4 })).sort(byRelevance).slice(0, GRAPH_DEPTH);
   const next = new Set<string>();

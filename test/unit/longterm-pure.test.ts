@@ -6,6 +6,7 @@ import type { Fact } from '../../src/longterm/contract';
 import { chainOf, decide, isAliasPredicate, isMultiValued, predicateKey, strengthened, validAt } from '../../src/longterm/facts';
 import { fuse } from '../../src/longterm/fusion';
 import { analyze, normalizeName } from '../../src/longterm/text';
+import { Bm25Index } from '../../src/store/longterm/bm25';
 
 const fact = (over: Partial<Fact>): Fact => ({
   id: 'f1', userId: 'u', subjectId: 'e1', subject: 'user', predicate: 'lives in', objectId: null, object: 'Lisbon', text: 't',
@@ -95,4 +96,15 @@ test('fuse: an item ranked first everywhere wins; scores are sorted and every id
       for (let i = 1; i < fused.length; i++) assert.ok((fused[i - 1]?.score ?? 0) >= (fused[i]?.score ?? 0));
     }),
   );
+});
+
+test('Bm25Index: rarer terms weigh more, a replaced text is no longer found, limit keeps the best', () => {
+  const index = new Bm25Index();
+  index.set('a', 'the cat sat on the mat');
+  index.set('b', 'the cat chased a zebra');
+  index.set('c', 'a dog and a cat');
+  assert.deepEqual(index.search(analyze('cat zebra'), 1).map((h) => h.id), ['b']);
+  index.set('b', 'nothing here');
+  assert.deepEqual(index.search(analyze('zebra'), 5), []);
+  assert.equal(index.search(analyze('cat'), 10).length, 2);
 });

@@ -1,28 +1,13 @@
 /**
  * One user's long-term records held in process, with a BM25 full-text index per kind
- * (MiniSearch, over the terms of src/longterm/text.ts) and the lookups the service needs
+ * (bm25.ts, over the terms of src/longterm/text.ts) and the lookups the service needs
  * (entities by name and alias, facts by entity, summaries by session). The in-memory store is
  * one of these per user; the file store rebuilds one from the user's log and keeps it current.
  */
-import MiniSearch from 'minisearch';
 import type { ConversationSummary, Entity, Episode, Fact, StoredMessage } from '../../longterm/contract';
-import { analyze, normalizeName } from '../../longterm/text';
+import { normalizeName } from '../../longterm/text';
+import { Bm25Index } from './bm25';
 import { searchableText, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermReader, type LongTermRecord } from './store';
-
-interface Doc {
-  id: string;
-  text: string;
-}
-
-const newIndex = () =>
-  new MiniSearch<Doc>({
-    fields: ['text'],
-    idField: 'id',
-    tokenize: analyze,
-    processTerm: (term) => term,
-    // Terms are already whole stems: no prefix or fuzzy expansion (fast, and predictable).
-    searchOptions: { combineWith: 'OR', tokenize: (query) => query.split(' ').filter(Boolean), processTerm: (term) => term },
-  });
 
 const addTo = <T>(map: Map<string, Set<T>>, key: string, value: T) => {
   let set = map.get(key);
@@ -36,7 +21,7 @@ export class UserIndex implements LongTermReader {
   private readonly entities = new Map<string, Entity>();
   private readonly episodes = new Map<string, Episode>();
   private readonly summaries = new Map<string, ConversationSummary>();
-  private readonly text = new Map<LexicalKind, MiniSearch<Doc>>();
+  private readonly text = new Map<LexicalKind, Bm25Index>();
   private readonly indexedText = new Map<string, string>();
   private readonly entitiesByName = new Map<string, Set<string>>();
   private readonly factsByEntity = new Map<string, Set<string>>();
@@ -76,9 +61,8 @@ export class UserIndex implements LongTermReader {
     const before = this.indexedText.get(key);
     if (before === text) return; // e.g. a fact whose validity changed: same words
     let index = this.text.get(item.kind);
-    if (!index) this.text.set(item.kind, (index = newIndex()));
-    if (before === undefined) index.add({ id: item.record.id, text });
-    else index.replace({ id: item.record.id, text });
+    if (!index) this.text.set(item.kind, (index = new Bm25Index()));
+    index.set(item.record.id, text);
     this.indexedText.set(key, text);
   }
 
@@ -133,10 +117,7 @@ export class UserIndex implements LongTermReader {
   async searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]> {
     const index = this.text.get(kind);
     if (!index || query.terms.length === 0) return [];
-    return index
-      .search(query.terms.join(' '))
-      .slice(0, limit)
-      .map((r) => ({ id: String(r.id), score: r.score }));
+    return index.search(query.terms, limit);
   }
 }
 
