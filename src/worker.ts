@@ -69,6 +69,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     await closeStores();
     throw err;
   });
+  if (mcp) console.log(`worker: MCP servers: ${mcp.summary() || 'none configured'}`);
   const runDeps = {
     provider,
     tools,

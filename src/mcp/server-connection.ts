@@ -29,6 +29,8 @@ export interface McpServerOptions {
 /** Lines of a stdio server's stderr kept, to say why it died. */
 const STDERR_LINES = 10;
 const CLIENT_INFO = { name: 'threadline', version: '0.1.0' };
+/** The `_meta` key of a call's idempotency key (stable across retries of its step). */
+export const IDEMPOTENCY_META = 'threadline/idempotency-key';
 
 /** Waits for `promise`, giving up with `onTimeout`'s error after `ms` or when `signal` aborts. */
 function bounded<T>(promise: Promise<T>, ms: number, signal: AbortSignal | undefined, onTimeout: () => Error): Promise<T> {
@@ -109,7 +111,7 @@ export class McpServerConnection {
    * Calls one of its tools. Throws (a message fit for the model) when the server is unreachable,
    * dies during the call or exceeds the call timeout; an abort of `signal` propagates as it is.
    */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, idempotencyKey?: string): Promise<CallToolResult> {
     const timeoutMs = this.spec.timeoutMs ?? this.options.callTimeoutMs;
     const client =
       this.client ??
@@ -118,7 +120,9 @@ export class McpServerConnection {
         throw new Error(`MCP server "${this.name}" is unavailable (${message(err)}); it is being restarted, so the call may succeed later`);
       }));
     try {
-      return (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs })) as CallToolResult;
+      // A retried step (its worker died) calls again with the same key, for servers that can use it.
+      const meta = idempotencyKey ? { _meta: { [IDEMPOTENCY_META]: idempotencyKey } } : {};
+      return (await client.callTool({ name: tool, arguments: args, ...meta }, undefined, { signal, timeout: timeoutMs })) as CallToolResult;
     } catch (err) {
       if (signal.aborted) throw err;
       if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) throw new Error(`no reply from MCP server "${this.name}" within ${timeoutMs} ms`);

@@ -69,6 +69,11 @@ export class McpToolSource implements ToolSource {
     await Promise.all([...this.servers.values()].map((s) => s.close()));
   }
 
+  /** One line for the worker's start-up message: each server and how many tools it offers, or that it is down. */
+  summary(): string {
+    return [...this.servers.values()].map((s) => `${s.name} (${s.connected ? `${s.tools.length} tools` : 'not started'})`).join(', ');
+  }
+
   tools(): readonly ToolDefinition[] {
     return this.current;
   }
@@ -103,7 +108,7 @@ export class McpToolSource implements ToolSource {
       input,
       parameters: tool.inputSchema,
       handler: async (args, ctx) => {
-        const result = await server.call(tool.name, args, ctx.signal);
+        const result = await server.call(tool.name, args, ctx.signal, ctx.idempotencyKey);
         if (result.isError) throw new Error(resultText(result) || 'the tool reported an error');
         return resultValue(result, this.save);
       },

@@ -1,7 +1,7 @@
 /**
  * A small stdio MCP server for the tests that need a call in flight: `sleep` writes the server's
  * pid to $SLEEPY_MARKER when it starts and then waits (so a test can kill the process mid-call);
- * `pid` says which process answers (so a test sees the restart). Run with `node --import tsx`.
+ * `pid` says which process answers (so a test sees the restart) and the call's idempotency key. Run with `node --import tsx`.
  */
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,8 +15,8 @@ server.registerTool('sleep', { description: 'Waits ms milliseconds.', inputSchem
   await sleep(ms, undefined, { signal: extra.signal }).catch(() => undefined);
   return { content: [{ type: 'text', text: `slept ${ms} ms` }] };
 });
-server.registerTool('pid', { description: 'The process id of this server.', inputSchema: {} }, async () => ({
-  content: [{ type: 'text', text: JSON.stringify({ pid: process.pid }) }],
-  structuredContent: { pid: process.pid },
-}));
+server.registerTool('pid', { description: 'The process id of this server, and the idempotency key the call came with.', inputSchema: {} }, async (_args, extra) => {
+  const result = { pid: process.pid, key: extra._meta?.['threadline/idempotency-key'] ?? null };
+  return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+});
 void server.connect(new StdioServerTransport());

@@ -39,7 +39,8 @@ test('a call past the server\'s timeoutMs is a failed outcome; the server stays 
   const pid = source.server('sleepy')?.pid;
   const outcome = await registry.run('sleepy.sleep', { ms: 30_000 }, toolContext());
   assert.deepEqual(outcome, { ok: false, error: 'sleepy.sleep failed: no reply from MCP server "sleepy" within 1000 ms' });
-  assert.deepEqual(await registry.run('sleepy.pid', {}, toolContext()), { ok: true, result: { pid } });
+  // The step's idempotency key goes along in the call's _meta.
+  assert.deepEqual(await registry.run('sleepy.pid', {}, toolContext()), { ok: true, result: { pid, key: 'run-1/s1/1' } });
 });
 
 test('cancelling the step aborts the call (the cancellation propagates, it is no tool failure)', async () => {
