@@ -5,13 +5,15 @@
 // (bench/session.ts) on the same server: one session of --session-turns turns (or BENCH_SESSION_TURNS;
 // default 1,000; the 10,000 takes long — it prints the expected duration first); then the
 // many-runs benchmark (bench/many-runs.ts): --many-runs N runs (default 1,000) parked on a question
-// and resumed by N replies over the REST API, with one worker in a child process.
+// and resumed by N replies over the REST API, with one worker in a child process; then the MCP
+// benchmark (bench/mcp-tools.ts): per-call overhead of an MCP tool over stdio against a built-in
+// tool, --mcp-pairs N pairs of steps (default 24) in one run, and direct calls.
 // The orchestration benchmark's comparison row (f), LangGraph.js with its PostgreSQL checkpointer, runs
 // from bench/peers/langgraph/, whose pinned packages this script installs there on first use.
 //
 //   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
 //                    [--server-defaults] [--session-turns N] [--many-runs N]
-//                    [--only orchestration|memory|session|many-runs]
+//                    [--mcp-pairs N] [--only orchestration|memory|session|many-runs|mcp]
 //
 // The server gets the low-latency dynamic config every Threadline dev server gets
 // (LOW_LATENCY_DYNAMIC_CONFIG in scripts/lib.mjs); --server-defaults leaves the server's own defaults,
@@ -42,7 +44,8 @@ const dynamicConfig = [];
 const benchArgs = [];
 const sessionArgs = [];
 const manyRunsArgs = [];
-const BENCHES = ['orchestration', 'memory', 'session', 'many-runs'];
+const mcpArgs = [];
+const BENCHES = ['orchestration', 'memory', 'session', 'many-runs', 'mcp'];
 let only = null;
 let lowLatency = true;
 const argv = process.argv.slice(2);
@@ -58,6 +61,11 @@ for (let i = 0; i < argv.length; i++) {
     const value = arg === '--many-runs' ? argv[++i] : arg.slice('--many-runs='.length);
     if (!/^\d+$/.test(value ?? '')) fail('--many-runs needs a number of runs');
     manyRunsArgs.push('--many-runs', value);
+    continue;
+  } else if (arg === '--mcp-pairs' || arg.startsWith('--mcp-pairs=')) {
+    const value = arg === '--mcp-pairs' ? argv[++i] : arg.slice('--mcp-pairs='.length);
+    if (!/^\d+$/.test(value ?? '')) fail('--mcp-pairs needs a number of pairs');
+    mcpArgs.push('--mcp-pairs', value);
     continue;
   } else if (arg === '--only' || arg.startsWith('--only=')) {
     only = arg === '--only' ? argv[++i] : arg.slice('--only='.length);
@@ -167,6 +175,10 @@ if (exitCode === 0 && !exiting && wanted('session')) {
 if (exitCode === 0 && !exiting && wanted('many-runs')) {
   if (only === null) console.log('');
   exitCode = await runBench('bench/many-runs.ts', manyRunsArgs);
+}
+if (exitCode === 0 && !exiting && wanted('mcp')) {
+  if (only === null) console.log('');
+  exitCode = await runBench('bench/mcp-tools.ts', mcpArgs);
 }
 if (exiting) await new Promise(() => {}); // interrupted: finish() is already shutting down
 await finish(exitCode);

@@ -40,6 +40,10 @@ export const ConfigSchema = z.object({
   SPIN_STOP_AT: z.coerce.number().int().min(2).max(100).default(5),
   /** Folder of blueprint files (plan templates, seed 003 §9); the repository's `blueprints/` when unset. */
   BLUEPRINTS_DIR: z.preprocess(blankToUndefined, z.string().optional()),
+  /** The MCP servers whose tools runs may call: a JSON file in the `mcpServers` format; `DATA_DIR/mcp.json` when unset, none when that file does not exist. */
+  MCP_CONFIG: z.preprocess(blankToUndefined, z.string().optional()),
+  /** Time one MCP tool call may take before it fails (an error observation); a server's `timeoutMs` overrides it. At most 10 min, within the step activity's 12. */
+  MCP_CALL_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(60_000),
   /** Tree runs wait for a person to review their plan: `always`, or only when a run asks (`review: true`). */
   PLAN_REVIEW: z.enum(['always', 'on_request']).default('on_request'),
   /** Memory storage backend: the embedded file store under DATA_DIR, PostgreSQL (DATABASE_URL), or in-process memory. */

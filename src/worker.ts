@@ -21,7 +21,9 @@ import { recordUsageInterceptor } from './usage/record-usage';
 import { createUsageStore, type UsageStore } from './usage/usage-store';
 import { retrieveMessage } from './tools/retrieve-message';
 import { BUILTIN_TOOLS, ToolRegistry } from './tools/registry';
+import type { ToolSource } from './tools/source';
 import type { ToolDefinition } from './tools/tool';
+import { mcpToolSourceFor } from './mcp/tool-source';
 import { bundleWorkflowsInChild } from './workflow-bundle';
 
 export interface WorkerOptions {
@@ -29,6 +31,11 @@ export interface WorkerOptions {
   provider?: ModelProvider;
   /** Tools besides the built-in ones. */
   extraTools?: ToolDefinition[];
+  /**
+   * Sources of tools that may change while the worker runs (src/tools/source.ts), besides the MCP
+   * servers of MCP_CONFIG: started before the worker polls, closed when it stops.
+   */
+  toolSources?: ToolSource[];
   store?: KeyValueStore;
   taskQueue?: string;
   connection?: NativeConnection;
@@ -49,11 +56,20 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const ownUsage = options.usage ? undefined : createUsageStore(config);
   await ownUsage?.setup();
   const usage = options.usage ?? ownUsage!;
+  const mcp = mcpToolSourceFor(config);
+  const sources = [...(mcp ? [mcp] : []), ...(options.toolSources ?? [])];
   const closeStores = async () => {
+    await Promise.all(sources.map((s) => s.close?.()));
     await opened?.close();
     await ownUsage?.end();
   };
-  const tools = new ToolRegistry([...BUILTIN_TOOLS, retrieveMessage, ...(options.extraTools ?? [])]);
+  const tools = new ToolRegistry([...BUILTIN_TOOLS, retrieveMessage, ...(options.extraTools ?? [])], sources);
+  // The tool set a run is planned with is complete from the first poll (a later change makes runs stale).
+  await Promise.all(sources.map((s) => s.start?.())).catch(async (err: unknown) => {
+    await closeStores();
+    throw err;
+  });
+  if (mcp) console.log(`worker: MCP servers: ${mcp.summary() || 'none configured'}`);
   const runDeps = {
     provider,
     tools,
@@ -92,8 +108,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     await closeStores();
     throw err;
   });
-  if (opened || ownUsage) {
-    // The stores (e.g. a PostgreSQL pool) live exactly as long as the worker.
+  if (opened || ownUsage || sources.length > 0) {
+    // The stores (e.g. a PostgreSQL pool) and tool sources (e.g. MCP server processes) live exactly as long as the worker.
     const run = worker.run.bind(worker);
     worker.run = () => run().finally(closeStores);
   }

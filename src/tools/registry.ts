@@ -1,11 +1,15 @@
 /**
  * The tool registry: one place that knows every tool, validates arguments
- * and describes the tools to the planner.
+ * and describes the tools to the planner. Its tools are a fixed list (the
+ * built-in ones) plus whatever its sources offer now (src/tools/source.ts):
+ * every method works on the current set, so a source changing its tools
+ * changes what the planner sees, what a step may call and the fingerprint.
  */
 import { z } from 'zod';
 import { calculator } from './calculator';
 import { currentTime } from './current-time';
 import { notesRead, notesWrite } from './notes';
+import type { ToolSource } from './source';
 import type { ToolContext, ToolDefinition } from './tool';
 import { wait } from './wait';
 
@@ -22,31 +26,83 @@ export interface ToolDescription {
 
 export type ToolOutcome = { ok: true; result: unknown } | { ok: false; error: string };
 
-export class ToolRegistry {
-  private readonly tools = new Map<string, ToolDefinition>();
+function describeTool(t: ToolDefinition): ToolDescription {
+  const parameters = { ...(t.parameters ?? (z.toJSONSchema(t.input, { unrepresentable: 'any' }) as Record<string, unknown>)) };
+  delete parameters.$schema;
+  return { name: t.name, description: t.description, parameters, ...(t.live ? { live: true as const } : {}) };
+}
 
-  constructor(tools: readonly ToolDefinition[] = BUILTIN_TOOLS) {
+interface Snapshot {
+  tools: Map<string, ToolDefinition>;
+  descriptions: ToolDescription[];
+}
+
+export class ToolRegistry {
+  private readonly fixed = new Map<string, ToolDefinition>();
+  private readonly sources: { source: ToolSource; unsubscribe: () => void }[] = [];
+  private readonly listeners = new Set<() => void>();
+  /** The current set, rebuilt after a source changed. */
+  private snapshot: Snapshot | null = null;
+
+  constructor(tools: readonly ToolDefinition[] = BUILTIN_TOOLS, sources: readonly ToolSource[] = []) {
     for (const tool of tools) {
-      if (this.tools.has(tool.name)) throw new Error(`duplicate tool "${tool.name}"`);
-      this.tools.set(tool.name, tool);
+      if (this.fixed.has(tool.name)) throw new Error(`duplicate tool "${tool.name}"`);
+      this.fixed.set(tool.name, tool);
     }
+    for (const source of sources) this.addSource(source);
+  }
+
+  /**
+   * Adds a source: its tools join the set now and follow its changes. A source's tool whose name
+   * is taken (by a fixed tool or an earlier source) is left out, with a warning. Returns what
+   * removes the source again.
+   */
+  addSource(source: ToolSource): () => void {
+    const entry = { source, unsubscribe: source.subscribe(() => this.changed()) };
+    this.sources.push(entry);
+    this.changed();
+    return () => {
+      entry.unsubscribe();
+      this.sources.splice(this.sources.indexOf(entry), 1);
+      this.changed();
+    };
+  }
+
+  /** Calls `listener` after every change of the tool set; returns what unsubscribes. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    this.snapshot = null;
+    for (const listener of this.listeners) listener();
+  }
+
+  private current(): Snapshot {
+    if (this.snapshot) return this.snapshot;
+    const tools = new Map(this.fixed);
+    for (const { source } of this.sources) {
+      for (const tool of source.tools()) {
+        if (tools.has(tool.name)) console.warn(`tool "${tool.name}" of source ${source.name} left out: the name is taken`);
+        else tools.set(tool.name, tool);
+      }
+    }
+    this.snapshot = { tools, descriptions: [...tools.values()].map(describeTool) };
+    return this.snapshot;
   }
 
   names(): string[] {
-    return [...this.tools.keys()];
+    return [...this.current().tools.keys()];
   }
 
   /** The live tools and the arguments of their preflight snapshot call. */
   liveTools(): { name: string; snapshotArgs: Record<string, unknown> }[] {
-    return [...this.tools.values()].filter((t) => t.live).map((t) => ({ name: t.name, snapshotArgs: t.snapshotArgs ?? {} }));
+    return [...this.current().tools.values()].filter((t) => t.live).map((t) => ({ name: t.name, snapshotArgs: t.snapshotArgs ?? {} }));
   }
 
   describe(): ToolDescription[] {
-    return [...this.tools.values()].map((t) => {
-      const parameters = z.toJSONSchema(t.input, { unrepresentable: 'any' }) as Record<string, unknown>;
-      delete parameters.$schema;
-      return { name: t.name, description: t.description, parameters, ...(t.live ? { live: true as const } : {}) };
-    });
+    return [...this.current().descriptions];
   }
 
   /**
@@ -55,7 +111,7 @@ export class ToolRegistry {
    * except cancellation, which must propagate.
    */
   async run(name: string, args: unknown, ctx: ToolContext): Promise<ToolOutcome> {
-    const tool = this.tools.get(name);
+    const tool = this.current().tools.get(name);
     if (!tool) return { ok: false, error: `unknown tool "${name}"; available tools: ${this.names().join(', ')}` };
     const parsed = tool.input.safeParse(args ?? {});
     if (!parsed.success) {

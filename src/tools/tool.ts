@@ -28,6 +28,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   description: string;
   input: S;
   /**
+   * The parameters as JSON Schema, for tools defined by one (MCP tools): shown to the planner as
+   * they are instead of `input`'s conversion; `input` then validates with it (jsonSchemaInput).
+   */
+  parameters?: Record<string, unknown>;
+  /**
    * The tool reports state that changes outside the conversation (balances, configuration, …).
    * Before planning a request that concerns it, the run calls it (with `snapshotArgs`) and puts a
    * fresh snapshot in the observations, so the plan never rests on stale conclusions. @default false
