@@ -40,6 +40,8 @@ export const ConfigSchema = z.object({
   SPIN_STOP_AT: z.coerce.number().int().min(2).max(100).default(5),
   /** Folder of blueprint files (plan templates, seed 003 §9); the repository's `blueprints/` when unset. */
   BLUEPRINTS_DIR: z.preprocess(blankToUndefined, z.string().optional()),
+  /** Folder of skills (folders holding a SKILL.md); the repository's `skills/` when unset. */
+  SKILLS_DIR: z.preprocess(blankToUndefined, z.string().optional()),
   /** The MCP servers whose tools runs may call: a JSON file in the `mcpServers` format; `DATA_DIR/mcp.json` when unset, none when that file does not exist. */
   MCP_CONFIG: z.preprocess(blankToUndefined, z.string().optional()),
   /** Time one MCP tool call may take before it fails (an error observation); a server's `timeoutMs` overrides it. At most 10 min, within the step activity's 12. */

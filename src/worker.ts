@@ -10,6 +10,8 @@ import { createSessionActivities } from './activities/session-activities';
 import { createTreeActivities } from './activities/tree-activities';
 import { StateCache, stateRefInterceptor } from './activities/state-refs';
 import { loadBlueprints } from './blueprints/load';
+import { loadSkills } from './skills/load';
+import { loadSkillTool } from './tools/load-skill';
 import { loadConfig, treeLimitsOf, type Config } from './config';
 import { describeProvider, selectProvider } from './llm/select-provider';
 import type { ModelProvider } from './llm/provider';
@@ -63,7 +65,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     await opened?.close();
     await ownUsage?.end();
   };
-  const tools = new ToolRegistry([...BUILTIN_TOOLS, retrieveMessage, ...(options.extraTools ?? [])], sources);
+  const skills = loadSkills(config.SKILLS_DIR);
+  const tools = new ToolRegistry([...BUILTIN_TOOLS, retrieveMessage, ...loadSkillTool(skills), ...(options.extraTools ?? [])], sources);
   // The tool set a run is planned with is complete from the first poll (a later change makes runs stale).
   await Promise.all(sources.map((s) => s.start?.())).catch(async (err: unknown) => {
     await closeStores();

@@ -15,6 +15,7 @@ import type { KeyValueStore } from '../store/kv';
 import { operationIdFor, ThreadNotFoundError, type MemoryService, type Reader } from '../store/memory-service';
 import type { CloseRunInput } from '../engine/core';
 import type { ToolRegistry } from '../tools/registry';
+import type { ToolContext } from '../tools/tool';
 import { readConversation } from '../sessions/session-chunks';
 import type { CodeVersion } from '../planning/code-version';
 import { assertCurrent, codeVersionOf } from './code-version';
@@ -111,6 +112,10 @@ export async function journaledWork(store: KeyValueStore, key: string, work: () 
 export const ownThreads = (state: ExecutionState): string[] =>
   [state.threadId, state.parentRunId ? runThreadId(state.parentRunId) : null, state.sessionThreadId ?? null].filter((t): t is string => t !== null);
 
+/** What a tool of a run may read and write of memory: the run's own threads, and its working memory. */
+const memoryOfTools = (deps: Pick<PlanActivityDeps, 'memory'>, state: ExecutionState): Pick<ToolContext, 'memory' | 'threads' | 'runThread'> =>
+  deps.memory ? { memory: deps.memory, threads: ownThreads(state), ...(state.threadId ? { runThread: state.threadId } : {}) } : {};
+
 /** One tool call of a run, as an observation (a failure is an `error` observation the model can react to). */
 export async function runToolStep(
   deps: Pick<PlanActivityDeps, 'tools' | 'store' | 'memory'>,
@@ -125,7 +130,7 @@ export async function runToolStep(
     stepId: call.stepId,
     idempotencyKey: key,
     store: deps.store,
-    ...(deps.memory ? { memory: deps.memory, threads: ownThreads(state) } : {}),
+    ...memoryOfTools(deps, state),
     heartbeat: () => undefined, // withHeartbeats already beats every second
     signal,
   });
@@ -195,7 +200,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
         stepId: 'preflight',
         idempotencyKey: `${key}:preflight:${tool.name}`,
         store: deps.store,
-        ...(deps.memory ? { memory: deps.memory, threads: ownThreads(state) } : {}),
+        ...memoryOfTools(deps, state),
         heartbeat: () => undefined,
         signal,
       });

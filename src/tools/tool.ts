@@ -17,6 +17,8 @@ export interface ToolContext {
   memory?: MemoryService;
   /** The memory threads that are the caller's own (its run's, its parent run's, its session's): all `retrieve_message` looks in. */
   threads?: readonly string[];
+  /** The run's working-memory thread, for tools that add to what the run's later prompts show (e.g. `load_skill`). */
+  runThread?: string;
   /** Reports liveness; long tools call it at least every few seconds. */
   heartbeat: () => void;
   /** Aborted when the run is cancelled or the step timed out. */
