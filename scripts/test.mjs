@@ -1,9 +1,9 @@
-// `npm test` — typecheck, then every test/**/*.test.ts against a fresh in-memory Temporal dev server.
+// `npm test` — typecheck and lint, then every test/**/*.test.ts against a fresh in-memory Temporal dev server.
 //
 //   npm test                         all tests
 //   npm test -- api                  only test files whose path contains "api" (several filters: any of them)
 //   npm test -- test/x/y.test.ts     exactly these files
-//   npm test -- --skip-typecheck     skip `tsc --noEmit` (also THREADLINE_SKIP_TYPECHECK=1)
+//   npm test -- --skip-typecheck     skip `tsc --noEmit` and the lint (also THREADLINE_SKIP_TYPECHECK=1)
 //
 // The tests get TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE=default, THREADLINE_WORKFLOW_BUNDLE (a
 // pre-built workflow bundle), THREADLINE_TEMPORAL_BIN (the CLI, for tests that run their own
@@ -80,6 +80,14 @@ else {
     console.error('[threadline] typecheck failed; no tests were run');
     console.log('0 passed, 0 failed');
     process.exit(r.status || 1);
+  }
+  // The guards of eslint.config.mjs (deterministic workflow code, no floating promises).
+  log('lint: eslint .');
+  const lint = spawnSync(binPath('eslint'), ['.'], { cwd: ROOT, stdio: 'inherit', shell: IS_WINDOWS });
+  if (lint.status !== 0) {
+    console.error('[threadline] lint failed (see above; `npm run lint` runs it alone); no tests were run');
+    console.log('0 passed, 0 failed');
+    process.exit(lint.status || 1);
   }
 }
 

@@ -1,0 +1,43 @@
+// ESLint guards for the codebase (run by `npm test` and `npm run lint`).
+// Workflow code is replayed by Temporal: it must not reach Node built-ins, I/O or the worker/client
+// SDKs (the rules Temporal's TypeScript samples use), and no promise anywhere may float unhandled.
+import { builtinModules } from 'node:module';
+import tseslint from 'typescript-eslint';
+
+const nodeModules = builtinModules.filter((m) => !m.startsWith('_')).flatMap((m) => [m, `node:${m}`]);
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.tools/**', 'data/**', 'bench/peers/**', 'dist/**'] },
+  {
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    extends: [tseslint.configs.base],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // node:test's test() and describe() return promises the runner itself awaits.
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] }] },
+      ],
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+      'no-duplicate-imports': ['error', { allowSeparateTypeImports: true }],
+    },
+  },
+  {
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      // Types from activity modules are fine (erased); their values are not.
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...nodeModules.map((name) => ({ name, message: 'workflow code is deterministic: no Node built-ins (do I/O in an activity)' })),
+            { name: '@temporalio/activity', message: 'workflows call activities through proxyActivities, not this module' },
+            { name: '@temporalio/client', message: 'workflow code cannot use the client: start children with @temporalio/workflow' },
+            { name: '@temporalio/worker', message: 'the worker SDK does not belong in workflow code' },
+          ],
+          patterns: [{ group: ['**/activities/*', '**/store/*', '**/api/*', '**/llm/openai-*'], message: 'workflow code imports only pure modules; side effects live in activities', allowTypeImports: true }],
+        },
+      ],
+    },
+  },
+);
