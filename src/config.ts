@@ -80,6 +80,10 @@ export const ConfigSchema = z.object({
   THREADLINE_ENCRYPTION_KEY: z.preprocess(blankToUndefined, z.string().optional()),
   /** Keys used before a rotation, comma-separated: they still open what they sealed. */
   THREADLINE_ENCRYPTION_OLD_KEYS: z.preprocess(blankToUndefined, z.string().optional()),
+  /** Payloads larger than this many bytes go to the blob store, and history keeps a reference (0: off). */
+  CLAIM_CHECK_THRESHOLD: z.coerce.number().int().min(0).default(128 * 1024),
+  /** Blobs neither written nor read for this many days are deleted by the worker's daily sweep: keep it above the namespace's retention. */
+  CLAIM_CHECK_RETENTION_DAYS: z.coerce.number().positive().default(30),
 });
 export type Config = z.infer<typeof ConfigSchema> & { temporalAddress: string; dataDir: string; uiUrl: string; workerCachedWorkflows: number };
 

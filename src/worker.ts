@@ -18,6 +18,7 @@ import type { ModelProvider } from './llm/provider';
 import { FileKeyValueStore, type KeyValueStore } from './store/kv';
 import type { MemoryService } from './store/memory-service';
 import { openMemory } from './store/open-memory';
+import { startBlobSweeps } from './temporal/codec/blob-store';
 import { dataConverterFor } from './temporal/data-converter';
 import { recordUsageInterceptor } from './usage/record-usage';
 import { createUsageStore, type UsageStore } from './usage/usage-store';
@@ -123,11 +124,12 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const provider = selectProvider(config);
   const worker = await createWorker({ config, provider });
+  const stopSweeps = config.CLAIM_CHECK_THRESHOLD > 0 ? startBlobSweeps(config, (m) => console.log(`worker: ${m}`)) : async () => undefined;
   console.log(
     `worker: task queue "${config.TASK_QUEUE}" on ${config.temporalAddress}, model: ${describeProvider(provider, config)}, ` +
       `workflow cache: ${config.workerCachedWorkflows} runs`,
   );
-  await worker.run();
+  await worker.run().finally(stopSweeps);
 }
 
 if (require.main === module) {

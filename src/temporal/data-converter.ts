@@ -4,15 +4,28 @@
  */
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import type { Config } from '../config';
+import { createBlobStore } from './codec/blob-store';
+import { ClaimCheckCodec } from './codec/claim-check';
 import { EncryptionCodec, parseKey } from './codec/encryption';
 
-export type CodecConfig = Pick<Config, 'THREADLINE_ENCRYPTION_KEY' | 'THREADLINE_ENCRYPTION_OLD_KEYS'>;
+/** Encryption keys; with a data location (`dataDir`, and the memory backend) also the claim check. */
+export type CodecConfig = Pick<Config, 'THREADLINE_ENCRYPTION_KEY' | 'THREADLINE_ENCRYPTION_OLD_KEYS'> &
+  Partial<Pick<Config, 'dataDir' | 'MEMORY_STORE' | 'DATABASE_URL' | 'CLAIM_CHECK_THRESHOLD'>>;
 
-/** The codecs `config` asks for, in encoding order (none: payloads are plain JSON). */
+/**
+ * The codecs `config` asks for, in encoding order (none: payloads are plain JSON). Encryption comes
+ * first, so the claim check stores sealed bytes only (decoding runs the list backwards).
+ */
 export function payloadCodecs(config: CodecConfig): PayloadCodec[] {
-  if (!config.THREADLINE_ENCRYPTION_KEY) return [];
-  const older = (config.THREADLINE_ENCRYPTION_OLD_KEYS ?? '').split(',').filter((k) => k.trim() !== '');
-  return [new EncryptionCodec(parseKey(config.THREADLINE_ENCRYPTION_KEY), older.map(parseKey))];
+  const codecs: PayloadCodec[] = [];
+  if (config.THREADLINE_ENCRYPTION_KEY) {
+    const older = (config.THREADLINE_ENCRYPTION_OLD_KEYS ?? '').split(',').filter((k) => k.trim() !== '');
+    codecs.push(new EncryptionCodec(parseKey(config.THREADLINE_ENCRYPTION_KEY), older.map(parseKey)));
+  }
+  if (config.dataDir && config.CLAIM_CHECK_THRESHOLD) {
+    codecs.push(new ClaimCheckCodec(createBlobStore({ ...config, dataDir: config.dataDir }), config.CLAIM_CHECK_THRESHOLD));
+  }
+  return codecs;
 }
 
 export function dataConverterFor(config: CodecConfig): DataConverter {
