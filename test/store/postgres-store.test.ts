@@ -10,49 +10,18 @@ import { Client } from 'pg';
 import type { MemoryStore } from '../../src/store/memory-store';
 import { MIGRATIONS } from '../../src/store/memory/migrations';
 import { PostgresMemoryStore } from '../../src/store/memory/postgres-store';
+import { admin, createDatabase, dropDatabases } from '../helpers/scratch-postgres';
 import { Fixture, memoryStoreConformance } from './memory-store.conformance';
 
-/** The server's maintenance database; per-run databases are created through it. */
-const ADMIN_URL = process.env.THREADLINE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const databases: string[] = [];
 let databaseUrl = '';
 
-function urlOf(database: string): string {
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
-
-async function admin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
-  try {
-    await client.connect();
-  } catch (err) {
-    throw new Error(
-      `PostgreSQL is not reachable at ${ADMIN_URL} (${(err as Error).message}). These tests need a running server ` +
-        '(trust auth, user postgres, database test), or THREADLINE_TEST_POSTGRES_URL pointing at one.',
-    );
-  }
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
-async function createDatabase(): Promise<string> {
-  const name = `threadline_test_${randomBytes(6).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE ${name}`));
-  databases.push(name);
-  return urlOf(name);
-}
 
 before(async () => {
   databaseUrl = await createDatabase();
 });
 
 after(async () => {
-  for (const name of databases) await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  await dropDatabases();
 });
 
 async function open(url = databaseUrl): Promise<PostgresMemoryStore> {
@@ -98,7 +67,7 @@ test('postgres: setup applies the numbered migrations once, even when several pr
     }
   });
   assert.deepEqual(applied.versions, MIGRATIONS.map((m) => m.version));
-  assert.deepEqual(applied.tables, ['memory_checkpoints', 'memory_chunks', 'memory_migrations', 'memory_operations', 'memory_reads', 'memory_states', 'memory_threads']);
+  assert.deepEqual(applied.tables, ['longterm_audit', 'longterm_records', 'memory_checkpoints', 'memory_chunks', 'memory_migrations', 'memory_operations', 'memory_reads', 'memory_states', 'memory_threads']);
   // The schema works from any of them.
   const f = new Fixture();
   const created = f.newThread();

@@ -9,15 +9,13 @@ import { redactSecrets } from '../../memory/observers';
 import { byBackend, type BackendConfig } from '../backend';
 import { FileLongTermStore } from './file-store';
 import { InMemoryLongTermStore } from './in-memory-store';
+import { PostgresLongTermStore } from './postgres-store';
 import type { LongTermStore } from './store';
 
 export function createLongTermStore(config: BackendConfig): LongTermStore {
   return byBackend<LongTermStore>(config, {
     memory: () => new InMemoryLongTermStore(),
-    // TODO(h2): the PostgreSQL long-term store (src/store/longterm/postgres-store.ts) goes here.
-    postgres: () => {
-      throw new Error('postgres long-term store not built yet');
-    },
+    postgres: (url) => new PostgresLongTermStore(url),
     file: (dataDir) => new FileLongTermStore(path.join(dataDir, 'longterm')),
   });
 }

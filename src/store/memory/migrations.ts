@@ -128,4 +128,37 @@ CREATE TABLE memory_reads (
 CREATE INDEX memory_reads_by_time ON memory_reads (thread_id, at, n);
 `,
   },
+  {
+    version: 3,
+    name: 'long-term memory',
+    sql: `
+-- Seed 002's long-term memory (src/store/longterm/postgres-store.ts): every record of a user, by kind.
+-- terms: the record's analyzed words (src/longterm/text.ts: folded, stopwords out, stemmed), indexed
+-- with the 'simple' configuration so PostgreSQL ranks exactly the terms the embedded store ranks.
+CREATE TABLE longterm_records (
+  user_id text NOT NULL,
+  kind text NOT NULL,
+  id text NOT NULL,
+  data jsonb NOT NULL,
+  terms tsvector NOT NULL,
+  names text[] NOT NULL DEFAULT '{}',        -- entities: normalized name and aliases
+  subject_id text,                           -- facts
+  object_id text,                            -- facts
+  session_id text,                           -- summaries
+  sort_at text,                              -- facts: recordedAt; episodes, summaries: at
+  PRIMARY KEY (user_id, kind, id)
+);
+CREATE INDEX longterm_records_terms ON longterm_records USING gin (terms);
+CREATE INDEX longterm_records_names ON longterm_records USING gin (names);
+CREATE INDEX longterm_records_subject ON longterm_records (user_id, subject_id) WHERE kind = 'fact';
+CREATE INDEX longterm_records_object ON longterm_records (user_id, object_id) WHERE kind = 'fact';
+CREATE INDEX longterm_records_session ON longterm_records (user_id, session_id) WHERE kind = 'summary';
+CREATE TABLE longterm_audit (
+  n bigserial PRIMARY KEY,
+  user_id text NOT NULL,
+  entry jsonb NOT NULL
+);
+CREATE INDEX longterm_audit_by_user ON longterm_audit (user_id, n DESC);
+`,
+  },
 ];

@@ -271,6 +271,21 @@ interface CachedState {
   materialized: Materialized;
 }
 
+/**
+ * Brings a database to the newest schema, once even when several processes start together (an
+ * advisory lock inside the caller's transaction). Shared by every PostgreSQL store of Threadline.
+ */
+export async function applyMigrations(db: PoolClient): Promise<void> {
+  await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [MIGRATION_LOCK_KEY]);
+  await db.query(MIGRATIONS_TABLE_SQL);
+  const applied = new Set((await db.query<{ version: number }>('SELECT version FROM memory_migrations')).rows.map((r) => r.version));
+  for (const migration of MIGRATIONS) {
+    if (applied.has(migration.version)) continue;
+    await db.query(migration.sql);
+    await db.query('INSERT INTO memory_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+  }
+}
+
 export class PostgresMemoryStore implements MemoryStore {
   readonly kind = 'postgres' as const;
   private readonly pool: Pool;
@@ -286,16 +301,7 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async setup(): Promise<void> {
-    await this.transaction(async (db) => {
-      await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [MIGRATION_LOCK_KEY]);
-      await db.query(MIGRATIONS_TABLE_SQL);
-      const applied = new Set((await db.query<{ version: number }>('SELECT version FROM memory_migrations')).rows.map((r) => r.version));
-      for (const migration of MIGRATIONS) {
-        if (applied.has(migration.version)) continue;
-        await db.query(migration.sql);
-        await db.query('INSERT INTO memory_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
-      }
-    });
+    await this.transaction(applyMigrations);
   }
 
   async end(): Promise<void> {

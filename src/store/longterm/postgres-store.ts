@@ -1,0 +1,177 @@
+/**
+ * Long-term memory in PostgreSQL (MEMORY_STORE=postgres): one row per record (migration 3 of
+ * src/store/memory/migrations.ts), full-text search over the same analyzed terms the embedded store
+ * ranks (a GIN-indexed tsvector, ranked by ts_rank_cd), entity names and aliases in an indexed
+ * array. A write section is one transaction holding an advisory lock on the user, so fact dedupe
+ * and supersede never race across processes.
+ */
+import { Pool, type PoolClient } from 'pg';
+import type { ConversationSummary, Entity, Episode, Fact, StoredMessage } from '../../longterm/contract';
+import { analyze, normalizeName } from '../../longterm/text';
+import { applyMigrations } from '../memory/postgres-store';
+import { searchableText, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermAuditEntry, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter } from './store';
+
+type Queryable = Pick<Pool | PoolClient, 'query'>;
+
+/** Columns besides the record itself, for the lookups the service makes. */
+function columnsOf(item: LongTermRecord): { names: string[]; subjectId: string | null; objectId: string | null; sessionId: string | null; sortAt: string | null } {
+  const none = { names: [], subjectId: null, objectId: null, sessionId: null, sortAt: null };
+  switch (item.kind) {
+    case 'entity':
+      return { ...none, names: [...new Set([item.record.name, ...item.record.aliases].map(normalizeName))] };
+    case 'fact':
+      return { ...none, subjectId: item.record.subjectId, objectId: item.record.objectId, sortAt: item.record.recordedAt };
+    case 'summary':
+      return { ...none, sessionId: item.record.sessionId, sortAt: item.record.at };
+    case 'episode':
+      return { ...none, sortAt: item.record.at };
+    case 'message':
+      return { ...none, sortAt: item.record.at };
+  }
+}
+
+/** Terms as a tsquery of alternatives (terms are letters and digits only: see analyze). */
+const orQuery = (terms: readonly string[]) => [...new Set(terms)].map((t) => `'${t.replace(/'/g, "''")}'`).join(' | ');
+
+class PostgresReader implements LongTermReader {
+  constructor(
+    private readonly db: Queryable,
+    private readonly userId: string,
+  ) {}
+
+  private async byIds<T>(kind: LongTermRecord['kind'], ids: readonly string[]): Promise<T[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.db.query<{ id: string; data: T }>('SELECT id, data FROM longterm_records WHERE user_id = $1 AND kind = $2 AND id = ANY($3)', [this.userId, kind, [...ids]]);
+    const found = new Map(rows.map((r) => [r.id, r.data]));
+    return ids.flatMap((id) => (found.has(id) ? [found.get(id) as T] : []));
+  }
+  getMessages = (ids: readonly string[]) => this.byIds<StoredMessage>('message', ids);
+  getFacts = (ids: readonly string[]) => this.byIds<Fact>('fact', ids);
+  getEntities = (ids: readonly string[]) => this.byIds<Entity>('entity', ids);
+  getEpisodes = (ids: readonly string[]) => this.byIds<Episode>('episode', ids);
+  getSummaries = (ids: readonly string[]) => this.byIds<ConversationSummary>('summary', ids);
+
+  async findEntities(names: readonly string[]): Promise<Entity[]> {
+    if (names.length === 0) return [];
+    const { rows } = await this.db.query<{ data: Entity }>("SELECT data FROM longterm_records WHERE user_id = $1 AND kind = 'entity' AND names && $2 ORDER BY id", [this.userId, [...names]]);
+    return rows.map((r) => r.data);
+  }
+
+  async listFacts(filter: FactFilter): Promise<Fact[]> {
+    const where = ['user_id = $1', "kind = 'fact'"];
+    const params: unknown[] = [this.userId];
+    if (filter.entityIds) {
+      params.push(filter.entityIds);
+      where.push(`(subject_id = ANY($${params.length}) OR object_id = ANY($${params.length}))`);
+    }
+    if (filter.subjectIds) {
+      params.push(filter.subjectIds);
+      where.push(`subject_id = ANY($${params.length})`);
+    }
+    if (filter.openOnly) where.push("data->'validTo' = 'null'::jsonb");
+    const limit = filter.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
+    const { rows } = await this.db.query<{ data: Fact }>(`SELECT data FROM longterm_records WHERE ${where.join(' AND ')} ORDER BY sort_at DESC, id DESC${limit}`, params);
+    return rows.map((r) => r.data);
+  }
+
+  async listEpisodes(limit: number): Promise<Episode[]> {
+    const { rows } = await this.db.query<{ data: Episode }>("SELECT data FROM longterm_records WHERE user_id = $1 AND kind = 'episode' ORDER BY sort_at DESC, id DESC LIMIT $2", [this.userId, limit]);
+    return rows.map((r) => r.data);
+  }
+
+  async listSummaries(sessionId: string): Promise<ConversationSummary[]> {
+    const { rows } = await this.db.query<{ data: ConversationSummary }>(
+      "SELECT data FROM longterm_records WHERE user_id = $1 AND kind = 'summary' AND session_id = $2 ORDER BY sort_at, id",
+      [this.userId, sessionId],
+    );
+    return rows.map((r) => r.data);
+  }
+
+  async searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]> {
+    if (query.terms.length === 0) return [];
+    const { rows } = await this.db.query<{ id: string; score: number }>(
+      `SELECT id, ts_rank_cd(terms, q, 1) AS score FROM longterm_records, to_tsquery('simple', $3) q
+       WHERE user_id = $1 AND kind = $2 AND terms @@ q ORDER BY score DESC, id LIMIT $4`,
+      [this.userId, kind, orQuery(query.terms), limit],
+    );
+    return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
+  }
+}
+
+export class PostgresLongTermStore implements LongTermStore {
+  private readonly pool: Pool;
+
+  constructor(connectionString: string) {
+    this.pool = new Pool({ connectionString, max: 4 });
+    // An idle connection dropped by the server must not crash the process; the next query reconnects.
+    this.pool.on('error', () => undefined);
+  }
+
+  async setup(): Promise<void> {
+    await this.transaction(applyMigrations);
+  }
+
+  async end(): Promise<void> {
+    await this.pool.end();
+  }
+
+  reader(userId: string): LongTermReader {
+    return new PostgresReader(this.pool, userId);
+  }
+
+  write<T>(userId: string, fn: (tx: LongTermWriter) => Promise<T>): Promise<T> {
+    return this.transaction(async (db) => {
+      await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`threadline.longterm:${userId}`]);
+      const records: LongTermRecord[] = [];
+      const audit: LongTermAuditEntry[] = [];
+      const reader = new PostgresReader(db, userId);
+      const tx: LongTermWriter = {
+        getMessages: (ids) => reader.getMessages(ids),
+        getFacts: (ids) => reader.getFacts(ids),
+        getEntities: (ids) => reader.getEntities(ids),
+        getEpisodes: (ids) => reader.getEpisodes(ids),
+        getSummaries: (ids) => reader.getSummaries(ids),
+        findEntities: (names) => reader.findEntities(names),
+        listFacts: (filter) => reader.listFacts(filter),
+        listEpisodes: (limit) => reader.listEpisodes(limit),
+        listSummaries: (sessionId) => reader.listSummaries(sessionId),
+        searchText: (kind, query, limit) => reader.searchText(kind, query, limit),
+        put: (items) => void records.push(...structuredClone(items)),
+        audit: (entry) => void audit.push(structuredClone(entry)),
+      };
+      const result = await fn(tx);
+      for (const item of records) {
+        const c = columnsOf(item);
+        await db.query(
+          `INSERT INTO longterm_records (user_id, kind, id, data, terms, names, subject_id, object_id, session_id, sort_at)
+           VALUES ($1, $2, $3, $4, to_tsvector('simple', $5), $6, $7, $8, $9, $10)
+           ON CONFLICT (user_id, kind, id) DO UPDATE SET data = EXCLUDED.data, terms = EXCLUDED.terms, names = EXCLUDED.names,
+             subject_id = EXCLUDED.subject_id, object_id = EXCLUDED.object_id, session_id = EXCLUDED.session_id, sort_at = EXCLUDED.sort_at`,
+          [userId, item.kind, item.record.id, JSON.stringify(item.record), analyze(searchableText(item)).join(' '), c.names, c.subjectId, c.objectId, c.sessionId, c.sortAt],
+        );
+      }
+      for (const entry of audit) await db.query('INSERT INTO longterm_audit (user_id, entry) VALUES ($1, $2)', [userId, JSON.stringify(entry)]);
+      return result;
+    });
+  }
+
+  async auditLog(userId: string, options: { limit?: number } = {}): Promise<LongTermAuditEntry[]> {
+    const { rows } = await this.pool.query<{ entry: LongTermAuditEntry }>('SELECT entry FROM longterm_audit WHERE user_id = $1 ORDER BY n DESC LIMIT $2', [userId, options.limit ?? null]);
+    return rows.map((r) => r.entry);
+  }
+
+  private async transaction<T>(fn: (db: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+}
