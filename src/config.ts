@@ -48,6 +48,8 @@ export const ConfigSchema = z.object({
   MCP_CALL_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(60_000),
   /** Tree runs wait for a person to review their plan: `always`, or only when a run asks (`review: true`). */
   PLAN_REVIEW: z.enum(['always', 'on_request']).default('on_request'),
+  /** `react_mem` (seed 002): runs start with what long-term memory holds and get the memory tools; `react`: neither. */
+  MEMORY_MANAGER: z.enum(['react', 'react_mem']).default('react_mem'),
   /** Memory storage backend: the embedded file store under DATA_DIR, PostgreSQL (DATABASE_URL), or in-process memory. */
   MEMORY_STORE: z.enum(['file', 'postgres', 'memory']).default('file'),
   /** PostgreSQL connection string, e.g. postgres://postgres@127.0.0.1:5432/threadline (needed when MEMORY_STORE=postgres). */

@@ -11,6 +11,9 @@ import { createTreeActivities } from './activities/tree-activities';
 import { StateCache, stateRefInterceptor } from './activities/state-refs';
 import { loadBlueprints } from './blueprints/load';
 import { loadSkills } from './skills/load';
+import { openLongTerm } from './store/longterm/open-longterm';
+import { longTermTools } from './tools/memory-tools';
+import { ToolSet, type ToolSource } from './tools/source';
 import { loadSkillTool } from './tools/load-skill';
 import { loadConfig, treeLimitsOf, type Config } from './config';
 import { describeProvider, selectProvider } from './llm/select-provider';
@@ -24,7 +27,6 @@ import { recordUsageInterceptor } from './usage/record-usage';
 import { createUsageStore, type UsageStore } from './usage/usage-store';
 import { retrieveMessage } from './tools/retrieve-message';
 import { BUILTIN_TOOLS, ToolRegistry } from './tools/registry';
-import type { ToolSource } from './tools/source';
 import type { ToolDefinition } from './tools/tool';
 import { mcpToolSourceFor } from './mcp/tool-source';
 import { bundleWorkflowsInChild } from './workflow-bundle';
@@ -59,10 +61,13 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const ownUsage = options.usage ? undefined : createUsageStore(config);
   await ownUsage?.setup();
   const usage = options.usage ?? ownUsage!;
+  // react_mem: long-term memory, opened like the memory threads (MEMORY_STORE), with its tools.
+  const longterm = config.MEMORY_MANAGER === 'react_mem' ? await openLongTerm(config) : undefined;
   const mcp = mcpToolSourceFor(config);
-  const sources = [...(mcp ? [mcp] : []), ...(options.toolSources ?? [])];
+  const sources: ToolSource[] = [...(mcp ? [mcp] : []), ...(longterm ? [new ToolSet('longterm', longTermTools(longterm.longterm))] : []), ...(options.toolSources ?? [])];
   const closeStores = async () => {
     await Promise.all(sources.map((s) => s.close?.()));
+    await longterm?.close();
     await opened?.close();
     await ownUsage?.end();
   };
@@ -79,6 +84,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     tools,
     memory,
     contextBudget: config.MEMORY_HARD_LIMIT,
+    ...(longterm ? { longterm: longterm.longterm } : {}),
     store: options.store ?? new FileKeyValueStore(path.join(config.dataDir, 'kv')),
     repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
     maxSteps: config.MAX_STEPS,
@@ -112,7 +118,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     await closeStores();
     throw err;
   });
-  if (opened || ownUsage || sources.length > 0) {
+  if (opened || ownUsage || longterm || sources.length > 0) {
     // The stores (e.g. a PostgreSQL pool) and tool sources (e.g. MCP server processes) live exactly as long as the worker.
     const run = worker.run.bind(worker);
     worker.run = () => run().finally(closeStores);

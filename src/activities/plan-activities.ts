@@ -16,6 +16,8 @@ import { operationIdFor, ThreadNotFoundError, type MemoryService, type Reader } 
 import type { CloseRunInput } from '../engine/core';
 import type { ToolRegistry } from '../tools/registry';
 import type { ToolContext } from '../tools/tool';
+import type { LongTermMemory } from '../longterm/contract';
+import { longTermChunks } from '../longterm/context-chunks';
 import { readConversation } from '../sessions/session-chunks';
 import type { CodeVersion } from '../planning/code-version';
 import { assertCurrent, codeVersionOf } from './code-version';
@@ -31,6 +33,8 @@ export interface PlanActivityDeps {
   maxDepth: number;
   /** The memory threads runs keep their working memory in; without it prompts show raw observations. */
   memory?: MemoryService;
+  /** Long-term memory (MEMORY_MANAGER=react_mem): recalled into a run's thread when it starts. */
+  longterm?: LongTermMemory;
   /** Token budget of a run's working memory in each prompt (capped by the thread's hard limit). */
   contextBudget?: number;
 }
@@ -81,12 +85,20 @@ export function promptReader(state: ExecutionState, call: string, stepId?: strin
 }
 
 /** The run's memory thread: created on the first attempt (with the goal chunk), found again on a retry. */
-export async function ensureRunThread(deps: Pick<PlanActivityDeps, 'memory'>, state: ExecutionState): Promise<string | null> {
+export async function ensureRunThread(deps: Pick<PlanActivityDeps, 'memory' | 'longterm'>, state: ExecutionState): Promise<string | null> {
   if (!deps.memory) return null;
+  // react_mem (seed 002): a top-level run starts with what long-term memory holds for its goal; its sub-runs read its thread.
+  const recalled =
+    deps.longterm && !state.parentRunId
+      ? longTermChunks(await deps.longterm.contextFor(state.userId, state.goal, state.sessionId ? { sessionId: state.sessionId } : {}), {
+          runId: state.runId,
+          ...(state.sessionId ? { sessionId: state.sessionId } : {}),
+        })
+      : [];
   const thread = await deps.memory.ensureThread({
     threadId: runThreadId(state.runId),
     userId: state.userId,
-    chunks: [goalChunk(state)],
+    chunks: [goalChunk(state), ...recalled],
     meta: { origin: 'system', reason: 'memory thread of a new run', trigger: 'run started', runId: state.runId },
   });
   return thread.id;
@@ -128,6 +140,7 @@ export async function runToolStep(
     userId: state.userId,
     runId: state.runId,
     stepId: call.stepId,
+    ...(state.sessionId ? { sessionId: state.sessionId } : {}),
     idempotencyKey: key,
     store: deps.store,
     ...memoryOfTools(deps, state),

@@ -9,6 +9,8 @@ import type { MemoryService } from '../store/memory-service';
 export interface ToolContext {
   userId: string;
   runId: string;
+  /** The session the run belongs to, when it has one. */
+  sessionId?: string;
   stepId: string;
   /** Stable across retries of the same step: use it to make side effects idempotent. */
   idempotencyKey: string;

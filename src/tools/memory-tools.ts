@@ -1,0 +1,55 @@
+/**
+ * Seed 002's option A: the agent reads and writes long-term memory itself, mid-invocation
+ * (`react_mem` only). Every write names the run (and session) it came from.
+ */
+import { z } from 'zod';
+import { EpisodeInputSchema, FactInputSchema, type LongTermMemory, type Provenance, type WriteMeta } from '../longterm/contract';
+import { episodeLine, factLine } from '../longterm/context-chunks';
+import { defineTool, type ToolContext, type ToolDefinition } from './tool';
+
+const provenanceOf = (ctx: ToolContext): Provenance => ({ runId: ctx.runId, ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}), messageIds: [] });
+const metaOf = (ctx: ToolContext, reason: string): WriteMeta => ({ origin: 'agent', reason, runId: ctx.runId, ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) });
+const query = z.object({ query: z.string().trim().min(1).max(1000) });
+
+export function longTermTools(longterm: LongTermMemory): ToolDefinition[] {
+  return [
+    defineTool({
+      name: 'retrieve_facts',
+      description: 'Searches what you know about the user (long-term facts, valid now, with when they became true). Use it when the context lacks something the user may have told you before.',
+      input: query,
+      async handler({ query: q }, ctx) {
+        const hits = await longterm.search(ctx.userId, { query: q, kinds: ['fact'], k: 10 });
+        const facts = (await Promise.all(hits.map((h) => longterm.getFact(ctx.userId, h.id)))).filter((f) => f !== null);
+        return { facts: facts.map(factLine) };
+      },
+    }),
+    defineTool({
+      name: 'recall_episodes',
+      description: 'Finds earlier tasks like this one (goal, steps, outcome, lessons): "have I solved this before?"',
+      input: query,
+      async handler({ query: q }, ctx) {
+        const episodes = await longterm.listEpisodes(ctx.userId, { q, limit: 5 });
+        return { episodes: episodes.map(episodeLine) };
+      },
+    }),
+    defineTool({
+      name: 'store_fact',
+      description:
+        'Remembers a lasting fact about the user or their world across conversations: subject, predicate, object and the fact as a sentence (validFrom: ISO date it became true, if not now). A contradicting fact replaces the old one; a repeated one strengthens it.',
+      input: FactInputSchema,
+      async handler(fact, ctx) {
+        const recorded = await longterm.recordFact(ctx.userId, fact, provenanceOf(ctx), metaOf(ctx, 'store_fact'));
+        return { factId: recorded.fact.id, outcome: recorded.outcome, ...(recorded.previous ? { replaced: recorded.previous.text } : {}) };
+      },
+    }),
+    defineTool({
+      name: 'record_episode',
+      description: 'Records a finished task worth learning from: its goal, key steps, outcome and lessons.',
+      input: EpisodeInputSchema,
+      async handler(episode, ctx) {
+        const recorded = await longterm.recordEpisode(ctx.userId, episode, 'invocation', provenanceOf(ctx), metaOf(ctx, 'record_episode'));
+        return { episodeId: recorded.id };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,99 @@
+/**
+ * react_mem (seed 002) on the real server: a fact the agent stores in one run is in the prompt of
+ * the same user's next run (and only that user's), the memory tools work from plan steps, and
+ * under MEMORY_MANAGER=react neither the tools nor the recalled memory exist.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { ExecutionState } from '../../src/planning/execution-state';
+import { Runs } from '../../src/temporal/runs';
+import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
+import { StubModelServer } from '../helpers/stub-model-server';
+import { startTestEnv, stubProvider, testConfig, type TestEnv } from '../helpers/temporal-env';
+
+const stub = new StubModelServer();
+let mem: TestEnv;
+let plain: TestEnv;
+
+before(async () => {
+  await stub.start();
+  mem = await startTestEnv({ provider: stubProvider(stub.url), config: testConfig({ MEMORY_MANAGER: 'react_mem' }) });
+  plain = await startTestEnv({ provider: stubProvider(stub.url), config: testConfig({ MEMORY_MANAGER: 'react' }) });
+});
+after(async () => {
+  await mem?.stop();
+  await plain?.stop();
+  await stub.stop();
+});
+
+const promptOf = (goal: string, name: string, i = 0) => stub.requestsFor(goal, name)[i]?.messages.map((m) => m.content).join('\n') ?? '';
+async function run(env: TestEnv, userId: string, goal: string): Promise<ExecutionState> {
+  const { runId } = await new Runs(env.client, env.config).start({ userId, goal });
+  return (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
+}
+
+test('a fact stored in one run is recalled into the next run of the same user, never of another', async () => {
+  const fact = { subject: 'user', predicate: 'lives in', object: 'Lisbon', text: 'The user lives in Lisbon' };
+  stub.script('remember that I live in Lisbon', {
+    execution_plan: [{ steps: [toolStep('store_fact', fact, 'remember where the user lives'), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [answer('I will remember that.')],
+  });
+  const first = await run(mem, 'rm-alice', 'remember that I live in Lisbon');
+  assert.equal(first.status, 'completed');
+  assert.match(first.observations[0]?.content ?? '', /"outcome":"added"/);
+
+  const goal = 'what is the weather where I live in Lisbon';
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('retrieve_facts', { query: 'where does the user live' }), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [answer('Sunny in Lisbon.')],
+  });
+  const second = await run(mem, 'rm-alice', goal);
+  assert.equal(second.status, 'completed');
+  const plan = promptOf(goal, 'execution_plan');
+  assert.match(plan, /What you know about the user[\s\S]*The user lives in Lisbon/);
+  // Once recalled at the start, once more as the result of retrieve_facts.
+  assert.equal(promptOf(goal, 'replan_decision').split('The user lives in Lisbon (since').length - 1, 2, 'retrieve_facts finds it too');
+
+  // Another user asking the same thing knows nothing of it, by prompt or by tool.
+  const other = 'what is the weather where I live in Lisbon?';
+  stub.script(other, {
+    execution_plan: [{ steps: [toolStep('retrieve_facts', { query: 'where does the user live' }), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [answer('Where do you live?')],
+  });
+  const third = await run(mem, 'rm-bob', other);
+  assert.doesNotMatch(promptOf(other, 'execution_plan'), /lives in Lisbon/);
+  assert.match(third.observations[0]?.content ?? '', /"facts":\[\]/);
+});
+
+test('record_episode then recall_episodes: a similar goal finds the earlier task and its lessons', async () => {
+  const goal = 'plan a trip to Porto';
+  stub.script(goal, {
+    execution_plan: [
+      {
+        steps: [
+          toolStep('record_episode', { goal: 'plan a trip to Porto by train', steps: ['compared trains', 'booked'], outcome: 'booked the 9:00 train', lessons: ['book trains a week ahead'] }),
+          toolStep('recall_episodes', { query: 'trip to Porto' }),
+          respondStep,
+        ],
+      },
+    ],
+    replan_decision: [cont, cont],
+    final_answer: [answer('done')],
+  });
+  const state = await run(mem, 'rm-carol', goal);
+  assert.equal(state.status, 'completed');
+  // (Observations in the state are heads; the whole result is in the run's memory, which the next prompt shows.)
+  assert.match(promptOf(goal, 'replan_decision', 1), /recall_episodes[\s\S]*book trains a week ahead/);
+});
+
+test('MEMORY_MANAGER=react: no memory tools, nothing recalled', async () => {
+  const goal = 'remember that I live in Lisbon (react)';
+  stub.script(goal, { execution_plan: [{ steps: [toolStep('store_fact', { subject: 'u', predicate: 'p', object: 'o', text: 't' }), respondStep] }], replan_decision: [cont], final_answer: [answer('ok')] });
+  const state = await run(plain, 'rm-alice', goal);
+  const plan = promptOf(goal, 'execution_plan');
+  assert.doesNotMatch(plan, /retrieve_facts|store_fact|What you know about the user/);
+  assert.match(state.observations[0]?.content ?? '', /unknown tool "store_fact"/);
+});
