@@ -94,7 +94,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     ...createPlanActivities(runDeps),
     ...createTreeActivities({ ...runDeps, treeLimits: treeLimitsOf(config), blueprints: loadBlueprints(config.BLUEPRINTS_DIR) }),
     // Sessions share the tools (their fingerprint detects capability changes) and the memory.
-    ...createSessionActivities({ provider, tools, memory, repairAttempts: config.MODEL_REPAIR_ATTEMPTS }),
+    ...createSessionActivities({ provider, tools, memory, repairAttempts: config.MODEL_REPAIR_ATTEMPTS, ...(longterm ? { longterm: longterm.longterm } : {}) }),
   };
   const connection = options.connection ?? (await NativeConnection.connect({ address: config.temporalAddress }));
   const worker = await Worker.create({

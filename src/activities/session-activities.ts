@@ -17,6 +17,7 @@ import type { ToolRegistry } from '../tools/registry';
 import { describeCodeVersion } from '../planning/code-version';
 import { codeVersionOf } from './code-version';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
+import type { LongTermMemory } from '../longterm/contract';
 import { asFailure } from './plan-activities';
 
 export interface SessionActivityDeps {
@@ -25,6 +26,8 @@ export interface SessionActivityDeps {
   memory: MemoryService;
   /** Model replies failing validation are sent back this many times in total. @default 3 */
   repairAttempts?: number;
+  /** react_mem: every conversation message also goes to the user's long-term recall memory. */
+  longterm?: LongTermMemory;
 }
 
 const hash = (text: string, length: number) => createHash('sha256').update(text).digest('hex').slice(0, length);
@@ -76,6 +79,12 @@ export function createSessionActivities(deps: SessionActivityDeps) {
         // Past the hard limit (a long pasted text) the thread is shortened at once, without a model
         // call, so the reply is not held up; summaries wait for compressHistory.
         await deps.memory.compactIfNeeded(threadId, { reason: 'token limit exceeded', trigger: `${sessionId}: conversation turn` }, { summarize: false });
+        const userId = deps.longterm ? await deps.memory.ownerOf(threadId) : null;
+        if (deps.longterm && userId) {
+          // Recall memory (seed 002): searchable across sessions by text and by the same short id; a retry adds nothing twice.
+          const messages = turns.map((t, i) => ({ id: messageIds[i] ?? '', sessionId, role: t.role, text: t.text, at: t.at }));
+          await deps.longterm.addMessages(userId, messages, { origin: 'system', reason: 'conversation message', sessionId });
+        }
       }
       return { messageIds, capabilities: capabilitiesFingerprint(deps) };
     },

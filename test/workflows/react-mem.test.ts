@@ -6,10 +6,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ExecutionState } from '../../src/planning/execution-state';
+import { openLongTerm } from '../../src/store/longterm/open-longterm';
+import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
+import { Sessions } from '../../src/temporal/sessions';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { StubModelServer } from '../helpers/stub-model-server';
-import { startTestEnv, stubProvider, testConfig, type TestEnv } from '../helpers/temporal-env';
+import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
 let mem: TestEnv;
@@ -96,4 +99,30 @@ test('MEMORY_MANAGER=react: no memory tools, nothing recalled', async () => {
   const plan = promptOf(goal, 'execution_plan');
   assert.doesNotMatch(plan, /retrieve_facts|store_fact|What you know about the user/);
   assert.match(state.observations[0]?.content ?? '', /unknown tool "store_fact"/);
+});
+
+test('session messages join the user recall memory as they happen: searchable by text, under the same short ids', async () => {
+  const threads = await openMemory(mem.config);
+  const longterm = await openLongTerm(mem.config);
+  try {
+    const sessions = new Sessions(mem.client, threads.memory, mem.config);
+    const { sessionId } = await sessions.create({ userId: 'rm-dora' });
+    const text = 'my sourdough starter is called Clint Yeastwood';
+    stub.script(text, { execution_plan: [{ steps: [respondStep] }], final_answer: [answer('What a name for a starter!')] });
+    const outcome = await sessions.send(sessionId, text);
+    assert.equal(outcome.kind, 'new_run');
+    const found = await waitFor('the messages in recall memory', async () => {
+      const hits = await longterm.longterm.search('rm-dora', { query: 'what is the sourdough starter called', kinds: ['message'], k: 5 });
+      return hits.length >= 2 ? hits : null;
+    });
+    assert.match(found[0]?.text ?? '', /Clint Yeastwood/);
+    assert.equal(found[0]?.source.sessionId, sessionId);
+    const byId = await longterm.longterm.getMessage('rm-dora', found[0]?.id ?? '');
+    assert.equal(byId?.text, text);
+    assert.ok(found.some((h) => /What a name for a starter/.test(h.text)), 'the answer too');
+    assert.deepEqual(await longterm.longterm.search('rm-bob', { query: 'sourdough starter', kinds: ['message'] }), []);
+  } finally {
+    await threads.close();
+    await longterm.close();
+  }
 });
