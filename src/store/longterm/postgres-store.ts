@@ -8,7 +8,7 @@
 import { Pool, type PoolClient } from 'pg';
 import type { ConversationSummary, Entity, Episode, Fact, StoredMessage } from '../../longterm/contract';
 import { analyze, normalizeName } from '../../longterm/text';
-import { applyMigrations } from '../memory/postgres-store';
+import { applyMigrations, inTransaction } from '../memory/postgres-store';
 import { searchableText, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermAuditEntry, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter } from './store';
 
 type Queryable = Pick<Pool | PoolClient, 'query'>;
@@ -160,18 +160,7 @@ export class PostgresLongTermStore implements LongTermStore {
     return rows.map((r) => r.entry);
   }
 
-  private async transaction<T>(fn: (db: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+  private transaction<T>(fn: (db: PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, fn);
   }
 }

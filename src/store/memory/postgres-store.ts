@@ -271,6 +271,25 @@ interface CachedState {
   materialized: Materialized;
 }
 
+/** Runs `fn` in a transaction on one pooled connection; a connection whose rollback failed is discarded. */
+export async function inTransaction<T>(pool: Pool, fn: (db: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {
+      broken = true;
+    });
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
 /**
  * Brings a database to the newest schema, once even when several processes start together (an
  * advisory lock inside the caller's transaction). Shared by every PostgreSQL store of Threadline.
@@ -310,22 +329,8 @@ export class PostgresMemoryStore implements MemoryStore {
     await this.pool.end();
   }
 
-  private async transaction<T>(fn: (db: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
-      throw err;
-    } finally {
-      client.release(broken);
-    }
+  private transaction<T>(fn: (db: PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, fn);
   }
 
   async createThread(input: { thread: MemoryThread; state: MemoryState; chunks: Chunk[]; record: NewOperationRecord }): Promise<OperationRecord> {
