@@ -7,13 +7,15 @@
 // many-runs benchmark (bench/many-runs.ts): --many-runs N runs (default 1,000) parked on a question
 // and resumed by N replies over the REST API, with one worker in a child process; then the MCP
 // benchmark (bench/mcp-tools.ts): per-call overhead of an MCP tool over stdio against a built-in
-// tool, --mcp-pairs N pairs of steps (default 24) in one run, and direct calls.
+// tool, --mcp-pairs N pairs of steps (default 24) in one run, and direct calls; then the long-term
+// memory benchmark (bench/longterm.ts): import rate and search p50/p95 for one user's 95,000
+// messages and 5,000 facts, embedded file store and PostgreSQL.
 // The orchestration benchmark's comparison row (f), LangGraph.js with its PostgreSQL checkpointer, runs
 // from bench/peers/langgraph/, whose pinned packages this script installs there on first use.
 //
 //   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
 //                    [--server-defaults] [--session-turns N] [--many-runs N]
-//                    [--mcp-pairs N] [--only orchestration|memory|session|many-runs|mcp]
+//                    [--mcp-pairs N] [--only orchestration|memory|session|many-runs|mcp|longterm]
 //
 // The server gets the low-latency dynamic config every Threadline dev server gets
 // (LOW_LATENCY_DYNAMIC_CONFIG in scripts/lib.mjs); --server-defaults leaves the server's own defaults,
@@ -45,7 +47,7 @@ const benchArgs = [];
 const sessionArgs = [];
 const manyRunsArgs = [];
 const mcpArgs = [];
-const BENCHES = ['orchestration', 'memory', 'session', 'many-runs', 'mcp'];
+const BENCHES = ['orchestration', 'memory', 'session', 'many-runs', 'mcp', 'longterm'];
 let only = null;
 let lowLatency = true;
 const argv = process.argv.slice(2);
@@ -179,6 +181,11 @@ if (exitCode === 0 && !exiting && wanted('many-runs')) {
 if (exitCode === 0 && !exiting && wanted('mcp')) {
   if (only === null) console.log('');
   exitCode = await runBench('bench/mcp-tools.ts', mcpArgs);
+}
+// Long-term memory (bench/longterm.ts): import rate and search latency, file store and PostgreSQL.
+if (exitCode === 0 && !exiting && wanted('longterm')) {
+  if (only === null) console.log('');
+  exitCode = await runBench('bench/longterm.ts', []);
 }
 if (exiting) await new Promise(() => {}); // interrupted: finish() is already shutting down
 await finish(exitCode);
