@@ -15,7 +15,7 @@
 import { z } from 'zod';
 import type { ExecutionState } from '../src/planning/execution-state';
 import type { ReplanDecisionReply, StepSpec } from '../src/planning/schemas';
-import { isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest } from '../src/llm/provider';
+import { isMemoryPassContext, isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest } from '../src/llm/provider';
 import { isTreeContext, type TreeContext } from '../src/llm/tree-prompts';
 import { defineTool } from '../src/tools/tool';
 
@@ -109,6 +109,8 @@ export class ZeroLatencyProvider implements ModelProvider {
       return JSON.stringify({ CurrentGoal: 'bench', ActiveFlow: '', OpenLoops: [], ImportantFacts: [], LastDecision: '' });
     }
     if (isTreeContext(request.context)) return JSON.stringify(treeReply(request.context));
+    // Long-term memory's passes run off the answer path; they learn nothing from a benchmark.
+    if (isMemoryPassContext(request.context)) return JSON.stringify({ summary: 'bench', facts: [], episode: null });
     const { state } = request.context;
     const total = stepsOf(state.goal) ?? 0;
     switch (request.name) {
@@ -128,6 +130,8 @@ export class ZeroLatencyProvider implements ModelProvider {
         return JSON.stringify({ answer: FIXED_ANSWER });
       case 'memory_summary':
       case 'task_state_summary':
+      case 'memory_extraction':
+      case 'memory_promotion':
       case 'task_tree':
       case 'react_action':
       case 'spin_check':

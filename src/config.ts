@@ -50,6 +50,14 @@ export const ConfigSchema = z.object({
   PLAN_REVIEW: z.enum(['always', 'on_request']).default('on_request'),
   /** `react_mem` (seed 002): runs start with what long-term memory holds and get the memory tools; `react`: neither. */
   MEMORY_MANAGER: z.enum(['react', 'react_mem']).default('react_mem'),
+  /** react_mem: after invocations, a `memory_extraction` pass (off the answer path) and, at a conversation's end, `memory_promotion`. */
+  MEMORY_EXTRACTION: z.enum(['on', 'off']).default('on'),
+  /** Extraction waits until no invocation of the user has ended for this long, so a burst is one pass per conversation. */
+  MEMORY_EXTRACTION_DEBOUNCE_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
+  /** …but starts at most this long after the first invocation of the burst ended. */
+  MEMORY_EXTRACTION_MAX_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  /** A session with no message for this long, and no run open, ends (its conversation is promoted); 0: never. */
+  SESSION_IDLE_MINUTES: z.coerce.number().min(0).max(525_600).default(60),
   /** Memory storage backend: the embedded file store under DATA_DIR, PostgreSQL (DATABASE_URL), or in-process memory. */
   MEMORY_STORE: z.enum(['file', 'postgres', 'memory']).default('file'),
   /** PostgreSQL connection string, e.g. postgres://postgres@127.0.0.1:5432/threadline (needed when MEMORY_STORE=postgres). */
@@ -145,4 +153,11 @@ export function treeLimitsOf(config: Pick<Config, 'MAX_TREE_DEPTH' | 'MAX_TREE_F
     maxIterations: config.MAX_ITERATIONS,
     spin: { warnAt: config.SPIN_WARN_AT, stopAt: Math.max(config.SPIN_STOP_AT, config.SPIN_WARN_AT + 1) },
   };
+}
+
+/** The memory workflow's timing (react_mem with MEMORY_EXTRACTION=on), or null when the passes are off. */
+export function memoryPassSettingsOf(config: Pick<Config, 'MEMORY_MANAGER' | 'MEMORY_EXTRACTION' | 'MEMORY_EXTRACTION_DEBOUNCE_MS' | 'MEMORY_EXTRACTION_MAX_DELAY_MS'>) {
+  if (config.MEMORY_MANAGER !== 'react_mem' || config.MEMORY_EXTRACTION !== 'on') return null;
+  // Idle for 10 minutes, the workflow ends; the next job starts it again.
+  return { debounceMs: config.MEMORY_EXTRACTION_DEBOUNCE_MS, maxDelayMs: Math.max(config.MEMORY_EXTRACTION_MAX_DELAY_MS, config.MEMORY_EXTRACTION_DEBOUNCE_MS), idleMs: 600_000 };
 }

@@ -15,7 +15,8 @@ import { openLongTerm } from './store/longterm/open-longterm';
 import { longTermTools } from './tools/memory-tools';
 import { ToolSet, type ToolSource } from './tools/source';
 import { loadSkillTool } from './tools/load-skill';
-import { loadConfig, treeLimitsOf, type Config } from './config';
+import { loadConfig, memoryPassSettingsOf, treeLimitsOf, type Config } from './config';
+import { createMemoryActivities } from './activities/memory-activities';
 import { describeProvider, selectProvider } from './llm/select-provider';
 import type { ModelProvider } from './llm/provider';
 import { FileKeyValueStore, type KeyValueStore } from './store/kv';
@@ -63,6 +64,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const usage = options.usage ?? ownUsage!;
   // react_mem: long-term memory, opened like the memory threads (MEMORY_STORE), with its tools.
   const longterm = config.MEMORY_MANAGER === 'react_mem' ? await openLongTerm(config) : undefined;
+  const memoryPasses = longterm ? memoryPassSettingsOf(config) : null;
   const mcp = mcpToolSourceFor(config);
   const sources: ToolSource[] = [...(mcp ? [mcp] : []), ...(longterm ? [new ToolSet('longterm', longTermTools(longterm.longterm))] : []), ...(options.toolSources ?? [])];
   const closeStores = async () => {
@@ -85,6 +87,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     memory,
     contextBudget: config.MEMORY_HARD_LIMIT,
     ...(longterm ? { longterm: longterm.longterm } : {}),
+    ...(memoryPasses ? { memoryPasses } : {}),
     store: options.store ?? new FileKeyValueStore(path.join(config.dataDir, 'kv')),
     repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
     maxSteps: config.MAX_STEPS,
@@ -94,7 +97,17 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     ...createPlanActivities(runDeps),
     ...createTreeActivities({ ...runDeps, treeLimits: treeLimitsOf(config), blueprints: loadBlueprints(config.BLUEPRINTS_DIR) }),
     // Sessions share the tools (their fingerprint detects capability changes) and the memory.
-    ...createSessionActivities({ provider, tools, memory, repairAttempts: config.MODEL_REPAIR_ATTEMPTS, ...(longterm ? { longterm: longterm.longterm } : {}) }),
+    ...createSessionActivities({
+      provider,
+      tools,
+      memory,
+      store: runDeps.store,
+      repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
+      ...(longterm ? { longterm: longterm.longterm } : {}),
+      ...(memoryPasses ? { memoryPasses } : {}),
+    }),
+    // react_mem's passes, run by each user's memory workflow.
+    ...(longterm ? createMemoryActivities({ provider, memory, longterm: longterm.longterm, store: runDeps.store, repairAttempts: config.MODEL_REPAIR_ATTEMPTS }) : {}),
   };
   const connection = options.connection ?? (await NativeConnection.connect({ address: config.temporalAddress }));
   const worker = await Worker.create({

@@ -22,6 +22,8 @@ import { readConversation } from '../sessions/session-chunks';
 import type { CodeVersion } from '../planning/code-version';
 import { assertCurrent, codeVersionOf } from './code-version';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
+import { sendMemoryJob } from './memory-jobs';
+import type { MemoryWorkflowSettings } from '../workflows/memory-definitions';
 
 export interface PlanActivityDeps {
   provider: ModelProvider;
@@ -35,6 +37,8 @@ export interface PlanActivityDeps {
   memory?: MemoryService;
   /** Long-term memory (MEMORY_MANAGER=react_mem): recalled into a run's thread when it starts. */
   longterm?: LongTermMemory;
+  /** react_mem's passes: a top-level run's end hands its extraction to the user's memory workflow (absent: off). */
+  memoryPasses?: MemoryWorkflowSettings;
   /** Token budget of a run's working memory in each prompt (capped by the thread's hard limit). */
   contextBudget?: number;
 }
@@ -155,19 +159,28 @@ export async function runToolStep(
  * chunk marks the end of the task): an output chunk records how it ended, then the thread drops
  * its EPHEMERAL chunks. Shared by both engines; idempotent, so a retry writes nothing twice.
  */
-export async function closeRun(deps: Pick<PlanActivityDeps, 'memory'>, { state, ending }: CloseRunInput): Promise<void> {
+export async function closeRun(deps: Pick<PlanActivityDeps, 'memory' | 'longterm' | 'memoryPasses'>, { state, ending }: CloseRunInput): Promise<void> {
   if (!deps.memory) return;
+  await closeRunThread(deps.memory, state, ending);
+  // react_mem (seed 002): the invocation is over and answered; extraction happens later, elsewhere.
+  if (deps.longterm && deps.memoryPasses && !state.parentRunId && ending !== 'cancelled') {
+    const job = { kind: 'extract' as const, key: `extract:${state.runId}`, runId: state.runId, sessionId: state.sessionId ?? null, goal: state.goal, at: new Date().toISOString() };
+    await sendMemoryJob(state.userId, job, deps.memoryPasses);
+  }
+}
+
+async function closeRunThread(memory: MemoryService, state: ExecutionState, ending: CloseRunInput['ending']): Promise<void> {
   // A run that failed while planning has a thread its state does not name yet.
   const threadId = state.threadId ?? runThreadId(state.runId);
   const meta = { reason: `run ended: ${ending}`, trigger: `run ${state.runId} ${ending}`, runId: state.runId };
   const origin = ending === 'answered' || ending === 'finished' ? ('agent' as const) : ('system' as const);
   try {
-    await deps.memory.apply(threadId, { op: 'add', chunks: [endingChunk(state, ending)] }, { ...meta, origin }, { operationId: operationIdFor(`${idempotencyKey()}:ending`) });
+    await memory.apply(threadId, { op: 'add', chunks: [endingChunk(state, ending)] }, { ...meta, origin }, { operationId: operationIdFor(`${idempotencyKey()}:ending`) });
   } catch (err) {
     if (err instanceof ThreadNotFoundError) return; // it failed before its thread was made
     throw err;
   }
-  await deps.memory.endSession(threadId, meta);
+  await memory.endSession(threadId, meta);
 }
 
 export function createPlanActivities(deps: PlanActivityDeps) {

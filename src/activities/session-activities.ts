@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { ModelProvider } from '../llm/provider';
 import { completeStructured } from '../llm/structured';
 import type { OperationMeta } from '../memory/model';
-import { isTaskStateChunk, isTurnChunk, planCompression, readConversation, turnChunk } from '../sessions/session-chunks';
+import { isTaskStateChunk, isTurnChunk, planCompression, readConversation, taskStateChunk, turnChunk } from '../sessions/session-chunks';
 import { emptyTaskState, estimateTokens, type TaskState, type Turn } from '../sessions/session-model';
 import { DEFAULT_SESSION_LIMITS } from '../sessions/session-state';
 import { describeDropped, enforceTaskStateRules } from '../sessions/task-state-rules';
@@ -19,6 +19,9 @@ import { codeVersionOf } from './code-version';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
 import type { LongTermMemory } from '../longterm/contract';
 import { asFailure } from './plan-activities';
+import type { KeyValueStore } from '../store/kv';
+import type { MemoryWorkflowSettings } from '../workflows/memory-definitions';
+import { sendMemoryJob } from './memory-jobs';
 
 export interface SessionActivityDeps {
   provider: ModelProvider;
@@ -28,7 +31,15 @@ export interface SessionActivityDeps {
   repairAttempts?: number;
   /** react_mem: every conversation message also goes to the user's long-term recall memory. */
   longterm?: LongTermMemory;
+  /** react_mem: where each user's TaskState is kept across sessions (`agent_task_state_<userId>`). */
+  store?: KeyValueStore;
+  /** react_mem's passes: a conversation's end hands its promotion to the user's memory workflow (absent: off). */
+  memoryPasses?: MemoryWorkflowSettings;
 }
+
+const TASK_STATES = 'task-state';
+/** Seed 002's name for a user's TaskState across sessions. */
+export const userTaskStateKey = (userId: string) => `agent_task_state_${userId}`;
 
 const hash = (text: string, length: number) => createHash('sha256').update(text).digest('hex').slice(0, length);
 
@@ -41,11 +52,20 @@ export const capabilitiesFingerprint = (deps: Pick<SessionActivityDeps, 'provide
 export function createSessionActivities(deps: SessionActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
   const system = (sessionId: string, reason: string, trigger: string): OperationMeta => ({ origin: 'system', reason, trigger: `${sessionId}: ${trigger}` });
+  /** react_mem keeps TaskState per user (seed 002); under react it lives in the session only. */
+  const userTaskStates = deps.longterm ? deps.store : undefined;
+  const saveTaskState = async (threadId: string, taskState: TaskState | null) => {
+    const userId = userTaskStates ? await deps.memory.ownerOf(threadId) : null;
+    if (userTaskStates && userId) await userTaskStates.put(TASK_STATES, userTaskStateKey(userId), taskState);
+  };
 
   return {
-    /** At the start of each run of a session: its thread exists, and what the worker can do now. */
-    async openSession({ sessionId, userId, threadId }: { sessionId: string; userId: string; threadId: string }): Promise<{ capabilities: string }> {
-      await deps.memory.ensureThread({
+    /**
+     * At the start of each run of a session: its thread exists, and what the worker can do now. A new
+     * session (`first`) of a react_mem user starts with the TaskState their last session left.
+     */
+    async openSession({ sessionId, userId, threadId, first }: { sessionId: string; userId: string; threadId: string; first?: boolean }): Promise<{ capabilities: string }> {
+      const thread = await deps.memory.ensureThread({
         threadId,
         userId,
         chunks: [
@@ -59,6 +79,15 @@ export function createSessionActivities(deps: SessionActivityDeps) {
         ],
         meta: system(sessionId, 'memory thread of a session', `session ${sessionId} started`),
       });
+      const carried = first && userTaskStates ? await userTaskStates.get<TaskState | null>(TASK_STATES, userTaskStateKey(userId)) : undefined;
+      if (carried) {
+        const { chunks } = await deps.memory.view(thread.id);
+        if (!chunks.some((c) => isTaskStateChunk(c) || isTurnChunk(c))) {
+          await deps.memory.apply(thread.id, { op: 'add', chunks: [taskStateChunk(sessionId, carried)] }, system(sessionId, 'the task state of this user\'s last session', 'new session'), {
+            operationId: operationIdFor(`${idempotencyKey()}:task-state`),
+          });
+        }
+      }
       return { capabilities: capabilitiesFingerprint(deps) };
     },
 
@@ -123,6 +152,7 @@ export function createSessionActivities(deps: SessionActivityDeps) {
           { operationId: operationIdFor(`${key}:compress`), notes: dropped.map((d) => `dropped by the TaskState rules: ${describeDropped(d)}`) },
         );
         await deps.memory.compactIfNeeded(input.threadId, { reason: 'soft token limit exceeded', trigger: `${input.sessionId}: compression` });
+        await saveTaskState(input.threadId, taskState);
         return { taskState, window: plan.kept.map((t) => estimateTokens(t.text)) };
       });
     },
@@ -141,6 +171,24 @@ export function createSessionActivities(deps: SessionActivityDeps) {
       const forgotten = chunks.filter((c) => isTurnChunk(c) || isTaskStateChunk(c)).map((c) => c.id);
       if (forgotten.length > 0) await deps.memory.apply(threadId, { op: 'delete', chunkIds: forgotten }, meta, { operationId: operationIdFor(`${key}:clear`) });
       else await deps.memory.checkpoint(threadId, `cleared-${hash(key, 8)}`, meta);
+      // Forgotten for the next session too.
+      await saveTaskState(threadId, null);
+    },
+
+    /**
+     * The conversation ended (`/end`, DELETE, idle): its TaskState is kept as the user's, and its
+     * promotion is handed to the user's memory workflow (react_mem). The thread stays, readable.
+     */
+    async endSession({ sessionId, threadId, reason }: { sessionId: string; threadId: string; reason: string }): Promise<void> {
+      const { chunks } = await deps.memory.view(threadId);
+      const { taskState } = readConversation(chunks, 0);
+      if (taskState) await saveTaskState(threadId, taskState);
+      await deps.memory.checkpoint(threadId, `ended-${hash(idempotencyKey(), 8)}`, system(sessionId, `conversation ended: ${reason}`, 'session ended'));
+      const userId = await deps.memory.ownerOf(threadId);
+      if (deps.longterm && deps.memoryPasses && userId) {
+        const job = { kind: 'promote' as const, key: `promote:${sessionId}`, sessionId, threadId, reason, at: new Date().toISOString() };
+        await sendMemoryJob(userId, job, deps.memoryPasses);
+      }
     },
   };
 }

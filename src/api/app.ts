@@ -40,7 +40,7 @@ export interface AppOptions {
   /** Timing of the event streams (`GET /v1/runs/:runId/events`, `/v1/sessions/:sessionId/events`, `/v1/threads/:threadId/stream`). */
   events?: RunEventsOptions;
   /** Serves the sessions API (`/v1/sessions`) when given. */
-  sessions?: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear'> & Partial<Pick<Sessions, 'ownerOf'>>;
+  sessions?: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear' | 'end'> & Partial<Pick<Sessions, 'ownerOf'>>;
   /** Serves the memory threads API (`/v1/threads`) when given. */
   memory?: MemoryService;
   /** Plan templates runs may start from (`GET /v1/blueprints`). @default none */

@@ -17,7 +17,7 @@ import type { SseTiming } from './sse';
 import { validated } from './validate';
 
 export interface SessionsRouterOptions {
-  sessions: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear'> & Partial<Pick<Sessions, 'ownerOf'>>;
+  sessions: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear' | 'end'> & Partial<Pick<Sessions, 'ownerOf'>>;
   /** Reads the session's runs for its event stream. */
   runs: Pick<Runs, 'get'>;
   config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'>;
@@ -69,6 +69,14 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
       const outcome = await sessions.send(params.sessionId, body.text);
       // Where to watch the run the message started or answered (as `POST /v1/runs` says for its run).
       res.json(outcome.runId ? { ...outcome, uiUrl: runUiUrl(config, outcome.runId) } : outcome);
+    }),
+  );
+
+  // Ends the conversation (as `/end`): runs still open are cancelled, long-term memory promotes what is worth keeping.
+  router.delete(
+    '/v1/sessions/:sessionId',
+    validated({ params: SessionParams }, async ({ params }, _req, res) => {
+      res.json(await sessions.end(params.sessionId));
     }),
   );
 

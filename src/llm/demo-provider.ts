@@ -9,7 +9,8 @@ import type { ReplanDecisionReply, StepSpec, TaskStateSummaryReply } from '../pl
 import { countTextTokens } from '../memory/tokens';
 import { demoReactAction, demoTaskTree, demoTreeAnswer } from './demo-tree';
 import { isTreeContext, type TreeContext } from './tree-prompts';
-import { isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest, type TaskStateSummaryContext } from './provider';
+import { demoMemoryPass } from '../longterm/passes';
+import { isMemoryPassContext, isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest, type TaskStateSummaryContext } from './provider';
 
 export const DEMO_LABEL = 'offline-demo';
 export const TAG = '[offline demo model]';
@@ -184,6 +185,7 @@ export class DemoProvider implements ModelProvider {
       return JSON.stringify({ summary: demoSummary(request.context.texts, request.context.maxTokens) });
     }
     if (isTaskStateSummaryContext(request.context)) return JSON.stringify(demoTaskState(request.context));
+    if (isMemoryPassContext(request.context)) return JSON.stringify(demoMemoryPass(request.context));
     if (isTreeContext(request.context)) return JSON.stringify(demoTreeReply(request.context));
     const { state } = request.context;
     switch (request.name) {
@@ -191,6 +193,9 @@ export class DemoProvider implements ModelProvider {
         throw new Error('a memory_summary request needs a SummaryContext (texts, maxTokens)');
       case 'task_state_summary':
         throw new Error('a task_state_summary request needs a TaskStateSummaryContext (previous, turns)');
+      case 'memory_extraction':
+      case 'memory_promotion':
+        throw new Error(`a ${request.name} request needs a MemoryPassContext (goals, transcript)`);
       case 'live_state_check': {
         // The demo's rule: a live tool concerns a goal that names it (e.g. "balance" for account_balance).
         const words = state.goal.toLowerCase();

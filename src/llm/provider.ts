@@ -2,7 +2,7 @@
  * A model provider answers one structured call: messages in, JSON text out.
  * Validation and repair live in `structured.ts`, above every provider.
  */
-import type { ModelCallName, TaskStateSummaryReply } from '../planning/schemas';
+import type { MemoryPassName, ModelCallName, TaskStateSummaryReply } from '../planning/schemas';
 import type { PlannerContext } from './prompts';
 import type { TreeContext } from './tree-prompts';
 
@@ -25,18 +25,37 @@ export interface TaskStateSummaryContext {
   turns: { role: 'user' | 'assistant'; text: string }[];
 }
 
+/**
+ * What a long-term memory pass is made from (seed 002): `memory_extraction` after invocations,
+ * `memory_promotion` at a conversation's end. Offline providers read it instead of prose.
+ */
+export interface MemoryPassContext {
+  call: MemoryPassName;
+  /** The invocations' goals (extraction), or the conversation's first request (promotion). */
+  goals: string[];
+  /** What happened, oldest first: the person's and the agent's words, tool calls and results. */
+  transcript: { role: 'user' | 'assistant' | 'tool'; text: string }[];
+  /** Facts already known about the person, as sentences (so the model adds only what is new). */
+  known: string[];
+}
+
 export interface ModelRequest {
   name: ModelCallName;
   /** JSON Schema of the reply (sent as response_format.json_schema.schema). */
   schema: Record<string, unknown>;
   messages: ChatMessage[];
   /** The structured context the messages were rendered from; offline providers read it instead of prose. */
-  context: PlannerContext | TreeContext | SummaryContext | TaskStateSummaryContext;
+  context: PlannerContext | TreeContext | SummaryContext | TaskStateSummaryContext | MemoryPassContext;
 }
 
 /** Tells a session's TaskState summary request from the others. */
 export function isTaskStateSummaryContext(context: ModelRequest['context']): context is TaskStateSummaryContext {
   return context.call === 'task_state_summary' && 'turns' in context;
+}
+
+/** Tells a long-term memory pass's context from the others. */
+export function isMemoryPassContext(context: ModelRequest['context']): context is MemoryPassContext {
+  return (context.call === 'memory_extraction' || context.call === 'memory_promotion') && 'transcript' in context;
 }
 
 /** Tells a summary request's context from a planner's. */

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { BlueprintParamsReplySchema, ReactActionReplySchema, ReflectionReplySchema, SpinCheckReplySchema, TaskTreeReplySchema } from './tree-schemas';
+import { MemoryExtractionSchema, MemoryPromotionSchema } from '../longterm/contract';
 
 export const STEP_TYPES = ['tool', 'reason', 'ask_user', 'respond', 'subplan'] as const;
 export type StepType = (typeof STEP_TYPES)[number];
@@ -99,13 +100,17 @@ export const MODEL_CALLS = {
   memory_summary: MemorySummaryReplySchema,
   task_state_summary: TaskStateSummaryReplySchema,
   live_state_check: LiveStateCheckReplySchema,
+  memory_extraction: MemoryExtractionSchema,
+  memory_promotion: MemoryPromotionSchema,
 } as const;
 export type ModelCallName = keyof typeof MODEL_CALLS;
 /** The calls seed 003's tree engine makes (with `final_answer`), each from a TreeContext. */
 export const TREE_CALLS = ['task_tree', 'react_action', 'spin_check', 'reflection', 'blueprint_params'] as const;
 export type TreeCallName = (typeof TREE_CALLS)[number];
-/** The calls the planner makes from a PlannerContext (all but the memory service's, the session's and the tree engine's). */
-export type PlannerCallName = Exclude<ModelCallName, 'memory_summary' | 'task_state_summary' | TreeCallName>;
+/** The calls the planner makes from a PlannerContext (all but the memory service's, the session's, long-term memory's and the tree engine's). */
+export type PlannerCallName = Exclude<ModelCallName, 'memory_summary' | 'task_state_summary' | MemoryPassName | TreeCallName>;
+/** Long-term memory's passes after an invocation and at a conversation's end (seed 002). */
+export type MemoryPassName = 'memory_extraction' | 'memory_promotion';
 export type ModelReply<N extends ModelCallName> = z.infer<(typeof MODEL_CALLS)[N]>;
 
 const jsonSchemaCache = new Map<ModelCallName, Record<string, unknown>>();

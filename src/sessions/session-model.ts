@@ -71,7 +71,7 @@ export function confirmation(text: string): 'yes' | 'no' | null {
 const RETRY = new Set(['continue', 'try again', 'retry', 'again', 'redo', '再试', '再试一次', '继续', '重试']);
 export const isRetryPhrase = (text: string) => RETRY.has(normalize(text));
 
-export const COMMANDS = ['/clear', '/state', '/help'] as const;
+export const COMMANDS = ['/clear', '/state', '/help', '/end'] as const;
 
 export type Route =
   | { kind: 'command'; command: (typeof COMMANDS)[number] | 'unknown'; text: string }
@@ -123,6 +123,7 @@ export const HELP_TEXT = [
   'Talk to me and I plan and carry out what you ask; when I ask you something, just answer.',
   '/state — show the conversation memory (recent turns, task state, runs)',
   '/clear — forget the conversation: recent turns, task state and pending runs',
+  '/end — end the conversation: what is worth keeping goes to long-term memory',
   '/help — this text',
   'Retry a failed request with "try again" (or "continue", "再试"). Address a waiting run with "@<runId> your answer".',
 ].join('\n');

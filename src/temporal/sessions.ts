@@ -87,7 +87,7 @@ export class Sessions {
   constructor(
     private readonly client: Client,
     private readonly memory: Pick<MemoryService, 'createThread' | 'view'>,
-    private readonly config: Pick<Config, 'TASK_QUEUE' | 'MAX_STEPS' | 'MAX_SUBPLAN_DEPTH'>,
+    private readonly config: Pick<Config, 'TASK_QUEUE' | 'MAX_STEPS' | 'MAX_SUBPLAN_DEPTH'> & Partial<Pick<Config, 'SESSION_IDLE_MINUTES'>>,
   ) {}
 
   /** Creates the session's memory thread, then starts its workflow. */
@@ -105,6 +105,7 @@ export class Sessions {
       userId: request.userId,
       threadId,
       limits: { maxSteps: this.config.MAX_STEPS, maxDepth: this.config.MAX_SUBPLAN_DEPTH },
+      ...(this.config.SESSION_IDLE_MINUTES ? { settings: { idleTimeoutMs: Math.round(this.config.SESSION_IDLE_MINUTES * 60_000) } } : {}),
     };
     await this.client.workflow.start<SessionWorkflow>(SESSION_WORKFLOW_TYPE, {
       taskQueue: this.config.TASK_QUEUE,
@@ -178,6 +179,24 @@ export class Sessions {
   /** Forgets the conversation (recent turns, TaskState, pending runs): the `/clear` command. */
   clear(sessionId: string): Promise<MessageOutcome> {
     return this.send(sessionId, '/clear');
+  }
+
+  /**
+   * Ends the conversation (the `/end` command): unfinished runs are cancelled and what is worth keeping
+   * goes to long-term memory. A session that has already ended is left as it is.
+   */
+  async end(sessionId: string): Promise<{ sessionId: string; status: 'closed'; reply: string | null }> {
+    const description = await this.describe(sessionId);
+    if (description.status.name !== 'RUNNING') return { sessionId, status: 'closed', reply: null };
+    try {
+      const outcome = await this.send(sessionId, '/end');
+      await this.client.workflow.getHandle(sessionId).result().catch(() => undefined);
+      return { sessionId, status: 'closed', reply: outcome.reply ?? null };
+    } catch (err) {
+      // Ended between the check and the message (idle, say): the same outcome.
+      if (err instanceof SessionClosedError || (err instanceof MessageRejectedError && err.message.includes('has ended'))) return { sessionId, status: 'closed', reply: null };
+      throw err;
+    }
   }
 
   /** The user a session belongs to, or null when there is no such session. */

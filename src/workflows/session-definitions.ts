@@ -76,6 +76,8 @@ export interface SessionInput {
      * queue drains and the hand-over happens. @default 500
      */
     handOverGraceEvents?: number;
+    /** With no message for this long and no run open, the conversation ends (as `/end`); 0 or absent: never. */
+    idleTimeoutMs?: number;
   };
   /** Fingerprint of the tools the previous run of this session saw (carried across continue-as-new). */
   capabilities?: string;

@@ -62,9 +62,12 @@ const summary = proxyActivities<SessionActivities>({ ...SUMMARY, summary: 'task_
 const SESSION_V2 = 'session-v2';
 /** Patch id of `/state` read from the session thread (before, the workflow kept its own copy of the conversation). */
 const STATE_FROM_THREAD = 'session-state-from-thread';
+/** Patch id of a conversation that can end (`/end`, DELETE, idle timeout) and hand its promotion on. */
+const SESSION_END = 'session-end';
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
 const DEFAULT_HAND_OVER_GRACE = 500;
 export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
+export const SESSION_ENDED = 'This conversation has ended; start a new one to go on.';
 export const CAPABILITIES_CHANGED = 'My capabilities changed (my model, prompts or tools), so I cancelled the request that was waiting for you; please ask again.';
 
 /** Failed activities and run starts (an id already taken included) — not bugs in this code. */
@@ -110,6 +113,10 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   // Sessions started before this change compress before answering and hand over with an empty queue;
   // replaying them must do the same.
   const v2 = patched(SESSION_V2);
+  const endable = patched(SESSION_END);
+  /** Why the conversation ended, once it has: it takes no more messages. */
+  let ended: string | null = null;
+  const idleTimeoutMs = input.settings?.idleTimeoutMs ?? 0;
   setHandler(runReportSignal, (report) => {
     inbox.push({ kind: 'report', report });
   });
@@ -125,6 +132,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     {
       validator: (message: { text: string }) => {
         if (typeof message?.text !== 'string' || message.text.trim() === '') throw new Error('a message needs a non-empty "text"');
+        if (ended !== null) throw new Error(SESSION_ENDED);
         // Traffic that never pauses would put the hand-over off until the history hits Temporal's hard limit:
         // past the grace, new messages wait outside (the sender retries) while the queue drains.
         if (dueSince !== null && workflowInfo().historyLength >= dueSince + handOverGrace) {
@@ -246,9 +254,35 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
           reply: `Cleared the conversation: recent turns, task state${cancelled.length > 0 ? ` and ${cancelled.length} unfinished run(s)` : ''}.`,
         };
       }
+      case '/end': {
+        if (!endable) return { kind: 'command', reply: `Unknown command "/end".\n${HELP_TEXT}` };
+        const cancelled = await end('/end');
+        return {
+          kind: 'command',
+          reply: `Ended the conversation${cancelled > 0 ? ` and cancelled ${cancelled} unfinished run(s)` : ''}. What is worth keeping goes to long-term memory.`,
+        };
+      }
       case 'unknown':
         return { kind: 'command', reply: `Unknown command "${route.text.split(/\s+/)[0] ?? ''}".\n${HELP_TEXT}` };
     }
+  }
+
+  /**
+   * Ends the conversation: its unfinished runs are cancelled, its TaskState kept as the user's, its
+   * promotion handed to long-term memory (endSession). Returns how many runs were cancelled.
+   */
+  async function end(reason: string): Promise<number> {
+    const cancelled = openRuns(runs).map((r) => r.runId);
+    await cancelRuns(cancelled);
+    runs = runs.map((r) => (cancelled.includes(r.runId) ? { ...r, status: 'cancelled' as const, question: null } : r));
+    ended = reason;
+    try {
+      await memory.endSession({ sessionId, threadId, reason });
+    } catch (err) {
+      // The conversation ends anyway; only its promotion is missed.
+      if (!(err instanceof ActivityFailure)) throw err;
+    }
+    return cancelled.length;
   }
 
   async function onMessage(text: string): Promise<MessageOutcome> {
@@ -304,7 +338,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     }
   }
 
-  const opened = await memory.openSession({ sessionId, userId, threadId });
+  const opened = await memory.openSession({ sessionId, userId, threadId, first: carried === undefined });
   if (await noticeCapabilities(opened.capabilities)) publish();
 
   // Continue-as-new once the history is long — but only with no message queued and no handler running,
@@ -315,7 +349,17 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const canHandOver = () => handOverDue() && allHandlersFinished() && (v2 ? inbox.every((i) => i.kind === 'report') : inbox.length === 0);
   for (;;) {
     if (dueSince === null && handOverDue()) dueSince = workflowInfo().historyLength;
-    await condition(() => inbox.length > 0 || canHandOver());
+    const ready = () => inbox.length > 0 || canHandOver();
+    // Idle with nothing open (no run works or waits for the person): the conversation ends.
+    if (endable && idleTimeoutMs > 0 && openRuns(runs).length === 0) {
+      if (!(await condition(ready, idleTimeoutMs))) {
+        await end('idle');
+        publish();
+        break;
+      }
+    } else {
+      await condition(ready);
+    }
     if (canHandOver()) break;
     const item = inbox.shift();
     if (!item) break;
@@ -332,8 +376,20 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
       item.done = true;
     }
     publish();
+    if (ended !== null) break;
     // The sender has its answer now; a slow summary model delays only the next message, not this one.
     if (item.kind === 'message' && v2 && (await maybeCompress())) publish();
+  }
+
+  if (ended !== null) {
+    // Messages that were queued behind the end are answered with it.
+    for (const item of inbox.splice(0)) {
+      if (item.kind !== 'message') continue;
+      item.failure = SESSION_ENDED;
+      item.done = true;
+    }
+    await condition(allHandlersFinished);
+    return;
   }
 
   return continueAsNew<typeof agentSessionWorkflow>({

@@ -31,6 +31,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     TASK_QUEUE: `test-${randomUUID().slice(0, 8)}`,
     DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'threadline-test-')),
     MODEL_REPAIR_ATTEMPTS: '3',
+    // Long-term memory's passes make model calls of their own after runs; the tests of them turn them on.
+    MEMORY_EXTRACTION: 'off',
     ...overrides,
   });
 }

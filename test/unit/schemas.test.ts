@@ -137,6 +137,8 @@ test('replyJsonSchema gives an object schema per call name with the protocol top
     spin_check: { properties: ['reason', 'spinning'], required: ['spinning', 'reason'] },
     reflection: { properties: ['assessment', 'lesson'], required: ['assessment', 'lesson'] },
     blueprint_params: { properties: ['params'], required: ['params'] },
+    memory_extraction: { properties: ['episode', 'facts', 'summary'], required: ['summary', 'facts', 'episode'] },
+    memory_promotion: { properties: ['episode', 'facts'], required: ['facts', 'episode'] },
   };
   assert.deepEqual(Object.keys(MODEL_CALLS).sort(), Object.keys(expected).sort());
   for (const [name, want] of Object.entries(expected) as [ModelCallName, (typeof expected)[ModelCallName]][]) {
