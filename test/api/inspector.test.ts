@@ -138,6 +138,11 @@ test('with THREADLINE_AUTH=apikey the page loads without a key and its API calls
   const page = await fetch(`${keyed.url}/inspector`);
   assert.equal(page.status, 200);
   assert.match(await page.text(), /importmap/);
+  // Its modules load without a key too; nothing else beside them does (not the route's own source).
+  assert.equal((await fetch(`${keyed.url}/inspector/vendor/preact/preact.mjs`)).status, 200);
+  assert.equal((await fetch(`${keyed.url}/inspector/app.js`)).status, 200);
+  assert.equal((await fetch(`${keyed.url}/inspector/inspector-routes.ts`)).status, 401);
+  assert.equal((await fetch(`${api.url}/inspector/inspector-routes.ts`)).status, 404);
 
   await withPage(browser, 'inspector-apikey', async (page) => {
     await page.goto(`${keyed.url}/inspector`);

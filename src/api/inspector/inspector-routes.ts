@@ -33,8 +33,10 @@ export function inspectorRouter(options: InspectorOptions): Router {
   };
   router.get('/inspector', sendPage);
   router.get('/inspector/', sendPage);
-  for (const [name, dir] of Object.entries(VENDOR)) router.use(`/inspector/vendor/${name}`, express.static(dir, { index: false, fallthrough: false }));
+  // A file not found falls through to the app's own 404 (or 401 without a key), as any unknown path.
+  for (const [name, dir] of Object.entries(VENDOR)) router.use(`/inspector/vendor/${name}`, express.static(dir, { index: false }));
+  const modules = express.static(PAGE_DIR, { index: false });
   // Only the page's modules: not the route's own source beside them.
-  router.use('/inspector', (req, res, next) => (/^\/[a-z-]+\.js$/.test(req.path) ? express.static(PAGE_DIR, { index: false, fallthrough: false })(req, res, next) : next()));
+  router.use('/inspector', (req, res, next) => (/^\/[a-z-]+\.js$/.test(req.path) ? modules(req, res, next) : next()));
   return router;
 }
