@@ -120,6 +120,14 @@ test('the inspector shows a thread and its chunks, adds a chunk, rolls back to a
     // The live stream told the page of it too.
     await page.locator('[data-testid="live"] li', { hasText: 'rollback by user' }).waitFor();
 
+    // A person edits a chunk of the head: a new chunk replaces it, and the API has it.
+    await chunks.locator('button:has-text("Edit")').first().click();
+    await page.fill('[data-testid="chunk-editor"] textarea[name="content"]', 'first note: metric units, always');
+    await page.click('[data-testid="chunk-editor"] button:has-text("Save")');
+    await chunks.locator('text=metric units, always').waitFor();
+    const edited = await call<ThreadJson>(api.url, 200, 'GET', `${t}/${threadId}`);
+    assert.equal(edited.chunks[0]?.content.text, 'first note: metric units, always');
+
     // The run: its steps, answer and its link to the Temporal Web UI.
     await page.click(`[data-testid="runs"] button:has-text("${goal}")`);
     await page.locator('[data-testid="run-status"]', { hasText: 'completed' }).waitFor();
@@ -157,5 +165,29 @@ test('with THREADLINE_AUTH=apikey the page loads without a key and its API calls
     // The live stream is read with the key too (EventSource could not send it).
     await page.locator('[data-testid="live"] li', { hasText: 'add by user' }).waitFor();
     assert.equal(await page.evaluate("localStorage.getItem('threadline.inspector.apiKey')"), key, 'the key is kept in localStorage');
+  });
+});
+
+test("the inspector shows a user's long-term facts with their validity, and searches them", async () => {
+  const userId = 'inspector-carol';
+  const fact = { subject: 'I', predicate: 'live in', object: 'Lisbon', text: 'Carol lives in Lisbon' };
+  await call(api.url, 201, 'POST', `/v1/users/${userId}/facts`, fact);
+  await call(api.url, 201, 'POST', `/v1/users/${userId}/facts`, { ...fact, object: 'Porto', text: 'Carol lives in Porto' });
+  await withPage(browser, 'inspector-longterm', async (page) => {
+    await page.goto(`${api.url}/inspector`);
+    await page.fill('input[name="userId"]', userId);
+    await page.click('button:has-text("Load")');
+    await page.click('button:has-text("Long-term memory")');
+    const facts = page.locator('[data-testid="facts"]');
+    await facts.locator('text=Carol lives in Porto').waitFor();
+    // The superseded fact is listed with the end of its validity; the current one as valid.
+    const lisbon = facts.locator('tr', { hasText: 'Carol lives in Lisbon' });
+    const porto = facts.locator('tr', { hasText: 'Carol lives in Porto' });
+    assert.notEqual(await lisbon.locator('td').nth(2).textContent(), 'valid');
+    assert.equal(await lisbon.locator('button:has-text("End")').count(), 0, 'an ended fact cannot be ended again');
+    assert.equal(await porto.locator('td').nth(2).textContent(), 'valid');
+    await page.fill('input[name="query"]', 'where does Carol live');
+    await page.click('button:has-text("Search")');
+    await page.locator('[data-testid="search-results"] tr', { hasText: 'Carol lives in Porto' }).waitFor();
   });
 });
