@@ -18,6 +18,7 @@ import { treeProblems, type TaskSpec } from '../planning/task-tree';
 import { adminRouter } from './admin-routes';
 import { authenticate, principalOf, type AuthOptions } from './authenticate';
 import { codecRouter } from './codec-routes';
+import { inspectorRouter } from './inspector/inspector-routes';
 import { perMinute, streamsPerCaller, type ApiLimits } from './limits';
 import { longTermRouter, type LongTermRouterOptions } from './longterm-routes';
 import { ownedBy } from './ownership';
@@ -72,6 +73,8 @@ export function createApp(options: AppOptions): Express {
   if (auth.mode === 'apikey' && (!runs.ownerOf || (options.sessions && !options.sessions.ownerOf))) {
     throw new Error('API keys need services that know who owns what (runs.ownerOf, sessions.ownerOf)');
   }
+  // The inspector page holds no data and may load without a key; its API calls send one.
+  app.use(inspectorRouter({ runUiPrefix: runUiUrl(config, '') }));
   app.use(authenticate(auth));
   const limits: ApiLimits = { runsPerMinute: 0, messagesPerMinute: 0, streamsPerUser: 0, ...options.limits };
   // One count of open streams across runs, sessions and threads.

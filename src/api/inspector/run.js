@@ -1,0 +1,58 @@
+// One run: its status, steps or task tree and progress, live from its event stream, with a link to the Temporal Web UI.
+import { useEffect, useState } from 'preact/hooks';
+import { api, enc, streamEvents } from './api.js';
+import { ErrorLine, html, when } from './html.js';
+
+function Steps({ steps, openRun }) {
+  return html`
+    <table data-testid="steps">
+      <thead><tr><th>#</th><th>type</th><th>description</th><th>status</th><th>tool</th></tr></thead>
+      <tbody>${steps.map((s) => html`
+        <tr key=${s.id}><td>${s.index}</td><td>${s.type}</td><td>${s.description}${s.question ? html`<br /><i>${s.question}</i>` : ''}</td><td>${s.status}</td>
+          <td>${s.tool ?? ''}${s.childRunId && html` <a href="#" onClick=${(e) => { e.preventDefault(); openRun(s.childRunId); }}>sub-run</a>`}</td></tr>`)}
+      </tbody>
+    </table>`;
+}
+
+function TaskTree({ node, openRun }) {
+  return html`
+    <li><code>${node.index}</code> ${node.name} — <b>${node.status}</b>${node.summary ? `: ${node.summary}` : ''}
+      ${node.childRunId && html` <a href="#" onClick=${(e) => { e.preventDefault(); openRun(node.childRunId); }}>child run</a>`}
+      ${node.subtasks.length > 0 && html`<ul>${node.subtasks.map((n) => html`<${TaskTree} key=${n.index} node=${n} openRun=${openRun} />`)}</ul>`}
+    </li>`;
+}
+
+export function RunView({ runId, runUiPrefix, openThread, openRun }) {
+  const path = `/v1/runs/${enc(runId)}`;
+  const [run, setRun] = useState(null);
+  const [error, setError] = useState('');
+  const [live, setLive] = useState('');
+  useEffect(() => {
+    const stop = new AbortController();
+    api('GET', path).then(setRun, (err) => setError(err.message));
+    setLive('live');
+    streamEvents(`${path}/events`, (event, data) => {
+      if (event === 'state') setRun(data);
+      if (event === 'done') setLive('ended');
+    }, stop.signal)
+      .then(() => setLive((s) => (s === 'live' ? 'ended' : s)))
+      .catch((err) => { if (!stop.signal.aborted) setLive(`stopped: ${err.message}`); });
+    return () => stop.abort();
+  }, [runId]);
+
+  if (!run) return html`<${ErrorLine} error=${error} /><p>Loading ${runId}…</p>`;
+  return html`
+    <section>
+      <h2>Run <code>${run.runId}</code></h2>
+      <p><b>${run.goal}</b></p>
+      <p>Status <b data-testid="run-status">${run.status}</b> <span class="muted">(${live})</span> · user ${run.userId} · updated ${when(run.updatedAt)}
+        · <a href=${runUiPrefix + enc(run.runId)} target="_blank" rel="noopener" data-testid="web-ui">open in the Temporal Web UI</a>
+        ${run.threadId && html` · <a href="#" onClick=${(e) => { e.preventDefault(); openThread(run.threadId); }}>its memory thread</a>`}
+        ${run.parentRunId && html` · <a href="#" onClick=${(e) => { e.preventDefault(); openRun(run.parentRunId); }}>parent run</a>`}</p>
+      ${run.finalAnswer && html`<p>Answer: ${run.finalAnswer}</p>`}
+      ${run.lastError && html`<p class="error">${run.lastError}</p>`}
+      ${run.tree
+        ? html`<h3>Task tree</h3><ul><${TaskTree} node=${run.tree} openRun=${openRun} /></ul>${run.progress && html`<pre>${run.progress}</pre>`}`
+        : html`<h3>Steps</h3><${Steps} steps=${run.steps} openRun=${openRun} />`}
+    </section>`;
+}

@@ -1,0 +1,193 @@
+/**
+ * The memory inspector (`GET /inspector`) in a real headless browser: the page over the real REST
+ * API, a real Temporal server and worker, the file memory store, the stub model server behind the
+ * real `openai` client. A person opens a thread, sees its chunks, adds one, rolls back; the API
+ * agrees with what the page shows. With THREADLINE_AUTH=apikey the page's calls carry the key.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { openLongTerm, type OpenLongTerm } from '../../src/store/longterm/open-longterm';
+import { openMemory, type OpenMemory } from '../../src/store/open-memory';
+import { launchBrowser, withPage } from '../helpers/browser';
+import { requestJson } from '../helpers/http';
+import { startKeyedApi, type KeyedApi } from '../helpers/keyed-api';
+import { startRunsApi, type RunsApi } from '../helpers/runs-api';
+import { answer, cont, respondStep } from '../helpers/scenarios';
+import { StubModelServer } from '../helpers/stub-model-server';
+import { testConfig, waitFor } from '../helpers/temporal-env';
+
+const stub = new StubModelServer();
+const keyedStub = new StubModelServer();
+let api: RunsApi;
+let memory: OpenMemory;
+let longterm: OpenLongTerm;
+let keyed: KeyedApi;
+let browser: Browser;
+
+before(async () => {
+  const config = testConfig();
+  memory = await openMemory(config);
+  longterm = await openLongTerm(config);
+  api = await startRunsApi(stub, { config, app: { memory: memory.memory, longterm: { longterm: longterm.longterm }, events: { pollMs: 50, heartbeatMs: 1000 } } });
+  keyed = await startKeyedApi(keyedStub);
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await api?.stop();
+  await keyed?.stop();
+  await memory?.close();
+  await longterm?.close();
+});
+
+interface ThreadJson {
+  headStateId: string;
+  state: { stateId: string; chunkIds: string[] };
+  chunks: { id: string; content: { kind: string; text?: string } }[];
+}
+interface StateJson {
+  state: { stateId: string; chunkIds: string[] };
+}
+interface AuditJson {
+  operations: { kind: string; origin: string; operation: { op: string; toStateId?: string } | null }[];
+}
+
+/** A call that must answer `status`; returns the body. */
+async function call<T = Record<string, unknown>>(base: string, status: number, method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const res = await requestJson<T>(base, method, route, body, headers);
+  assert.equal(res.status, status, `${method} ${route}: ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+const addText = (text: string) => ({ operation: { op: 'add', chunks: [{ type: 'user', content: { kind: 'text', text } }] }, reason: 'test setup' });
+
+/** Enters the user id, loads the lists and opens `threadId`; waits for its chunks. */
+async function openThread(page: Page, base: string, userId: string, threadId: string): Promise<void> {
+  await page.goto(`${base}/inspector`);
+  await page.fill('input[name="userId"]', userId);
+  await page.click('button:has-text("Load")');
+  await page.click(`[data-testid="threads"] button:has-text("${threadId}")`);
+  await page.waitForSelector('[data-testid="chunks"]');
+}
+
+test('the inspector shows a thread and its chunks, adds a chunk, rolls back to an earlier state, and shows a run', async () => {
+  const userId = 'inspector-alice';
+  const t = `/v1/threads`;
+  const { threadId } = await call<{ threadId: string }>(api.url, 201, 'POST', t, { userId, limits: { soft: 3000, hard: 4000 } });
+  const first = await call<{ stateId: string }>(api.url, 201, 'POST', `${t}/${threadId}/operations`, addText('first note: metric units'));
+  await call(api.url, 201, 'POST', `${t}/${threadId}/operations`, addText('second note: prefers tea'));
+  const third = await call<{ stateId: string }>(api.url, 201, 'POST', `${t}/${threadId}/operations`, addText('third note: lives in Porto'));
+  const firstState = await call<StateJson>(api.url, 200, 'GET', `${t}/${threadId}/states/${first.stateId}`);
+
+  const goal = 'inspector: say hello';
+  stub.script(goal, { execution_plan: [{ steps: [respondStep] }], replan_decision: [cont], final_answer: [answer('hello from the run')] });
+  const { runId } = await call<{ runId: string }>(api.url, 201, 'POST', '/v1/runs', { userId, goal });
+  await waitFor('the run to complete', async () => (await call<{ status: string }>(api.url, 200, 'GET', `/v1/runs/${runId}`)).status === 'completed');
+
+  await withPage(browser, 'inspector-rollback', async (page) => {
+    await openThread(page, api.url, userId, threadId);
+    const head = page.locator('[data-testid="head"]');
+    assert.equal(await head.textContent(), third.stateId);
+    const chunks = page.locator('[data-testid="chunks"]');
+    for (const text of ['first note', 'second note', 'third note']) assert.ok((await chunks.textContent())?.includes(text), `chunk "${text}" shown`);
+    assert.match((await page.locator('[data-testid="tokens"]').textContent()) ?? '', /\d+ tokens · soft 3000 · hard 4000/);
+
+    // A person adds a chunk through the page: the API has it at the head, of origin user.
+    await page.fill('[data-testid="add-chunk"] textarea[name="text"]', 'added in the browser');
+    await page.click('[data-testid="add-chunk"] button:has-text("Add")');
+    await chunks.locator('text=added in the browser').waitFor();
+    const afterAdd = await call<ThreadJson>(api.url, 200, 'GET', `${t}/${threadId}`);
+    assert.equal(afterAdd.chunks.at(-1)?.content.text, 'added in the browser');
+    await waitFor('the new head on the page', async () => (await head.textContent()) === afterAdd.headStateId);
+
+    // Roll back to the state after the first note.
+    await page.locator(`tr[data-state="${first.stateId}"] button:has-text("Rollback")`).click();
+    const shownHead = await waitFor('the rolled-back head on the page', async () => {
+      const text = await head.textContent();
+      return text && text !== afterAdd.headStateId && !((await chunks.textContent()) ?? '').includes('third note') ? text : undefined;
+    });
+
+    const thread = await call<ThreadJson>(api.url, 200, 'GET', `${t}/${threadId}`);
+    assert.equal(shownHead, thread.headStateId, 'the page shows the API head');
+    assert.deepEqual(thread.state.chunkIds, firstState.state.chunkIds, 'the new head holds the rolled-back state');
+    const shownChunks = (await chunks.textContent()) ?? '';
+    assert.ok(shownChunks.includes('first note') && !shownChunks.includes('second note') && !shownChunks.includes('added in the browser'));
+    const audit = await call<AuditJson>(api.url, 200, 'GET', `${t}/${threadId}/audit?kind=rollback`);
+    assert.equal(audit.operations.length, 1);
+    assert.equal(audit.operations[0]?.origin, 'user');
+    assert.equal(audit.operations[0]?.operation?.toStateId, first.stateId);
+    // The live stream told the page of it too.
+    await page.locator('[data-testid="live"] li', { hasText: 'rollback by user' }).waitFor();
+
+    // A person edits a chunk of the head: a new chunk replaces it, and the API has it.
+    await chunks.locator('button:has-text("Edit")').first().click();
+    await page.fill('[data-testid="chunk-editor"] textarea[name="content"]', 'first note: metric units, always');
+    await page.click('[data-testid="chunk-editor"] button:has-text("Save")');
+    await chunks.locator('text=metric units, always').waitFor();
+    const edited = await call<ThreadJson>(api.url, 200, 'GET', `${t}/${threadId}`);
+    assert.equal(edited.chunks[0]?.content.text, 'first note: metric units, always');
+
+    // The run: its steps, answer and its link to the Temporal Web UI.
+    await page.click(`[data-testid="runs"] button:has-text("${goal}")`);
+    await page.locator('[data-testid="run-status"]', { hasText: 'completed' }).waitFor();
+    assert.ok(((await page.locator('[data-testid="steps"]').textContent()) ?? '').includes('Answer the user'));
+    const link = await page.locator('[data-testid="web-ui"]').getAttribute('href');
+    assert.ok(link?.endsWith(`/workflows/${encodeURIComponent(runId)}`), `Web UI link: ${link}`);
+  });
+});
+
+test('with THREADLINE_AUTH=apikey the page loads without a key and its API calls send the key entered', async () => {
+  const userId = 'inspector-bob';
+  const key = await keyed.keyFor(userId);
+  const auth = { authorization: `Bearer ${key}` };
+  const { threadId } = await call<{ threadId: string }>(keyed.url, 201, 'POST', '/v1/threads', {}, auth);
+  await call(keyed.url, 201, 'POST', `/v1/threads/${threadId}/operations`, addText('a keyed note'), auth);
+  const page = await fetch(`${keyed.url}/inspector`);
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /importmap/);
+  // Its modules load without a key too; nothing else beside them does (not the route's own source).
+  assert.equal((await fetch(`${keyed.url}/inspector/vendor/preact/preact.mjs`)).status, 200);
+  assert.equal((await fetch(`${keyed.url}/inspector/app.js`)).status, 200);
+  assert.equal((await fetch(`${keyed.url}/inspector/inspector-routes.ts`)).status, 401);
+  assert.equal((await fetch(`${api.url}/inspector/inspector-routes.ts`)).status, 404);
+
+  await withPage(browser, 'inspector-apikey', async (page) => {
+    await page.goto(`${keyed.url}/inspector`);
+    await page.fill('input[name="userId"]', userId);
+    await page.click('button:has-text("Load")');
+    await page.locator('[role="alert"]', { hasText: '401' }).waitFor();
+
+    await page.fill('input[name="apiKey"]', key);
+    await page.click('button:has-text("Load")');
+    await page.click(`[data-testid="threads"] button:has-text("${threadId}")`);
+    await page.locator('[data-testid="chunks"]', { hasText: 'a keyed note' }).waitFor();
+    // The live stream is read with the key too (EventSource could not send it).
+    await page.locator('[data-testid="live"] li', { hasText: 'add by user' }).waitFor();
+    assert.equal(await page.evaluate("localStorage.getItem('threadline.inspector.apiKey')"), key, 'the key is kept in localStorage');
+  });
+});
+
+test("the inspector shows a user's long-term facts with their validity, and searches them", async () => {
+  const userId = 'inspector-carol';
+  const fact = { subject: 'I', predicate: 'live in', object: 'Lisbon', text: 'Carol lives in Lisbon' };
+  await call(api.url, 201, 'POST', `/v1/users/${userId}/facts`, fact);
+  await call(api.url, 201, 'POST', `/v1/users/${userId}/facts`, { ...fact, object: 'Porto', text: 'Carol lives in Porto' });
+  await withPage(browser, 'inspector-longterm', async (page) => {
+    await page.goto(`${api.url}/inspector`);
+    await page.fill('input[name="userId"]', userId);
+    await page.click('button:has-text("Load")');
+    await page.click('button:has-text("Long-term memory")');
+    const facts = page.locator('[data-testid="facts"]');
+    await facts.locator('text=Carol lives in Porto').waitFor();
+    // The superseded fact is listed with the end of its validity; the current one as valid.
+    const lisbon = facts.locator('tr', { hasText: 'Carol lives in Lisbon' });
+    const porto = facts.locator('tr', { hasText: 'Carol lives in Porto' });
+    assert.notEqual(await lisbon.locator('td').nth(2).textContent(), 'valid');
+    assert.equal(await lisbon.locator('button:has-text("End")').count(), 0, 'an ended fact cannot be ended again');
+    assert.equal(await porto.locator('td').nth(2).textContent(), 'valid');
+    await page.fill('input[name="query"]', 'where does Carol live');
+    await page.click('button:has-text("Search")');
+    await page.locator('[data-testid="search-results"] tr', { hasText: 'Carol lives in Porto' }).waitFor();
+  });
+});
