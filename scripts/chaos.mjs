@@ -7,8 +7,9 @@
 // survives a restart on the same port), the worker (test/helpers/crash-worker.ts: the production
 // worker plus a non-idempotent `tally` tool that appends each execution to DATA_DIR/tally.log), the
 // REST API (src/api/server.ts), and the stub model server (bench/chaos/model-server.ts; it is the
-// outside world and is never killed). Then it starts --runs runs over REST during the first half
-// of --duration seconds, every other one asking the user (answered over REST once it waits), while
+// outside world and is never killed). Then it starts --runs runs over REST during the first 80 %
+// of --duration seconds, every other one asking the user (answered over REST 0.5–3.5 s after it
+// waits), while
 // it SIGKILLs the worker, the API and the Temporal server --kills times each, at times drawn from
 // --seed, restarting each after a short delay. A process that dies by itself is restarted too
 // (counted). Every client call retries on connection errors and 5xx.
@@ -223,7 +224,7 @@ async function startRun(i, ask, deadline) {
     startAttempts.push(tag);
     const r = await call('POST', '/v1/runs', { userId: USER, goal: `chaos ${tag} ${ask ? 'ask' : 'noask'}` });
     if (r.status === 201) {
-      const run = { i, tag, ask, runId: r.json.runId, orphan: false, problems: [] };
+      const run = { i, tag, ask, runId: r.json.runId, orphan: false, problems: [], replyDelayMs: Math.round(500 + 3000 * prng(SEED * 1000 + i)()) };
       runs.push(run);
       return run;
     }
@@ -246,6 +247,7 @@ async function driveRun(run, deadline) {
       const status = r?.json?.status;
       if (!r || r.status !== 200 || TERMINAL.has(status) || Date.now() > deadline) break;
       if (status === 'waiting_user') {
+        await sleep(run.replyDelayMs ?? 0); // a person takes a moment: the run stays parked across kills
         run.reply = { text: `reply-for-${run.runId}`, outcome: 'unsent' };
         let uncertain = false;
         for (;;) {
@@ -389,15 +391,15 @@ try {
       if (wait > 0) await sleep(wait);
       say(`SIGKILL ${ev.kind}, restart in ${ev.delayMs} ms`);
       const killed = await targets[ev.kind].killAndRestart(ev.delayMs);
-      say(killed ? `${ev.kind} back (down ${((Date.now() - t0 - ev.atMs) / 1000).toFixed(1)} s)` : `${ev.kind} was not running; skipped`);
+      say(killed ? `${ev.kind} back (down ${(targets[ev.kind].downMs.at(-1) / 1000).toFixed(1)} s)` : `${ev.kind} was not running; skipped`);
     }
   })();
 
-  // Runs start in the first half of the window, alternating asking and not.
+  // Runs start over the first 80 % of the window, alternating asking and not, so kills find them in every phase.
   const deadline = t0 + (DURATION_S + SETTLE_S) * 1000;
   const drivers = [];
   const starts = Array.from({ length: RUNS }, async (_, i) => {
-    await sleep((i * DURATION_S * 500) / RUNS);
+    await sleep((i * DURATION_S * 800) / RUNS);
     const run = await startRun(i, i % 2 === 0, deadline);
     if (run) drivers.push(driveRun(run, deadline));
   });

@@ -4,7 +4,7 @@
  * script. Every reply is a function of the request alone, so a call repeated after a crash gets
  * the same reply again. Prints `chaos-model: <url>` once it listens.
  *
- *   plan:   tally <tag>-a → wait 1 s → [ask_user] → tally <tag>-b → respond
+ *   plan:   tally <tag>-a → wait 2 s → [ask_user] → tally <tag>-b → respond
  *   answer: `done <tag>` plus ` with <reply>` when the run got one (`reply-for-…` in its prompt)
  */
 import { answer, askStep, cont, respondStep, toolStep } from '../../test/helpers/scenarios';
@@ -24,7 +24,7 @@ function chaosReply(req: StubRequest): unknown {
       return {
         steps: [
           toolStep('tally', { label: `${tag}-a` }),
-          toolStep('wait', { seconds: 1 }),
+          toolStep('wait', { seconds: 2 }),
           ...(ask === 'ask' ? [askStep(`Which reply, ${tag}?`)] : []),
           toolStep('tally', { label: `${tag}-b` }),
           respondStep,
