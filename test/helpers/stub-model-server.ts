@@ -33,6 +33,11 @@ export class StubModelServer {
   url = '';
   /** Extra latency per reply, to widen windows in crash tests. */
   delayMs = 0;
+  /**
+   * Replies for requests no script covers (the chaos test's goals are made up as it goes, and a
+   * call repeated after a crash must get the same reply again): undefined still counts as a miss.
+   */
+  fallback?: (req: StubRequest) => unknown;
 
   /** Scripts the replies for runs whose goal is exactly `goal`. */
   script(goal: string, script: StubScript): void {
@@ -72,12 +77,13 @@ export class StubModelServer {
     const request: StubRequest = { name, goal, messages, body };
     this.requests.push(request);
     const queue = this.scripts.get(goal)?.[name];
-    if (!queue || queue.length === 0) {
+    const fallback = !queue || queue.length === 0 ? this.fallback?.(request) : undefined;
+    if ((!queue || queue.length === 0) && fallback === undefined) {
       this.misses.push(request);
       res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `stub: no scripted ${name} reply for goal "${goal}"` } }));
       return;
     }
-    const next = queue.shift();
+    const next = fallback !== undefined ? fallback : queue!.shift();
     const reply: unknown = typeof next === 'function' ? await (next as (r: StubRequest) => unknown)(request) : next;
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
     const content = typeof reply === 'string' ? reply : JSON.stringify(reply);

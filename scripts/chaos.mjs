@@ -1,0 +1,465 @@
+// `npm run chaos` — the chaos proof (issue 11): real processes are SIGKILLed at random while runs
+// go on, and nothing is lost, repeated or broken.
+//
+//   npm run chaos -- [--runs 12] [--duration 60] [--seed 1] [--kills 3] [--settle 180] [--keep]
+//
+// It starts, each as its own process: a Temporal dev server with its data in a SQLite file (so it
+// survives a restart on the same port), the worker (test/helpers/crash-worker.ts: the production
+// worker plus a non-idempotent `tally` tool that appends each execution to DATA_DIR/tally.log), the
+// REST API (src/api/server.ts), and the stub model server (bench/chaos/model-server.ts; it is the
+// outside world and is never killed). Then it starts --runs runs over REST during the first 80 %
+// of --duration seconds, every other one asking the user (answered over REST 0.5–3.5 s after it
+// waits), while
+// it SIGKILLs the worker, the API and the Temporal server --kills times each, at times drawn from
+// --seed, restarting each after a short delay. A process that dies by itself is restarted too
+// (counted). Every client call retries on connection errors and 5xx.
+//
+// At the end, for every run (also any run whose 201 was lost and whose start was sent again):
+// it reached `completed` with the expected answer; its reply, when it asked, is in its
+// observations exactly once (no reply lost, none taken twice); each tally step ran exactly once
+// (no completed tool step repeated); its memory thread's head exists and its state chain is
+// whole. Prints a summary and exits 1 on any violation. Logs and data stay in a temporary
+// directory when something failed (or with --keep).
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { parseArgs } from 'node:util';
+import { ROOT, binPath, bold, ensureDeps, ensureTemporal, fail, freePort, log, sleep, startTemporalDev, stopProcess, stopTemporalServers } from './lib.mjs';
+
+// ---- options
+let opts;
+try {
+  ({ values: opts } = parseArgs({
+    options: {
+      runs: { type: 'string', default: '12' },
+      duration: { type: 'string', default: '60' },
+      seed: { type: 'string', default: '1' },
+      kills: { type: 'string', default: '3' },
+      settle: { type: 'string', default: '180' },
+      keep: { type: 'boolean', default: false },
+    },
+  }));
+} catch (err) {
+  fail(`${err.message} (see the top of scripts/chaos.mjs)`);
+}
+const int = (name, min) => {
+  const v = Number(opts[name]);
+  if (!Number.isInteger(v) || v < min) fail(`--${name}: expected an integer ≥ ${min}, got "${opts[name]}"`);
+  return v;
+};
+const RUNS = int('runs', 1);
+const DURATION_S = int('duration', 5);
+const SEED = int('seed', 0);
+const KILLS = int('kills', 0);
+const SETTLE_S = int('settle', 10);
+const USER = `chaos-${SEED}`;
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+const POLL_MS = 400;
+
+/** mulberry32: a small seeded PRNG, so a seed always gives the same kill schedule. */
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const rng = prng(SEED);
+
+// ---- scratch directory: data, SQLite file, logs
+ensureDeps();
+const bin = await ensureTemporal();
+const dir = mkdtempSync(path.join(os.tmpdir(), 'threadline-chaos-'));
+const dataDir = path.join(dir, 'data');
+const logDir = path.join(dir, 'logs');
+mkdirSync(logDir, { recursive: true });
+const dbFile = path.join(dir, 'temporal.sqlite');
+const began = Date.now();
+const elapsed = () => ((Date.now() - began) / 1000).toFixed(1).padStart(6);
+const say = (msg) => log(`${elapsed()}s ${msg}`);
+let shuttingDown = false;
+
+// ---- child processes
+/** A `node --import tsx <entry>` child, resolved once a line of its output matches `ready`. */
+function startNode(name, entry, env, ready) {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logFile = path.join(logDir, `${name}.log`);
+  const tail = [];
+  return new Promise((resolve, reject) => {
+    let ok = false;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${name} did not start within 90 s:\n${tail.join('\n')}`));
+    }, 90_000);
+    for (const stream of [child.stdout, child.stderr]) {
+      readline.createInterface({ input: stream }).on('line', (line) => {
+        appendFileSync(logFile, `${line}\n`);
+        tail.push(line);
+        if (tail.length > 30) tail.shift();
+        const m = !ok && ready.exec(line);
+        if (m) {
+          ok = true;
+          clearTimeout(timer);
+          resolve({ process: child, match: m });
+        }
+      });
+    }
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (!ok) reject(new Error(`${name} exited (${signal ?? code}) before it started:\n${tail.join('\n')}`));
+    });
+  });
+}
+
+/**
+ * One supervised process: started (with retries), SIGKILLed on purpose by the chaos loop, and
+ * restarted like a process manager would when it dies by itself.
+ */
+class Managed {
+  constructor(name, startFn, { group = false } = {}) {
+    Object.assign(this, { name, startFn, group, child: null, kills: 0, unplanned: 0, downMs: [], killing: false });
+  }
+
+  async start() {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { process: child, match } = await this.startFn();
+        this.child = child;
+        this.match = match; // the ready line (the model server's URL)
+        child.once('exit', (code, signal) => {
+          if (this.killing || shuttingDown || this.child !== child) return;
+          this.unplanned++;
+          say(`${this.name} exited by itself (${signal ?? `code ${code}`}); restarting it`);
+          this.child = null;
+          void sleep(1000).then(() => this.start());
+        });
+        return;
+      } catch (err) {
+        if (shuttingDown) return;
+        say(`${this.name} did not start (attempt ${attempt}): ${String(err.message).split('\n')[0]}`);
+        await sleep(Math.min(5000, 500 * attempt));
+      }
+    }
+  }
+
+  /** SIGKILL (the whole process group for the Temporal server), then a restart after `delayMs`. */
+  async killAndRestart(delayMs) {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return false;
+    this.killing = true;
+    const t0 = Date.now();
+    const exited = new Promise((r) => child.once('exit', r));
+    try {
+      if (this.group) process.kill(-child.pid, 'SIGKILL');
+      else child.kill('SIGKILL');
+    } catch {
+      /* already gone */
+    }
+    await exited;
+    this.kills++;
+    this.child = null;
+    this.killing = false;
+    await sleep(delayMs);
+    await this.start();
+    this.downMs.push(Date.now() - t0);
+    return true;
+  }
+
+  async stop() {
+    const child = this.child;
+    this.child = null;
+    if (child) await stopProcess(child, { graceMs: 5000, group: this.group });
+  }
+}
+
+// ---- HTTP client: every call retried on connection errors and 5xx until it gets an answer
+let apiUrl = '';
+async function call(method, urlPath, body) {
+  try {
+    const res = await fetch(`${apiUrl}${urlPath}`, {
+      method,
+      headers: body ? { 'content-type': 'application/json' } : {},
+      body: body ? JSON.stringify(body) : undefined,
+      signal: AbortSignal.timeout(15_000),
+    });
+    const text = await res.text();
+    let json = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
+    return { status: res.status, json, text };
+  } catch (err) {
+    return { status: 0, json: null, text: err.message };
+  }
+}
+const retryable = (r) => r.status === 0 || r.status >= 500;
+const stats = { retries: 0 };
+/** GET until a non-retryable answer, or null at the deadline. */
+async function getSettled(urlPath, deadline) {
+  for (;;) {
+    const r = await call('GET', urlPath);
+    if (!retryable(r)) return r;
+    stats.retries++;
+    if (Date.now() > deadline) return null;
+    await sleep(POLL_MS);
+  }
+}
+
+// ---- runs
+/** Every run under test: {i, tag, ask, runId, orphan, reply?: {text, outcome}, problems: []} */
+const runs = [];
+const startAttempts = []; // tags sent in POST /v1/runs
+const refusals = [];
+
+async function startRun(i, ask, deadline) {
+  for (let attempt = 1; Date.now() < deadline; attempt++) {
+    const tag = `r${i}.${attempt}`; // a new goal per attempt: a run whose 201 was lost stays apart
+    startAttempts.push(tag);
+    const r = await call('POST', '/v1/runs', { userId: USER, goal: `chaos ${tag} ${ask ? 'ask' : 'noask'}` });
+    if (r.status === 201) {
+      const run = { i, tag, ask, runId: r.json.runId, orphan: false, problems: [], replyDelayMs: Math.round(500 + 3000 * prng(SEED * 1000 + i)()) };
+      runs.push(run);
+      return run;
+    }
+    if (!retryable(r)) {
+      refusals.push(`start of run ${i}: ${r.status} ${r.text.slice(0, 200)}`);
+      return null;
+    }
+    stats.retries++;
+    await sleep(500);
+  }
+  refusals.push(`start of run ${i}: no answer before the deadline`);
+  return null;
+}
+
+/** Waits for the question, replies (retrying), then waits for the end. */
+async function driveRun(run, deadline) {
+  if (run.ask) {
+    for (;;) {
+      const r = await getSettled(`/v1/runs/${run.runId}`, deadline);
+      const status = r?.json?.status;
+      if (!r || r.status !== 200 || TERMINAL.has(status) || Date.now() > deadline) break;
+      if (status === 'waiting_user') {
+        await sleep(run.replyDelayMs ?? 0); // a person takes a moment: the run stays parked across kills
+        run.reply = { text: `reply-for-${run.runId}`, outcome: 'unsent' };
+        let uncertain = false;
+        for (;;) {
+          const rr = await call('POST', `/v1/runs/${run.runId}/reply`, { text: run.reply.text });
+          if (rr.status === 202) {
+            run.reply.outcome = 'accepted';
+            break;
+          }
+          if (retryable(rr)) {
+            uncertain = true; // it may have been taken before the connection broke
+            stats.retries++;
+            if (Date.now() > deadline) break;
+            await sleep(POLL_MS);
+            continue;
+          }
+          run.reply.outcome = uncertain && rr.status === 409 ? 'uncertain' : `refused ${rr.status}`;
+          break;
+        }
+        break;
+      }
+      await sleep(POLL_MS);
+    }
+  }
+  for (;;) {
+    const r = await getSettled(`/v1/runs/${run.runId}`, deadline);
+    if (!r || Date.now() > deadline) return;
+    if (r.status === 200 && TERMINAL.has(r.json?.status)) return;
+    if (run.ask && r.json?.status === 'waiting_user' && !run.reply) return driveRun(run, deadline); // an orphan found waiting
+    await sleep(POLL_MS);
+  }
+}
+
+// ---- checks
+function tallyCounts() {
+  const file = path.join(dataDir, 'tally.log');
+  const counts = new Map();
+  if (!existsSync(file)) return counts;
+  for (const label of readFileSync(file, 'utf8').split('\n').filter(Boolean)) counts.set(label, (counts.get(label) ?? 0) + 1);
+  return counts;
+}
+
+async function checkRun(run, tally, deadline) {
+  const p = run.problems;
+  const r = await getSettled(`/v1/runs/${run.runId}`, deadline);
+  if (!r || r.status !== 200) return void p.push(`state not readable (${r?.status ?? 'timeout'})`);
+  const s = r.json;
+  run.status = s.status;
+  if (s.status !== 'completed') p.push(`status ${s.status}${s.lastError ? ` (${String(s.lastError).slice(0, 120)})` : ''}`);
+  const expected = run.ask ? `done ${run.tag} with reply-for-${run.runId}` : `done ${run.tag}`;
+  run.answerOk = s.finalAnswer === expected;
+  if (s.status === 'completed' && !run.answerOk) p.push(`answer ${JSON.stringify(s.finalAnswer)}, expected ${JSON.stringify(expected)}`);
+  const notDone = s.steps.filter((st) => st.status !== 'completed');
+  if (s.status === 'completed' && notDone.length) p.push(`steps not completed: ${notDone.map((st) => st.id).join(', ')}`);
+  // Replies: the one sent is there exactly once; a run that did not ask has none.
+  const replies = s.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content);
+  run.replies = replies.length;
+  if (run.ask) {
+    if (run.reply?.outcome === 'accepted' && !replies.includes(run.reply.text)) p.push('reply accepted (202) but lost');
+    if (replies.length !== 1 || replies[0] !== run.reply?.text) p.push(`replies in state ${JSON.stringify(replies)}, expected exactly the one sent`);
+  } else if (replies.length) p.push(`unexpected replies ${JSON.stringify(replies)}`);
+  // Tool steps: each tally label ran exactly once.
+  run.tally = ['a', 'b'].map((x) => tally.get(`${run.tag}-${x}`) ?? 0);
+  if (s.status === 'completed' && run.tally.some((n) => n !== 1)) p.push(`tally steps ran ${run.tally.join('/')} times, expected 1/1`);
+  // Memory thread: the head exists and the chain of states is whole.
+  run.threadOk = false;
+  if (!s.threadId) return void p.push('no memory thread');
+  const t = await getSettled(`/v1/threads/${encodeURIComponent(s.threadId)}`, deadline);
+  if (!t || t.status !== 200) return void p.push(`thread ${s.threadId} not readable (${t?.status ?? 'timeout'})`);
+  if (!t.json.headStateId || t.json.state?.stateId !== t.json.headStateId) return void p.push(`thread head ${t.json.headStateId} not the state read (${t.json.state?.stateId})`);
+  const st = await getSettled(`/v1/threads/${encodeURIComponent(s.threadId)}/states`, deadline);
+  if (!st || st.status !== 200) return void p.push(`thread states not readable (${st?.status ?? 'timeout'})`);
+  const ids = new Set(st.json.states.map((x) => x.stateId));
+  const dangling = st.json.states.filter((x) => x.parentStateId && !ids.has(x.parentStateId));
+  if (!ids.has(t.json.headStateId)) p.push('thread head missing from its states');
+  else if (dangling.length) p.push(`thread states with a missing parent: ${dangling.length}`);
+  else run.threadOk = true;
+}
+
+// ---- main
+const workflowBundle = process.env.THREADLINE_WORKFLOW_BUNDLE && existsSync(process.env.THREADLINE_WORKFLOW_BUNDLE) ? process.env.THREADLINE_WORKFLOW_BUNDLE : path.join(dir, 'workflow-bundle.js');
+const model = new Managed('model', () => startNode('model', 'bench/chaos/model-server.ts', process.env, /^chaos-model: (\S+)/));
+let temporal, worker, api;
+let exitCode = 1;
+const shutdown = async () => {
+  shuttingDown = true;
+  await Promise.all([api?.stop(), worker?.stop()]);
+  await model.stop();
+  await stopTemporalServers();
+};
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => void shutdown().then(() => process.exit(130)));
+
+try {
+  const [temporalPort, apiPort] = [await freePort(), await freePort()];
+  say(`data and logs in ${dir}`);
+  const bundling =
+    workflowBundle === process.env.THREADLINE_WORKFLOW_BUNDLE
+      ? Promise.resolve()
+      : new Promise((resolve, reject) => {
+          const child = spawn(binPath('tsx'), ['scripts/bundle-workflows.ts', workflowBundle], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+          child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bundling the workflows failed (${code})`))));
+        });
+  temporal = new Managed(
+    'temporal',
+    () => startTemporalDev({ bin, dbFile, port: temporalPort, uiPort: null, onLine: (line) => appendFileSync(path.join(logDir, 'temporal.log'), `${line}\n`) }),
+    { group: true },
+  );
+  await Promise.all([temporal.start(), model.start(), bundling]);
+  const modelUrl = model.match[1];
+  const env = {
+    ...process.env,
+    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+    TEMPORAL_NAMESPACE: 'default',
+    TASK_QUEUE: 'chaos',
+    DATA_DIR: dataDir,
+    THREADLINE_WORKFLOW_BUNDLE: workflowBundle,
+    HOST: '127.0.0.1',
+    PORT: String(apiPort),
+    OPENAI_BASE_URL: modelUrl,
+    OPENAI_API_KEY: 'chaos',
+    AGENT_MODEL: 'stub-model',
+    MEMORY_STORE: 'file',
+    THREADLINE_AUTH: 'none',
+  };
+  delete env.TEMPORAL_UI_PORT;
+  worker = new Managed('worker', () => startNode('worker', 'test/helpers/crash-worker.ts', env, /^crash-worker: running/));
+  api = new Managed('api', () => startNode('api', 'src/api/server.ts', env, /^api: (http\S+)/));
+  await Promise.all([worker.start(), api.start()]);
+  apiUrl = `http://127.0.0.1:${apiPort}`;
+  say(`temporal 127.0.0.1:${temporalPort} (SQLite ${dbFile}), worker, api ${apiUrl}, model ${modelUrl}: all up`);
+  say(bold(`chaos: ${RUNS} runs, ${DURATION_S} s, seed ${SEED}, ${KILLS} kills each of worker, api, temporal`));
+
+  // The kill schedule, from the seed: times in the middle 80 % of the window, then in order.
+  const targets = { worker, api, temporal };
+  const schedule = Object.keys(targets)
+    .flatMap((kind) => Array.from({ length: KILLS }, () => ({ kind, atMs: (0.1 + 0.8 * rng()) * DURATION_S * 1000, delayMs: Math.round(300 + 1200 * rng()) })))
+    .sort((a, b) => a.atMs - b.atMs);
+  const t0 = Date.now();
+  const chaos = (async () => {
+    for (const ev of schedule) {
+      const wait = t0 + ev.atMs - Date.now();
+      if (wait > 0) await sleep(wait);
+      say(`SIGKILL ${ev.kind}, restart in ${ev.delayMs} ms`);
+      const killed = await targets[ev.kind].killAndRestart(ev.delayMs);
+      say(killed ? `${ev.kind} back (down ${(targets[ev.kind].downMs.at(-1) / 1000).toFixed(1)} s)` : `${ev.kind} was not running; skipped`);
+    }
+  })();
+
+  // Runs start over the first 80 % of the window, alternating asking and not, so kills find them in every phase.
+  const deadline = t0 + (DURATION_S + SETTLE_S) * 1000;
+  const drivers = [];
+  const starts = Array.from({ length: RUNS }, async (_, i) => {
+    await sleep((i * DURATION_S * 800) / RUNS);
+    const run = await startRun(i, i % 2 === 0, deadline);
+    if (run) drivers.push(driveRun(run, deadline));
+  });
+  await Promise.all(starts);
+  await chaos;
+  say('chaos window over; all processes up');
+
+  // Runs whose 201 was lost and whose start was sent again: found by listing, driven and checked too.
+  const listed = await getSettled(`/v1/runs?userId=${USER}`, deadline);
+  const known = new Set(runs.map((r) => r.runId));
+  for (const summary of listed?.json?.runs ?? []) {
+    if (known.has(summary.runId)) continue;
+    const m = /^chaos (r(\d+)\.\d+) (ask|noask)$/.exec(summary.goal ?? '');
+    if (!m) continue;
+    const run = { i: Number(m[2]), tag: m[1], ask: m[3] === 'ask', runId: summary.runId, orphan: true, problems: [] };
+    runs.push(run);
+    drivers.push(driveRun(run, deadline));
+    say(`found run ${run.runId} (${run.tag}) whose start answer was lost`);
+  }
+  await Promise.all(drivers);
+  say('all runs settled; checking');
+
+  const tally = tallyCounts();
+  await Promise.all(runs.map((run) => checkRun(run, tally, Date.now() + 60_000)));
+  runs.sort((a, b) => a.i - b.i || a.tag.localeCompare(b.tag));
+  // A tally label of no run we know: a run we never found.
+  const ownLabels = new Set(runs.flatMap((r) => [`${r.tag}-a`, `${r.tag}-b`]));
+  const strays = [...tally.keys()].filter((l) => !ownLabels.has(l));
+
+  // ---- report
+  const violations = [...refusals, ...strays.map((l) => `tally label ${l} of an unknown run`), ...runs.flatMap((r) => r.problems.map((p) => `${r.tag} ${r.runId}: ${p}`))];
+  const pad = (s, w) => String(s).padEnd(w);
+  console.log(`\n${bold('Chaos test')} — ${RUNS} runs, duration ${DURATION_S} s, seed ${SEED}, ${KILLS} kills per kind, ${((Date.now() - began) / 1000).toFixed(0)} s in all\n`);
+  console.log(`  ${pad('process', 10)}${pad('SIGKILLs', 10)}${pad('died by itself', 16)}down (kill → up again)`);
+  for (const [name, p] of Object.entries(targets)) {
+    const d = p.downMs;
+    const span = d.length ? `${(Math.min(...d) / 1000).toFixed(1)}–${(Math.max(...d) / 1000).toFixed(1)} s` : '—';
+    console.log(`  ${pad(name, 10)}${pad(p.kills, 10)}${pad(p.unplanned, 16)}${span}`);
+  }
+  console.log(`  client calls retried after a connection error or 5xx: ${stats.retries}\n`);
+  console.log(`  ${pad('run', 8)}${pad('asks', 6)}${pad('status', 11)}${pad('answer', 8)}${pad('reply', 11)}${pad('tally a/b', 11)}${pad('thread', 8)}problems`);
+  for (const r of runs) {
+    console.log(
+      `  ${pad(r.tag + (r.orphan ? '*' : ''), 8)}${pad(r.ask ? 'yes' : 'no', 6)}${pad(r.status ?? '?', 11)}${pad(r.answerOk ? 'ok' : 'WRONG', 8)}` +
+        `${pad(r.ask ? (r.reply?.outcome ?? 'not sent') : '—', 11)}${pad((r.tally ?? []).join('/'), 11)}${pad(r.threadOk ? 'ok' : 'BROKEN', 8)}${r.problems.length ? r.problems.join('; ') : '—'}`,
+    );
+  }
+  if (runs.some((r) => r.orphan)) console.log('  * a run whose 201 was lost to a kill; its start was sent again (a new goal per attempt), both runs are checked');
+  const completed = runs.filter((r) => r.status === 'completed').length;
+  console.log(`\n  runs ${runs.length} (${runs.length - runs.filter((r) => r.orphan).length} accepted), completed ${completed}, replies accepted ${runs.filter((r) => r.reply?.outcome === 'accepted').length}, violations ${violations.length}`);
+  if (violations.length) {
+    console.log(bold('\nVIOLATIONS'));
+    for (const v of violations) console.log(`  - ${v}`);
+  } else console.log(bold('\nPASS: every run completed with its answer, no reply lost, no tool step repeated, every memory thread whole'));
+  exitCode = violations.length ? 1 : 0;
+} catch (err) {
+  console.error(`[threadline] chaos: ${err instanceof Error ? err.stack : err}`);
+  exitCode = 1;
+}
+await shutdown();
+if (exitCode === 0 && !opts.keep) rmSync(dir, { recursive: true, force: true });
+else log(`data and logs kept in ${dir}`);
+process.exit(exitCode);
