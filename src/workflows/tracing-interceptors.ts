@@ -5,7 +5,7 @@
  * the caller's trace. A run started without one pays nothing, not even a tracer provider.
  * The decision comes from the start's headers, which are in history: replay makes it again alike.
  */
-import {
+import type {
   OpenTelemetryInboundInterceptor,
   OpenTelemetryInternalsInterceptor,
   OpenTelemetryOutboundInterceptor,
@@ -15,6 +15,17 @@ import type { WorkflowInboundCallsInterceptor, WorkflowInterceptors, WorkflowInt
 
 /** The header `@temporalio/interceptors-opentelemetry` carries a span context in. */
 const TRACE_HEADER = '_tracer-data';
+
+type OpenTelemetryWorkflowModule = typeof import('@temporalio/interceptors-opentelemetry/lib/workflow');
+
+/**
+ * Loaded only by a traced run: the sandbox evaluates the bundle's modules again for every run it
+ * loads, and the OpenTelemetry SDK is heavy — an untraced run never evaluates it.
+ */
+function loadOpenTelemetry(): OpenTelemetryWorkflowModule {
+  // A lazy load: webpack bundles it like an import, the sandbox evaluates it on first call.
+  return require('@temporalio/interceptors-opentelemetry/lib/workflow') as OpenTelemetryWorkflowModule;
+}
 
 interface Traced {
   inbound: OpenTelemetryInboundInterceptor;
@@ -32,7 +43,8 @@ export const interceptors = (): WorkflowInterceptors => {
   const inbound: WorkflowInboundCallsInterceptor = {
     execute(input, next) {
       if (!hasTrace(input.headers)) return next(input);
-      traced = { inbound: new OpenTelemetryInboundInterceptor(), outbound: new OpenTelemetryOutboundInterceptor(), internals: new OpenTelemetryInternalsInterceptor() };
+      const otel = loadOpenTelemetry();
+      traced = { inbound: new otel.OpenTelemetryInboundInterceptor(), outbound: new otel.OpenTelemetryOutboundInterceptor(), internals: new otel.OpenTelemetryInternalsInterceptor() };
       return traced.inbound.execute(input, next);
     },
     handleSignal(input, next) {
