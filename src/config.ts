@@ -94,6 +94,10 @@ export const ConfigSchema = z.object({
   CLAIM_CHECK_THRESHOLD: z.coerce.number().int().min(0).default(128 * 1024),
   /** Blobs neither written nor read for this many days are deleted by the worker's daily sweep: keep it above the namespace's retention. */
   CLAIM_CHECK_RETENTION_DAYS: z.coerce.number().positive().default(30),
+  /** Level of the API's and the worker's process log (pino, JSON lines on stdout). */
+  LOG_LEVEL: z.preprocess(blankToUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+  /** OTLP/HTTP endpoint traces are exported to (the standard OpenTelemetry variable); no tracing at all when unset. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(blankToUndefined, z.string().url().optional()),
 });
 export type Config = z.infer<typeof ConfigSchema> & { temporalAddress: string; dataDir: string; uiUrl: string; workerCachedWorkflows: number };
 

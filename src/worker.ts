@@ -31,6 +31,11 @@ import { BUILTIN_TOOLS, ToolRegistry } from './tools/registry';
 import type { ToolDefinition } from './tools/tool';
 import { mcpToolSourceFor } from './mcp/tool-source';
 import { bundleWorkflowsInChild } from './workflow-bundle';
+import { logContextInterceptor } from './activities/log-context';
+import { createLogger, installRuntimeLogger } from './telemetry/logger';
+import { tracingActivityInterceptor, workflowSpanSinks } from './telemetry/temporal';
+import { activeTracing, tracingFromConfig, type Tracing } from './telemetry/tracing';
+import type { Logger } from 'pino';
 
 export interface WorkerOptions {
   config: Config;
@@ -49,10 +54,16 @@ export interface WorkerOptions {
   memory?: MemoryService;
   /** Where model usage is recorded. @default the store beside the memory (MEMORY_STORE), closed when the worker stops */
   usage?: UsageStore;
+  /** Where activity spans and workflow spans go. @default the tracing this process installed (src/telemetry/tracing.ts), if any */
+  tracing?: Tracing;
+  /** The worker's own messages. @default a pino logger named "worker" at LOG_LEVEL */
+  logger?: Logger;
 }
 
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const { config } = options;
+  const logger = options.logger ?? createLogger('worker', config);
+  const tracing = options.tracing ?? activeTracing();
   // Tests bundle the workflow code once and share it; otherwise the worker bundles at start, in a child process.
   const bundlePath = process.env.THREADLINE_WORKFLOW_BUNDLE;
   const workflowBundle = bundlePath ? { codePath: bundlePath } : { code: await bundleWorkflowsInChild() };
@@ -80,7 +91,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     await closeStores();
     throw err;
   });
-  if (mcp) console.log(`worker: MCP servers: ${mcp.summary() || 'none configured'}`);
+  if (mcp) logger.info({ mcpServers: mcp.summary() || 'none configured' }, 'MCP servers');
   const runDeps = {
     provider,
     tools,
@@ -121,12 +132,17 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     maxCachedWorkflows: config.workerCachedWorkflows,
     // Runs pass their state to activities as patches; the first restores it (src/engine/state-ref.ts),
     // so the second sees whose run an activity works for when it records the model's usage.
+    // Tracing goes first, so the state restore and everything after it run inside the activity's span;
+    // the log context comes after the state restore, which gives it the run's state to read ids from.
     interceptors: {
       activity: [
+        ...(tracing ? [tracingActivityInterceptor] : []),
         stateRefInterceptor(new StateCache()),
-        recordUsageInterceptor({ store: usage, model: provider.label, ownerOf: (threadId) => memory.ownerOf(threadId), onError: (err) => console.error('usage not recorded:', err) }),
+        logContextInterceptor,
+        recordUsageInterceptor({ store: usage, model: provider.label, ownerOf: (threadId) => memory.ownerOf(threadId), onError: (err) => logger.error({ err }, 'usage not recorded') }),
       ],
     },
+    sinks: workflowSpanSinks(tracing),
   }).catch(async (err: unknown) => {
     await closeStores();
     throw err;
@@ -141,14 +157,20 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const logger = createLogger('worker', config);
+  installRuntimeLogger(logger);
+  const tracing = tracingFromConfig(config, 'threadline-worker');
   const provider = selectProvider(config);
-  const worker = await createWorker({ config, provider });
-  const stopSweeps = config.CLAIM_CHECK_THRESHOLD > 0 ? startBlobSweeps(config, (m) => console.log(`worker: ${m}`)) : async () => undefined;
-  console.log(
-    `worker: task queue "${config.TASK_QUEUE}" on ${config.temporalAddress}, model: ${describeProvider(provider, config)}, ` +
-      `workflow cache: ${config.workerCachedWorkflows} runs`,
+  const worker = await createWorker({ config, provider, logger });
+  const stopSweeps = config.CLAIM_CHECK_THRESHOLD > 0 ? startBlobSweeps(config, (m) => logger.info(m)) : async () => undefined;
+  logger.info(
+    { taskQueue: config.TASK_QUEUE, temporal: config.temporalAddress, model: describeProvider(provider, config), workflowCache: config.workerCachedWorkflows, tracing: tracing ? config.OTEL_EXPORTER_OTLP_ENDPOINT : 'off' },
+    `worker: task queue "${config.TASK_QUEUE}" on ${config.temporalAddress}, model: ${describeProvider(provider, config)}, workflow cache: ${config.workerCachedWorkflows} runs`,
   );
-  await worker.run().finally(stopSweeps);
+  await worker.run().finally(async () => {
+    await stopSweeps();
+    await tracing?.shutdown();
+  });
 }
 
 if (require.main === module) {

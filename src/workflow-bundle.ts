@@ -9,7 +9,12 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 
 /** Builds the bundle in this process. */
 export async function bundleWorkflows(): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: new DefaultLogger('WARN') });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('./workflows'),
+    // Always bundled; they trace only runs a tracing client started (src/workflows/tracing-interceptors.ts).
+    workflowInterceptorModules: [require.resolve('./workflows/tracing-interceptors')],
+    logger: new DefaultLogger('WARN'),
+  });
   return code;
 }
 

@@ -29,6 +29,7 @@ import { CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBo
 import { sessionsRouter } from './sessions-routes';
 import { threadsRouter } from './threads-routes';
 import { validated } from './validate';
+import { traceRequests } from '../telemetry/http-spans';
 
 export interface AppOptions {
   runs: Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'skip' | 'redo' | 'cancel' | 'list'> & Partial<Pick<Runs, 'ownerOf'>>;
@@ -69,6 +70,8 @@ export function createApp(options: AppOptions): Express {
   const logger = options.logger ?? pino({ name: 'api' });
   const app = express();
   app.disable('x-powered-by');
+  // First, so the span covers authentication and every route (a no-op span without tracing).
+  app.use(traceRequests());
   const auth = options.auth ?? { mode: 'none' };
   if (auth.mode === 'apikey' && (!runs.ownerOf || (options.sessions && !options.sessions.ownerOf))) {
     throw new Error('API keys need services that know who owns what (runs.ownerOf, sessions.ownerOf)');

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { loadBlueprints } from '../blueprints/load';
 import { apiLimitsOf, loadConfig, type Config } from '../config';
 import { createKeyStore } from '../auth/key-store';
@@ -17,6 +17,8 @@ import { payloadCodecs } from '../temporal/data-converter';
 import { connectClient } from '../temporal/connection';
 import { Runs } from '../temporal/runs';
 import { Sessions } from '../temporal/sessions';
+import { createLogger } from '../telemetry/logger';
+import { tracingFromConfig } from '../telemetry/tracing';
 import { createApp } from './app';
 
 /** A health probe must answer well within a load balancer's own timeout. */
@@ -64,7 +66,7 @@ export function checkBinding(config: Pick<Config, 'HOST' | 'THREADLINE_AUTH'>): 
 }
 
 export async function startApi(config: Config, options: { logger?: Logger } = {}): Promise<ApiServer> {
-  const logger = options.logger ?? pino({ name: 'api' });
+  const logger = options.logger ?? createLogger('api', config);
   checkBinding(config);
   // DESIGN.md sets no length for the bootstrap key; a short one is allowed but said to be guessable.
   if (config.THREADLINE_AUTH === 'apikey' && config.THREADLINE_ADMIN_KEY && config.THREADLINE_ADMIN_KEY.length < 16) {
@@ -149,20 +151,29 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const api = await startApi(config);
-  console.log(`api: ${api.url} (Temporal ${config.temporalAddress}, namespace "${config.TEMPORAL_NAMESPACE}", task queue "${config.TASK_QUEUE}", memory store "${config.MEMORY_STORE}", auth ${config.THREADLINE_AUTH})`);
+  const logger = createLogger('api', config);
+  // Before the Temporal client is made: it traces workflow starts only when tracing is installed.
+  const tracing = tracingFromConfig(config, 'threadline-api');
+  const api = await startApi(config, { logger });
+  logger.info(
+    { url: api.url, temporal: config.temporalAddress, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TASK_QUEUE, memoryStore: config.MEMORY_STORE, auth: config.THREADLINE_AUTH, tracing: tracing ? config.OTEL_EXPORTER_OTLP_ENDPOINT : 'off' },
+    `api: ${api.url} (Temporal ${config.temporalAddress}, namespace "${config.TEMPORAL_NAMESPACE}", task queue "${config.TASK_QUEUE}", memory store "${config.MEMORY_STORE}", auth ${config.THREADLINE_AUTH})`,
+  );
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1); // a second signal: do not wait any longer
     stopping = true;
-    console.log(`api: ${signal}, shutting down`);
-    api.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        console.error(err);
-        process.exit(1);
-      },
-    );
+    logger.info({ signal }, 'shutting down');
+    api
+      .close()
+      .then(() => tracing?.shutdown())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -3,10 +3,14 @@
  * The client does not retry (maxRetries 0): the Temporal activity owns retries,
  * so two layers never multiply each other's attempts and timeouts.
  */
+import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import OpenAI from 'openai';
 import type { ModelProvider, ModelRequest } from './provider';
 import { ModelUnavailableError } from './provider';
 import { reportUsage } from '../usage/usage';
+
+/** Spans of model calls, named and attributed by OpenTelemetry's GenAI conventions; no-ops without tracing. */
+const tracer = trace.getTracer('threadline-llm');
 
 export interface OpenAIProviderOptions {
   apiKey?: string;
@@ -30,7 +34,22 @@ export class OpenAIProvider implements ModelProvider {
     });
   }
 
-  async complete(request: ModelRequest, signal?: AbortSignal): Promise<string> {
+  complete(request: ModelRequest, signal?: AbortSignal): Promise<string> {
+    const attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.system': 'openai', 'gen_ai.request.model': this.options.model, 'threadline.reply_name': request.name };
+    return tracer.startActiveSpan(`chat ${this.options.model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      try {
+        return await this.call(request, span, signal);
+      } catch (err) {
+        span.recordException(err instanceof Error ? err : String(err));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+        throw err;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  private async call(request: ModelRequest, span: Span, signal?: AbortSignal): Promise<string> {
     let completion;
     try {
       completion = await this.client.chat.completions.create(
@@ -54,6 +73,8 @@ export class OpenAIProvider implements ModelProvider {
         err instanceof OpenAI.APIError ? err.status : undefined);
     }
     const usage = completion.usage;
+    span.setAttribute('gen_ai.response.model', completion.model);
+    if (usage) span.setAttributes({ 'gen_ai.usage.input_tokens': usage.prompt_tokens, 'gen_ai.usage.output_tokens': usage.completion_tokens });
     if (usage) reportUsage({ promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0 });
     const content = completion.choices[0]?.message?.content;
     // An empty reply is a bad reply, repaired like invalid JSON.

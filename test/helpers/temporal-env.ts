@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type Logger as TemporalLogger, type Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../src/config';
 import { OpenAIProvider } from '../../src/llm/openai-provider';
 import type { ModelProvider } from '../../src/llm/provider';
@@ -21,6 +21,13 @@ function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   Runtime.install({ logger: new DefaultLogger('WARN') });
+}
+
+/** Gives the Temporal Runtime `logger` instead of the quiet one: call before the file's first worker. */
+export function installTestRuntime(logger: TemporalLogger): void {
+  if (runtimeInstalled) throw new Error('the Temporal Runtime is already installed in this test process');
+  runtimeInstalled = true;
+  Runtime.install({ logger });
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
