@@ -6,6 +6,8 @@
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { z } from 'zod';
+import { FactSchema, RecordedFactSchema, SearchResultsSchema } from './memory-commands';
+import type { FactInput } from '../longterm/contract';
 import { MessageOutcomeSchema, RunStateSchema, SessionStateSchema, type MessageOutcome, type RunState, type SessionState } from './render';
 
 /** The API did not answer at all (not running, wrong address, connection dropped). */
@@ -84,7 +86,7 @@ export class ApiClient {
     }
   }
 
-  private async json(path: string, method: 'GET' | 'POST', body?: unknown): Promise<unknown> {
+  private async json(path: string, method: 'GET' | 'POST' | 'DELETE', body?: unknown): Promise<unknown> {
     const res = await this.request(path, {
       method,
       headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
@@ -125,6 +127,21 @@ export class ApiClient {
   /** Sends a message to the session; answers what became of it (a command's reply, the run it started or answered). */
   async sendMessage(sessionId: string, text: string): Promise<MessageOutcome> {
     return parseBody(MessageOutcomeSchema, await this.json(`/v1/sessions/${encodeURIComponent(sessionId)}/messages`, 'POST', { text }), 'a message outcome');
+  }
+
+  /** Long-term memory: records a fact the person states (`/remember`). */
+  async rememberFact(userId: string, fact: FactInput) {
+    return parseBody(RecordedFactSchema, await this.json(`/v1/users/${encodeURIComponent(userId)}/facts`, 'POST', fact), 'a recorded fact');
+  }
+
+  /** Ends a fact's validity (`/forget`): it stays in its history. */
+  async forgetFact(userId: string, factId: string) {
+    return parseBody(FactSchema, await this.json(`/v1/users/${encodeURIComponent(userId)}/facts/${encodeURIComponent(factId)}`, 'DELETE'), 'a fact');
+  }
+
+  /** Searches the person's long-term memory (`/memory`). */
+  async searchMemory(userId: string, query: string) {
+    return parseBody(SearchResultsSchema, await this.json(`/v1/users/${encodeURIComponent(userId)}/memory/search`, 'POST', { query, k: 8 }), 'search results');
   }
 
   /** Delivers the reply; `not_waiting` when the run no longer waits for one (HTTP 409). */

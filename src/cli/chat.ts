@@ -23,6 +23,7 @@ import { z } from 'zod';
 import { loadConfig, runUiUrl, type Config } from '../config';
 import { ApiClient, ApiUnreachableError } from './api-client';
 import { TaskTreeReplySchema, type TaskTreeReply } from '../planning/tree-schemas';
+import { forgottenLine, MEMORY_HELP, parseMemoryCommand, rememberedLine, searchLines, type MemoryCommand } from './memory-commands';
 import { diffStates, isEnded, outcomeLine, parseReviewAnswer, parseSteer, pendingQuestion, pendingReview, renderEvent, waitingLines, type RunState } from './render';
 
 const USAGE = `usage: npm run chat -- [--user NAME] [--engine plan|tree] [--review] ["goal"]
@@ -35,7 +36,8 @@ const USAGE = `usage: npm run chat -- [--user NAME] [--engine plan|tree] [--revi
                 or edit (the tree opens in $VISUAL / $EDITOR as JSON)
   without       a conversation (a session that remembers): type messages one after another. The session
                 decides what each one is: a new request (its run's steps are shown live), the answer to
-                the question a run asked, "try again" after a failure, or a command (/help, /state, /clear).
+                the question a run asked, "try again" after a failure, or a command (/help, /state, /clear, /end).
+                Long-term memory: /remember <text>, /forget <fact id>, /memory <query>.
                 /exit or Ctrl-D to quit; the session stays on the server.
   --session ID  resume that conversation instead of starting a new one
 
@@ -422,9 +424,16 @@ async function conversation(session: Session, resume: string | undefined): Promi
     const text = await session.prompter.ask('you');
     if (text === null || text === '/exit' || text === '/quit') break;
     try {
+      const memoryCommand = parseMemoryCommand(text);
+      if (memoryCommand) {
+        print(await memoryCommandReply(session, memoryCommand));
+        print('');
+        continue;
+      }
       const outcome = await api.sendMessage(sessionId, text);
       if (outcome.kind === 'command' || !outcome.runId) {
-        print(outcome.reply ?? '(done)');
+        // The session's /help, with the commands this client answers itself.
+        print(text.trim().toLowerCase() === '/help' ? `${outcome.reply ?? ''}\n${MEMORY_HELP}` : (outcome.reply ?? '(done)'));
         continue;
       }
       const runId = outcome.runId;
@@ -450,6 +459,21 @@ async function conversation(session: Session, resume: string | undefined): Promi
   }
   print(`bye — session ${sessionId} stays on the server (npm run chat -- --session ${sessionId})`);
   return 0;
+}
+
+/** `/remember`, `/forget`, `/memory`: the person's long-term memory, over the REST API. */
+async function memoryCommandReply(session: Session, command: MemoryCommand): Promise<string> {
+  const { api, userId } = session;
+  switch (command.kind) {
+    case 'usage':
+      return command.text;
+    case 'remember':
+      return rememberedLine(await api.rememberFact(userId, command.fact));
+    case 'forget':
+      return forgottenLine(await api.forgetFact(userId, command.factId));
+    case 'memory':
+      return searchLines((await api.searchMemory(userId, command.query)).results);
+  }
 }
 
 /** Errors reach the person as one line, never as a stack trace. */

@@ -324,3 +324,23 @@ test('--engine tree: /skip typed while the run just executes cancels the slow ta
   assert.match(out, /\| +-\[x\] 1-1\. "Sort" \(skipped: skipped by the user: too slow\)/);
   assert.match(out, /answer: Swept; sorting skipped\./);
 });
+
+test('long-term memory from the chat: /remember keeps a fact, /memory finds it, /forget ends it, /end ends the conversation', async () => {
+  const user = `${USER}-mem`;
+  const session = chat(['--user', user]);
+  session.child.stdin.write('/remember my sister is Ana\n/memory who is my sister\n');
+  await session.waitForOutput('1. [fact]');
+  const out = session.stdout();
+  const factId = /^Remembered: The user's sister is Ana\. \((fact_\S+)\)$/m.exec(out)?.[1];
+  assert.ok(factId, out);
+  assert.match(out, new RegExp(`^1\\. \\[fact\\] The user's sister is Ana\\. \\(${factId}\\)$`, 'm'));
+  session.child.stdin.end(`/forget ${factId}\n/remember\n/end\n/exit\n`);
+  assert.equal(await session.exited, 0, session.stdout() + session.stderr());
+  const all = session.stdout();
+  assert.match(all, new RegExp(`^Forgotten: The user's sister is Ana\\. \\(${factId}; believed until \\d{4}-`, 'm'));
+  assert.match(all, /^\/remember <text> — keep a fact about you/m);
+  assert.match(all, /^Ended the conversation\. What is worth keeping goes to long-term memory\.$/m);
+  // Over the API: the fact is ended, not erased.
+  const { facts } = await apiCall<{ facts: { id: string; validTo: string | null }[] }>('GET', `/v1/users/${user}/facts?includeInvalid=true`);
+  assert.ok(facts.find((f) => f.id === factId)?.validTo, JSON.stringify(facts));
+});
