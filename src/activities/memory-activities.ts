@@ -28,6 +28,10 @@ export interface MemoryActivityDeps {
 }
 
 const JOURNAL = 'memory-passes';
+/** Messages of an imported conversation one pass reads; a longer conversation takes several passes. */
+export const IMPORT_WINDOW = 150;
+/** The most messages of one imported conversation extracted (the rest stay searchable as messages). */
+const IMPORT_MAX_MESSAGES = 3_000;
 /** Facts already known that a pass is shown, so it adds only what is new. */
 const KNOWN_FACTS = 40;
 
@@ -149,6 +153,48 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
           );
         }
         const wrote = { wrote: describeWrites(reply.facts.length, summary !== '', reply.episode !== null) };
+        await deps.store.put(JOURNAL, `${key}:done`, wrote);
+        return wrote;
+      });
+    },
+
+    /**
+     * An imported conversation (POST /v1/users/:userId/memory/import): its messages, in windows of
+     * IMPORT_WINDOW, → `memory_extraction` each → a summary per window, facts, episodes, with the
+     * given message ids as provenance; a retry skips the windows already written.
+     */
+    async extractImported(input: { userId: string; sessionId: string }): Promise<{ wrote: string }> {
+      return withHeartbeats(async (signal) => {
+        const key = idempotencyKey();
+        const finished = await deps.store.get<{ wrote: string }>(JOURNAL, `${key}:done`);
+        if (finished) return finished;
+        const { userId, sessionId } = input;
+        const messages = await deps.longterm.listMessages(userId, sessionId, IMPORT_MAX_MESSAGES);
+        const meta = { origin: 'agent' as const, reason: 'memory extraction over an imported conversation', sessionId };
+        let facts = 0;
+        let summaries = 0;
+        let episodes = 0;
+        for (let start = 0; start < messages.length; start += IMPORT_WINDOW) {
+          const window = messages.slice(start, start + IMPORT_WINDOW);
+          const windowKey = `${key}:w${start}`;
+          if (await deps.store.get(JOURNAL, `${windowKey}:written`)) continue;
+          const transcript: Line[] = window.map((m) => ({ role: m.role, text: m.name ? `${m.name}: ${m.text}` : m.text }));
+          const context: MemoryPassContext = { call: 'memory_extraction', goals: [`imported conversation ${sessionId}`], transcript, known: await known(userId) };
+          const reply = await pass<MemoryExtraction>('memory_extraction', context, windowKey, signal);
+          const provenance: Provenance = { sessionId, messageIds: window.map((m) => m.id) };
+          if (reply.summary.trim()) {
+            await deps.longterm.addSummary(userId, sessionId, reply.summary.trim(), provenance, meta);
+            summaries++;
+          }
+          for (const fact of reply.facts) await deps.longterm.recordFact(userId, fact, provenance, meta);
+          facts += reply.facts.length;
+          if (reply.episode) {
+            await deps.longterm.recordEpisode(userId, reply.episode, 'conversation', provenance, meta);
+            episodes++;
+          }
+          await deps.store.put(JOURNAL, `${windowKey}:written`, true);
+        }
+        const wrote = { wrote: `imported ${sessionId}: ${messages.length} message(s) → ${facts} fact(s), ${summaries} summar${summaries === 1 ? 'y' : 'ies'}, ${episodes} episode(s)` };
         await deps.store.put(JOURNAL, `${key}:done`, wrote);
         return wrote;
       });

@@ -69,10 +69,17 @@ const EpisodesQuery = z.object({ q: z.string().max(1000).optional(), limit: limi
 export interface LongTermRouterOptions {
   longterm: LongTermMemory & Pick<LongTermService, 'importConversations'>;
   /**
-   * Told of every import once it is stored (searchable), e.g. to start the background extraction
-   * workflow over it. Not awaited by the response; a failure is logged by the caller's hook.
+   * Told of every import once it is stored (searchable): starts the background extraction over it
+   * (when a model is configured) and says where to watch it, or null. Its own failures are its to
+   * log: the import stands either way.
    */
-  onImported?: (imported: { userId: string; sessionIds: string[] }) => void;
+  onImported?: (imported: { userId: string; sessionIds: string[] }) => Promise<ImportExtraction | null>;
+}
+
+/** Where the background extraction over an import shows its progress. */
+export interface ImportExtraction {
+  workflowId: string;
+  uiUrl: string;
 }
 
 export function longTermRouter(options: LongTermRouterOptions): Router {
@@ -87,8 +94,8 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
     validated({ params: UserParams, body: ImportBody }, async ({ params, body }, _req, res) => {
       const conversations: ImportedConversation[] = body.conversations;
       const result = await longterm.importConversations(params.userId, conversations, { origin: 'person', reason: 'imported through the API' }, newSessionId);
-      options.onImported?.({ userId: params.userId, sessionIds: result.sessionIds });
-      res.status(201).json(result);
+      const extraction = (await options.onImported?.({ userId: params.userId, sessionIds: result.sessionIds })) ?? null;
+      res.status(201).json(extraction ? { ...result, extraction } : result);
     }),
   );
 

@@ -3,12 +3,16 @@
  * (MEMORY_STORE), the express app, an HTTP listener, and a clean shutdown on
  * SIGINT/SIGTERM.
  */
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { loadBlueprints } from '../blueprints/load';
-import { apiLimitsOf, loadConfig, type Config } from '../config';
+import { apiLimitsOf, loadConfig, memoryPassSettingsOf, runUiUrl, type Config } from '../config';
+import { sendMemoryJob } from '../activities/memory-jobs';
+import { userMemoryWorkflowId } from '../workflows/memory-definitions';
+import type { LongTermRouterOptions } from './longterm-routes';
 import { createKeyStore } from '../auth/key-store';
 import { createUsageStore } from '../usage/usage-store';
 import { openLongTerm } from '../store/longterm/open-longterm';
@@ -65,6 +69,28 @@ export function checkBinding(config: Pick<Config, 'HOST' | 'THREADLINE_AUTH'>): 
   }
 }
 
+/**
+ * With a model configured and react_mem's passes on, imported conversations are extracted in the
+ * background by the user's memory workflow (src/workflows/user-memory.ts), whose progress the
+ * Web UI shows; with the offline demo model there is nothing to learn from them.
+ */
+function importExtraction(config: Config, client: () => Client, logger: Logger): LongTermRouterOptions['onImported'] {
+  const settings = memoryPassSettingsOf(config);
+  if (!settings || (config.OPENAI_API_KEY === undefined && config.OPENAI_BASE_URL === undefined)) return undefined;
+  return async ({ userId, sessionIds }) => {
+    if (sessionIds.length === 0) return null;
+    const job = { kind: 'import' as const, key: `import:${randomUUID()}`, sessionIds, at: new Date().toISOString() };
+    try {
+      await sendMemoryJob(userId, job, settings, client(), config.TASK_QUEUE);
+    } catch (err) {
+      logger.error({ err, userId }, 'the background extraction of an import could not be started; the messages are stored and searchable');
+      return null;
+    }
+    const workflowId = userMemoryWorkflowId(userId);
+    return { workflowId, uiUrl: runUiUrl(config, workflowId) };
+  };
+}
+
 export async function startApi(config: Config, options: { logger?: Logger } = {}): Promise<ApiServer> {
   const logger = options.logger ?? createLogger('api', config);
   checkBinding(config);
@@ -103,8 +129,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     logger,
     shutdown: shutdown.signal,
     memory,
-    // TODO(h3): onImported starts the background extraction workflow over the imported conversations.
-    longterm: { longterm: longterm.longterm },
+    longterm: { longterm: longterm.longterm, onImported: importExtraction(config, () => client, logger) },
     blueprints: loadBlueprints(config.BLUEPRINTS_DIR),
     codecs: payloadCodecs(config),
     limits: apiLimitsOf(config),

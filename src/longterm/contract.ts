@@ -188,6 +188,8 @@ export interface LongTermMemory {
 
   addSummary(userId: string, sessionId: string, text: string, provenance: Provenance, meta: WriteMeta): Promise<ConversationSummary>;
   listSummaries(userId: string, sessionId: string): Promise<ConversationSummary[]>;
+  /** A conversation's messages (recall memory), oldest first, at most `limit`. */
+  listMessages(userId: string, sessionId: string, limit: number): Promise<StoredMessage[]>;
 
   /** Hybrid retrieval (lexical with stemming, entities and aliases, validity and recency, dense vectors when configured), fused. */
   search(userId: string, query: SearchQuery): Promise<SearchHit[]>;

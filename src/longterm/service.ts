@@ -291,6 +291,10 @@ export class LongTermService implements LongTermMemory {
     });
   }
 
+  listMessages(userId: string, sessionId: string, limit: number): Promise<StoredMessage[]> {
+    return this.store.reader(userId).listMessages(sessionId, limit);
+  }
+
   listSummaries(userId: string, sessionId: string): Promise<ConversationSummary[]> {
     return this.store.reader(userId).listSummaries(sessionId);
   }

@@ -6,11 +6,13 @@ import { defineQuery, defineSignal } from '@temporalio/workflow';
 
 /**
  * Work for long-term memory: `extract` after an invocation ended (its run), `promote` when a
- * conversation ended. `key` makes a job idempotent (a retried sender's second signal is dropped).
+ * conversation ended, `import` after conversations were imported. `key` makes a job idempotent (a retried sender's second signal is dropped).
  */
 export type MemoryJob =
   | { kind: 'extract'; key: string; runId: string; sessionId: string | null; goal: string; at: string }
-  | { kind: 'promote'; key: string; sessionId: string; threadId: string; reason: string; at: string };
+  | { kind: 'promote'; key: string; sessionId: string; threadId: string; reason: string; at: string }
+  /** Conversations imported through the API: each is read and extracted in the background. */
+  | { kind: 'import'; key: string; sessionIds: string[]; at: string };
 
 export interface MemoryWorkflowSettings {
   /** Jobs wait until none has arrived for this long (a burst of invocations becomes one pass). */
@@ -34,6 +36,8 @@ export interface MemoryProgress {
   extracted: number;
   promoted: number;
   failed: number;
+  /** Imported conversations extracted so far, of all those imported (the import's visible progress). */
+  imports: { done: number; total: number };
   /** What the last pass wrote, e.g. "2 fact(s), 1 summary, 1 episode". */
   lastPass: string | null;
   lastError: string | null;

@@ -23,11 +23,12 @@ export async function userMemoryWorkflow(input: UserMemoryInput): Promise<void> 
   const { userId, settings } = input;
   const pending: MemoryJob[] = [...(input.carried?.pending ?? [])];
   const recent: string[] = [...(input.carried?.recent ?? [])];
-  const progress: MemoryProgress = input.carried?.progress ?? { pending: 0, extracted: 0, promoted: 0, failed: 0, lastPass: null, lastError: null };
+  const progress: MemoryProgress = input.carried?.progress ?? { pending: 0, extracted: 0, promoted: 0, failed: 0, imports: { done: 0, total: 0 }, lastPass: null, lastError: null };
   const show = () => {
     progress.pending = pending.length;
     setCurrentDetails(
       `${userId}: ${progress.extracted} extraction(s), ${progress.promoted} promotion(s), ${progress.failed} failed, ${pending.length} pending` +
+        (progress.imports.total > 0 ? `\nimported conversations extracted: ${progress.imports.done} of ${progress.imports.total}` : '') +
         (progress.lastPass ? `\nlast: ${progress.lastPass}` : '') +
         (progress.lastError ? `\nlast error: ${progress.lastError}` : ''),
     );
@@ -35,6 +36,7 @@ export async function userMemoryWorkflow(input: UserMemoryInput): Promise<void> 
   setHandler(memoryJobSignal, (job) => {
     if (recent.includes(job.key) || pending.some((p) => p.key === job.key)) return;
     pending.push(job);
+    if (job.kind === 'import') progress.imports.total += job.sessionIds.length;
     show();
   });
   setHandler(memoryProgressQuery, () => ({ ...progress, pending: pending.length }));
@@ -76,6 +78,22 @@ export async function userMemoryWorkflow(input: UserMemoryInput): Promise<void> 
       }
       done(jobs);
       show();
+    }
+    // Imported conversations, one pass (or a few, for a long one) each: slow work, after the live conversations'.
+    for (const job of batch) {
+      if (job.kind !== 'import') continue;
+      for (const sessionId of job.sessionIds) {
+        try {
+          const result = await passes.extractImported({ userId, sessionId });
+          progress.lastPass = result.wrote;
+        } catch (err) {
+          if (!(err instanceof ActivityFailure)) throw err;
+          failed([job], err);
+        }
+        progress.imports.done++;
+        show();
+      }
+      done([job]);
     }
     for (const job of batch) {
       if (job.kind !== 'promote') continue;

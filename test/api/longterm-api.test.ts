@@ -25,7 +25,7 @@ describe('long-term memory API', () => {
   let api: RunsApi;
   before(async () => {
     longterm = await openLongTerm(config);
-    api = await startRunsApi(stub, { config, app: { longterm: { longterm: longterm.longterm, onImported: (i) => imports.push(i) } } });
+    api = await startRunsApi(stub, { config, app: { longterm: { longterm: longterm.longterm, onImported: async (i) => (imports.push(i), null) } } });
   });
   after(async () => {
     await api?.stop();

@@ -143,6 +143,10 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         assert.equal(hits[0]?.id, 'ext-42');
         assert.deepEqual(hits[0]?.source, { sessionId: 'sess-b', messageIds: ['ext-42'] });
         assert.equal((await svc.search(`${user}_other`, { query: 'greyhound adopted sister' })).length, 0);
+        // A conversation's messages, in order, for the passes over imported conversations.
+        assert.deepEqual((await svc.listMessages(user, 'sess-b', 10)).map((m) => m.id), ['ext-42', 'ext-43']);
+        assert.equal((await svc.listMessages(user, 'sess-a', 2)).length, 2);
+        assert.deepEqual(await svc.listMessages(`${user}_other`, 'sess-b', 10), []);
         assert.ok((await svc.auditLog(user)).some((a) => a.action === 'add_messages' && a.notes.some((n) => n.startsWith('redact-secrets'))));
       }));
 

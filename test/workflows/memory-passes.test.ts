@@ -17,6 +17,9 @@ import { Runs } from '../../src/temporal/runs';
 import { SessionClosedError, Sessions } from '../../src/temporal/sessions';
 import { memoryProgressQuery, userMemoryWorkflowId } from '../../src/workflows/memory-definitions';
 import { SESSION_WORKFLOW_TYPE, sendMessageUpdate, type SessionInput } from '../../src/workflows/session-definitions';
+import pino from 'pino';
+import { loadConfig } from '../../src/config';
+import { startApi } from '../../src/api/server';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { StubModelServer, lastMessage } from '../helpers/stub-model-server';
 import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
@@ -169,4 +172,44 @@ test('an idle conversation ends by itself and is promoted; ending it again (DELE
   const again = await new Sessions(env.client, threads.memory, env.config).end(s.sessionId);
   assert.deepEqual(again, { sessionId: s.sessionId, status: 'closed', reply: null });
   assert.equal(stub.misses.length, 0);
+});
+
+test('an import with a model configured is extracted in the background: the response names the workflow, its progress counts the conversations', async () => {
+  const userId = 'mp-eva';
+  // The API of `npm start` with a model server configured: OPENAI_BASE_URL.
+  const api = await startApi(loadConfig({ ...process.env, ...Object.fromEntries(Object.entries(env.config).filter(([, v]) => typeof v === 'string')), PORT: '0', OPENAI_BASE_URL: stub.url }), { logger: pino({ level: 'silent' }) });
+  try {
+    stub.script('imported conversation imp-garden', {
+      memory_extraction: [{ summary: 'Eva talked about her garden.', facts: [{ subject: 'user', predicate: 'grows', object: 'tomatoes', text: 'The user grows tomatoes.' }], episode: null }],
+    });
+    stub.script('imported conversation imp-cat', { memory_extraction: [{ summary: 'Eva has a cat.', facts: [{ subject: 'user', predicate: 'has cat', object: 'Miso', text: "The user's cat is Miso." }], episode: null }] });
+    const res = await fetch(`${api.url}/v1/users/${userId}/memory/import`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        conversations: [
+          { sessionId: 'imp-garden', messages: [{ id: 'g-1', role: 'user', text: 'I grow tomatoes on my balcony.' }, { id: 'g-2', role: 'assistant', text: 'Lovely!' }] },
+          { sessionId: 'imp-cat', messages: [{ id: 'c-1', role: 'user', text: 'My cat is called Miso.' }] },
+        ],
+      }),
+    });
+    assert.equal(res.status, 201);
+    const body = (await res.json()) as { imported: number; sessionIds: string[]; extraction?: { workflowId: string; uiUrl: string } };
+    assert.equal(body.imported, 3);
+    assert.equal(body.extraction?.workflowId, userMemoryWorkflowId(userId));
+    assert.match(body.extraction?.uiUrl ?? '', /\/workflows\/memory-mp-eva/);
+    const progress = await waitFor('both conversations extracted', async () => {
+      const p = await progressOf(userId).catch(() => null);
+      return p && p.imports.done === 2 ? p : null;
+    });
+    assert.deepEqual(progress.imports, { done: 2, total: 2 });
+    assert.equal(progress.failed, 0);
+    const tomatoes = (await longterm.longterm.listFacts(userId, {})).find((f) => f.object === 'tomatoes');
+    assert.deepEqual(tomatoes?.provenance.messageIds, ['g-1', 'g-2'], 'the given message ids are the provenance');
+    assert.deepEqual((await longterm.longterm.listSummaries(userId, 'imp-cat')).map((s) => s.text), ['Eva has a cat.']);
+    assert.match(lastMessage(stub.requestsFor('imported conversation imp-garden', 'memory_extraction')[0]), /I grow tomatoes on my balcony/);
+    assert.equal(stub.misses.length, 0);
+  } finally {
+    await api.close();
+  }
 });

@@ -41,6 +41,7 @@ export function readerOf(index: UserIndex, before: () => Promise<void> = async (
     listFacts: wrap(index.listFacts),
     listEpisodes: wrap(index.listEpisodes),
     listSummaries: wrap(index.listSummaries),
+    listMessages: wrap(index.listMessages),
     searchText: wrap(index.searchText),
   };
 }

@@ -87,6 +87,14 @@ class PostgresReader implements LongTermReader {
     return rows.map((r) => r.data);
   }
 
+  async listMessages(sessionId: string, limit: number): Promise<StoredMessage[]> {
+    const { rows } = await this.db.query<{ data: StoredMessage }>(
+      "SELECT data FROM longterm_records WHERE user_id = $1 AND kind = 'message' AND data->>'sessionId' = $2 ORDER BY data->>'at', id LIMIT $3",
+      [this.userId, sessionId, limit],
+    );
+    return rows.map((r) => r.data);
+  }
+
   async searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]> {
     if (query.terms.length === 0) return [];
     const { rows } = await this.db.query<{ id: string; score: number }>(
@@ -135,6 +143,7 @@ export class PostgresLongTermStore implements LongTermStore {
         listFacts: (filter) => reader.listFacts(filter),
         listEpisodes: (limit) => reader.listEpisodes(limit),
         listSummaries: (sessionId) => reader.listSummaries(sessionId),
+        listMessages: (sessionId, limit) => reader.listMessages(sessionId, limit),
         searchText: (kind, query, limit) => reader.searchText(kind, query, limit),
         put: (items) => void records.push(...structuredClone(items)),
         audit: (entry) => void audit.push(structuredClone(entry)),

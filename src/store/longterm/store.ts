@@ -90,6 +90,8 @@ export interface LongTermReader {
   listEpisodes(limit: number): Promise<Episode[]>;
   /** The session's summaries, oldest first. */
   listSummaries(sessionId: string): Promise<ConversationSummary[]>;
+  /** The session's messages, oldest first, at most `limit`. */
+  listMessages(sessionId: string, limit: number): Promise<StoredMessage[]>;
   /** Up to `limit` records of `kind` matching any of the query's terms, best first (BM25-class). */
   searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]>;
 }

@@ -114,6 +114,12 @@ export class UserIndex implements LongTermReader {
     return pick(this.summaries, [...(this.summariesBySession.get(sessionId) ?? [])]).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   }
 
+  async listMessages(sessionId: string, limit: number) {
+    const out: StoredMessage[] = [];
+    for (const m of this.messages.values()) if (m.sessionId === sessionId) out.push(m);
+    return out.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : 1)).slice(0, limit);
+  }
+
   async searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]> {
     const index = this.text.get(kind);
     if (!index || query.terms.length === 0) return [];
