@@ -15,7 +15,7 @@
 //
 //   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
 //                    [--server-defaults] [--session-turns N] [--many-runs N]
-//                    [--mcp-pairs N] [--only orchestration|memory|session|many-runs|mcp|longterm]
+//                    [--mcp-pairs N] [--only orchestration|memory|session|many-runs|mcp|longterm|react-mem]
 //
 // The server gets the low-latency dynamic config every Threadline dev server gets
 // (LOW_LATENCY_DYNAMIC_CONFIG in scripts/lib.mjs); --server-defaults leaves the server's own defaults,
@@ -47,7 +47,7 @@ const benchArgs = [];
 const sessionArgs = [];
 const manyRunsArgs = [];
 const mcpArgs = [];
-const BENCHES = ['orchestration', 'memory', 'session', 'many-runs', 'mcp', 'longterm'];
+const BENCHES = ['orchestration', 'memory', 'session', 'many-runs', 'mcp', 'longterm', 'react-mem'];
 let only = null;
 let lowLatency = true;
 const argv = process.argv.slice(2);
@@ -186,6 +186,11 @@ if (exitCode === 0 && !exiting && wanted('mcp')) {
 if (exitCode === 0 && !exiting && wanted('longterm')) {
   if (only === null) console.log('');
   exitCode = await runBench('bench/longterm.ts', []);
+}
+// Answer latency with react_mem against react (bench/react-mem.ts), on the same server.
+if (exitCode === 0 && !exiting && wanted('react-mem')) {
+  if (only === null) console.log('');
+  exitCode = await runBench('bench/react-mem.ts', []);
 }
 if (exiting) await new Promise(() => {}); // interrupted: finish() is already shutting down
 await finish(exitCode);
