@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
+import { agentsConfigPath, loadAgents } from '../agents/load';
 import { loadBlueprints } from '../blueprints/load';
 import { apiLimitsOf, loadConfig, type Config } from '../config';
 import { createKeyStore } from '../auth/key-store';
@@ -68,6 +69,8 @@ export function checkBinding(config: Pick<Config, 'HOST' | 'THREADLINE_AUTH'>): 
 export async function startApi(config: Config, options: { logger?: Logger } = {}): Promise<ApiServer> {
   const logger = options.logger ?? createLogger('api', config);
   checkBinding(config);
+  // Read before anything opens: a bad agents file stops the API with its name and the field at fault.
+  const agents = loadAgents(agentsConfigPath(config));
   // DESIGN.md sets no length for the bootstrap key; a short one is allowed but said to be guessable.
   if (config.THREADLINE_AUTH === 'apikey' && config.THREADLINE_ADMIN_KEY && config.THREADLINE_ADMIN_KEY.length < 16) {
     logger.warn('THREADLINE_ADMIN_KEY is shorter than 16 characters: easy to guess; use e.g. `openssl rand -hex 24`');
@@ -106,6 +109,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     // TODO(h3): onImported starts the background extraction workflow over the imported conversations.
     longterm: { longterm: longterm.longterm },
     blueprints: loadBlueprints(config.BLUEPRINTS_DIR),
+    agents,
     codecs: payloadCodecs(config),
     limits: apiLimitsOf(config),
     usage: { store: usage, budget: config.USER_TOKEN_BUDGET },
