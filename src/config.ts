@@ -44,6 +44,8 @@ export const ConfigSchema = z.object({
   SKILLS_DIR: z.preprocess(blankToUndefined, z.string().optional()),
   /** The MCP servers whose tools runs may call: a JSON file in the `mcpServers` format; `DATA_DIR/mcp.json` when unset, none when that file does not exist. */
   MCP_CONFIG: z.preprocess(blankToUndefined, z.string().optional()),
+  /** Named sub-agent profiles (`{"agents": [...]}`), offered to planners as tools `agent.<name>`; `DATA_DIR/agents.json` when unset, none when that file does not exist. */
+  AGENTS_CONFIG: z.preprocess(blankToUndefined, z.string().optional()),
   /** Time one MCP tool call may take before it fails (an error observation); a server's `timeoutMs` overrides it. At most 10 min, within the step activity's 12. */
   MCP_CALL_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(60_000),
   /** Tree runs wait for a person to review their plan: `always`, or only when a run asks (`review: true`). */

@@ -9,6 +9,7 @@ import { createPlanActivities } from './activities/plan-activities';
 import { createSessionActivities } from './activities/session-activities';
 import { createTreeActivities } from './activities/tree-activities';
 import { StateCache, stateRefInterceptor } from './activities/state-refs';
+import { agentsConfigPath, loadAgents } from './agents/load';
 import { loadBlueprints } from './blueprints/load';
 import { loadSkills } from './skills/load';
 import { openLongTerm } from './store/longterm/open-longterm';
@@ -85,6 +86,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     await ownUsage?.end();
   };
   const skills = loadSkills(config.SKILLS_DIR);
+  // Sub-agents (AGENTS_CONFIG): a bad file stops the worker with its name and the field at fault.
+  const agents = loadAgents(agentsConfigPath(config));
   const tools = new ToolRegistry([...BUILTIN_TOOLS, retrieveMessage, ...loadSkillTool(skills), ...(options.extraTools ?? [])], sources);
   // The tool set a run is planned with is complete from the first poll (a later change makes runs stale).
   await Promise.all(sources.map((s) => s.start?.())).catch(async (err: unknown) => {
@@ -103,6 +106,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
     maxSteps: config.MAX_STEPS,
     maxDepth: config.MAX_SUBPLAN_DEPTH,
+    agents,
   };
   const activities = {
     ...createPlanActivities(runDeps),

@@ -24,6 +24,9 @@ import { assertCurrent, codeVersionOf } from './code-version';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
 import { sendMemoryJob } from './memory-jobs';
 import type { MemoryWorkflowSettings } from '../workflows/memory-definitions';
+import { agentNameOf, notAllowedMessage, toolAllowed, type AgentInvocation } from '../agents/names';
+import type { AgentProfile } from '../agents/profile';
+import { resolveAgentCall, toolsForRun } from '../agents/tools';
 
 export interface PlanActivityDeps {
   provider: ModelProvider;
@@ -41,6 +44,8 @@ export interface PlanActivityDeps {
   memoryPasses?: MemoryWorkflowSettings;
   /** Token budget of a run's working memory in each prompt (capped by the thread's hard limit). */
   contextBudget?: number;
+  /** Sub-agent profiles (AGENTS_CONFIG), offered to planners as tools `agent.<name>`. @default none */
+  agents?: readonly AgentProfile[];
 }
 
 export interface StepObservation {
@@ -140,6 +145,9 @@ export async function runToolStep(
   key: string,
   signal: AbortSignal,
 ): Promise<StepObservation> {
+  // An agent's run sees only its tools; a call of another one is refused, not run.
+  if (state.agent && !toolAllowed(state.agent, call.tool)) return { kind: 'error', content: notAllowedMessage(state.agent, call.tool) };
+  if (agentNameOf(call.tool) !== null) return { kind: 'error', content: `${call.tool} is an agent: it runs as a child run, not as a tool call` };
   const outcome = await deps.tools.run(call.tool, call.args, {
     userId: state.userId,
     runId: state.runId,
@@ -197,7 +205,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
     return {
       call,
       state,
-      tools: deps.tools.describe(),
+      tools: toolsForRun(deps.tools.describe(), deps.agents ?? [], state.agent),
       maxSteps: deps.maxSteps,
       maxDepth: deps.maxDepth,
       ...(step ? { step } : {}),
@@ -214,7 +222,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
    * run's memory) before the plan is made. No live tools, no extra call.
    */
   async function preflight(state: ExecutionState, signal: AbortSignal): Promise<Observation[]> {
-    const live = deps.tools.liveTools();
+    const live = deps.tools.liveTools().filter((t) => toolAllowed(state.agent, t.name));
     if (live.length === 0) return [];
     const { tools } = await model('live_state_check', state, signal);
     const key = idempotencyKey();
@@ -306,6 +314,17 @@ export function createPlanActivities(deps: PlanActivityDeps) {
         if (event) await remember(state, stepChunks(state, event.step, event.observation), `step ${event.step.id} ${event.observation.kind}`, idempotencyKey());
         return model('replan_decision', state, signal);
       });
+    },
+
+    /**
+     * A step calls `agent.<name>`: its profile, checked against what this run may call, with the
+     * step's task — or the error the step observes (unknown agent, not allowed, no task).
+     */
+    async resolveAgent({ state, stepId }: { state: ExecutionState; stepId: string }): Promise<{ ok: true; invocation: AgentInvocation } | { ok: false; error: string }> {
+      current(state);
+      const step = findStep(state, stepId);
+      if (!step || step.type !== 'tool') throw ApplicationFailure.nonRetryable(`step ${stepId} of run ${state.runId} is not a tool step`, 'UnknownStep');
+      return resolveAgentCall(deps.agents ?? [], state.agent, step.tool ?? '', step.args ?? {});
     },
 
     /** `final_answer` for a respond step (the answer enters the thread when the run closes). */

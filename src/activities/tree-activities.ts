@@ -15,6 +15,8 @@ import { stepChunks } from '../memory/run-chunks';
 import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } from '../blueprints/blueprint';
 import type { SpinLimits } from '../engine/spin';
 import type { CodeVersion } from '../planning/code-version';
+import { agentNameOf, type AgentInvocation } from '../agents/names';
+import { resolveAgentCall, toolsForRun } from '../agents/tools';
 import { assertCurrent, codeVersionOf } from './code-version';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
 import { asFailure, ensureRunThread, journaledWork, promptReader, rememberInRun, runToolStep, type PlanActivityDeps, type StepObservation } from './plan-activities';
@@ -48,6 +50,8 @@ export interface ReactStepResult {
   reply: ReactActionReply;
   /** The tool's result (or error) when the action was a tool call. */
   observation: StepObservation | null;
+  /** The action called a sub-agent (`agent.<name>`): the engine runs it as a child run, whose answer is the observation. */
+  agent?: AgentInvocation;
   /** The worker's code version, for a run that has none yet (one started from a blueprint never proposed a tree). */
   codeVersion?: CodeVersion;
 }
@@ -75,7 +79,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
       call,
       tree: true,
       state,
-      tools: deps.tools.describe(),
+      tools: toolsForRun(deps.tools.describe(), deps.agents ?? [], state.agent),
       limits,
       ...(task ? { task, path } : {}),
       ...(memory ? { memory: { messages: memory.messages, tokens: memory.tokens } } : {}),
@@ -85,7 +89,8 @@ export function createTreeActivities(deps: TreeActivityDeps) {
 
   async function ask<N extends TreeCallName | 'final_answer'>(ctx: TreeContext & { call: N }, signal: AbortSignal, check?: Parameters<typeof completeStructured<N>>[4]) {
     try {
-      return await completeStructured(deps.provider, { name: ctx.call, messages: buildTreeMessages(ctx), context: ctx }, attempts, signal, check);
+      const model = ctx.state.agent?.model;
+      return await completeStructured(deps.provider, { name: ctx.call, messages: buildTreeMessages(ctx), context: ctx, ...(model ? { model } : {}) }, attempts, signal, check);
     } catch (err) {
       throw asFailure(err);
     }
@@ -139,7 +144,10 @@ export function createTreeActivities(deps: TreeActivityDeps) {
           return { reply, observation: null, ...version };
         }
         const call = { stepId, tool: reply.tool ?? '', args: reply.args ?? {} };
-        const done = await journaledWork(deps.store, key, () => runToolStep(deps, state, call, key, signal));
+        // A sub-agent runs as a child run the engine starts; a call that cannot be made is the action's error.
+        const resolved = agentNameOf(call.tool) !== null ? resolveAgentCall(deps.agents ?? [], state.agent, call.tool, call.args) : null;
+        if (resolved?.ok) return { reply, observation: null, agent: resolved.invocation, ...version };
+        const done = resolved ? { kind: 'error' as const, content: resolved.error } : await journaledWork(deps.store, key, () => runToolStep(deps, state, call, key, signal));
         const step = { id: stepId, index: state.steps.length + 1, type: 'tool' as const, description: `[task ${taskIndex}] ${reply.thought}`, status: 'completed' as const, tool: call.tool, args: call.args };
         await rememberInRun(deps, state, stepChunks(state, step, done), `task ${taskIndex} ${call.tool}`, key);
         return { reply, observation: headForHistory({ kind: done.kind, content: done.content }), ...version };

@@ -13,6 +13,7 @@ import type { MemoryService } from '../store/memory-service';
 import type { UsageStore } from '../usage/usage-store';
 import { RunNotFoundError, type Runs } from '../temporal/runs';
 import { SessionNotFoundError, type Sessions } from '../temporal/sessions';
+import { summarizeAgent, type AgentProfile } from '../agents/profile';
 import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } from '../blueprints/blueprint';
 import { treeProblems, type TaskSpec } from '../planning/task-tree';
 import { adminRouter } from './admin-routes';
@@ -47,6 +48,8 @@ export interface AppOptions {
   memory?: MemoryService;
   /** Plan templates runs may start from (`GET /v1/blueprints`). @default none */
   blueprints?: Blueprint[];
+  /** Sub-agent profiles (AGENTS_CONFIG), listed at `GET /v1/agents`. @default none */
+  agents?: readonly AgentProfile[];
   /** Who may call: API keys (THREADLINE_AUTH=apikey) and the key store behind them. @default no auth */
   auth?: AuthOptions;
   /** Token accounting: where usage is read (`GET /v1/users/:userId/usage`), and a monthly per-user token budget (0: none). */
@@ -135,6 +138,10 @@ export function createApp(options: AppOptions): Express {
 
   app.get('/v1/blueprints', (_req, res) => {
     res.json({ blueprints: blueprints.map(describeBlueprint) });
+  });
+
+  app.get('/v1/agents', (_req, res) => {
+    res.json({ agents: (options.agents ?? []).map(summarizeAgent) });
   });
 
   app.get(

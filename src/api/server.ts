@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
+import { agentsConfigPath, loadAgents } from '../agents/load';
 import { loadBlueprints } from '../blueprints/load';
 import { apiLimitsOf, loadConfig, memoryPassSettingsOf, runUiUrl, type Config } from '../config';
 import { sendMemoryJob } from '../activities/memory-jobs';
@@ -94,6 +95,8 @@ function importExtraction(config: Config, client: () => Client, logger: Logger):
 export async function startApi(config: Config, options: { logger?: Logger } = {}): Promise<ApiServer> {
   const logger = options.logger ?? createLogger('api', config);
   checkBinding(config);
+  // Read before anything opens: a bad agents file stops the API with its name and the field at fault.
+  const agents = loadAgents(agentsConfigPath(config));
   // DESIGN.md sets no length for the bootstrap key; a short one is allowed but said to be guessable.
   if (config.THREADLINE_AUTH === 'apikey' && config.THREADLINE_ADMIN_KEY && config.THREADLINE_ADMIN_KEY.length < 16) {
     logger.warn('THREADLINE_ADMIN_KEY is shorter than 16 characters: easy to guess; use e.g. `openssl rand -hex 24`');
@@ -131,6 +134,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     memory,
     longterm: { longterm: longterm.longterm, onImported: importExtraction(config, () => client, logger) },
     blueprints: loadBlueprints(config.BLUEPRINTS_DIR),
+    agents,
     codecs: payloadCodecs(config),
     limits: apiLimitsOf(config),
     usage: { store: usage, budget: config.USER_TOKEN_BUDGET },

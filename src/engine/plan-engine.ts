@@ -8,6 +8,7 @@
  * them out in order, so a change here that reorders them breaks replay (test/workflows/replay).
  */
 import type { PlanActivities } from '../activities/plan-activities';
+import { agentNameOf, type AgentInvocation } from '../agents/names';
 import * as model from '../planning/execution-state';
 import type { ExecutionState, Observation, PlanStep, RunEnding } from '../planning/execution-state';
 import { stepSummary } from '../planning/progress';
@@ -38,6 +39,8 @@ type Waiting =
   | { for: 'answer'; stepId: string | null }
   | { for: 'reply'; stepId: string }
   | { for: 'child'; stepId: string }
+  | { for: 'agent'; stepId: string }
+  | { for: 'agent_run'; stepId: string; agent: string }
   | { for: 'decision' }
   | { for: 'nothing' };
 
@@ -62,6 +65,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
         depth: input.depth,
         model: '',
         sessionThreadId: input.sessionThreadId ?? null,
+        ...(input.agent ? { agent: input.agent } : {}),
       },
       now,
     );
@@ -98,6 +102,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
         return this.#replan(`replan after the reply to ${waiting.stepId}`);
       }
       case 'child_ended': {
+        if (waiting.for === 'agent_run') return this.#agentEnded(waiting, event.value, now);
         if (waiting.for !== 'child') throw new Error(`a child ended while the run waits for ${waiting.for}`);
         const child = event.value;
         const observation =
@@ -133,6 +138,15 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
       }
       case 'replan':
         return this.#apply(event.value, now);
+      case 'resolveAgent': {
+        if (waiting.for !== 'agent') throw new Error(`an agent arrived while the run waits for ${waiting.for}`);
+        const resolved = event.value;
+        if (!resolved.ok) {
+          this.#publish(model.finishStep(this.#state, waiting.stepId, 'failed', { kind: 'error', content: resolved.error }, now));
+          return this.#replan(`replan after agent step ${waiting.stepId}`);
+        }
+        return this.#startAgent(waiting.stepId, resolved.invocation, now);
+      }
       case 'respond': {
         if (waiting.for !== 'answer') throw new Error(`an answer arrived while the run waits for ${waiting.for}`);
         if (waiting.stepId !== null) this.#publish(model.finishStep(this.#state, waiting.stepId, 'completed', null, now));
@@ -166,11 +180,19 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
         this.#waiting = { for: 'answer', stepId: step.id };
         return this.#emit({ kind: 'call', activity: 'respond', input: { state: this.#state, stepId: step.id }, policy: 'model', summary: stepSummary(step) });
       case 'tool':
-      case 'reason':
+      case 'reason': {
+        const agent = step.type === 'tool' ? agentNameOf(step.tool) : null;
+        if (agent !== null) {
+          // A sub-agent is a child run: an activity looks its profile up (workflow code holds none), then it starts.
+          this.#publish(model.startStep(this.#state, step.id, now));
+          this.#waiting = { for: 'agent', stepId: step.id };
+          return this.#emit({ kind: 'call', activity: 'resolveAgent', input: { state: this.#state, stepId: step.id }, policy: 'model', summary: `agent ${agent}: ${stepSummary(step)}`.slice(0, 200) });
+        }
         // The step and the replan after it are one activity: ~6 history events per step.
         this.#publish(model.startStep(this.#state, step.id, now));
         this.#waiting = { for: 'step', stepId: step.id };
         return this.#emit({ kind: 'call', activity: 'executeStep', input: { state: this.#state, stepId: step.id }, policy: 'step', summary: `${stepSummary(step)} → replan` });
+      }
       case 'ask_user':
         this.#publish(model.startStep(this.#state, step.id, now));
         this.#publish(model.waitForUser(this.#state, step.id, now));
@@ -198,9 +220,46 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
       depth: this.#state.depth + 1,
       limits,
       ...(this.input.sessionThreadId ? { sessionThreadId: this.input.sessionThreadId } : {}),
+      // A sub-plan of an agent's run is still that agent's work.
+      ...(this.input.agent ? { agent: this.input.agent } : {}),
     };
     this.#waiting = { for: 'child', stepId: step.id };
     return this.#emit({ kind: 'start_child', workflowId: childRunId, input: child, summary: `sub-plan of ${this.#state.runId}: ${child.goal}`.slice(0, 200) });
+  }
+
+  /**
+   * An agent's run: a child run (the subplan mechanism) whose goal is the task, carrying the agent.
+   * It starts afresh — its own memory thread, no session conversation — and its answer is the step's observation.
+   */
+  #startAgent(stepId: string, { agent, engine, task }: AgentInvocation, now: Date): PlanCommand[] {
+    const { limits } = this.input;
+    if (this.#state.depth >= limits.maxDepth) {
+      this.#publish(model.finishStep(this.#state, stepId, 'failed', { kind: 'error', content: `agent ${agent.name} not started: nesting limit of ${limits.maxDepth} reached` }, now));
+      return this.#replan(`replan after agent step ${stepId}`);
+    }
+    const childRunId = `${this.#state.runId}.${stepId}`;
+    this.#publish(model.startStep(this.#state, stepId, now, { childRunId }));
+    const child: PlanExecutionInput = {
+      userId: this.input.userId,
+      goal: task,
+      sessionId: this.input.sessionId ?? null,
+      parentRunId: this.#state.runId,
+      depth: this.#state.depth + 1,
+      limits,
+      agent,
+      ...(engine === 'tree' ? { engine: 'tree' as const } : {}),
+    };
+    this.#waiting = { for: 'agent_run', stepId, agent: agent.name };
+    return this.#emit({ kind: 'start_child', workflowId: childRunId, input: child, summary: `agent ${agent.name} for ${this.#state.runId}: ${task}`.slice(0, 200) });
+  }
+
+  #agentEnded(waiting: Extract<Waiting, { for: 'agent_run' }>, child: ExecutionState, now: Date): PlanCommand[] {
+    const observation =
+      child.status === 'completed'
+        ? { kind: 'tool' as const, content: child.finalAnswer ?? '' }
+        : { kind: 'error' as const, content: `agent ${waiting.agent} (run ${child.runId}) ended ${child.status}${child.lastError ? `: ${child.lastError}` : ''}` };
+    this.#publish(model.finishStep(this.#state, waiting.stepId, observation.kind === 'error' ? 'failed' : 'completed', observation, now));
+    return this.#replan(`replan after agent ${waiting.agent} (${waiting.stepId})`);
   }
 
   #apply(decision: ReplanDecisionReply, now: Date): PlanCommand[] {

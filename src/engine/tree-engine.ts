@@ -8,6 +8,7 @@
  * the state's `tree` and `progress`.
  */
 import type { ReactStepResult, TreeActivities, TreeLimits } from '../activities/tree-activities';
+import type { AgentInvocation } from '../agents/names';
 import * as model from '../planning/execution-state';
 import type { ExecutionState, Observation, RunEnding } from '../planning/execution-state';
 import type { StepSpec } from '../planning/schemas';
@@ -70,6 +71,7 @@ type Waiting =
   | { for: 'reply'; taskIndex: string; stepId: string }
   | { for: 'subtasks'; taskIndex: string; stepId: string }
   | { for: 'child'; taskIndex: string; stepId: string; childRunId: string }
+  | { for: 'agent'; taskIndex: string; stepId: string; childRunId: string; agent: string }
   | { for: 'reflection'; taskIndex: string }
   | { for: 'spin'; taskIndex: string }
   | { for: 'answer' }
@@ -94,7 +96,17 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     now: Date,
   ) {
     const initial = model.initialState(
-      { runId: input.runId, userId: input.userId, goal: input.goal, sessionId: input.sessionId, parentRunId: input.parentRunId, depth: input.depth, model: '', sessionThreadId: input.sessionThreadId ?? null },
+      {
+        runId: input.runId,
+        userId: input.userId,
+        goal: input.goal,
+        sessionId: input.sessionId,
+        parentRunId: input.parentRunId,
+        depth: input.depth,
+        model: '',
+        sessionThreadId: input.sessionThreadId ?? null,
+        ...(input.agent ? { agent: input.agent } : {}),
+      },
       now,
     );
     this.#state = { ...initial, engine: 'tree', tree: null, progress: '' };
@@ -180,6 +192,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       case 'redo':
         return this.#steer(event, waiting, now);
       case 'child_ended':
+        if (waiting.for === 'agent') return this.#agentEnded(waiting, event.value, now);
         if (waiting.for !== 'child') throw new Error(`a child run ended while the run waits for ${waiting.for}`);
         return this.#childEnded(waiting, event.value, now);
       case 'result':
@@ -317,6 +330,8 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       treeLimits: this.input.treeLimits,
       scope: { index: group.index, tree: this.#tree(), rootRunId, threadId: this.#state.threadId, ...(this.#state.codeVersion ? { codeVersion: this.#state.codeVersion } : {}) },
       ...(this.input.sessionThreadId ? { sessionThreadId: this.input.sessionThreadId } : {}),
+      // A group of an agent's run is still that agent's work.
+      ...(this.input.agent ? { agent: this.input.agent } : {}),
     };
     this.#waiting = { for: 'child', taskIndex: group.index, stepId, childRunId };
     return this.#emit({ kind: 'start_child', workflowId: childRunId, input: child, summary: `task ${group.index}: ${group.name}`.slice(0, 200) });
@@ -405,7 +420,46 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     return this.#aside(waiting);
   }
 
-  #acted(waiting: Extract<Waiting, { for: 'iteration' }>, { reply, observation, codeVersion }: ReactStepResult, now: Date): TreeCommand[] {
+  /**
+   * The iteration called a sub-agent: a child run `<run>.<step>` (plan or tree, as its profile says)
+   * whose goal is the task; the iteration's step waits for its answer.
+   */
+  #startAgent(taskIndex: string, description: string, reply: ReactStepResult['reply'], { agent, engine, task }: AgentInvocation, now: Date): TreeCommand[] {
+    const tool = { type: 'tool' as const, description, tool: reply.tool ?? '', args: reply.args ?? {} };
+    const { limits } = this.input;
+    if (this.#state.depth >= limits.maxDepth) {
+      this.#publish(model.appendStep(this.#state, tool, 'failed', { kind: 'error', content: `agent ${agent.name} not started: nesting limit of ${limits.maxDepth} reached` }, now, { task: taskIndex }));
+      return this.#afterCall(taskIndex, now);
+    }
+    const childRunId = `${this.#state.runId}.s${this.#state.steps.length + 1}`;
+    this.#publish(model.appendStep(this.#state, tool, 'running', null, now, { task: taskIndex, childRunId }));
+    const stepId = this.#state.currentStepId ?? '';
+    const child: PlanExecutionInput = {
+      userId: this.input.userId,
+      goal: task,
+      sessionId: this.input.sessionId ?? null,
+      parentRunId: this.#state.runId,
+      depth: this.#state.depth + 1,
+      limits,
+      agent,
+      ...(engine === 'tree' ? { engine: 'tree' as const, treeLimits: this.input.treeLimits } : {}),
+    };
+    this.#waiting = { for: 'agent', taskIndex, stepId, childRunId, agent: agent.name };
+    return this.#emit({ kind: 'start_child', workflowId: childRunId, input: child, summary: `agent ${agent.name} for task ${taskIndex}: ${task}`.slice(0, 200) });
+  }
+
+  /** The agent's answer is the iteration's observation; a failed agent run is a failed action, reflected on like any. */
+  #agentEnded(waiting: Extract<Waiting, { for: 'agent' }>, child: ExecutionState, now: Date): TreeCommand[] {
+    const { taskIndex, stepId } = waiting;
+    const ok = child.status === 'completed';
+    const observation = ok ? { kind: 'tool' as const, content: child.finalAnswer ?? '' } : { kind: 'error' as const, content: `agent ${waiting.agent} (run ${child.runId}) ended ${child.status}${child.lastError ? `: ${child.lastError}` : ''}` };
+    this.#publish(model.finishStep(this.#state, stepId, ok ? 'completed' : 'failed', observation, now));
+    if (ok) return this.#afterCall(taskIndex, now);
+    this.#waiting = { for: 'reflection', taskIndex };
+    return this.#emit({ kind: 'call', activity: 'reflect', input: { state: this.#state, taskIndex }, policy: 'model', summary: `task ${taskIndex} · reflection on a failed call of agent ${waiting.agent}`.slice(0, 200) });
+  }
+
+  #acted(waiting: Extract<Waiting, { for: 'iteration' }>, { reply, observation, codeVersion, agent }: ReactStepResult, now: Date): TreeCommand[] {
     const { taskIndex } = waiting;
     // A run that never proposed a tree (started from a blueprint) takes its code version from its first iteration.
     if (codeVersion && !this.#state.codeVersion) this.#state = { ...this.#state, codeVersion };
@@ -415,6 +469,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       this.#publish(model.appendStep(this.#state, { ...spec, description }, outcome, obs, now, { task: taskIndex }));
     switch (reply.action) {
       case 'tool': {
+        if (agent) return this.#startAgent(taskIndex, description, reply, agent, now);
         const obs = observation ?? { kind: 'error' as const, content: 'the tool gave no result' };
         step({ type: 'tool', tool: reply.tool ?? '', args: reply.args ?? {} }, obs.kind === 'error' ? 'failed' : 'completed', obs);
         if (obs.kind !== 'error') return this.#afterCall(taskIndex, now);

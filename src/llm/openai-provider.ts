@@ -35,8 +35,9 @@ export class OpenAIProvider implements ModelProvider {
   }
 
   complete(request: ModelRequest, signal?: AbortSignal): Promise<string> {
-    const attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.system': 'openai', 'gen_ai.request.model': this.options.model, 'threadline.reply_name': request.name };
-    return tracer.startActiveSpan(`chat ${this.options.model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const model = request.model ?? this.options.model;
+    const attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.system': 'openai', 'gen_ai.request.model': model, 'threadline.reply_name': request.name };
+    return tracer.startActiveSpan(`chat ${model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
       try {
         return await this.call(request, span, signal);
       } catch (err) {
@@ -54,7 +55,7 @@ export class OpenAIProvider implements ModelProvider {
     try {
       completion = await this.client.chat.completions.create(
         {
-          model: this.options.model,
+          model: request.model ?? this.options.model,
           messages: request.messages,
           response_format: {
             type: 'json_schema',

@@ -44,6 +44,11 @@ export interface ModelRequest {
   /** JSON Schema of the reply (sent as response_format.json_schema.schema). */
   schema: Record<string, unknown>;
   messages: ChatMessage[];
+  /**
+   * The model to ask instead of the provider's own (a sub-agent's `model`). Providers that cannot
+   * switch models (the offline demo) ignore it.
+   */
+  model?: string;
   /** The structured context the messages were rendered from; offline providers read it instead of prose. */
   context: PlannerContext | TreeContext | SummaryContext | TaskStateSummaryContext | MemoryPassContext;
 }

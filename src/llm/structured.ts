@@ -33,6 +33,8 @@ export interface StructuredRequest<N extends ModelCallName> {
   name: N;
   messages: ChatMessage[];
   context: ModelRequest['context'];
+  /** A sub-agent's model (ModelRequest.model). */
+  model?: string;
 }
 
 /**
@@ -48,11 +50,11 @@ export async function completeStructured<N extends ModelCallName>(
   signal?: AbortSignal,
   check?: (value: ModelReply<N>) => string | null,
 ): Promise<ModelReply<N>> {
-  const { name, context } = request;
+  const { name, context, model } = request;
   const messages = [...request.messages];
   let problem = '';
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const text = await provider.complete({ name, schema: replyJsonSchema(name), messages: [...messages], context }, signal);
+    const text = await provider.complete({ name, schema: replyJsonSchema(name), messages: [...messages], context, ...(model ? { model } : {}) }, signal);
     const result = parseReply(name, text);
     if (result.ok) {
       const extra = check?.(result.value) ?? null;
@@ -75,5 +77,6 @@ export async function callModel<N extends PlannerCallName>(
   maxAttempts: number,
   signal?: AbortSignal,
 ): Promise<ModelReply<N>> {
-  return completeStructured(provider, { name: ctx.call, messages: buildMessages(ctx), context: ctx }, maxAttempts, signal);
+  const model = ctx.state.agent?.model;
+  return completeStructured(provider, { name: ctx.call, messages: buildMessages(ctx), context: ctx, ...(model ? { model } : {}) }, maxAttempts, signal);
 }

@@ -9,6 +9,7 @@ import type { ExecutionState } from '../planning/execution-state';
 import { renderTaskProgress, type TaskNode } from '../planning/task-tree';
 import type { TreeCallName } from '../planning/schemas';
 import type { ToolDescription } from '../tools/registry';
+import { agentInstructions } from '../agents/names';
 import type { ChatMessage } from './provider';
 
 export interface TreeContext {
@@ -91,6 +92,7 @@ export function buildTreeMessages(ctx: TreeContext): ChatMessage[] {
   const offered = ctx.call === 'react_action' && ctx.blueprints?.length ? `\n\nBlueprints:\n${ctx.blueprints.map((b) => `- ${b.name}: ${b.description}`).join('\n')}` : '';
   return [
     { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}${offered}` },
+    ...(state.agent ? [{ role: 'system' as const, content: agentInstructions(state.agent) }] : []),
     ...(ctx.memory ? [{ role: 'system' as const, content: 'Working memory of this run follows.' }, ...ctx.memory.messages] : []),
     { role: 'user', content: parts.join('\n\n') },
   ];

@@ -4,6 +4,7 @@
  * the functions here, so every transition is unit-testable without Temporal.
  * Shape and names follow DESIGN.md §4 exactly; a few extra fields are additive.
  */
+import type { RunAgent } from '../agents/names';
 import type { CodeVersion } from './code-version';
 import type { StepSpec, StepType } from './schemas';
 import { renderTaskProgress, type TaskNode } from './task-tree';
@@ -78,6 +79,8 @@ export interface ExecutionState {
   progress?: string;
   /** What the run was planned with (model, prompts, tools); a step on a worker that differs stops it as stale. */
   codeVersion?: CodeVersion;
+  /** A sub-agent's run: which agent, its instructions, the tools it may call (absent on other runs). */
+  agent?: RunAgent;
 }
 
 export interface NewRunInput {
@@ -89,6 +92,7 @@ export interface NewRunInput {
   depth?: number;
   model: string;
   sessionThreadId?: string | null;
+  agent?: RunAgent;
 }
 
 /** Observations longer than this are cut in state; the model and the UI see the head. */
@@ -115,6 +119,7 @@ export function initialState(input: NewRunInput, now: Date): ExecutionState {
     threadId: null,
     // Only runs of a session carry it, so states of other runs keep their shape.
     ...(input.sessionThreadId ? { sessionThreadId: input.sessionThreadId } : {}),
+    ...(input.agent ? { agent: input.agent } : {}),
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { RunAgent } from '../agents/names';
 import type { CodeVersion } from '../planning/code-version';
 import type { ExecutionState } from '../planning/execution-state';
 import type { TaskNode, TaskSpec } from '../planning/task-tree';
@@ -47,6 +48,12 @@ export interface PlanExecutionInput {
   scope?: { index: string; tree: TaskNode; rootRunId: string; threadId?: string | null; codeVersion?: CodeVersion };
   /** A tree run started from a blueprint: its expanded tree is the plan (reviewed like a proposal when asked). */
   blueprint?: { name: string; tree: TaskSpec };
+  /**
+   * A run of a sub-agent (a parent called `agent.<name>`): its prompts carry the agent's
+   * instructions, it may call only the agent's tools, and its model calls ask for the agent's model.
+   * Its sub-plans and task groups carry it on.
+   */
+  agent?: RunAgent;
 }
 
 /** A person's decision on the task tree a run proposed (DESIGN.md: POST /v1/runs/:runId/review). */
