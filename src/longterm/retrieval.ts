@@ -5,7 +5,7 @@
  *     user), then facts about their neighbours (the other end of those facts), at half weight;
  *   - id: a message quoted by its id;
  *   - recency and the current conversation, as light tie-breakers;
- *   - dense: cosine to the query's vector per kind, when an embedder is configured (embedder.ts).
+ *   - dense: cosine to the query's vector, when an embedder is configured (embedder.ts).
  * Validity: with `asOf`, only facts valid then and records from before then; without it, facts
  * that ended are kept (history questions need them) but ranked lower and say when they held.
  */
@@ -147,8 +147,7 @@ export async function retrieve(reader: LongTermReader, userId: string, query: Se
   }
   if (options.dense) {
     const dense = await options.dense(userId, query.query, [...kinds], depth);
-    // One ranking per kind, like the lexical ones: no kind crowds the others out.
-    for (const kind of kinds) rankings.push({ ids: dense.filter((d) => d.kind === kind).map((d) => key(kind, d.id)) });
+    rankings.push({ ids: dense.map((d) => key(d.kind, d.id)) });
   }
 
   const candidates = [...new Set(rankings.flatMap((r) => r.ids))];

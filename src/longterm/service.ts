@@ -94,7 +94,11 @@ export class LongTermService implements LongTermMemory {
     }
   }
 
-  /** The dense ranking: the query embedded, then the store's nearest vectors per kind; none when the embedder fails (lexical retrieval still answers). */
+  /**
+   * The dense ranking: the query embedded, the store's nearest vectors per kind, then one list by
+   * cosine (comparable across kinds, unlike lexical scores), records with none in common (≤ 0)
+   * left out. Empty when the embedder fails: lexical retrieval still answers.
+   */
   private async nearest(userId: string, query: string, kinds: readonly MemoryKind[], limit: number): Promise<{ kind: MemoryKind; id: string }[]> {
     if (!this.embedder || !query.trim()) return [];
     let vector: Float32Array | undefined;
@@ -103,7 +107,9 @@ export class LongTermService implements LongTermMemory {
     } catch (err) {
       this.warn('long-term memory: query embedding failed; searching without dense vectors', { userId, error: err instanceof Error ? err.message : String(err) });
     }
-    return vector ? this.store.reader(userId).nearest(kinds, vector, limit) : [];
+    if (!vector) return [];
+    const hits = await this.store.reader(userId).nearest(kinds, vector, limit);
+    return hits.filter((h) => h.score > 0).sort((a, b) => b.score - a.score).map(({ kind, id }) => ({ kind, id }));
   }
 
   private auditEntry(userId: string, action: string, targetIds: string[], meta: WriteMeta, notes: string[], details?: Record<string, unknown>): LongTermAuditEntry {
