@@ -7,7 +7,7 @@
 //
 // The tests get TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE=default, THREADLINE_WORKFLOW_BUNDLE (a
 // pre-built workflow bundle), THREADLINE_TEMPORAL_BIN (the CLI, for tests that run their own
-// server) and a scratch DATA_DIR. OPENAI_API_KEY/OPENAI_BASE_URL/AGENT_MODEL are removed so the
+// server) and a scratch DATA_DIR. OPENAI_API_KEY/OPENAI_BASE_URL/AGENT_MODEL (and EMBEDDING_*) are removed so the
 // suite never calls a paid model by accident (THREADLINE_TEST_REAL_MODEL=1 keeps them).
 // The last line printed is always "N passed, N failed".
 import { spawn, spawnSync } from 'node:child_process';
@@ -167,6 +167,9 @@ if (process.env.THREADLINE_TEST_REAL_MODEL !== '1') {
   delete env.OPENAI_API_KEY;
   delete env.OPENAI_BASE_URL;
   delete env.AGENT_MODEL;
+  delete env.EMBEDDING_MODEL;
+  delete env.EMBEDDING_BASE_URL;
+  delete env.EMBEDDING_API_KEY;
 }
 
 const nodeArgs = [

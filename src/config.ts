@@ -20,6 +20,20 @@ export const ConfigSchema = z.object({
   OPENAI_API_KEY: z.preprocess(blankToUndefined, z.string().optional()),
   OPENAI_BASE_URL: z.preprocess(blankToUndefined, z.string().url().optional()),
   AGENT_MODEL: z.string().min(1).default('gpt-5-mini'),
+  /**
+   * Embedding model of an OpenAI-compatible `/embeddings` endpoint: when set, long-term memory
+   * stores a dense vector per record and dense similarity joins retrieval; unset, nothing changes
+   * and nothing is downloaded or called.
+   */
+  EMBEDDING_MODEL: z.preprocess(blankToUndefined, z.string().min(1).optional()),
+  /** Server of the embeddings endpoint; OPENAI_BASE_URL when unset. */
+  EMBEDDING_BASE_URL: z.preprocess(blankToUndefined, z.string().url().optional()),
+  /** Key of the embeddings server; OPENAI_API_KEY when unset. */
+  EMBEDDING_API_KEY: z.preprocess(blankToUndefined, z.string().optional()),
+  /** Vector length asked of models that can shorten theirs (`dimensions`); the model's own when unset. */
+  EMBEDDING_DIMENSIONS: z.preprocess(blankToUndefined, z.coerce.number().int().min(1).max(16_384).optional()),
+  /** Timeout of one embeddings request. */
+  EMBEDDING_TIMEOUT_MS: z.preprocess(blankToUndefined, z.coerce.number().int().positive().default(20_000)),
   /** Timeout of one HTTP request to the model server. */
   MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   /** Replies that fail validation are sent back with the error this many times in total before the run fails. */
@@ -126,6 +140,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (c.MEMORY_STORE === 'postgres' && !c.DATABASE_URL) {
     throw new Error('Invalid configuration:\n  DATABASE_URL: required when MEMORY_STORE=postgres');
+  }
+  if (c.EMBEDDING_MODEL && !(c.EMBEDDING_BASE_URL ?? c.OPENAI_BASE_URL) && !(c.EMBEDDING_API_KEY ?? c.OPENAI_API_KEY)) {
+    throw new Error(
+      'Invalid configuration:\n  EMBEDDING_MODEL is set but there is no embeddings server: set EMBEDDING_BASE_URL (or OPENAI_BASE_URL) for an OpenAI-compatible server, or EMBEDDING_API_KEY (or OPENAI_API_KEY) for api.openai.com',
+    );
   }
   return {
     ...c,

@@ -75,7 +75,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   await ownUsage?.setup();
   const usage = options.usage ?? ownUsage!;
   // react_mem: long-term memory, opened like the memory threads (MEMORY_STORE), with its tools.
-  const longterm = config.MEMORY_MANAGER === 'react_mem' ? await openLongTerm(config) : undefined;
+  const longterm = config.MEMORY_MANAGER === 'react_mem' ? await openLongTerm(config, { warn: (message, details) => logger.warn(details, message) }) : undefined;
   const memoryPasses = longterm ? memoryPassSettingsOf(config) : null;
   const mcp = mcpToolSourceFor(config);
   const sources: ToolSource[] = [...(mcp ? [mcp] : []), ...(longterm ? [new ToolSet('longterm', longTermTools(longterm.longterm))] : []), ...(options.toolSources ?? [])];

@@ -104,7 +104,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
   const keys = config.THREADLINE_AUTH === 'apikey' ? createKeyStore(config) : undefined;
   await keys?.setup();
   const { memory, close: closeMemory } = await openMemory(config);
-  const longterm = await openLongTerm(config).catch(async (err: unknown) => {
+  const longterm = await openLongTerm(config, { warn: (message, details) => logger.warn(details, message) }).catch(async (err: unknown) => {
     await closeMemory();
     throw err;
   });

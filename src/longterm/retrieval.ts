@@ -5,7 +5,7 @@
  *     user), then facts about their neighbours (the other end of those facts), at half weight;
  *   - id: a message quoted by its id;
  *   - recency and the current conversation, as light tie-breakers;
- *   - dense vectors, when an embedder is configured (embeddings.ts).
+ *   - dense: cosine to the query's vector, when an embedder is configured (embedder.ts).
  * Validity: with `asOf`, only facts valid then and records from before then; without it, facts
  * that ended are kept (history questions need them) but ranked lower and say when they held.
  */

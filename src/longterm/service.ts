@@ -2,12 +2,15 @@
  * The long-term memory of every user (seed 002), implemented once over a LongTermStore: texts
  * pass the memory observers (secret redaction), every write is audited in the store, fact
  * dedupe and supersede happen inside the user's write section, and retrieval is hybrid
- * (retrieval.ts).
+ * (retrieval.ts). With an embedder (EMBEDDING_MODEL), every message, fact, episode and summary
+ * gets a dense vector when written — computed before the write section, so no lock waits on the
+ * embeddings server — and the query's vector joins the fusion. An embedding that fails leaves the
+ * record without a vector (logged), never unwritten.
  */
 import { randomBytes } from 'node:crypto';
 import { randomIds } from '../memory/ids';
 import type { MemoryObserver } from '../memory/observers';
-import type { LongTermAuditEntry, LongTermReader, LongTermRecord, LongTermStore } from '../store/longterm/store';
+import { searchableText, type LongTermAuditEntry, type LongTermReader, type LongTermRecord, type LongTermStore, type RecordVector } from '../store/longterm/store';
 import type {
   ConversationSummary,
   Entity,
@@ -15,6 +18,7 @@ import type {
   EpisodeInput,
   Fact,
   FactInput,
+  MemoryKind,
   InvocationContext,
   LongTermMemory,
   Provenance,
@@ -24,6 +28,7 @@ import type {
   StoredMessage,
   WriteMeta,
 } from './contract';
+import type { Embedder } from './embedder';
 import { chainOf, decide, isAliasPredicate, strengthened, validAt } from './facts';
 import { screenTexts } from './redact';
 import { entitiesNamed, isSelf, lexicalQuery, retrieve, SELF_ENTITY, type DenseRanker } from './retrieval';
@@ -40,8 +45,12 @@ export interface LongTermServiceOptions {
   observers?: readonly MemoryObserver[];
   /** @default () => new Date() */
   now?: () => Date;
-  /** Dense similarity joins the fusion when given (EMBEDDING_MODEL). */
+  /** Dense similarity joins the fusion when given; by default the embedder's (below). */
   dense?: DenseRanker;
+  /** Embeds what is written and what is searched (EMBEDDING_MODEL). @default none: no vectors */
+  embedder?: Embedder;
+  /** Where a failed embedding is reported (the record is stored without its vector). @default console.warn */
+  warn?: (message: string, details: Record<string, unknown>) => void;
 }
 
 /** A conversation brought in by `importConversations` (the REST import's body). */
@@ -59,13 +68,48 @@ export class LongTermService implements LongTermMemory {
   private readonly observers: readonly MemoryObserver[];
   private readonly now: () => Date;
   private readonly dense: DenseRanker | undefined;
+  private readonly embedder: Embedder | undefined;
+  private readonly warn: (message: string, details: Record<string, unknown>) => void;
   private readonly messageIds = randomIds();
 
   constructor(options: LongTermServiceOptions) {
     this.store = options.store;
     this.observers = options.observers ?? [];
     this.now = options.now ?? (() => new Date());
-    this.dense = options.dense;
+    this.embedder = options.embedder;
+    this.warn = options.warn ?? ((message, details) => console.warn(message, details));
+    this.dense = options.dense ?? (this.embedder ? (userId, query, kinds, limit) => this.nearest(userId, query, kinds, limit) : undefined);
+  }
+
+  /** Vectors of `items` (empty texts skipped); none when no embedder is configured or the call fails. */
+  private async vectorsOf(userId: string, items: readonly { kind: MemoryKind; id: string; text: string }[]): Promise<RecordVector[]> {
+    const wanted = items.filter((i) => i.text.trim() !== '');
+    if (!this.embedder || wanted.length === 0) return [];
+    try {
+      const vectors = await this.embedder.embed(wanted.map((i) => i.text));
+      return wanted.map((i, n) => ({ kind: i.kind, id: i.id, vector: vectors[n] as Float32Array }));
+    } catch (err) {
+      this.warn('long-term memory: embedding failed; records stored without vectors', { userId, records: wanted.length, kinds: [...new Set(wanted.map((i) => i.kind))], error: err instanceof Error ? err.message : String(err) });
+      return [];
+    }
+  }
+
+  /**
+   * The dense ranking: the query embedded, the store's nearest vectors per kind, then one list by
+   * cosine (comparable across kinds, unlike lexical scores), records with none in common (≤ 0)
+   * left out. Empty when the embedder fails: lexical retrieval still answers.
+   */
+  private async nearest(userId: string, query: string, kinds: readonly MemoryKind[], limit: number): Promise<{ kind: MemoryKind; id: string }[]> {
+    if (!this.embedder || !query.trim()) return [];
+    let vector: Float32Array | undefined;
+    try {
+      vector = (await this.embedder.embed([query]))[0];
+    } catch (err) {
+      this.warn('long-term memory: query embedding failed; searching without dense vectors', { userId, error: err instanceof Error ? err.message : String(err) });
+    }
+    if (!vector) return [];
+    const hits = await this.store.reader(userId).nearest(kinds, vector, limit);
+    return hits.filter((h) => h.score > 0).sort((a, b) => b.score - a.score).map(({ kind, id }) => ({ kind, id }));
   }
 
   private auditEntry(userId: string, action: string, targetIds: string[], meta: WriteMeta, notes: string[], details?: Record<string, unknown>): LongTermAuditEntry {
@@ -95,6 +139,12 @@ export class LongTermService implements LongTermMemory {
     const batch = [...byId.values()];
     if (batch.length === 0) return 0;
     const screened = screenTexts(this.observers, userId, batch.flatMap((m) => [m.text, m.name ?? '']), meta);
+    // Only messages not stored yet are embedded (a repeated import costs no embedding calls).
+    const known = this.embedder ? new Set((await this.store.reader(userId).getMessages(batch.map((m) => m.id))).map((m) => m.id)) : new Set<string>();
+    const vectors = await this.vectorsOf(userId, batch.flatMap((m, i) => {
+      const name = screened.texts[2 * i + 1];
+      return known.has(m.id) ? [] : [{ kind: 'message' as const, id: m.id, text: name ? `${name}: ${screened.texts[2 * i] ?? ''}` : (screened.texts[2 * i] ?? '') }];
+    }));
     return this.store.write(userId, async (tx) => {
       const existing = new Set((await tx.getMessages(batch.map((m) => m.id))).map((m) => m.id));
       const added: LongTermRecord[] = [];
@@ -105,6 +155,8 @@ export class LongTermService implements LongTermMemory {
       });
       if (added.length === 0) return 0;
       tx.put(added);
+      const addedIds = new Set(added.map((a) => a.record.id));
+      tx.putVectors(vectors.filter((v) => addedIds.has(v.id)));
       tx.audit(this.auditEntry(userId, 'add_messages', added.map((a) => a.record.id), meta, screened.notes, { count: added.length }));
       return added.length;
     });
@@ -141,6 +193,9 @@ export class LongTermService implements LongTermMemory {
     const notes = screened.notes;
     const now = this.now().toISOString();
     const validFrom = input.validFrom ? new Date(input.validFrom).toISOString() : now;
+    // The fact's sentence is what it means; embedded before the section (a strengthened fact keeps its vector).
+    const [embedded] = await this.vectorsOf(userId, [{ kind: 'fact', id: '', text: text || `${subject} ${predicate} ${object}` }]);
+    const vectorOf = (fact: Fact): RecordVector[] => (embedded ? [{ ...embedded, id: fact.id }] : []);
     return this.store.write(userId, async (tx) => {
       const entities = new EntityResolver(tx, userId, now);
       const subjectEntity = await entities.resolve(isSelf(subject) ? SELF_ENTITY : subject);
@@ -189,6 +244,7 @@ export class LongTermService implements LongTermMemory {
         const previous: Fact = { ...decision.existing, validTo: end, supersededBy: fact.id };
         fact.supersedes = previous.id;
         tx.put([...entities.changed(), { kind: 'fact', record: previous }, { kind: 'fact', record: fact }]);
+        tx.putVectors(vectorOf(fact));
         audit(fact, { outcome: 'superseded', previous: previous.id });
         return { fact, outcome: 'superseded', previous };
       }
@@ -198,10 +254,12 @@ export class LongTermService implements LongTermMemory {
         fact.supersededBy = decision.existing.id;
         const later: LongTermRecord[] = decision.existing.supersedes === null ? [{ kind: 'fact', record: { ...decision.existing, supersedes: fact.id } }] : [];
         tx.put([...entities.changed(), { kind: 'fact', record: fact }, ...later]);
+        tx.putVectors(vectorOf(fact));
         audit(fact, { outcome: 'added', before: decision.existing.id });
         return { fact, outcome: 'added' };
       }
       tx.put([...entities.changed(), { kind: 'fact', record: fact }]);
+      tx.putVectors(vectorOf(fact));
       audit(fact, { outcome: 'added' });
       return { fact, outcome: 'added' };
     });
@@ -248,7 +306,7 @@ export class LongTermService implements LongTermMemory {
     const at = filter.asOf ?? this.now().toISOString();
     const keep = (f: Fact) => filter.includeInvalid === true || validAt(f, at);
     if (!filter.q?.trim()) return (await reader.listFacts({})).filter(keep).slice(0, limit);
-    const hits = await retrieve(reader, userId, { query: filter.q, kinds: ['fact'], k: limit * 4, ...(filter.asOf && !filter.includeInvalid ? { asOf: filter.asOf } : {}) }, { now: this.now() });
+    const hits = await retrieve(reader, userId, { query: filter.q, kinds: ['fact'], k: limit * 4, ...(filter.asOf && !filter.includeInvalid ? { asOf: filter.asOf } : {}) }, { now: this.now(), ...(this.dense ? { dense: this.dense } : {}) });
     return (await reader.getFacts(hits.map((h) => h.id))).filter(keep).slice(0, limit);
   }
 
@@ -266,8 +324,10 @@ export class LongTermService implements LongTermMemory {
       at: this.now().toISOString(),
       provenance: { ...provenance, messageIds: [...provenance.messageIds] },
     };
+    const vectors = await this.vectorsOf(userId, [{ kind: 'episode', id: episode.id, text: searchableText({ kind: 'episode', record: episode }) }]);
     return this.store.write(userId, async (tx) => {
       tx.put([{ kind: 'episode', record: episode }]);
+      tx.putVectors(vectors);
       tx.audit(this.auditEntry(userId, 'record_episode', [episode.id], meta, notes, { scope }));
       return episode;
     });
@@ -284,8 +344,10 @@ export class LongTermService implements LongTermMemory {
   async addSummary(userId: string, sessionId: string, text: string, provenance: Provenance, meta: WriteMeta): Promise<ConversationSummary> {
     const { texts, notes } = screenTexts(this.observers, userId, [text], meta);
     const summary: ConversationSummary = { id: newId('summary'), userId, sessionId, text: texts[0] ?? '', at: this.now().toISOString(), provenance: { ...provenance, sessionId, messageIds: [...provenance.messageIds] } };
+    const vectors = await this.vectorsOf(userId, [{ kind: 'summary', id: summary.id, text: summary.text }]);
     return this.store.write(userId, async (tx) => {
       tx.put([{ kind: 'summary', record: summary }]);
+      tx.putVectors(vectors);
       tx.audit(this.auditEntry(userId, 'add_summary', [summary.id], meta, notes));
       return summary;
     });

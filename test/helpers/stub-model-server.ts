@@ -3,7 +3,12 @@
  * client talks HTTP to it. Replies are scripted per goal and per call name;
  * a request with no scripted reply left gets a 500 and is recorded as a miss,
  * so a test never passes on replies it did not expect.
+ *
+ * It also answers `POST /embeddings` deterministically (stubEmbedding): a hashed bag of
+ * concepts, where a small synonym table maps words that share no stem ("feline", "cat") to one
+ * concept — so a test can show dense retrieval finding what lexical retrieval cannot.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -22,12 +27,49 @@ export const lastMessage = (request: Pick<StubRequest, 'messages'> | undefined):
 /** The token usage the stub reports for every reply. */
 export const STUB_USAGE = { prompt: 100, completion: 20, cached: 40 };
 
+/** Words that mean one thing to the stub's embedding model (and share no stem). */
+const SYNONYMS: Record<string, string> = {
+  feline: 'cat', kitty: 'cat', kitten: 'cat', cats: 'cat',
+  canine: 'dog', puppy: 'dog', hound: 'dog', dogs: 'dog',
+  automobile: 'car', vehicle: 'car', sedan: 'car', cars: 'car',
+  physician: 'doctor', medic: 'doctor', doctors: 'doctor',
+  smashed: 'broke', shattered: 'broke', broken: 'broke', break: 'broke', knocked: 'broke',
+  pottery: 'vase', urn: 'vase', vases: 'vase',
+  residence: 'home', house: 'home', dwelling: 'home',
+};
+const STOP = new Set(['a', 'an', 'the', 'my', 'our', 'your', 'i', 'we', 'you', 'it', 'is', 'was', 'did', 'do', 'of', 'to', 'in', 'on', 'off', 'over', 'and', 'what', 'which', 'who', 'at', 'for', 'with']);
+
+/** The stub model's embedding of `text`: concepts hashed into `dimensions` signed buckets, unit length. */
+export function stubEmbedding(text: string, dimensions = 64): number[] {
+  const v = new Array<number>(dimensions).fill(0);
+  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    if (STOP.has(word)) continue;
+    const concept = SYNONYMS[word] ?? word;
+    const hash = createHash('sha256').update(concept).digest();
+    v[hash.readUInt32LE(0) % dimensions]! += hash[4]! & 1 ? 1 : -1;
+  }
+  const norm = Math.sqrt(v.reduce((sum, x) => sum + x * x, 0));
+  return norm > 0 ? v.map((x) => x / norm) : v;
+}
+
+export interface StubEmbeddingRequest {
+  model: string;
+  input: string[];
+  dimensions?: number;
+}
+
 export type StubReply = unknown | ((req: StubRequest) => unknown);
 export type StubScript = Partial<Record<string, StubReply[]>>;
 
 export class StubModelServer {
   readonly requests: StubRequest[] = [];
   readonly misses: StubRequest[] = [];
+  /** Every `POST /embeddings`, answered or not. */
+  readonly embeddingRequests: StubEmbeddingRequest[] = [];
+  /** The next this many embeddings requests get a 500 (a server hiccup). */
+  embeddingFailures = 0;
+  /** Every embeddings request gets a 503 (the embeddings server is down). */
+  embeddingsDown = false;
   private readonly scripts = new Map<string, StubScript>();
   private server?: http.Server;
   url = '';
@@ -60,9 +102,32 @@ export class StubModelServer {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
+  private embed(raw: string, res: http.ServerResponse): void {
+    const body = JSON.parse(raw) as { model?: string; input?: string | string[]; dimensions?: number };
+    const input = typeof body.input === 'string' ? [body.input] : (body.input ?? []);
+    this.embeddingRequests.push({ model: String(body.model ?? ''), input, ...(body.dimensions ? { dimensions: body.dimensions } : {}) });
+    const json = (status: number, payload: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+    if (this.embeddingsDown || this.embeddingFailures > 0) {
+      if (!this.embeddingsDown) this.embeddingFailures--;
+      json(this.embeddingsDown ? 503 : 500, { error: { message: 'stub: embeddings unavailable' } });
+      return;
+    }
+    json(200, {
+      object: 'list',
+      model: String(body.model ?? 'stub-embed'),
+      data: input.map((text, index) => ({ object: 'embedding', index, embedding: stubEmbedding(text, body.dimensions ?? 64) })),
+      usage: { prompt_tokens: input.length, total_tokens: input.length },
+    });
+  }
+
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     let raw = '';
     for await (const chunk of req) raw += chunk;
+    // Exactly /v1/embeddings: a wrong base URL gets the 404 a real server would give.
+    if (req.method === 'POST' && req.url === '/v1/embeddings') {
+      this.embed(raw, res);
+      return;
+    }
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       res.writeHead(404).end();
       return;

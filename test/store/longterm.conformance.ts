@@ -11,7 +11,8 @@ import { describe, test } from 'node:test';
 import type { StoredMessage, WriteMeta } from '../../src/longterm/contract';
 import { LongTermService } from '../../src/longterm/service';
 import { redactSecrets } from '../../src/memory/observers';
-import type { LongTermStore } from '../../src/store/longterm/store';
+import type { LongTermRecord, LongTermStore } from '../../src/store/longterm/store';
+import { normalized } from '../../src/longterm/vectors';
 
 export interface LongTermTarget {
   store: LongTermStore;
@@ -217,6 +218,46 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         assert.equal((await one.listFacts(user, {}))[0]?.mentions, 4);
         await one.addMessages(user, [{ id: 'x1', sessionId: 's', role: 'user', text: 'the violin teacher is called Mrs Park', at: iso('2024-01-01') }], agent);
         assert.equal((await two.search(user, { query: 'violin teacher' }))[0]?.id, 'x1');
+      } finally {
+        await target.cleanup();
+      }
+    });
+
+    test('dense vectors: stored per record, nearest per kind, kept when the record is put again, per user, seen by a second instance', async () => {
+      const target = await make();
+      try {
+        const [user, other] = [`user_${tag()}`, `user_${tag()}`];
+        const unit = (...xs: number[]) => normalized(xs);
+        const message = (id: string, text: string): LongTermRecord => ({ kind: 'message', record: { id, userId: user, sessionId: 's', role: 'user', text, at: iso('2024-01-01') } });
+        const summary: LongTermRecord = { kind: 'summary', record: { id: 'sum1', userId: user, sessionId: 's', text: 'a summary', at: iso('2024-01-02'), provenance: { messageIds: [] } } };
+        await target.store.write(user, async (tx) => {
+          tx.put([message('a', 'alpha'), message('b', 'beta'), message('c', 'gamma'), summary]);
+          tx.putVectors([
+            { kind: 'message', id: 'a', vector: unit(1, 0, 0) },
+            { kind: 'message', id: 'b', vector: unit(0.8, 0.6, 0) },
+            { kind: 'message', id: 'c', vector: unit(0, 0, 1) },
+            { kind: 'summary', id: 'sum1', vector: unit(0.6, 0.8, 0) },
+          ]);
+        });
+        await target.store.write(other, async (tx) => {
+          tx.put([{ kind: 'message', record: { id: 'z', userId: other, sessionId: 's', role: 'user', text: 'other', at: iso('2024-01-01') } }]);
+          tx.putVectors([{ kind: 'message', id: 'z', vector: unit(1, 0, 0) }]);
+        });
+        // The record put again (as a fact's validity change would): its vector stays.
+        await target.store.write(user, async (tx) => tx.put([message('a', 'alpha')]));
+        const query = unit(1, 0, 0);
+        const hits = await target.store.reader(user).nearest(['message', 'summary'], query, 2);
+        assert.deepEqual(hits.map((h) => `${h.kind}:${h.id}`).sort(), ['message:a', 'message:b', 'summary:sum1']);
+        const messages = hits.filter((h) => h.kind === 'message');
+        assert.deepEqual(messages.map((h) => h.id), ['a', 'b'], 'best first, at most the limit per kind');
+        assert.ok(Math.abs((messages[0]?.score ?? 0) - 1) < 1e-5 && Math.abs((messages[1]?.score ?? 0) - 0.8) < 1e-5, JSON.stringify(messages));
+        assert.deepEqual((await target.store.reader(user).nearest(['fact'], query, 5)), []);
+        assert.deepEqual((await target.store.reader(user).nearest(['message'], unit(1, 0), 5)), [], 'a vector of another length (another model) matches nothing');
+        assert.deepEqual((await target.store.reader(other).nearest(['message'], query, 5)).map((h) => h.id), ['z']);
+        if (target.reopen) {
+          const second = await target.reopen();
+          assert.deepEqual((await second.reader(user).nearest(['message'], query, 1)).map((h) => h.id), ['a']);
+        }
       } finally {
         await target.cleanup();
       }

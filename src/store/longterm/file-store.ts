@@ -5,6 +5,7 @@
  * Layout: longterm/<user>/records.jsonl   every record written, one per line; a later line with
  *                                          the same kind and id replaces the earlier one
  *         longterm/<user>/audit.jsonl     the audit of writes
+ *         longterm/<user>/vectors.jsonl   dense vectors (EMBEDDING_MODEL): {kind, id, v: base64 Float32}
  *         longterm/<user>/lock            proper-lockfile lock held around a write section
  *
  * Each process keeps, per user it has touched, a UserIndex (records plus BM25 full-text
@@ -18,6 +19,8 @@ import path from 'node:path';
 import { fileSafe, JsonlTail, withDirLock } from '../memory/file-store';
 import { KeyedMutex, readerOf, writeSection } from './in-memory-store';
 import type { LongTermAuditEntry, LongTermReader, LongTermRecord, LongTermStore, LongTermWriter } from './store';
+import { vectorFromBase64, vectorToBase64 } from '../../longterm/vectors';
+import type { MemoryKind } from '../../longterm/contract';
 import { UserIndex } from './user-index';
 
 interface LoadedUser {
@@ -25,8 +28,16 @@ interface LoadedUser {
   index: UserIndex;
   records: JsonlTail<LongTermRecord>;
   audit: JsonlTail<LongTermAuditEntry>;
+  vectors: JsonlTail<VectorLine>;
   /** Serializes this process's reads of the tail, so no line is applied twice. */
   queue: Promise<unknown>;
+}
+
+/** One line of vectors.jsonl. */
+interface VectorLine {
+  kind: MemoryKind;
+  id: string;
+  v: string;
 }
 
 export class FileLongTermStore implements LongTermStore {
@@ -42,14 +53,14 @@ export class FileLongTermStore implements LongTermStore {
   async end(): Promise<void> {
     const users = [...this.users.values()];
     this.users.clear();
-    await Promise.all(users.map((u) => Promise.all([u.records.close(), u.audit.close()])));
+    await Promise.all(users.map((u) => Promise.all([u.records.close(), u.audit.close(), u.vectors.close()])));
   }
 
   private user(userId: string): LoadedUser {
     let user = this.users.get(userId);
     if (!user) {
       const dir = path.join(this.root, fileSafe(userId));
-      user = { dir, index: new UserIndex(), records: new JsonlTail(path.join(dir, 'records.jsonl')), audit: new JsonlTail(path.join(dir, 'audit.jsonl')), queue: Promise.resolve() };
+      user = { dir, index: new UserIndex(), records: new JsonlTail(path.join(dir, 'records.jsonl')), audit: new JsonlTail(path.join(dir, 'audit.jsonl')), vectors: new JsonlTail(path.join(dir, 'vectors.jsonl')), queue: Promise.resolve() };
       this.users.set(userId, user);
     }
     return user;
@@ -57,7 +68,10 @@ export class FileLongTermStore implements LongTermStore {
 
   /** Applies what was appended since the last look (by any process). */
   private catchUp(user: LoadedUser, repair = false): Promise<void> {
-    const next = user.queue.then(async () => user.index.apply(await user.records.read(repair)));
+    const next = user.queue.then(async () => {
+      user.index.apply(await user.records.read(repair));
+      user.index.applyVectors((await user.vectors.read(repair)).map((l) => ({ kind: l.kind, id: l.id, vector: vectorFromBase64(l.v) })));
+    });
     user.queue = next.catch(() => undefined);
     return next;
   }
@@ -74,11 +88,13 @@ export class FileLongTermStore implements LongTermStore {
       return withDirLock(user.dir, async () => {
         await this.catchUp(user, true);
         await user.audit.read(true); // only to cut a torn line and learn the offset before appending
-        return writeSection(user.index, fn, async (records, audit) => {
+        return writeSection(user.index, fn, async (records, audit, vectors) => {
           // In the read queue: a reader catching up meanwhile must not move the tail's offset under the append.
           const appended = user.queue.then(async () => {
             await user.records.append(records);
             user.index.apply(records);
+            await user.vectors.append(vectors.map((v) => ({ kind: v.kind, id: v.id, v: vectorToBase64(v.vector) })));
+            user.index.applyVectors(vectors);
           });
           user.queue = appended.catch(() => undefined);
           await appended;

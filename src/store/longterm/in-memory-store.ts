@@ -2,7 +2,7 @@
  * Long-term memory in process (MEMORY_STORE=memory, unit tests): one UserIndex per user, write
  * sections serialized per user. Gone when the process ends.
  */
-import type { LongTermAuditEntry, LongTermReader, LongTermRecord, LongTermStore, LongTermWriter } from './store';
+import type { LongTermAuditEntry, LongTermReader, LongTermRecord, LongTermStore, LongTermWriter, RecordVector } from './store';
 import { UserIndex } from './user-index';
 
 /** Serializes async sections per key (this process only). */
@@ -43,6 +43,7 @@ export function readerOf(index: UserIndex, before: () => Promise<void> = async (
     listSummaries: wrap(index.listSummaries),
     listMessages: wrap(index.listMessages),
     searchText: wrap(index.searchText),
+    nearest: wrap(index.nearest),
   };
 }
 
@@ -50,17 +51,19 @@ export function readerOf(index: UserIndex, before: () => Promise<void> = async (
 export async function writeSection<T>(
   index: UserIndex,
   fn: (tx: LongTermWriter) => Promise<T>,
-  commit: (records: LongTermRecord[], audit: LongTermAuditEntry[]) => Promise<void>,
+  commit: (records: LongTermRecord[], audit: LongTermAuditEntry[], vectors: RecordVector[]) => Promise<void>,
 ): Promise<T> {
   const records: LongTermRecord[] = [];
   const audit: LongTermAuditEntry[] = [];
+  const vectors: RecordVector[] = [];
   const tx: LongTermWriter = {
     ...readerOf(index),
     put: (items) => void records.push(...structuredClone(items)),
     audit: (entry) => void audit.push(structuredClone(entry)),
+    putVectors: (items) => void vectors.push(...structuredClone(items)),
   };
   const result = await fn(tx);
-  await commit(records, audit);
+  await commit(records, audit, vectors);
   return result;
 }
 
@@ -84,8 +87,9 @@ export class InMemoryLongTermStore implements LongTermStore {
 
   write<T>(userId: string, fn: (tx: LongTermWriter) => Promise<T>): Promise<T> {
     return this.mutex.run(userId, () =>
-      writeSection(this.user(userId), fn, async (records, audit) => {
+      writeSection(this.user(userId), fn, async (records, audit, vectors) => {
         this.user(userId).apply(records);
+        this.user(userId).applyVectors(vectors);
         const log = this.audits.get(userId) ?? [];
         log.push(...audit);
         this.audits.set(userId, log);

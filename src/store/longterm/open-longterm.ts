@@ -1,9 +1,10 @@
 /**
  * Opens the configured long-term store (MEMORY_STORE, like the memory threads) and the
  * LongTermService over it, with the same observers as memory threads — the same way in the API
- * and the worker, so both see one long-term memory.
+ * and the worker, so both see one long-term memory — with dense vectors when EMBEDDING_MODEL is set.
  */
 import path from 'node:path';
+import { embedderFromConfig, type EmbeddingConfig } from '../../longterm/embedder';
 import { LongTermService } from '../../longterm/service';
 import { redactSecrets } from '../../memory/observers';
 import { byBackend, type BackendConfig } from '../backend';
@@ -26,10 +27,16 @@ export interface OpenLongTerm {
   close(): Promise<void>;
 }
 
-export async function openLongTerm(config: BackendConfig): Promise<OpenLongTerm> {
+export interface OpenLongTermOptions {
+  /** Where failed embeddings are reported (the process log). @default console.warn */
+  warn?: (message: string, details: Record<string, unknown>) => void;
+}
+
+export async function openLongTerm(config: BackendConfig & Partial<EmbeddingConfig>, options: OpenLongTermOptions = {}): Promise<OpenLongTerm> {
   const store = createLongTermStore(config);
   await store.setup();
+  const embedder = embedderFromConfig(config);
   // Secrets never enter long-term memory, whoever writes it.
-  const longterm = new LongTermService({ store, observers: [redactSecrets] });
+  const longterm = new LongTermService({ store, observers: [redactSecrets], ...(embedder ? { embedder } : {}), ...(options.warn ? { warn: options.warn } : {}) });
   return { longterm, store, close: () => store.end() };
 }

@@ -6,10 +6,10 @@
  * and supersede never race across processes.
  */
 import { Pool, type PoolClient } from 'pg';
-import type { ConversationSummary, Entity, Episode, Fact, StoredMessage } from '../../longterm/contract';
+import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
 import { analyze, normalizeName } from '../../longterm/text';
 import { applyMigrations, inTransaction } from '../memory/postgres-store';
-import { searchableText, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermAuditEntry, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter } from './store';
+import { searchableText, type DenseHit, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermAuditEntry, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter, type RecordVector } from './store';
 
 type Queryable = Pick<Pool | PoolClient, 'query'>;
 
@@ -104,6 +104,20 @@ class PostgresReader implements LongTermReader {
     );
     return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
   }
+
+  /** Dot products (vectors are unit length) over the user's rows of those kinds, best `limit` per kind. */
+  async nearest(kinds: readonly MemoryKind[], vector: Float32Array, limit: number): Promise<DenseHit[]> {
+    if (kinds.length === 0 || vector.length === 0) return [];
+    const { rows } = await this.db.query<{ kind: MemoryKind; id: string; score: number }>(
+      `SELECT kind, id, score FROM (
+         SELECT kind, id, score, row_number() OVER (PARTITION BY kind ORDER BY score DESC, id) AS n FROM (
+           SELECT kind, id, (SELECT sum(a::float8 * b::float8) FROM unnest(embedding, $3::real[]) AS t(a, b)) AS score
+           FROM longterm_records WHERE user_id = $1 AND kind = ANY($2) AND cardinality(embedding) = $4) scored) ranked
+       WHERE n <= $5 ORDER BY kind, n`,
+      [this.userId, [...kinds], Array.from(vector), vector.length, limit],
+    );
+    return rows.map((r) => ({ kind: r.kind, id: r.id, score: Number(r.score) }));
+  }
 }
 
 export class PostgresLongTermStore implements LongTermStore {
@@ -132,6 +146,7 @@ export class PostgresLongTermStore implements LongTermStore {
       await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`threadline.longterm:${userId}`]);
       const records: LongTermRecord[] = [];
       const audit: LongTermAuditEntry[] = [];
+      const vectors: RecordVector[] = [];
       const reader = new PostgresReader(db, userId);
       const tx: LongTermWriter = {
         getMessages: (ids) => reader.getMessages(ids),
@@ -145,8 +160,10 @@ export class PostgresLongTermStore implements LongTermStore {
         listSummaries: (sessionId) => reader.listSummaries(sessionId),
         listMessages: (sessionId, limit) => reader.listMessages(sessionId, limit),
         searchText: (kind, query, limit) => reader.searchText(kind, query, limit),
+        nearest: (kinds, vector, limit) => reader.nearest(kinds, vector, limit),
         put: (items) => void records.push(...structuredClone(items)),
         audit: (entry) => void audit.push(structuredClone(entry)),
+        putVectors: (items) => void vectors.push(...structuredClone(items)),
       };
       const result = await fn(tx);
       for (const item of records) {
@@ -158,6 +175,10 @@ export class PostgresLongTermStore implements LongTermStore {
              subject_id = EXCLUDED.subject_id, object_id = EXCLUDED.object_id, session_id = EXCLUDED.session_id, sort_at = EXCLUDED.sort_at`,
           [userId, item.kind, item.record.id, JSON.stringify(item.record), analyze(searchableText(item)).join(' '), c.names, c.subjectId, c.objectId, c.sessionId, c.sortAt],
         );
+      }
+      // After the records: a vector lands on its row (the upsert above leaves an existing one alone).
+      for (const v of vectors) {
+        await db.query('UPDATE longterm_records SET embedding = $4::real[] WHERE user_id = $1 AND kind = $2 AND id = $3', [userId, v.kind, v.id, Array.from(v.vector)]);
       }
       for (const entry of audit) await db.query('INSERT INTO longterm_audit (user_id, entry) VALUES ($1, $2)', [userId, JSON.stringify(entry)]);
       return result;

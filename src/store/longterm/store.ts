@@ -46,6 +46,23 @@ export function searchableText(item: LongTermRecord): string {
   }
 }
 
+/**
+ * A record's dense vector (EMBEDDING_MODEL), unit length so that a dot product is the cosine.
+ * Stored beside the record: a later `put` of the record keeps it.
+ */
+export interface RecordVector {
+  kind: MemoryKind;
+  id: string;
+  vector: Float32Array;
+}
+
+/** One dense candidate: its cosine similarity to the query vector. */
+export interface DenseHit {
+  kind: MemoryKind;
+  id: string;
+  score: number;
+}
+
 export interface FactFilter {
   /** Facts whose subject is one of these entities. */
   subjectIds?: string[];
@@ -94,6 +111,8 @@ export interface LongTermReader {
   listMessages(sessionId: string, limit: number): Promise<StoredMessage[]>;
   /** Up to `limit` records of `kind` matching any of the query's terms, best first (BM25-class). */
   searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]>;
+  /** Per kind of `kinds`, up to `limit` records whose vector is most similar to `vector` (same length only), best first. */
+  nearest(kinds: readonly MemoryKind[], vector: Float32Array, limit: number): Promise<DenseHit[]>;
 }
 
 /**
@@ -104,6 +123,8 @@ export interface LongTermReader {
  */
 export interface LongTermWriter extends LongTermReader {
   put(records: readonly LongTermRecord[]): void;
+  /** Vectors of records (put in this section or before); stored with them. */
+  putVectors(vectors: readonly RecordVector[]): void;
   audit(entry: LongTermAuditEntry): void;
 }
 

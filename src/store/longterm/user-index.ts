@@ -4,10 +4,11 @@
  * (entities by name and alias, facts by entity, summaries by session). The in-memory store is
  * one of these per user; the file store rebuilds one from the user's log and keeps it current.
  */
-import type { ConversationSummary, Entity, Episode, Fact, StoredMessage } from '../../longterm/contract';
+import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
 import { normalizeName } from '../../longterm/text';
+import { cosine, topPerKind } from '../../longterm/vectors';
 import { Bm25Index } from './bm25';
-import { searchableText, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermReader, type LongTermRecord } from './store';
+import { searchableText, type DenseHit, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermReader, type LongTermRecord, type RecordVector } from './store';
 
 const addTo = <T>(map: Map<string, Set<T>>, key: string, value: T) => {
   let set = map.get(key);
@@ -26,6 +27,8 @@ export class UserIndex implements LongTermReader {
   private readonly entitiesByName = new Map<string, Set<string>>();
   private readonly factsByEntity = new Map<string, Set<string>>();
   private readonly summariesBySession = new Map<string, Set<string>>();
+  /** Dense vectors by kind, then id (EMBEDDING_MODEL); searched brute force, one user at a time. */
+  private readonly vectors = new Map<MemoryKind, Map<string, Float32Array>>();
 
   /** Applies records in order: a record whose id exists replaces it. */
   apply(records: readonly LongTermRecord[]): void {
@@ -52,6 +55,15 @@ export class UserIndex implements LongTermReader {
           break;
       }
       this.index(item);
+    }
+  }
+
+  /** Stores vectors: a later one for the same record replaces it. */
+  applyVectors(vectors: readonly RecordVector[]): void {
+    for (const { kind, id, vector } of vectors) {
+      let byId = this.vectors.get(kind);
+      if (!byId) this.vectors.set(kind, (byId = new Map()));
+      byId.set(id, vector);
     }
   }
 
@@ -124,6 +136,12 @@ export class UserIndex implements LongTermReader {
     const index = this.text.get(kind);
     if (!index || query.terms.length === 0) return [];
     return index.search(query.terms, limit);
+  }
+
+  async nearest(kinds: readonly MemoryKind[], vector: Float32Array, limit: number): Promise<DenseHit[]> {
+    const scored: DenseHit[] = [];
+    for (const kind of kinds) for (const [id, v] of this.vectors.get(kind) ?? []) scored.push({ kind, id, score: cosine(vector, v) });
+    return topPerKind(scored, limit);
   }
 }
 

@@ -161,4 +161,13 @@ CREATE TABLE longterm_audit (
 CREATE INDEX longterm_audit_by_user ON longterm_audit (user_id, n DESC);
 `,
   },
+  {
+    version: 4,
+    name: 'long-term dense vectors',
+    sql: `
+-- A record's dense vector (EMBEDDING_MODEL), unit length: similarity is a dot product, computed
+-- over one user's rows (no pgvector needed). NULL when no embedder is configured or the call failed.
+ALTER TABLE longterm_records ADD COLUMN embedding real[];
+`,
+  },
 ];
