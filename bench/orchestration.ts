@@ -9,6 +9,8 @@
  *   (e) (a) with a tool that returns 100 kB per step: history bytes per step (target flat, ≤ 2 kB),
  *   (f) the same loop as (a) in LangGraph.js with its PostgreSQL checkpointer (bench/peers/langgraph.ts):
  *       a/f ≤ 1.5 per step; skipped when its scratch folder is not installed,
+ *   (g) (a) with every payload encrypted (THREADLINE_ENCRYPTION_KEY),
+ *   (h) (a) with a 400 kB goal, so the run's input, query answers and result pass the claim check,
  * and prints ms per step (median over repetitions), history events and bytes per
  * step, and the targets: a/b ≤ 1.5 and ≤ 8 history events per tool step for (a).
  *
@@ -54,6 +56,9 @@ const PLAN_QUEUE = 'bench-plan';
 /** (g): the same plan workflow with every payload encrypted (THREADLINE_ENCRYPTION_KEY). */
 const ENCRYPTED_QUEUE = 'bench-plan-encrypted';
 const TARGET_ENCRYPTION_RATIO = 1.1;
+/** (h): the same plan workflow with a goal this large, far past CLAIM_CHECK_THRESHOLD (128 KiB). */
+const CLAIM_CHECK_QUEUE = 'bench-plan-claim-check';
+const CLAIM_CHECK_GOAL_BYTES = 400_000;
 const BARE_QUEUE = 'bench-bare';
 const TARGET_RATIO = 1.5;
 const TARGET_EVENTS_PER_STEP = 8;
@@ -180,8 +185,8 @@ interface Bench {
   activities: PlanActivities;
 }
 
-function planInput(steps: number, tool: 'noop' | 'big' = 'noop'): PlanExecutionInput {
-  return { userId: 'bench', goal: benchGoal(steps, tool), limits: { maxSteps: steps + 5, maxDepth: 0 } };
+function planInput(steps: number, tool: 'noop' | 'big' = 'noop', padBytes = 0): PlanExecutionInput {
+  return { userId: 'bench', goal: benchGoal(steps, tool, padBytes), limits: { maxSteps: steps + 5, maxDepth: 0 } };
 }
 
 /** A finished run must have done exactly what was asked, or the timing means nothing. */
@@ -193,12 +198,12 @@ function checkPlanResult(state: ExecutionState, steps: number, what: string): vo
   }
 }
 
-async function runPlanWorkflow({ client }: Pick<Bench, 'client'>, steps: number, tool: 'noop' | 'big' = 'noop', taskQueue = PLAN_QUEUE): Promise<Measured> {
+async function runPlanWorkflow({ client }: Pick<Bench, 'client'>, steps: number, tool: 'noop' | 'big' = 'noop', taskQueue = PLAN_QUEUE, padBytes = 0): Promise<Measured> {
   const started = performance.now();
   const handle = await client.workflow.start<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, {
     taskQueue,
-    workflowId: `bench-${tool === 'big' ? 'e' : 'a'}-${steps}-${randomUUID().slice(0, 8)}`,
-    args: [planInput(steps, tool)],
+    workflowId: `bench-${tool === 'big' ? 'e' : padBytes > 0 ? 'h' : 'a'}-${steps}-${randomUUID().slice(0, 8)}`,
+    args: [planInput(steps, tool, padBytes)],
     workflowExecutionTimeout: '5 minutes',
   });
   const state = await handle.result();
@@ -468,6 +473,10 @@ async function main(): Promise<void> {
     const encryptedClient = await connectClient(encryptedConfig);
     connections.push(encryptedClient.connection);
     workers.push(await createWorker({ config: encryptedConfig, provider, extraTools: [NOOP_TOOL], store: new MemoryKeyValueStore(), taskQueue: ENCRYPTED_QUEUE, connection: nativeConnection }));
+    // (h) A worker for 400 kB goals: the claim check at its default threshold (the main client's too,
+    // same DATA_DIR, so it reads the blobs); memory limits above the goal, a CRITICAL chunk compaction cannot shorten.
+    const claimCheckConfig = loadConfig({ TEMPORAL_ADDRESS: address, TASK_QUEUE: CLAIM_CHECK_QUEUE, DATA_DIR: config.DATA_DIR, MEMORY_SOFT_LIMIT: '400000', MEMORY_HARD_LIMIT: '400000' });
+    workers.push(await createWorker({ config: claimCheckConfig, provider, extraTools: [NOOP_TOOL], store: new MemoryKeyValueStore(), taskQueue: CLAIM_CHECK_QUEUE, connection: nativeConnection }));
     console.log(`workers: bundled and started in ${Math.round(performance.now() - t)} ms`);
     // A worker that dies must fail the benchmark, not leave it waiting on a result.
     const workersStopped = Promise.all(workers.map((w) => w.run()));
@@ -503,7 +512,7 @@ async function main(): Promise<void> {
     console.log(`warm-up: done in ${Math.round(performance.now() - t)} ms\n`);
 
     // f: checkpoints written before each next super-step (as Temporal records each step); fAsync: LangGraph's default.
-    const runs = { g: [] as Measured[], a: [] as Measured[], b: [] as Measured[], c: [] as Measured[], d: [] as TreeMeasured[], f: [] as PeerRun[], fAsync: [] as PeerRun[] };
+    const runs = { g: [] as Measured[], h: [] as Measured[], a: [] as Measured[], b: [] as Measured[], c: [] as Measured[], d: [] as TreeMeasured[], f: [] as PeerRun[], fAsync: [] as PeerRun[] };
     await guard(runTreeWorkflow(bench, 2)); // warm-up of the tree engine's code paths
     const metricsUrl = process.env.THREADLINE_BENCH_METRICS_URL;
     const serverLatency: { a: LatencyRow[][]; b: LatencyRow[][] } = { a: [], b: [] };
@@ -520,6 +529,7 @@ async function main(): Promise<void> {
       runs.a.push(await measured('a', () => runPlanWorkflow(bench, args.steps)));
       runs.b.push(await measured('b', () => runBareWorkflow(bench, args.steps)));
       runs.g.push(await guard(runPlanWorkflow({ client: encryptedClient }, args.steps, 'noop', ENCRYPTED_QUEUE)));
+      runs.h.push(await guard(runPlanWorkflow(bench, args.steps, 'noop', CLAIM_CHECK_QUEUE, CLAIM_CHECK_GOAL_BYTES)));
       runs.c.push(await runInProcess(bench, args.steps));
       runs.d.push(await guard(runTreeWorkflow(bench, TREE_FANOUT)));
       if (peer) {
@@ -593,6 +603,12 @@ async function main(): Promise<void> {
     const g = summarize('(g) (a) with every payload encrypted', runs.g, args.steps);
     const encryptionRatio = round(g.msPerStepMedian / a.msPerStepMedian);
     console.log(`\n(g) (a) with AES-256-GCM payload encryption: ${g.msPerStepMedian.toFixed(2)} ms/step (reps ${g.msPerStepReps.map((x) => x.toFixed(2)).join(' ')}), ${g.historyBytesPerStep ?? '?'} history bytes/step; g/a ${encryptionRatio.toFixed(2)} (target ≤ ${TARGET_ENCRYPTION_RATIO}: ${encryptionRatio <= TARGET_ENCRYPTION_RATIO ? 'PASS' : 'MISS'})`);
+    const h = summarize(`(h) (a) with a ${CLAIM_CHECK_GOAL_BYTES / 1000} kB goal (claim check)`, runs.h, args.steps);
+    const claimCheckRatio = round(h.msPerStepMedian / a.msPerStepMedian);
+    console.log(
+      `\n(h) (a) with a ${CLAIM_CHECK_GOAL_BYTES / 1000} kB goal, past the claim-check threshold: ${h.msPerStepMedian.toFixed(2)} ms/step (reps ${h.msPerStepReps.map((x) => x.toFixed(2)).join(' ')}), ` +
+        `${h.historyBytesPerStep ?? '?'} history bytes/step (a: ${a.msPerStepMedian.toFixed(2)} ms, ${a.historyBytesPerStep ?? '?'} bytes); h/a ${claimCheckRatio.toFixed(2)}`,
+    );
     const latency = { a: mergeLatency(serverLatency.a), b: mergeLatency(serverLatency.b) };
     if (latency.a.length) printServerLatency('(a)', latency.a);
     if (latency.b.length) printServerLatency('(b)', latency.b);
@@ -607,7 +623,7 @@ async function main(): Promise<void> {
         marginalEventsPerToolStep: `(events of an N-step run − events of the ${args.warmupSteps}-step warm-up run) ÷ (N − ${args.warmupSteps}), for (a)`,
         peerF: 'a LangGraph.js StateGraph (plan → act → replan per step → respond, zero-latency pure nodes, the act node invoking a no-op @langchain/core tool) compiled with PostgresSaver on BENCH_DATABASE_URL, own schema, fresh thread_id per run; wall time of app.invoke ÷ N in its own node process, interleaved with (a)–(d)',
       },
-      results: { a, b, c, d: tree, e: big, g, ratioEncryptedToPlain: encryptionRatio, f, fAsync },
+      results: { a, b, c, d: tree, e: big, g, ratioEncryptedToPlain: encryptionRatio, h, ratioClaimCheckToPlain: claimCheckRatio, f, fAsync },
       peers: peer ? { langgraph: { versions: peer.versions, durability: { f: 'sync', fAsync: 'async' }, checkpointsPerStepF: fLast ? round(fLast.checkpoints / args.steps) : null, storedBytesPerStepF: fLast ? Math.round(fLast.bytes / args.steps) : null } } : null,
       ratioAF,
       ratioTreeIterationToPlanStep: treeRatio,

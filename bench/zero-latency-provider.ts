@@ -38,14 +38,16 @@ export const FIXED_ANSWER = 'All noop steps ran.';
 /** Tool steps per plan chunk: one slot of the 50 is kept for the respond step. */
 const CHUNK = 49;
 
-export const benchGoal = (steps: number, tool: 'noop' | 'big' = 'noop'): string => `benchmark: run ${steps} ${tool} steps`;
+/** `padBytes` of filler after the goal's first line make it a large payload ((h): past the claim-check threshold). */
+export const benchGoal = (steps: number, tool: 'noop' | 'big' = 'noop', padBytes = 0): string =>
+  `benchmark: run ${steps} ${tool} steps${padBytes > 0 ? `\n${'lorem ipsum '.repeat(Math.ceil(padBytes / 12))}` : ''}`;
 
 /** N of a benchGoal; null for any other goal. */
 function stepsOf(goal: string): number | null {
-  const n = Number(/^benchmark: run (\d+) (?:noop|big) steps$/.exec(goal)?.[1]);
+  const n = Number(/^benchmark: run (\d+) (?:noop|big) steps(?:\n|$)/.exec(goal)?.[1]);
   return Number.isInteger(n) && n >= 1 ? n : null;
 }
-const toolOf = (goal: string): string => (/ big steps$/.test(goal) ? BIG_TOOL.name : NOOP_TOOL.name);
+const toolOf = (goal: string): string => (/^benchmark: run \d+ big steps(?:\n|$)/.test(goal) ? BIG_TOOL.name : NOOP_TOOL.name);
 
 /** A tree run's goal: a root with `fanout` groups of `fanout` leaves (depth 3). */
 export const benchTreeGoal = (fanout: number): string => `benchmark: tree of fan-out ${fanout}`;

@@ -110,6 +110,12 @@ export const ConfigSchema = z.object({
   CLAIM_CHECK_THRESHOLD: z.coerce.number().int().min(0).default(128 * 1024),
   /** Blobs neither written nor read for this many days are deleted by the worker's daily sweep: keep it above the namespace's retention. */
   CLAIM_CHECK_RETENTION_DAYS: z.coerce.number().positive().default(30),
+  /**
+   * A tool result larger than this many bytes (as JSON) is stored whole in the blob store; the step's
+   * journal and memory keep its first 16,000 characters and a reference. Capped at 4 MiB: memory
+   * tokenizes and compacts what it keeps, and bigger texts block a step past its heartbeat timeout.
+   */
+  MAX_TOOL_RESULT_BYTES: z.coerce.number().int().min(16 * 1024).max(4 * 1024 * 1024).default(1024 * 1024),
   /** Level of the API's and the worker's process log (pino, JSON lines on stdout). */
   LOG_LEVEL: z.preprocess(blankToUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   /** OTLP/HTTP endpoint traces are exported to (the standard OpenTelemetry variable); no tracing at all when unset. */

@@ -21,6 +21,7 @@ import { createMemoryActivities } from './activities/memory-activities';
 import { describeProvider, selectProvider } from './llm/select-provider';
 import type { ModelProvider } from './llm/provider';
 import { FileKeyValueStore, type KeyValueStore } from './store/kv';
+import { toolResultStoreFor } from './tools/large-results';
 import type { MemoryService } from './store/memory-service';
 import { openMemory } from './store/open-memory';
 import { startBlobSweeps } from './temporal/codec/blob-store';
@@ -79,7 +80,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const memoryPasses = longterm ? memoryPassSettingsOf(config) : null;
   const mcp = mcpToolSourceFor(config);
   const sources: ToolSource[] = [...(mcp ? [mcp] : []), ...(longterm ? [new ToolSet('longterm', longTermTools(longterm.longterm))] : []), ...(options.toolSources ?? [])];
+  const toolResultStore = toolResultStoreFor(config);
   const closeStores = async () => {
+    await toolResultStore.end();
     await Promise.all(sources.map((s) => s.close?.()));
     await longterm?.close();
     await opened?.close();
@@ -107,6 +110,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     maxSteps: config.MAX_STEPS,
     maxDepth: config.MAX_SUBPLAN_DEPTH,
     agents,
+    toolResults: { maxBytes: config.MAX_TOOL_RESULT_BYTES, store: toolResultStore },
   };
   const activities = {
     ...createPlanActivities(runDeps),

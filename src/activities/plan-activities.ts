@@ -16,6 +16,7 @@ import { operationIdFor, ThreadNotFoundError, type MemoryService, type Reader } 
 import type { CloseRunInput } from '../engine/core';
 import type { ToolRegistry } from '../tools/registry';
 import type { ToolContext } from '../tools/tool';
+import { boundToolResult, type ToolResultStore } from '../tools/large-results';
 import type { LongTermMemory } from '../longterm/contract';
 import { longTermChunks } from '../longterm/context-chunks';
 import { readConversation } from '../sessions/session-chunks';
@@ -46,6 +47,8 @@ export interface PlanActivityDeps {
   contextBudget?: number;
   /** Sub-agent profiles (AGENTS_CONFIG), offered to planners as tools `agent.<name>`. @default none */
   agents?: readonly AgentProfile[];
+  /** Tool results past `maxBytes` are kept as a head and a reference to the whole in `store` (absent: kept whole). */
+  toolResults?: { maxBytes: number; store?: ToolResultStore };
 }
 
 export interface StepObservation {
@@ -139,7 +142,7 @@ const memoryOfTools = (deps: Pick<PlanActivityDeps, 'memory'>, state: ExecutionS
 
 /** One tool call of a run, as an observation (a failure is an `error` observation the model can react to). */
 export async function runToolStep(
-  deps: Pick<PlanActivityDeps, 'tools' | 'store' | 'memory'>,
+  deps: Pick<PlanActivityDeps, 'tools' | 'store' | 'memory' | 'toolResults'>,
   state: ExecutionState,
   call: { stepId: string; tool: string; args: Record<string, unknown> },
   key: string,
@@ -159,7 +162,9 @@ export async function runToolStep(
     heartbeat: () => undefined, // withHeartbeats already beats every second
     signal,
   });
-  return outcome.ok ? { kind: 'tool', content: JSON.stringify(outcome.result) } : { kind: 'error', content: outcome.error };
+  if (!outcome.ok) return { kind: 'error', content: outcome.error };
+  const content = JSON.stringify(outcome.result) ?? 'null';
+  return { kind: 'tool', content: deps.toolResults ? await boundToolResult(content, deps.toolResults.maxBytes, deps.toolResults.store) : content };
 }
 
 /**

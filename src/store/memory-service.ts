@@ -427,6 +427,18 @@ export class MemoryService {
     meta: Omit<OperationMeta, 'origin'> = { reason: 'soft token limit exceeded', trigger: 'compaction' },
     options: { summarize?: boolean } = {},
   ): Promise<number> {
+    // Another compaction of the thread (a step's earlier attempt still running after its heartbeat
+    // timed out, a session's write) can shorten a chunk this one planned to shorten: plan again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.compactOnce(threadId, meta, options);
+      } catch (err) {
+        if (!(err instanceof MemoryRefusedError && err.code === 'not_found') || attempt >= 3) throw err;
+      }
+    }
+  }
+
+  private async compactOnce(threadId: string, meta: Omit<OperationMeta, 'origin'>, options: { summarize?: boolean }): Promise<number> {
     const { thread, chunks } = await this.view(threadId);
     const summarizer = (options.summarize ?? true) ? this.options.summarizer : undefined;
     const steps = planCompaction(chunks, thread.limits, { summarize: summarizer !== undefined });

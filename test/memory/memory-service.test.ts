@@ -695,6 +695,25 @@ describe('compactIfNeeded', () => {
     assert.equal(stub.requests.length, requests, 'no model call');
   });
 
+  test('two compactions of one thread at once (a retried step beside its timed-out attempt) both finish: the later one plans again', async () => {
+    const memory = service(new InMemoryMemoryStore());
+    const report = (n: number) => Array.from({ length: 60 }, (_, i) => `Row ${i + 1} of report ${n}: order ${1000 + i} shipped to warehouse ${i % 7}.`).join('\n');
+    const t = await memory.createThread({
+      userId: 'u1',
+      limits: { soft: 300, hard: 600 },
+      chunks: [
+        { type: 'delegation', content: text(delegationText), retention: 'CRITICAL' },
+        { type: 'action_response', content: text(report(1)), retention: 'OTHERS' },
+        { type: 'action_response', content: text(report(2)), retention: 'OTHERS' },
+      ],
+      meta: by('user'),
+    });
+    const results = await Promise.allSettled([memory.compactIfNeeded(t.thread.id), memory.compactIfNeeded(t.thread.id)]);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled'], JSON.stringify(results.map((r) => (r.status === 'rejected' ? String(r.reason) : r.value))));
+    const after = await memory.view(t.thread.id);
+    assert.ok(after.chunks.reduce((n, c) => n + c.tokens, 0) <= 600);
+  });
+
   test('OTHERS chunks are shortened by the built-in compression, without a summarizer and without a model call', async () => {
     const memory = service(new InMemoryMemoryStore());
     const report = Array.from({ length: 60 }, (_, i) => `Row ${i + 1}: order ${1000 + i} shipped to warehouse ${i % 7}.`).join('\n');
