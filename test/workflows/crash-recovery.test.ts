@@ -29,6 +29,8 @@ function startWorker(): Promise<ChildProcess> {
       OPENAI_BASE_URL: stub.url,
       OPENAI_API_KEY: 'test-key',
       AGENT_MODEL: 'stub-model',
+      // As testConfig: the memory passes after each run would ask the stub for replies no test scripted.
+      MEMORY_EXTRACTION: config.MEMORY_EXTRACTION,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
