@@ -81,10 +81,17 @@ async function graphFacts(reader: LongTermReader, entities: readonly Entity[], t
   };
   const byRelevance = (a: Fact, b: Fact) => overlap(b) - overlap(a) || Number(a.validTo !== null) - Number(b.validTo !== null) || (a.recordedAt < b.recordedAt ? 1 : -1);
   const direct = (await reader.listFacts({ entityIds: [...seeds], limit: GRAPH_DEPTH * 4 })).sort(byRelevance).slice(0, GRAPH_DEPTH);
+  // A link is judged by the query's other words: every fact of "Dario" says "Dario".
+  const seedTerms = new Set(entities.flatMap((e) => [e.name, ...e.aliases]).flatMap((n) => analyze(n)));
+  const linkTerms = [...terms].filter((t) => !seedTerms.has(t));
+  const linkOverlap = (f: Fact) => (linkTerms.length ? analyze(`${f.text} ${f.predicate}`).filter((t) => linkTerms.includes(t) && !seedTerms.has(t)).length : 0);
   /** Neighbour entity → the best query overlap of a direct fact linking to it (0: linked, but not by what the query asks). */
   const link = new Map<string, number>();
   for (const f of direct) {
-    for (const id of [f.subjectId, f.objectId]) if (id && !seeds.has(id)) link.set(id, Math.max(link.get(id) ?? 0, overlap(f)));
+    const ends = [f.subjectId, f.objectId].filter((id): id is string => !!id && !seeds.has(id));
+    if (ends.length === 0) continue;
+    const n = linkOverlap(f);
+    for (const id of ends) link.set(id, Math.max(link.get(id) ?? 0, n));
   }
   if (link.size === 0) return { direct, bridged: [], neighbours: [], bridges: [] };
   const directIds = new Set(direct.map((f) => f.id));
