@@ -4,7 +4,7 @@
  * F facts, then the latency of `search` (top 10, every kind) over them: p50 and p95 of Q queries.
  * Embedded file store and PostgreSQL in the same run. Synthetic text from a seeded generator: a
  * 2,000-word vocabulary with a Zipf-like skew, so common words match many records.
- *   npx tsx bench/longterm.ts [--messages N] [--facts F] [--queries Q]
+ *   npx tsx bench/longterm.ts [--messages N] [--facts F] [--queries Q] [--stores file,postgres]
  * Results: bench/results/longterm.json.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +25,7 @@ const arg = (name: string, fallback: number) => {
 const MESSAGES = arg('--messages', 95_000);
 const FACTS = arg('--facts', 5_000);
 const QUERIES = arg('--queries', 200);
+const STORES = (args.includes('--stores') ? (args[args.indexOf('--stores') + 1] ?? '') : 'file,postgres').split(',');
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const OUT = path.join(__dirname, 'results');
 
@@ -78,12 +79,25 @@ async function measure(name: string, store: LongTermStore): Promise<Record<strin
 
 async function main(): Promise<void> {
   const rows: Record<string, number | string>[] = [];
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-longterm-'));
-  try {
-    rows.push(await measure('file', new FileLongTermStore(dir)));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+  if (STORES.includes('file')) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-longterm-'));
+    try {
+      rows.push(await measure('file', new FileLongTermStore(dir)));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
+  if (STORES.includes('postgres')) rows.push(await measurePostgres());
+  console.log(`long-term memory: one user, ${MESSAGES} messages + ${FACTS} facts, ${QUERIES} searches (top 10, every kind)`);
+  console.table(rows);
+  // A partial run (--stores) prints only: the results file holds both stores.
+  if (STORES.includes('file') && STORES.includes('postgres')) {
+    mkdirSync(OUT, { recursive: true });
+    writeFileSync(path.join(OUT, 'longterm.json'), `${JSON.stringify({ generatedAt: new Date().toISOString(), cores: os.cpus().length, loadAverage: os.loadavg(), rows }, null, 2)}\n`);
+  }
+}
+
+async function measurePostgres(): Promise<Record<string, number | string>> {
   const database = `threadline_bench_${Date.now()}`;
   const admin = new PgClient({ connectionString: PG_URL });
   await admin.connect();
@@ -91,15 +105,11 @@ async function main(): Promise<void> {
   try {
     const url = new URL(PG_URL);
     url.pathname = `/${database}`;
-    rows.push(await measure('postgres', new PostgresLongTermStore(url.toString())));
+    return await measure('postgres', new PostgresLongTermStore(url.toString()));
   } finally {
     await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
     await admin.end();
   }
-  console.log(`long-term memory: one user, ${MESSAGES} messages + ${FACTS} facts, ${QUERIES} searches (top 10, every kind)`);
-  console.table(rows);
-  mkdirSync(OUT, { recursive: true });
-  writeFileSync(path.join(OUT, 'longterm.json'), `${JSON.stringify({ generatedAt: new Date().toISOString(), cores: os.cpus().length, loadAverage: os.loadavg(), rows }, null, 2)}\n`);
 }
 
 main().catch((err: unknown) => {

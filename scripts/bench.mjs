@@ -9,13 +9,15 @@
 // benchmark (bench/mcp-tools.ts): per-call overhead of an MCP tool over stdio against a built-in
 // tool, --mcp-pairs N pairs of steps (default 24) in one run, and direct calls; then the long-term
 // memory benchmark (bench/longterm.ts): import rate and search p50/p95 for one user's 95,000
-// messages and 5,000 facts, embedded file store and PostgreSQL.
+// messages and 5,000 facts, embedded file store and PostgreSQL; then the long-term retrieval
+// evaluation (bench/longterm-eval.ts): recall@1/5/10 per question category on a seeded evaluation
+// set, ours against a plain BM25 baseline (MiniSearch), dev and held-out splits.
 // The orchestration benchmark's comparison row (f), LangGraph.js with its PostgreSQL checkpointer, runs
 // from bench/peers/langgraph/, whose pinned packages this script installs there on first use.
 //
 //   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
 //                    [--server-defaults] [--session-turns N] [--many-runs N]
-//                    [--mcp-pairs N] [--only orchestration|memory|session|many-runs|mcp|longterm|react-mem]
+//                    [--mcp-pairs N] [--only orchestration|memory|session|many-runs|mcp|longterm|longterm-eval|react-mem]
 //
 // The server gets the low-latency dynamic config every Threadline dev server gets
 // (LOW_LATENCY_DYNAMIC_CONFIG in scripts/lib.mjs); --server-defaults leaves the server's own defaults,
@@ -47,7 +49,7 @@ const benchArgs = [];
 const sessionArgs = [];
 const manyRunsArgs = [];
 const mcpArgs = [];
-const BENCHES = ['orchestration', 'memory', 'session', 'many-runs', 'mcp', 'longterm', 'react-mem'];
+const BENCHES = ['orchestration', 'memory', 'session', 'many-runs', 'mcp', 'longterm', 'longterm-eval', 'react-mem'];
 let only = null;
 let lowLatency = true;
 const argv = process.argv.slice(2);
@@ -186,6 +188,11 @@ if (exitCode === 0 && !exiting && wanted('mcp')) {
 if (exitCode === 0 && !exiting && wanted('longterm')) {
   if (only === null) console.log('');
   exitCode = await runBench('bench/longterm.ts', []);
+}
+// Long-term retrieval quality (bench/longterm-eval.ts): recall@k against plain BM25, both stores.
+if (exitCode === 0 && !exiting && wanted('longterm-eval')) {
+  if (only === null) console.log('');
+  exitCode = await runBench('bench/longterm-eval.ts', []);
 }
 // Answer latency with react_mem against react (bench/react-mem.ts), on the same server.
 if (exitCode === 0 && !exiting && wanted('react-mem')) {

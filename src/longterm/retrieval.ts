@@ -2,7 +2,9 @@
  * Hybrid retrieval over one user's long-term memory: several rankings fused by RRF (fusion.ts).
  *   - lexical: BM25 over stemmed terms, per kind (the store's full-text index);
  *   - graph: facts about the entities the query names (by name or alias; "I"/"my" name the
- *     user), then facts about their neighbours (the other end of those facts), at half weight;
+ *     user), then facts about their neighbours (the other end of those facts): the neighbours
+ *     reached through a fact that matches the query ("my sister" → Nora) in full, with the
+ *     messages that name them, the others at half weight;
  *   - id: a message quoted by its id;
  *   - recency and the current conversation, as light tie-breakers;
  *   - dense: cosine to the query's vector, when an embedder is configured (embedder.ts).
@@ -20,6 +22,8 @@ import type { LexicalQuery, LongTermReader } from '../store/longterm/store';
 const LEXICAL_DEPTH = 50;
 /** Facts taken from the graph around the named entities. */
 const GRAPH_DEPTH = 50;
+/** Bridge entities whose messages are searched (see graphFacts). */
+const MAX_BRIDGES = 5;
 const SELF_WORDS = new Set(['i', 'me', 'my', 'mine', 'myself']);
 /** The entity a user's own facts hang on ("I live in Lisbon": subject "user"). */
 export const SELF_ENTITY = 'user';
@@ -58,9 +62,16 @@ export async function entitiesNamed(reader: LongTermReader, query: string): Prom
   return found;
 }
 
-/** Facts around `entities`: theirs first (those sharing more query terms first), then their neighbours'. */
-async function graphFacts(reader: LongTermReader, entities: readonly Entity[], terms: ReadonlySet<string>): Promise<{ direct: Fact[]; neighbours: Fact[] }> {
-  if (entities.length === 0) return { direct: [], neighbours: [] };
+/**
+ * Facts around `entities`: theirs first (those sharing more query terms first), then their
+ * neighbours' (the other end of those facts). A neighbour reached through a fact that matches the
+ * query is a bridge ("where does my sister live": user —sister→ Nora); the bridges' own facts
+ * ("Nora moved to Porto") answer the question without sharing its words, so they form their own
+ * ranking, ordered by how well the linking fact matched, and the bridges are returned so that
+ * messages naming them can be searched too.
+ */
+async function graphFacts(reader: LongTermReader, entities: readonly Entity[], terms: ReadonlySet<string>): Promise<{ direct: Fact[]; bridged: Fact[]; neighbours: Fact[]; bridges: string[] }> {
+  if (entities.length === 0) return { direct: [], bridged: [], neighbours: [], bridges: [] };
   const seeds = new Set(entities.map((e) => e.id));
   const overlaps = new Map<string, number>();
   const overlap = (f: Fact) => {
@@ -70,11 +81,45 @@ async function graphFacts(reader: LongTermReader, entities: readonly Entity[], t
   };
   const byRelevance = (a: Fact, b: Fact) => overlap(b) - overlap(a) || Number(a.validTo !== null) - Number(b.validTo !== null) || (a.recordedAt < b.recordedAt ? 1 : -1);
   const direct = (await reader.listFacts({ entityIds: [...seeds], limit: GRAPH_DEPTH * 4 })).sort(byRelevance).slice(0, GRAPH_DEPTH);
-  const next = new Set<string>();
-  for (const f of direct) for (const id of [f.subjectId, f.objectId]) if (id && !seeds.has(id)) next.add(id);
+  // A link is judged by the query's other words: every fact of "Dario" says "Dario".
+  const seedTerms = new Set(entities.flatMap((e) => [e.name, ...e.aliases]).flatMap((n) => analyze(n)));
+  const linkTerms = [...terms].filter((t) => !seedTerms.has(t));
+  const linkOverlap = (f: Fact) => (linkTerms.length ? analyze(`${f.text} ${f.predicate}`).filter((t) => linkTerms.includes(t) && !seedTerms.has(t)).length : 0);
+  /** Neighbour entity → the best query overlap of a direct fact linking to it (0: linked, but not by what the query asks). */
+  const link = new Map<string, number>();
+  for (const f of direct) {
+    const ends = [f.subjectId, f.objectId].filter((id): id is string => !!id && !seeds.has(id));
+    if (ends.length === 0) continue;
+    const n = linkOverlap(f);
+    for (const id of ends) link.set(id, Math.max(link.get(id) ?? 0, n));
+  }
+  if (link.size === 0) return { direct, bridged: [], neighbours: [], bridges: [] };
   const directIds = new Set(direct.map((f) => f.id));
-  const neighbours = next.size ? (await reader.listFacts({ entityIds: [...next], limit: GRAPH_DEPTH * 4 })).filter((f) => !directIds.has(f.id)).sort(byRelevance).slice(0, GRAPH_DEPTH) : [];
-  return { direct, neighbours };
+  const linkOf = (f: Fact) => Math.max(link.get(f.subjectId) ?? 0, f.objectId ? (link.get(f.objectId) ?? 0) : 0);
+  const around = (await reader.listFacts({ entityIds: [...link.keys()], limit: GRAPH_DEPTH * 4 })).filter((f) => !directIds.has(f.id));
+  const bridged = around.filter((f) => linkOf(f) > 0).sort((a, b) => linkOf(b) - linkOf(a) || byRelevance(a, b)).slice(0, GRAPH_DEPTH);
+  const neighbours = around.filter((f) => linkOf(f) === 0).sort(byRelevance).slice(0, GRAPH_DEPTH);
+  // A bridge leads somewhere: an entity known only through the linking fact adds no second hop.
+  const beyond = new Set(around.flatMap((f) => [f.subjectId, f.objectId]));
+  const bridges = [...link].filter(([id, n]) => n > 0 && beyond.has(id)).sort((a, b) => b[1] - a[1]).map(([id]) => id).slice(0, MAX_BRIDGES);
+  return { direct, bridged, neighbours, bridges };
+}
+
+/**
+ * Messages that name one of `entityIds` (by name or alias), best first by BM25 over the names and
+ * the query's terms: the messages behind a bridge entity, whatever words they use.
+ */
+async function messagesNaming(reader: LongTermReader, entityIds: readonly string[], query: LexicalQuery, limit: number): Promise<StoredMessage[]> {
+  if (entityIds.length === 0) return [];
+  const names = (await reader.getEntities(entityIds)).flatMap((e) => [e.name, ...e.aliases]).map(words).filter((w) => w.length > 0);
+  if (names.length === 0) return [];
+  const nameTerms = names.flatMap((n) => analyze(n.join(' ')));
+  const hits = await reader.searchText('message', { text: `${query.text} ${names.map((n) => n.join(' ')).join(' ')}`, terms: [...new Set([...nameTerms, ...query.terms])] }, limit);
+  const messages = await reader.getMessages(hits.map((h) => h.id));
+  return messages.filter((m) => {
+    const present = new Set(words(m.name ? `${m.name} ${m.text}` : m.text));
+    return names.some((n) => n.every((w) => present.has(w)));
+  });
 }
 
 async function load(reader: LongTermReader, keys: readonly string[]): Promise<Map<string, AnyRecord>> {
@@ -133,13 +178,21 @@ export async function retrieve(reader: LongTermReader, userId: string, query: Se
   const rankings: Ranking[] = [];
   const depth = Math.max(LEXICAL_DEPTH, k * 3);
 
+  const lexicalIds = new Set<string>();
   for (const kind of kinds) {
     const hits = await reader.searchText(kind, lexical, depth);
     rankings.push({ ids: hits.map((h) => key(kind, h.id)) });
+    for (const h of hits) lexicalIds.add(key(kind, h.id));
   }
-  if (kinds.has('fact')) {
-    const { direct, neighbours } = await graphFacts(reader, await entitiesNamed(reader, query.query), terms);
-    rankings.push({ ids: direct.map((f) => key('fact', f.id)) }, { ids: neighbours.map((f) => key('fact', f.id)), weight: 0.5 });
+  if (kinds.has('fact') || kinds.has('message')) {
+    const { direct, bridged, neighbours, bridges } = await graphFacts(reader, await entitiesNamed(reader, query.query), terms);
+    if (kinds.has('fact')) {
+      rankings.push({ ids: direct.map((f) => key('fact', f.id)) }, { ids: bridged.map((f) => key('fact', f.id)) }, { ids: neighbours.map((f) => key('fact', f.id)), weight: 0.5 });
+    }
+    if (kinds.has('message') && bridges.length) {
+      // What the words missed: the messages behind a bridge that lexical search did not find already.
+      rankings.push({ ids: (await messagesNaming(reader, bridges, lexical, depth)).map((m) => key('message', m.id)).filter((id) => !lexicalIds.has(id)) });
+    }
   }
   if (kinds.has('message')) {
     const quoted = (query.query.toLowerCase().match(QUOTED_ID) ?? []).slice(0, 10);

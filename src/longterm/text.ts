@@ -31,13 +31,26 @@ export function words(text: string): string[] {
   return fold(text).match(WORD) ?? [];
 }
 
+/** Stems already computed: a vocabulary repeats, and the stemmer's regular expressions are most of indexing's cost. */
+const stems = new Map<string, string>();
+const MAX_STEMS = 100_000;
+
+function stemOf(word: string): string {
+  let stemmed = stems.get(word);
+  if (stemmed === undefined) {
+    if (stems.size >= MAX_STEMS) stems.clear(); // bounded: an odd corpus of unique words cannot grow it forever
+    stems.set(word, (stemmed = stem(word)));
+  }
+  return stemmed;
+}
+
 /** Index and query terms of `text`: folded words without stopwords, stemmed. */
 export function analyze(text: string): string[] {
   const out: string[] = [];
   for (const word of words(text)) {
     if (STOPWORDS.has(word)) continue;
     // The stemmer is for English words; numbers and long tokens (ids, hashes) stay as they are.
-    out.push(word.length > 2 && word.length < 30 && !/\d/.test(word) ? stem(word) : word);
+    out.push(word.length > 2 && word.length < 30 && !/\d/.test(word) ? stemOf(word) : word);
   }
   return out;
 }

@@ -166,6 +166,28 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         assert.ok(ctx.entities.some((e) => e.name === 'Robert' && e.aliases.includes('Bob')));
       }));
 
+    test('multi-hop: a fact matching the query leads to an entity whose facts and messages answer it in other words', () =>
+      withService(async (svc, user) => {
+        const noise = NOISE.map((text, i) => ({ id: `noise-${i}`, role: 'user' as const, text }));
+        const said = [
+          { id: 'hop-1', role: 'user' as const, text: 'My sister is called Nora, she is older than me.' },
+          { id: 'hop-2', role: 'user' as const, text: 'Nora moved to Porto last month, she loves the old town.' },
+          { id: 'other', role: 'user' as const, text: 'Where do people live longest? I read it is in Japan.' },
+        ];
+        await svc.importConversations(user, [{ sessionId: 's1', messages: [...noise, ...said] }], agent, () => 's1');
+        await svc.recordFact(user, { subject: 'user', predicate: 'has sister', object: 'Nora', text: "The user's sister is Nora." }, { messageIds: ['hop-1'] }, agent);
+        const moved = await svc.recordFact(user, { subject: 'Nora', predicate: 'moved to', object: 'Porto', text: 'Nora moved to Porto.' }, { messageIds: ['hop-2'] }, agent);
+        // A neighbour through a fact the query does not ask about is no bridge.
+        await svc.recordFact(user, { subject: 'user', predicate: 'works at', object: 'Acme', text: 'The user works at Acme.' }, { messageIds: [] }, agent);
+        await svc.recordFact(user, { subject: 'Acme', predicate: 'is located in', object: 'Rotterdam', text: 'Acme is in Rotterdam.' }, { messageIds: [] }, agent);
+
+        const messages = await svc.search(user, { query: 'Where does my sister live?', kinds: ['message'], k: 3 });
+        assert.deepEqual(new Set(messages.slice(0, 2).map((h) => h.id)).has('hop-2'), true, 'the message naming the sister, in none of the query words, is reached');
+        const facts = await svc.search(user, { query: 'Where does my sister live?', kinds: ['fact'], k: 3 });
+        assert.ok(facts.some((h) => h.id === moved.fact.id), 'the bridge entity’s fact is among the first');
+        assert.ok(!facts.slice(0, 2).some((h) => h.text.includes('Rotterdam')), 'a neighbour linked by an unrelated fact stays behind');
+      }));
+
     test('episodes and summaries: recalled for a similar goal; summaries per session, oldest first', () =>
       withService(async (svc, user) => {
         await svc.recordEpisode(user, { goal: 'Book a table for a birthday dinner', steps: ['searched restaurants', 'called Trattoria Roma'], outcome: 'table for six on Friday', lessons: ['call before 5 pm'] }, 'invocation', { runId: 'r1', messageIds: ['m1'] }, agent);

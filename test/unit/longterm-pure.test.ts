@@ -108,3 +108,15 @@ test('Bm25Index: rarer terms weigh more, a replaced text is no longer found, lim
   assert.deepEqual(index.search(analyze('zebra'), 5), []);
   assert.equal(index.search(analyze('cat'), 10).length, 2);
 });
+
+test('Bm25Index: a search leaves no score behind for the next one; many documents grow the arrays; equal scores newest first', () => {
+  const index = new Bm25Index();
+  for (let i = 0; i < 1000; i++) index.set(`d${i}`, i % 10 === 0 ? 'common rare' : 'common filler words');
+  const first = index.search(analyze('rare'), 5).map((h) => h.id);
+  assert.deepEqual(first, ['d990', 'd980', 'd970', 'd960', 'd950'], 'ties: the newer document first');
+  index.search(analyze('common filler'), 50);
+  assert.deepEqual(index.search(analyze('rare'), 5).map((h) => h.id), first, 'the same answer after another query');
+  index.remove('d990');
+  assert.equal(index.search(analyze('rare'), 200).length, 99);
+  assert.equal(index.search(analyze('common'), 2000).length, 999);
+});

@@ -30,8 +30,10 @@ function columnsOf(item: LongTermRecord): { names: string[]; subjectId: string |
   }
 }
 
-/** Terms as a tsquery of alternatives (terms are letters and digits only: see analyze). */
-const orQuery = (terms: readonly string[]) => [...new Set(terms)].map((t) => `'${t.replace(/'/g, "''")}'`).join(' | ');
+/** Terms as tsquery lexemes, quoted (terms are letters and digits only: see analyze). */
+const lexemes = (terms: readonly string[]) => terms.map((t) => `'${t.replace(/'/g, "''")}'`);
+/** Rows taken per query term before ranking (at least; 4 × the limit when that is more). */
+const CANDIDATES_PER_TERM = 200;
 
 class PostgresReader implements LongTermReader {
   constructor(
@@ -95,12 +97,29 @@ class PostgresReader implements LongTermReader {
     return rows.map((r) => r.data);
   }
 
+  /**
+   * Ranks within a candidate set, not every row a common term matches (95,000 messages of common
+   * words: ~180 ms a kind ranked whole, ~40 ms this way): the rows matching every term, then per
+   * term up to `cap` rows matching it (all of a rare term's rows; an arbitrary `cap` of a common
+   * one's, whose rows matching nothing rarer rank low anyway), ranked by ts_rank_cd.
+   */
   async searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]> {
-    if (query.terms.length === 0) return [];
+    const terms = [...new Set(query.terms)];
+    if (terms.length === 0) return [];
+    const cap = Math.max(CANDIDATES_PER_TERM, limit * 4);
+    // One plan whatever the table's statistics say (a table never analyzed estimates a handful of
+    // rows per user and would walk the primary key instead): `user_id || ''` keeps every scan on
+    // the kind's GIN index, and each candidate is ranked where it is read, never looked up again.
     const { rows } = await this.db.query<{ id: string; score: number }>(
-      `SELECT id, ts_rank_cd(terms, q, 1) AS score FROM longterm_records, to_tsquery('simple', $3) q
-       WHERE user_id = $1 AND kind = $2 AND terms @@ q ORDER BY score DESC, id LIMIT $4`,
-      [this.userId, kind, orQuery(query.terms), limit],
+      `SELECT id, max(score) AS score FROM (
+         SELECT c.id, c.score FROM unnest($3::text[]) AS t(term)
+         CROSS JOIN LATERAL (SELECT id, ts_rank_cd(terms, to_tsquery('simple', $5), 1) AS score FROM longterm_records
+                             WHERE kind = $2 AND terms @@ to_tsquery('simple', t.term) AND user_id || '' = $1 LIMIT $4) c
+         UNION ALL
+         SELECT id, ts_rank_cd(terms, to_tsquery('simple', $5), 1) FROM (SELECT id, terms FROM longterm_records
+                             WHERE kind = $2 AND terms @@ to_tsquery('simple', $6) AND user_id || '' = $1 LIMIT $4) every_term
+       ) candidates GROUP BY id ORDER BY score DESC, id LIMIT $7`,
+      [this.userId, kind, lexemes(terms), cap, lexemes(terms).join(' | '), lexemes(terms).join(' & '), limit],
     );
     return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
   }

@@ -170,4 +170,18 @@ CREATE INDEX longterm_audit_by_user ON longterm_audit (user_id, n DESC);
 ALTER TABLE longterm_records ADD COLUMN embedding real[];
 `,
   },
+  {
+    version: 5,
+    name: 'long-term full-text index per kind',
+    sql: `
+-- One GIN index per kind: a search looks in one kind, and a term common among 95,000 messages
+-- must not make a search of facts visit every message row it matches to drop it.
+CREATE INDEX longterm_records_terms_message ON longterm_records USING gin (terms) WHERE kind = 'message';
+CREATE INDEX longterm_records_terms_fact ON longterm_records USING gin (terms) WHERE kind = 'fact';
+CREATE INDEX longterm_records_terms_entity ON longterm_records USING gin (terms) WHERE kind = 'entity';
+CREATE INDEX longterm_records_terms_episode ON longterm_records USING gin (terms) WHERE kind = 'episode';
+CREATE INDEX longterm_records_terms_summary ON longterm_records USING gin (terms) WHERE kind = 'summary';
+DROP INDEX longterm_records_terms;
+`,
+  },
 ];
