@@ -8,6 +8,7 @@ import express, { Router } from 'express';
 import { z } from 'zod';
 import { FactInputSchema, MEMORY_KINDS, type LongTermMemory } from '../longterm/contract';
 import type { ImportedConversation, LongTermService } from '../longterm/service';
+import { MAX_QUERY_CHARS } from '../longterm/retrieval';
 import { newSessionId } from '../temporal/sessions';
 import { ApiError } from './errors';
 import { ownedBy } from './ownership';
@@ -50,7 +51,7 @@ const ImportBody = z.object({
 });
 
 const SearchBody = z.object({
-  query: text(4000),
+  query: text(MAX_QUERY_CHARS),
   k: z.number().int().min(1).max(100).optional(),
   kinds: z.array(z.enum(MEMORY_KINDS)).min(1).optional(),
   asOf: datetime.optional(),

@@ -26,6 +26,13 @@ const GRAPH_DEPTH = 50;
 const MAX_BRIDGES = 5;
 const SELF_WORDS = new Set(['i', 'me', 'my', 'mine', 'myself']);
 /** The entity a user's own facts hang on ("I live in Lisbon": subject "user"). */
+/**
+ * The longest query retrieval looks at, in characters (the search API's limit too). A run's goal is
+ * its query when it starts: a 400 kB goal analyzed whole (stemming every word, several times) held
+ * the step's event loop for a second and more, past its heartbeat timeout at a few MB.
+ */
+export const MAX_QUERY_CHARS = 4000;
+
 export const SELF_ENTITY = 'user';
 /** Ids as Threadline writes them (msg_…, fact_…): a query may quote one. */
 const QUOTED_ID = /\b[a-z]{2,8}_[a-z0-9]{6,}\b/g;

@@ -31,7 +31,7 @@ import type {
 import type { Embedder } from './embedder';
 import { chainOf, decide, isAliasPredicate, strengthened, validAt } from './facts';
 import { screenTexts } from './redact';
-import { entitiesNamed, isSelf, lexicalQuery, retrieve, SELF_ENTITY, type DenseRanker } from './retrieval';
+import { entitiesNamed, isSelf, lexicalQuery, MAX_QUERY_CHARS, retrieve, SELF_ENTITY, type DenseRanker } from './retrieval';
 import { normalizeName, words } from './text';
 
 /** Confidence of a fact stated once: by a person, or inferred by the agent. */
@@ -365,7 +365,8 @@ export class LongTermService implements LongTermMemory {
     return retrieve(this.store.reader(userId), userId, query, { now: this.now(), ...(this.dense ? { dense: this.dense } : {}) });
   }
 
-  async contextFor(userId: string, query: string, options: { sessionId?: string; maxFacts?: number; maxEpisodes?: number }): Promise<InvocationContext> {
+  async contextFor(userId: string, goal: string, options: { sessionId?: string; maxFacts?: number; maxEpisodes?: number }): Promise<InvocationContext> {
+    const query = goal.slice(0, MAX_QUERY_CHARS);
     const reader = this.store.reader(userId);
     const now = this.now();
     const retrieval = { now, ...(this.dense ? { dense: this.dense } : {}) };
