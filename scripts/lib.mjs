@@ -232,16 +232,41 @@ export function parseHostPort(address, defaultPort = 7233) {
 // Child processes
 
 /** Forwards a child's stdout/stderr line by line, each line prefixed. */
-export function pipeLines(child, prefix, { onLine } = {}) {
+export function pipeLines(child, prefix, { onLine, format = (line) => line } = {}) {
   const forward = (stream, out) => {
     if (!stream) return;
     readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
       if (onLine) onLine(line);
-      else out.write(`${prefix} ${line}\n`);
+      else out.write(`${prefix} ${format(line)}\n`);
     });
   };
   forward(child.stdout, process.stdout);
   forward(child.stderr, process.stderr);
+}
+
+const PINO_LEVELS = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const PINO_BOOKKEEPING = new Set(['level', 'time', 'pid', 'hostname', 'name', 'msg', 'sdkComponent', 'taskToken', 'namespace', 'isLocal']);
+
+/**
+ * A pino JSON line (the worker's and the API's log) as one readable line for a person at a
+ * terminal: `info  worker started  taskQueue=threadline …`; anything else as it is.
+ */
+export function readableLogLine(line) {
+  if (!line.startsWith('{')) return line;
+  let entry;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  if (typeof entry !== 'object' || entry === null || typeof entry.msg !== 'string' || typeof entry.level !== 'number') return line;
+  const fields = Object.entries(entry)
+    .filter(([k, v]) => !PINO_BOOKKEEPING.has(k) && v !== undefined && v !== null)
+    .map(([k, v]) => {
+      const text = typeof v === 'string' ? v : JSON.stringify(v);
+      return `${k}=${text.length > 200 ? `${text.slice(0, 200)}…` : text}`;
+    });
+  return [PINO_LEVELS[entry.level] ?? String(entry.level), entry.msg, ...fields].join('  ');
 }
 
 /**

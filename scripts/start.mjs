@@ -17,6 +17,7 @@ import {
   fail,
   log,
   pipeLines,
+  readableLogLine,
   sleep,
   startTemporalDev,
   stopProcess,
@@ -124,7 +125,8 @@ function startChild(name, entry, colorCode) {
     detached: !IS_WINDOWS, // own process group: Ctrl-C reaches only us, and we stop things in order
   });
   children.set(name, child);
-  pipeLines(child, color(colorCode, `[${name}]`));
+  // The worker and the API log pino JSON (for log shippers); a person at a terminal reads lines.
+  pipeLines(child, color(colorCode, `[${name}]`), { format: readableLogLine });
   child.on('error', (err) => {
     if (!stopping) void shutdown(1, `could not start the ${name} (${entry}): ${err.message}`);
   });
