@@ -73,7 +73,7 @@ export const ConfigSchema = z.object({
   /** …but starts at most this long after the first invocation of the burst ended. */
   MEMORY_EXTRACTION_MAX_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   /** A session with no message for this long, and no run open, ends (its conversation is promoted); 0: never. */
-  SESSION_IDLE_MINUTES: z.coerce.number().min(0).max(525_600).default(60),
+  SESSION_IDLE_MINUTES: z.coerce.number().min(0).max(525_600).default(1440),
   /** Memory storage backend: the embedded file store under DATA_DIR, PostgreSQL (DATABASE_URL), or in-process memory. */
   MEMORY_STORE: z.enum(['file', 'postgres', 'memory']).default('file'),
   /** PostgreSQL connection string, e.g. postgres://postgres@127.0.0.1:5432/threadline (needed when MEMORY_STORE=postgres). */
