@@ -177,7 +177,8 @@ const nodeArgs = [
   'tsx',
   '--test',
   '--test-concurrency=1',
-  '--test-timeout=240000',
+  // Per test file too: the chaos test restarts real processes (≈ 1–2 min, longer on a loaded machine).
+  '--test-timeout=480000',
   '--test-reporter=spec',
   '--test-reporter-destination=stdout',
   '--test-reporter=tap',

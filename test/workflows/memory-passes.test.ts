@@ -142,7 +142,10 @@ test('a burst of a conversation is one extraction with every invocation; /end pr
   await assert.rejects(new Sessions(env.client, threads.memory, env.config).send(s.sessionId, 'hello?'), SessionClosedError);
   const promoted = await waitFor('the promotion', async () => (await longterm.longterm.listFacts(userId, { q: 'ice cream' })).find((f) => f.text === 'The user likes ice cream.'));
   assert.equal(promoted.provenance.sessionId, s.sessionId);
-  assert.match(lastMessage(stub.requestsFor(`conversation ${s.sessionId}`, 'memory_promotion')[0]), /vegan pizzeria/);
+  // What promotion reads: the conversation's summaries, its TaskState and the turns compression left.
+  const promotionPrompt = lastMessage(stub.requestsFor(`conversation ${s.sessionId}`, 'memory_promotion')[0]);
+  assert.match(promotionPrompt, /\(summary of an earlier part\) The user looked for vegan places/);
+  assert.match(promotionPrompt, /\(noted\) The user is vegan/);
   const conversations = await longterm.longterm.listEpisodes(userId, {});
   assert.deepEqual(conversations.map((e) => [e.scope, e.goal]), [['conversation', 'find vegan places']]);
 
