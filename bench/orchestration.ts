@@ -193,8 +193,8 @@ interface Bench {
   activities: PlanActivities;
 }
 
-function planInput(steps: number, tool: 'noop' | 'big' = 'noop', padBytes = 0): PlanExecutionInput {
-  return { userId: 'bench', goal: benchGoal(steps, tool, padBytes), limits: { maxSteps: steps + 5, maxDepth: 0 } };
+function planInput(steps: number, tool: 'noop' | 'big' = 'noop', padBytes = 0, userId = 'bench'): PlanExecutionInput {
+  return { userId, goal: benchGoal(steps, tool, padBytes), limits: { maxSteps: steps + 5, maxDepth: 0 } };
 }
 
 /** A finished run must have done exactly what was asked, or the timing means nothing. */
@@ -213,15 +213,22 @@ interface PlanCase {
   taskQueue: string;
   tool?: 'noop' | 'big';
   padBytes?: number;
+  /**
+   * The runs' user. A run's end hands its goal to that user's memory workflow (extraction), which runs
+   * on the queue of whichever worker first started it and decodes with that worker's codecs: each
+   * case with other codecs needs its own user, or (g)'s sealed jobs land on a worker without the key
+   * (failing workflow tasks, retried in the background) and (h)'s 400 kB extractions on (a)'s worker.
+   */
+  userId?: string;
 }
 
-async function runPlanWorkflow({ tag, client, taskQueue, tool = 'noop', padBytes = 0 }: PlanCase, steps: number): Promise<Measured> {
+async function runPlanWorkflow({ tag, client, taskQueue, tool = 'noop', padBytes = 0, userId }: PlanCase, steps: number): Promise<Measured> {
   const codecsBefore = codecSnapshot();
   const started = performance.now();
   const handle = await client.workflow.start<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, {
     taskQueue,
     workflowId: `bench-${tag}-${steps}-${randomUUID().slice(0, 8)}`,
-    args: [planInput(steps, tool, padBytes)],
+    args: [planInput(steps, tool, padBytes, userId)],
     workflowExecutionTimeout: '5 minutes',
   });
   const state = await handle.result();
@@ -528,9 +535,9 @@ async function main(): Promise<void> {
 
     const cases = {
       a: { tag: 'a', client, taskQueue: PLAN_QUEUE },
-      g: { tag: 'g', client: encryptedClient, taskQueue: ENCRYPTED_QUEUE },
-      h: { tag: 'h', client: claimCheckClient, taskQueue: CLAIM_CHECK_QUEUE, padBytes: CLAIM_CHECK_GOAL_BYTES },
-      h2: { tag: 'h2', client: noClaimCheckClient, taskQueue: NO_CLAIM_CHECK_QUEUE, padBytes: CLAIM_CHECK_GOAL_BYTES },
+      g: { tag: 'g', client: encryptedClient, taskQueue: ENCRYPTED_QUEUE, userId: 'bench-g' },
+      h: { tag: 'h', client: claimCheckClient, taskQueue: CLAIM_CHECK_QUEUE, padBytes: CLAIM_CHECK_GOAL_BYTES, userId: 'bench-h' },
+      h2: { tag: 'h2', client: noClaimCheckClient, taskQueue: NO_CLAIM_CHECK_QUEUE, padBytes: CLAIM_CHECK_GOAL_BYTES, userId: 'bench-h2' },
       e: { tag: 'e', client, taskQueue: PLAN_QUEUE, tool: 'big' },
     } satisfies Record<string, PlanCase>;
 
