@@ -11,6 +11,8 @@
  *       a/f ≤ 1.5 per step; skipped when its scratch folder is not installed,
  *   (g) (a) with every payload encrypted (THREADLINE_ENCRYPTION_KEY),
  *   (h) (a) with a 400 kB goal, so the run's input, query answers and result pass the claim check,
+ *   (h') (h) with the claim check off (CLAIM_CHECK_THRESHOLD=0): h/h' is the claim check's own cost,
+ *        since (h) differs from (a) by the goal's memory work too; g/a is encryption's (all else equal),
  * and prints ms per step (median over repetitions), history events and bytes per
  * step, and the targets: a/b ≤ 1.5 and ≤ 8 history events per tool step for (a).
  *
@@ -34,6 +36,7 @@ import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { connectClient } from '../src/temporal/connection';
+import { codecDelta, codecSnapshot, codecSum, installCodecProfile, type CodecProfile } from './codec-profile';
 import { encodedBytes } from './history';
 import { latencyBetween, scrapeMetrics, type LatencyRow } from './server-metrics';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -59,6 +62,9 @@ const TARGET_ENCRYPTION_RATIO = 1.1;
 /** (h): the same plan workflow with a goal this large, far past CLAIM_CHECK_THRESHOLD (128 KiB). */
 const CLAIM_CHECK_QUEUE = 'bench-plan-claim-check';
 const CLAIM_CHECK_GOAL_BYTES = 400_000;
+/** (h'): (h) with the claim check off, on its own worker and client. */
+const NO_CLAIM_CHECK_QUEUE = 'bench-plan-no-claim-check';
+const TARGET_CLAIM_CHECK_RATIO = 1.1;
 const BARE_QUEUE = 'bench-bare';
 const TARGET_RATIO = 1.5;
 const TARGET_EVENTS_PER_STEP = 8;
@@ -178,6 +184,8 @@ function historyStats(history: History): HistoryStats {
 interface Measured {
   ms: number;
   history?: HistoryStats;
+  /** Codec work during the run (all workers and clients of the process). */
+  codecs?: CodecProfile;
 }
 
 interface Bench {
@@ -185,8 +193,8 @@ interface Bench {
   activities: PlanActivities;
 }
 
-function planInput(steps: number, tool: 'noop' | 'big' = 'noop', padBytes = 0): PlanExecutionInput {
-  return { userId: 'bench', goal: benchGoal(steps, tool, padBytes), limits: { maxSteps: steps + 5, maxDepth: 0 } };
+function planInput(steps: number, tool: 'noop' | 'big' = 'noop', padBytes = 0, userId = 'bench'): PlanExecutionInput {
+  return { userId, goal: benchGoal(steps, tool, padBytes), limits: { maxSteps: steps + 5, maxDepth: 0 } };
 }
 
 /** A finished run must have done exactly what was asked, or the timing means nothing. */
@@ -198,18 +206,36 @@ function checkPlanResult(state: ExecutionState, steps: number, what: string): vo
   }
 }
 
-async function runPlanWorkflow({ client }: Pick<Bench, 'client'>, steps: number, tool: 'noop' | 'big' = 'noop', taskQueue = PLAN_QUEUE, padBytes = 0): Promise<Measured> {
+/** Which case a plan run is: its queue (worker), client, tool and goal padding. */
+interface PlanCase {
+  tag: 'a' | 'e' | 'g' | 'h' | 'h2';
+  client: Client;
+  taskQueue: string;
+  tool?: 'noop' | 'big';
+  padBytes?: number;
+  /**
+   * The runs' user. A run's end hands its goal to that user's memory workflow (extraction), which runs
+   * on the queue of whichever worker first started it and decodes with that worker's codecs: each
+   * case with other codecs needs its own user, or (g)'s sealed jobs land on a worker without the key
+   * (failing workflow tasks, retried in the background) and (h)'s 400 kB extractions on (a)'s worker.
+   */
+  userId?: string;
+}
+
+async function runPlanWorkflow({ tag, client, taskQueue, tool = 'noop', padBytes = 0, userId }: PlanCase, steps: number): Promise<Measured> {
+  const codecsBefore = codecSnapshot();
   const started = performance.now();
   const handle = await client.workflow.start<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, {
     taskQueue,
-    workflowId: `bench-${tool === 'big' ? 'e' : padBytes > 0 ? 'h' : 'a'}-${steps}-${randomUUID().slice(0, 8)}`,
-    args: [planInput(steps, tool, padBytes)],
+    workflowId: `bench-${tag}-${steps}-${randomUUID().slice(0, 8)}`,
+    args: [planInput(steps, tool, padBytes, userId)],
     workflowExecutionTimeout: '5 minutes',
   });
   const state = await handle.result();
   const ms = performance.now() - started;
-  checkPlanResult(state, steps, '(a) PlanExecutionWorkflow');
-  return { ms, history: historyStats(await handle.fetchHistory()) };
+  const codecs = codecDelta(codecsBefore, codecSnapshot());
+  checkPlanResult(state, steps, `(${tag}) PlanExecutionWorkflow`);
+  return { ms, history: historyStats(await handle.fetchHistory()), codecs };
 }
 
 async function runBareWorkflow({ client }: Bench, steps: number): Promise<Measured> {
@@ -432,6 +458,7 @@ async function main(): Promise<void> {
   console.log(`machine: ${machine.cores} cores (${machine.cpu}), ${machine.memoryGiB} GiB, ${machine.platform}, load average ${machine.loadAverage.join(' ')}`);
   console.log(`node ${machine.node}, Temporal SDK ${machine.temporalSdk}, ${machine.temporalCli}`);
 
+  installCodecProfile();
   // SDK and core logs would drown the table; warnings and errors still show.
   Runtime.install({ logger: new DefaultLogger('WARN') });
 
@@ -468,15 +495,22 @@ async function main(): Promise<void> {
         activities: { noop: async () => ({}) },
       }),
     );
-    // (g) A second worker and client that seal every payload (AES-256-GCM), on their own queue.
-    const encryptedConfig = loadConfig({ TEMPORAL_ADDRESS: address, TASK_QUEUE: ENCRYPTED_QUEUE, DATA_DIR: config.DATA_DIR, THREADLINE_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
-    const encryptedClient = await connectClient(encryptedConfig);
-    connections.push(encryptedClient.connection);
-    workers.push(await createWorker({ config: encryptedConfig, provider, extraTools: [NOOP_TOOL], store: new MemoryKeyValueStore(), taskQueue: ENCRYPTED_QUEUE, connection: nativeConnection }));
-    // (h) A worker for 400 kB goals: the claim check at its default threshold (the main client's too,
-    // same DATA_DIR, so it reads the blobs); memory limits above the goal, a CRITICAL chunk compaction cannot shorten.
-    const claimCheckConfig = loadConfig({ TEMPORAL_ADDRESS: address, TASK_QUEUE: CLAIM_CHECK_QUEUE, DATA_DIR: config.DATA_DIR, MEMORY_SOFT_LIMIT: '400000', MEMORY_HARD_LIMIT: '400000' });
-    workers.push(await createWorker({ config: claimCheckConfig, provider, extraTools: [NOOP_TOOL], store: new MemoryKeyValueStore(), taskQueue: CLAIM_CHECK_QUEUE, connection: nativeConnection }));
+    // (g), (h), (h'): each its own worker and client, on its own queue, all else as (a)'s (same tools,
+    // provider, memory store kind, DATA_DIR), so g/a is encryption's cost and h/h' the claim check's.
+    const caseWorker = async (env: Record<string, string>): Promise<Client> => {
+      const caseConfig = loadConfig({ TEMPORAL_ADDRESS: address, DATA_DIR: config.DATA_DIR, ...env });
+      const caseClient = await connectClient(caseConfig);
+      connections.push(caseClient.connection);
+      workers.push(await createWorker({ config: caseConfig, provider, extraTools: [NOOP_TOOL, BIG_TOOL], store: new MemoryKeyValueStore(), taskQueue: caseConfig.TASK_QUEUE, connection: nativeConnection }));
+      return caseClient;
+    };
+    // (g) Every payload sealed (AES-256-GCM).
+    const encryptedClient = await caseWorker({ TASK_QUEUE: ENCRYPTED_QUEUE, THREADLINE_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+    // (h) 400 kB goals through the claim check at its default threshold; memory limits above the goal
+    // (a CRITICAL chunk compaction cannot shorten). (h') the same with the claim check off.
+    const bigGoalEnv = { MEMORY_SOFT_LIMIT: '400000', MEMORY_HARD_LIMIT: '400000' };
+    const claimCheckClient = await caseWorker({ ...bigGoalEnv, TASK_QUEUE: CLAIM_CHECK_QUEUE });
+    const noClaimCheckClient = await caseWorker({ ...bigGoalEnv, TASK_QUEUE: NO_CLAIM_CHECK_QUEUE, CLAIM_CHECK_THRESHOLD: '0' });
     console.log(`workers: bundled and started in ${Math.round(performance.now() - t)} ms`);
     // A worker that dies must fail the benchmark, not leave it waiting on a result.
     const workersStopped = Promise.all(workers.map((w) => w.run()));
@@ -499,8 +533,18 @@ async function main(): Promise<void> {
       }),
     };
 
+    const cases = {
+      a: { tag: 'a', client, taskQueue: PLAN_QUEUE },
+      g: { tag: 'g', client: encryptedClient, taskQueue: ENCRYPTED_QUEUE, userId: 'bench-g' },
+      h: { tag: 'h', client: claimCheckClient, taskQueue: CLAIM_CHECK_QUEUE, padBytes: CLAIM_CHECK_GOAL_BYTES, userId: 'bench-h' },
+      h2: { tag: 'h2', client: noClaimCheckClient, taskQueue: NO_CLAIM_CHECK_QUEUE, padBytes: CLAIM_CHECK_GOAL_BYTES, userId: 'bench-h2' },
+      e: { tag: 'e', client, taskQueue: PLAN_QUEUE, tool: 'big' },
+    } satisfies Record<string, PlanCase>;
+
     t = performance.now();
-    const warmA = await guard(runPlanWorkflow(bench, args.warmupSteps));
+    const warmA = await guard(runPlanWorkflow(cases.a, args.warmupSteps));
+    // The other plan workers warm up too: a first run on a fresh worker pays its workflow context's start.
+    for (const c of [cases.g, cases.h, cases.h2]) await guard(runPlanWorkflow(c, args.warmupSteps));
     await guard(runBareWorkflow(bench, args.warmupSteps));
     await runInProcess(bench, args.warmupSteps);
     const startedPeer = await startLangGraphPeer(FIXED_ANSWER);
@@ -512,7 +556,7 @@ async function main(): Promise<void> {
     console.log(`warm-up: done in ${Math.round(performance.now() - t)} ms\n`);
 
     // f: checkpoints written before each next super-step (as Temporal records each step); fAsync: LangGraph's default.
-    const runs = { g: [] as Measured[], h: [] as Measured[], a: [] as Measured[], b: [] as Measured[], c: [] as Measured[], d: [] as TreeMeasured[], f: [] as PeerRun[], fAsync: [] as PeerRun[] };
+    const runs = { g: [] as Measured[], h: [] as Measured[], h2: [] as Measured[], a: [] as Measured[], b: [] as Measured[], c: [] as Measured[], d: [] as TreeMeasured[], f: [] as PeerRun[], fAsync: [] as PeerRun[] };
     await guard(runTreeWorkflow(bench, 2)); // warm-up of the tree engine's code paths
     const metricsUrl = process.env.THREADLINE_BENCH_METRICS_URL;
     const serverLatency: { a: LatencyRow[][]; b: LatencyRow[][] } = { a: [], b: [] };
@@ -526,10 +570,21 @@ async function main(): Promise<void> {
     };
     for (let rep = 1; rep <= args.reps; rep++) {
       // Interleaved, so drift on the machine hits all three alike.
-      runs.a.push(await measured('a', () => runPlanWorkflow(bench, args.steps)));
+      // Each pair compared, (a)/(g) and (h)/(h'), runs back to back, in alternating order, so neither
+      // side always gets the other's after-effects (GC, the server's backlog).
+      const pair = async (first: () => Promise<void>, second: () => Promise<void>) => {
+        if (rep % 2) await first().then(second);
+        else await second().then(first);
+      };
       runs.b.push(await measured('b', () => runBareWorkflow(bench, args.steps)));
-      runs.g.push(await guard(runPlanWorkflow({ client: encryptedClient }, args.steps, 'noop', ENCRYPTED_QUEUE)));
-      runs.h.push(await guard(runPlanWorkflow(bench, args.steps, 'noop', CLAIM_CHECK_QUEUE, CLAIM_CHECK_GOAL_BYTES)));
+      await pair(
+        async () => void runs.a.push(await measured('a', () => runPlanWorkflow(cases.a, args.steps))),
+        async () => void runs.g.push(await guard(runPlanWorkflow(cases.g, args.steps))),
+      );
+      await pair(
+        async () => void runs.h.push(await guard(runPlanWorkflow(cases.h, args.steps))),
+        async () => void runs.h2.push(await guard(runPlanWorkflow(cases.h2, args.steps))),
+      );
       runs.c.push(await runInProcess(bench, args.steps));
       runs.d.push(await guard(runTreeWorkflow(bench, TREE_FANOUT)));
       if (peer) {
@@ -538,7 +593,7 @@ async function main(): Promise<void> {
       }
       const last = (xs: Measured[]) => ((xs.at(-1)?.ms ?? NaN) / args.steps).toFixed(2);
       const d = runs.d.at(-1);
-      console.log(`rep ${rep}/${args.reps}: a ${last(runs.a)} ms/step, b ${last(runs.b)} ms/step, c ${last(runs.c)} ms/step, d ${d ? (d.ms / d.iterations).toFixed(2) : '?'} ms/iteration${peer ? `, f ${last(runs.f)} ms/step` : ''}`);
+      console.log(`rep ${rep}/${args.reps}: a ${last(runs.a)} ms/step, b ${last(runs.b)} ms/step, c ${last(runs.c)} ms/step, g ${last(runs.g)}, h ${last(runs.h)}, h' ${last(runs.h2)} ms/step, d ${d ? (d.ms / d.iterations).toFixed(2) : '?'} ms/iteration${peer ? `, f ${last(runs.f)} ms/step` : ''}`);
     }
 
     const a = summarize('(a) PlanExecutionWorkflow', runs.a, args.steps);
@@ -591,8 +646,8 @@ async function main(): Promise<void> {
     console.log(`  ms per iteration ${tree.msPerIterationMedian.toFixed(2)} (reps ${tree.msPerIterationReps.join(' ')}); vs (a) per step: ${treeRatio.toFixed(2)} (target ≤ ${TARGET_TREE_RATIO}: ${treeRatio <= TARGET_TREE_RATIO ? 'PASS' : 'MISS'})`);
     console.log(`  history events per iteration ${tree.eventsPerIteration} (all workflows); largest history ${tree.largestEvents} events / ${tree.largestBytes} bytes; peak RSS of the bench process (client + workers) ${tree.peakRssMiB} MiB`);
     // (e) History growth with big tool results: a short and a full run, so "flat" is visible.
-    const bigShort = await guard(runPlanWorkflow(bench, args.warmupSteps, 'big'));
-    const bigFull = await guard(runPlanWorkflow(bench, args.steps, 'big'));
+    const bigShort = await guard(runPlanWorkflow(cases.e, args.warmupSteps));
+    const bigFull = await guard(runPlanWorkflow(cases.e, args.steps));
     const bytesOf = (m: Measured) => m.history?.bytes ?? NaN;
     const big = {
       bytesPerStep: Math.round(bytesOf(bigFull) / args.steps),
@@ -602,13 +657,37 @@ async function main(): Promise<void> {
     console.log(`\n(e) ${args.steps} steps of a tool returning 100 kB: history ${big.bytesPerStep} bytes/step (${big.marginalBytesPerStep} per extra step; ${big.bytesPerStepShortRun} in a ${args.warmupSteps}-step run); target ≤ 2048 and flat: ${big.marginalBytesPerStep <= 2048 ? 'PASS' : 'MISS'}`);
     const g = summarize('(g) (a) with every payload encrypted', runs.g, args.steps);
     const encryptionRatio = round(g.msPerStepMedian / a.msPerStepMedian);
-    console.log(`\n(g) (a) with AES-256-GCM payload encryption: ${g.msPerStepMedian.toFixed(2)} ms/step (reps ${g.msPerStepReps.map((x) => x.toFixed(2)).join(' ')}), ${g.historyBytesPerStep ?? '?'} history bytes/step; g/a ${encryptionRatio.toFixed(2)} (target ≤ ${TARGET_ENCRYPTION_RATIO}: ${encryptionRatio <= TARGET_ENCRYPTION_RATIO ? 'PASS' : 'MISS'})`);
-    const h = summarize(`(h) (a) with a ${CLAIM_CHECK_GOAL_BYTES / 1000} kB goal (claim check)`, runs.h, args.steps);
-    const claimCheckRatio = round(h.msPerStepMedian / a.msPerStepMedian);
-    console.log(
-      `\n(h) (a) with a ${CLAIM_CHECK_GOAL_BYTES / 1000} kB goal, past the claim-check threshold: ${h.msPerStepMedian.toFixed(2)} ms/step (reps ${h.msPerStepReps.map((x) => x.toFixed(2)).join(' ')}), ` +
-        `${h.historyBytesPerStep ?? '?'} history bytes/step (a: ${a.msPerStepMedian.toFixed(2)} ms, ${a.historyBytesPerStep ?? '?'} bytes); h/a ${claimCheckRatio.toFixed(2)}`,
-    );
+    const encryptionOk = encryptionRatio <= TARGET_ENCRYPTION_RATIO;
+    const reps = (r: ContenderResult) => r.msPerStepReps.map((x) => x.toFixed(2)).join(' ');
+    console.log(`\n(g) (a) with AES-256-GCM payload encryption: ${g.msPerStepMedian.toFixed(2)} ms/step (reps ${reps(g)}), ${g.historyBytesPerStep ?? '?'} history bytes/step`);
+    const kB = CLAIM_CHECK_GOAL_BYTES / 1000;
+    const h = summarize(`(h) (a) with a ${kB} kB goal (claim check)`, runs.h, args.steps);
+    const h2 = summarize(`(h') (h) with the claim check off`, runs.h2, args.steps);
+    const claimCheckRatio = round(h.msPerStepMedian / h2.msPerStepMedian);
+    const claimCheckOk = claimCheckRatio <= TARGET_CLAIM_CHECK_RATIO;
+    const claimCheckToPlain = round(h.msPerStepMedian / a.msPerStepMedian);
+    const bigGoalRatio = round(h2.msPerStepMedian / a.msPerStepMedian);
+    console.log(`(h) (a) with a ${kB} kB goal, past the claim-check threshold: ${h.msPerStepMedian.toFixed(2)} ms/step (reps ${reps(h)}), ${h.historyBytesPerStep ?? '?'} history bytes/step`);
+    console.log(`(h') the same, claim check off (CLAIM_CHECK_THRESHOLD=0): ${h2.msPerStepMedian.toFixed(2)} ms/step (reps ${reps(h2)}), ${h2.historyBytesPerStep ?? '?'} history bytes/step`);
+    console.log(`(a) in the same reps: ${a.msPerStepMedian.toFixed(2)} ms/step, ${a.historyBytesPerStep ?? '?'} history bytes/step; h/a ${claimCheckToPlain.toFixed(2)}, h'/a ${bigGoalRatio.toFixed(2)} (the big goal itself)`);
+    // Ratios of medians, and the median of the per-rep ratios (each rep's pair ran back to back).
+    const repRatio = (xs: Measured[], ys: Measured[]) => round(median(xs.map((x, i) => x.ms / (ys[i]?.ms ?? NaN))));
+    const encryptionRepRatio = repRatio(runs.g, runs.a);
+    const claimCheckRepRatio = repRatio(runs.h, runs.h2);
+    console.log(`  g/a ≤ ${TARGET_ENCRYPTION_RATIO} (encryption's overhead):   ${verdict(encryptionOk, `${encryptionRatio.toFixed(2)}${over(encryptionRatio, TARGET_ENCRYPTION_RATIO)}; median of per-rep ratios ${encryptionRepRatio.toFixed(2)}`)}`);
+    console.log(`  h/h' ≤ ${TARGET_CLAIM_CHECK_RATIO} (claim check's overhead): ${verdict(claimCheckOk, `${claimCheckRatio.toFixed(2)}${over(claimCheckRatio, TARGET_CLAIM_CHECK_RATIO)}; median of per-rep ratios ${claimCheckRepRatio.toFixed(2)}`)}`);
+    const codecs = {
+      g: codecSum(runs.g.flatMap((r) => (r.codecs ? [r.codecs] : []))),
+      h: codecSum(runs.h.flatMap((r) => (r.codecs ? [r.codecs] : []))),
+    };
+    console.log(`\ncodec work per run, mean over ${args.reps} reps (worker and client, main thread; ms includes awaits):`);
+    for (const [which, profile] of Object.entries(codecs)) {
+      for (const [op, c] of Object.entries(profile)) {
+        if (c.payloads === 0) continue;
+        const per = (x: number) => x / args.reps;
+        console.log(`  (${which}) ${pad(op, 18)} ${pad(per(c.payloads).toFixed(1), 7, true)} payloads ${pad((per(c.bytes) / 1000).toFixed(1), 9, true)} kB ${pad(per(c.ms).toFixed(2), 9, true)} ms  (${(per(c.ms) / args.steps).toFixed(3)} ms/step)`);
+      }
+    }
     const latency = { a: mergeLatency(serverLatency.a), b: mergeLatency(serverLatency.b) };
     if (latency.a.length) printServerLatency('(a)', latency.a);
     if (latency.b.length) printServerLatency('(b)', latency.b);
@@ -623,7 +702,25 @@ async function main(): Promise<void> {
         marginalEventsPerToolStep: `(events of an N-step run − events of the ${args.warmupSteps}-step warm-up run) ÷ (N − ${args.warmupSteps}), for (a)`,
         peerF: 'a LangGraph.js StateGraph (plan → act → replan per step → respond, zero-latency pure nodes, the act node invoking a no-op @langchain/core tool) compiled with PostgresSaver on BENCH_DATABASE_URL, own schema, fresh thread_id per run; wall time of app.invoke ÷ N in its own node process, interleaved with (a)–(d)',
       },
-      results: { a, b, c, d: tree, e: big, g, ratioEncryptedToPlain: encryptionRatio, h, ratioClaimCheckToPlain: claimCheckRatio, f, fAsync },
+      results: {
+        a,
+        b,
+        c,
+        d: tree,
+        e: big,
+        g,
+        ratioEncryptedToPlain: encryptionRatio,
+        ratioEncryptedToPlainPerRepMedian: encryptionRepRatio,
+        h,
+        hNoClaimCheck: h2,
+        ratioClaimCheckToNoClaimCheck: claimCheckRatio,
+        ratioClaimCheckToNoClaimCheckPerRepMedian: claimCheckRepRatio,
+        ratioClaimCheckToPlain: claimCheckToPlain,
+        ratioBigGoalToPlain: bigGoalRatio,
+        codecsPerRun: Object.fromEntries(Object.entries(codecs).map(([k, p]) => [k, Object.fromEntries(Object.entries(p).map(([op, c]) => [op, { payloads: round(c.payloads / args.reps, 1), bytes: Math.round(c.bytes / args.reps), ms: round(c.ms / args.reps) }]))])),
+        f,
+        fAsync,
+      },
       peers: peer ? { langgraph: { versions: peer.versions, durability: { f: 'sync', fAsync: 'async' }, checkpointsPerStepF: fLast ? round(fLast.checkpoints / args.steps) : null, storedBytesPerStepF: fLast ? Math.round(fLast.bytes / args.steps) : null } } : null,
       ratioAF,
       ratioTreeIterationToPlanStep: treeRatio,
@@ -635,6 +732,8 @@ async function main(): Promise<void> {
         eventsPerToolStepA: { max: TARGET_EVENTS_PER_STEP, value: eventsA, marginal: marginalEventsA, pass: eventsOk },
         ratioAF: ratioAF === null ? null : { max: TARGET_PEER_RATIO, value: ratioAF, pass: ratioAF <= TARGET_PEER_RATIO },
         treeIterationToPlanStep: { max: TARGET_TREE_RATIO, value: treeRatio, pass: treeRatio <= TARGET_TREE_RATIO },
+        encryptedToPlain: { max: TARGET_ENCRYPTION_RATIO, value: encryptionRatio, pass: encryptionOk },
+        claimCheckToNoClaimCheck: { max: TARGET_CLAIM_CHECK_RATIO, value: claimCheckRatio, pass: claimCheckOk },
       },
     };
     const file = resultsFile();
