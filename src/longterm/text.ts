@@ -59,3 +59,31 @@ export function analyze(text: string): string[] {
 export function normalizeName(text: string): string {
   return words(text).join(' ');
 }
+
+/**
+ * Trigrams of `text` exactly as PostgreSQL's pg_trgm makes them: lowercased, split into words of
+ * letters and digits, each word padded with two spaces before and one after, every run of three
+ * characters, as a set. Both stores measure name closeness with it (the PostgreSQL store with
+ * pg_trgm itself), so a misspelt name finds the same entities everywhere.
+ */
+export function trigrams(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const word of text.toLowerCase().match(WORD) ?? []) {
+    const chars = [...`  ${word} `];
+    for (let i = 0; i + 3 <= chars.length; i++) out.add(chars.slice(i, i + 3).join(''));
+  }
+  return out;
+}
+
+/**
+ * pg_trgm's `similarity(a, b)`: shared trigrams over all trigrams of either (0 when either has
+ * none), in single precision as PostgreSQL computes it (a `real`), so thresholds cut alike.
+ */
+export function trigramSimilarity(a: string, b: string): number {
+  const ta = trigrams(a);
+  const tb = trigrams(b);
+  if (ta.size === 0 || tb.size === 0) return 0;
+  let shared = 0;
+  for (const t of ta) if (tb.has(t)) shared++;
+  return Math.fround(shared / (ta.size + tb.size - shared));
+}

@@ -3,13 +3,13 @@
  * src/store/memory/migrations.ts), full-text search over the same analyzed terms the embedded store
  * ranks (a GIN-indexed tsvector, ranked by ts_rank_cd), entity names and aliases in an indexed
  * array. A write section is one transaction holding an advisory lock on the user, so fact dedupe
- * and supersede never race across processes.
+ * and supersede never race across processes. Names spelt alike are matched with pg_trgm (migration 6).
  */
 import { Pool, type PoolClient } from 'pg';
 import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
 import { analyze, normalizeName } from '../../longterm/text';
 import { applyMigrations, inTransaction } from '../memory/postgres-store';
-import { searchableText, type DenseHit, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermAuditEntry, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter, type RecordVector } from './store';
+import { searchableText, type DenseHit, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermAuditEntry, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter, type RecordVector, type SimilarEntity } from './store';
 
 type Queryable = Pick<Pool | PoolClient, 'query'>;
 
@@ -124,6 +124,19 @@ class PostgresReader implements LongTermReader {
     return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
   }
 
+  /** pg_trgm's similarity() of each name of the user's entities to each phrase; the best name counts. */
+  async similarEntities(phrases: readonly string[], threshold: number, limit: number): Promise<SimilarEntity[]> {
+    if (phrases.length === 0 || limit <= 0) return [];
+    const { rows } = await this.db.query<{ data: Entity; similarity: number }>(
+      `SELECT data, similarity FROM (
+         SELECT id, data, (SELECT max(similarity(n, p)) FROM unnest(names) AS n, unnest($2::text[]) AS p) AS similarity
+         FROM longterm_records WHERE user_id = $1 AND kind = 'entity') scored
+       WHERE similarity > 0 AND similarity >= $3::real ORDER BY similarity DESC, id LIMIT $4`,
+      [this.userId, [...phrases], threshold, limit],
+    );
+    return rows.map((r) => ({ entity: r.data, similarity: Number(r.similarity) }));
+  }
+
   /** Dot products (vectors are unit length) over the user's rows of those kinds, best `limit` per kind. */
   async nearest(kinds: readonly MemoryKind[], vector: Float32Array, limit: number): Promise<DenseHit[]> {
     if (kinds.length === 0 || vector.length === 0) return [];
@@ -180,6 +193,7 @@ export class PostgresLongTermStore implements LongTermStore {
         listMessages: (sessionId, limit) => reader.listMessages(sessionId, limit),
         searchText: (kind, query, limit) => reader.searchText(kind, query, limit),
         nearest: (kinds, vector, limit) => reader.nearest(kinds, vector, limit),
+        similarEntities: (phrases, threshold, limit) => reader.similarEntities(phrases, threshold, limit),
         put: (items) => void records.push(...structuredClone(items)),
         audit: (entry) => void audit.push(structuredClone(entry)),
         putVectors: (items) => void vectors.push(...structuredClone(items)),

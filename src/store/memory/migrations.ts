@@ -184,4 +184,15 @@ CREATE INDEX longterm_records_terms_summary ON longterm_records USING gin (terms
 DROP INDEX longterm_records_terms;
 `,
   },
+  {
+    version: 6,
+    name: 'long-term fuzzy entity names (pg_trgm)',
+    sql: `
+-- Names spelt alike ("Norah" for the entity "Nora"): pg_trgm's similarity() over the entity's
+-- normalized names (the names column). No trigram index: the search is per user, whose entities
+-- are few and reached by the primary key (user_id, kind, ...); an index over every user's names
+-- would match common trigrams of all users only to drop them.
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+`,
+  },
 ];
