@@ -129,9 +129,9 @@ class PostgresReader implements LongTermReader {
     if (phrases.length === 0 || limit <= 0) return [];
     const { rows } = await this.db.query<{ data: Entity; similarity: number }>(
       `SELECT data, similarity FROM (
-         SELECT id, data, (SELECT max(similarity(n, p)) FROM unnest(names) AS n, unnest($2::text[]) AS p) AS similarity
+         SELECT id, data, (SELECT max(similarity(n, p))::float8 FROM unnest(names) AS n, unnest($2::text[]) AS p) AS similarity
          FROM longterm_records WHERE user_id = $1 AND kind = 'entity') scored
-       WHERE similarity > 0 AND similarity >= $3::real ORDER BY similarity DESC, id LIMIT $4`,
+       WHERE similarity > 0 AND similarity >= $3::real::float8 ORDER BY similarity DESC, id LIMIT $4`,
       [this.userId, [...phrases], threshold, limit],
     );
     return rows.map((r) => ({ entity: r.data, similarity: Number(r.similarity) }));
