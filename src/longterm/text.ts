@@ -80,10 +80,40 @@ export function trigrams(text: string): Set<string> {
  * none), in single precision as PostgreSQL computes it (a `real`), so thresholds cut alike.
  */
 export function trigramSimilarity(a: string, b: string): number {
-  const ta = trigrams(a);
-  const tb = trigrams(b);
+  return setSimilarity(trigrams(a), trigrams(b));
+}
+
+/** `trigramSimilarity` of two strings' trigram sets, for callers comparing one string with many. */
+export function setSimilarity(ta: ReadonlySet<string>, tb: ReadonlySet<string>): number {
   if (ta.size === 0 || tb.size === 0) return 0;
   let shared = 0;
   for (const t of ta) if (tb.has(t)) shared++;
   return Math.fround(shared / (ta.size + tb.size - shared));
+}
+
+/** Words shorter than this never start a name phrase: "al", "jo" are spelt like too much. */
+const MIN_PHRASE_WORD = 3;
+
+/**
+ * The phrases of `text` that could be a misspelt name, normalized (folded words joined by single
+ * spaces): runs of up to `maxWords` consecutive words, none a stopword nor shorter than three
+ * letters ("where does Jon Smith live" → "jon", "jon smith", "smith", "live", "smith live", …),
+ * each once, in order of appearance, at most `limit`.
+ */
+export function namePhrases(text: string, maxWords = 3, limit = 64): string[] {
+  const out = new Set<string>();
+  let run: string[] = [];
+  const flush = () => {
+    for (let i = 0; i < run.length && out.size < limit; i++) {
+      for (let n = 1; n <= maxWords && i + n <= run.length && out.size < limit; n++) out.add(run.slice(i, i + n).join(' '));
+    }
+    run = [];
+  };
+  for (const word of words(text)) {
+    if (out.size >= limit) break;
+    if (STOPWORDS.has(word) || word.length < MIN_PHRASE_WORD) flush();
+    else run.push(word);
+  }
+  flush();
+  return [...out];
 }

@@ -5,7 +5,7 @@
  * one of these per user; the file store rebuilds one from the user's log and keeps it current.
  */
 import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
-import { normalizeName, trigramSimilarity } from '../../longterm/text';
+import { normalizeName, setSimilarity, trigrams } from '../../longterm/text';
 import { cosine, topPerKind } from '../../longterm/vectors';
 import { Bm25Index } from './bm25';
 import { searchableText, type DenseHit, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermReader, type LongTermRecord, type RecordVector, type SimilarEntity } from './store';
@@ -142,10 +142,12 @@ export class UserIndex implements LongTermReader {
   async similarEntities(phrases: readonly string[], threshold: number, limit: number): Promise<SimilarEntity[]> {
     if (phrases.length === 0 || limit <= 0) return [];
     const floor = Math.fround(threshold); // compared as pg_trgm does, in single precision
+    const asked = phrases.map(trigrams);
     const best = new Map<string, number>();
     for (const [name, ids] of this.entitiesByName) {
+      const own = trigrams(name);
       let similarity = 0;
-      for (const phrase of phrases) similarity = Math.max(similarity, trigramSimilarity(name, phrase));
+      for (const phrase of asked) similarity = Math.max(similarity, setSimilarity(own, phrase));
       if (similarity === 0 || similarity < floor) continue;
       for (const id of ids) best.set(id, Math.max(best.get(id) ?? 0, similarity));
     }
