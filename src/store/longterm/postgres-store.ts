@@ -3,7 +3,8 @@
  * src/store/memory/migrations.ts), full-text search over the same analyzed terms the embedded store
  * ranks (a GIN-indexed tsvector, ranked by ts_rank_cd), entity names and aliases in an indexed
  * array. A write section is one transaction holding an advisory lock on the user, so fact dedupe
- * and supersede never race across processes. Names spelt alike are matched with pg_trgm (migration 6).
+ * and supersede never race across processes. Names spelt alike are found with pg_trgm over a
+ * trigram-indexed table of entity names (migration 6).
  */
 import { Pool, type PoolClient } from 'pg';
 import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
@@ -124,14 +125,13 @@ class PostgresReader implements LongTermReader {
     return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
   }
 
-  /** pg_trgm's similarity() of each name of the user's entities to each phrase; the best name counts. */
+  /** pg_trgm over the user's entity names: longterm_similar_entities of migration 6, through its trigram index. */
   async similarEntities(phrases: readonly string[], threshold: number, limit: number): Promise<SimilarEntity[]> {
     if (phrases.length === 0 || limit <= 0) return [];
     const { rows } = await this.db.query<{ data: Entity; similarity: number }>(
-      `SELECT data, similarity FROM (
-         SELECT id, data, (SELECT max(similarity(n, p))::float8 FROM unnest(names) AS n, unnest($2::text[]) AS p) AS similarity
-         FROM longterm_records WHERE user_id = $1 AND kind = 'entity') scored
-       WHERE similarity > 0 AND similarity >= $3::real::float8 ORDER BY similarity DESC, id LIMIT $4`,
+      `SELECT r.data, s.similarity FROM longterm_similar_entities($1, $2::text[], $3::real) s
+       JOIN longterm_records r ON r.user_id = $1 AND r.kind = 'entity' AND r.id = s.entity_id
+       ORDER BY s.similarity DESC, s.entity_id LIMIT $4`,
       [this.userId, [...phrases], threshold, limit],
     );
     return rows.map((r) => ({ entity: r.data, similarity: Number(r.similarity) }));
@@ -208,6 +208,11 @@ export class PostgresLongTermStore implements LongTermStore {
              subject_id = EXCLUDED.subject_id, object_id = EXCLUDED.object_id, session_id = EXCLUDED.session_id, sort_at = EXCLUDED.sort_at`,
           [userId, item.kind, item.record.id, JSON.stringify(item.record), analyze(searchableText(item)).join(' '), c.names, c.subjectId, c.objectId, c.sessionId, c.sortAt],
         );
+      }
+      for (const item of records) {
+        if (item.kind !== 'entity') continue;
+        await db.query('DELETE FROM longterm_entity_names WHERE user_id = $1 AND entity_id = $2', [userId, item.record.id]);
+        await db.query('INSERT INTO longterm_entity_names (user_id, entity_id, name) SELECT $1, $2, unnest($3::text[])', [userId, item.record.id, columnsOf(item).names]);
       }
       // After the records: a vector lands on its row (the upsert above leaves an existing one alone).
       for (const v of vectors) {
