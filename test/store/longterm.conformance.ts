@@ -186,6 +186,9 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         assert.equal(similar[0]?.similarity, Math.fround(4 / 7), 'pg_trgm similarity, the same on every backend');
         assert.deepEqual(await reader.similarEntities(['gwendolyn'], 0.5, 5), [], 'an unrelated name finds nothing');
         assert.deepEqual((await reader.similarEntities(['norah'], 0.6, 5)), [], 'below the threshold');
+        // An alias added later is matched too ("Bobb" is as close to "Bob" as 0.5).
+        await svc.recordFact(user, { subject: 'John Smith', predicate: 'goes by', object: 'Bob', text: 'John Smith goes by Bob.' }, { messageIds: [] }, agent);
+        assert.deepEqual((await t.store.reader(user).similarEntities(['bobb'], 0.5, 5)).map((s) => s.entity.name), ['John Smith']);
         assert.deepEqual((await svc.entitiesIn(user, 'Did Norah call?')).map((e) => e.name), ['Nora']);
         assert.deepEqual(await svc.entitiesIn(user, 'Did Gwendolyn call?'), []);
         assert.deepEqual((await svc.entitiesIn(`${user}_nobody`, 'Did Norah call?')), [], 'no entities of another user');
