@@ -121,7 +121,8 @@ export interface LongTermReader {
   /**
    * Up to `limit` entities with a name or alias (normalized) whose trigram similarity to one of
    * `phrases` (normalized) is at least `threshold`, most similar first (ties by id): pg_trgm's
-   * `similarity()`, or `trigramSimilarity` of src/longterm/text.ts, its exact equal.
+   * `similarity()`, or `trigramSimilarity` of src/longterm/text.ts, its exact equal. `threshold`
+   * at least 0.3: PostgreSQL finds candidates with pg_trgm's `%` at that cut.
    */
   similarEntities(phrases: readonly string[], threshold: number, limit: number): Promise<SimilarEntity[]>;
   /** Per kind of `kinds`, up to `limit` records whose vector is most similar to `vector` (same length only), best first. */
