@@ -2,7 +2,7 @@
  * Hybrid retrieval over one user's long-term memory: several rankings fused by RRF (fusion.ts).
  *   - lexical: BM25 over stemmed terms, per kind (the store's full-text index);
  *   - graph: facts about the entities the query names (by name or alias; "I"/"my" name the
- *     user), then facts about their neighbours (the other end of those facts): the neighbours
+ *     user; a name spelt alike, "Norah" for "Nora", at lower weight), then facts about their neighbours (the other end of those facts): the neighbours
  *     reached through a fact that matches the query ("my sister" → Nora) in full, with the
  *     messages that name them, the others at half weight;
  *   - id: a message quoted by its id;
@@ -15,7 +15,7 @@ import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, Provenance
 import { MEMORY_KINDS } from './contract';
 import { validAt } from './facts';
 import { fuse, type Ranking } from './fusion';
-import { analyze, normalizeName, words } from './text';
+import { analyze, namePhrases, normalizeName, words } from './text';
 import type { LexicalQuery, LongTermReader } from '../store/longterm/store';
 
 /** Candidates taken from each lexical ranking. */
@@ -57,16 +57,42 @@ export function lexicalQuery(text: string): LexicalQuery {
   return { text, terms: [...new Set(analyze(text))] };
 }
 
-/** Entities the query names: a candidate by its words is kept when all words of one of its names appear in the query. */
-export async function entitiesNamed(reader: LongTermReader, query: string): Promise<Entity[]> {
+/**
+ * The least pg_trgm similarity at which a query phrase names an entity spelt alike: "Norah" for
+ * "Nora" is 0.57, "Jon Smith" for "John Smith" 0.62; unrelated short names (Dario, Mario: 0.33)
+ * stay below.
+ */
+export const SIMILAR_NAME_THRESHOLD = 0.5;
+/** The weight of facts about an entity named only by spelling (exact names: 1). */
+const SIMILAR_NAME_WEIGHT = 0.7;
+/** Entities taken by spelling, at most. */
+const MAX_SIMILAR = 5;
+
+/** The entities a query names: exactly (by name or alias), and by a phrase spelt like a name. */
+export interface NamedEntities {
+  exact: Entity[];
+  /** Not among `exact`; most similar first. */
+  similar: Entity[];
+}
+
+/**
+ * Entities the query names. Exactly: a candidate by its words is kept when all words of one of its
+ * names appear in the query. By spelling: the query's phrases (namePhrases) that are not words of
+ * an exact match, against every name and alias by trigram similarity (SIMILAR_NAME_THRESHOLD).
+ */
+export async function entitiesNamed(reader: LongTermReader, query: string): Promise<NamedEntities> {
   const queryWords = new Set(words(query));
   const candidates = await reader.searchText('entity', lexicalQuery(query), 20);
-  const found = (await reader.getEntities(candidates.map((c) => c.id))).filter((e) => [e.name, ...e.aliases].some((name) => {
+  const exact = (await reader.getEntities(candidates.map((c) => c.id))).filter((e) => [e.name, ...e.aliases].some((name) => {
     const nameWords = words(name);
     return nameWords.length > 0 && nameWords.every((w) => queryWords.has(w));
   }));
-  if ([...queryWords].some((w) => SELF_WORDS.has(w))) found.push(...(await reader.findEntities([SELF_ENTITY])));
-  return found;
+  if ([...queryWords].some((w) => SELF_WORDS.has(w))) exact.push(...(await reader.findEntities([SELF_ENTITY])));
+  const exactIds = new Set(exact.map((e) => e.id));
+  const named = new Set(exact.flatMap((e) => [e.name, ...e.aliases]).flatMap(words));
+  const phrases = namePhrases(query).filter((p) => !p.split(' ').every((w) => named.has(w)));
+  const similar = phrases.length ? await reader.similarEntities(phrases, SIMILAR_NAME_THRESHOLD, MAX_SIMILAR + exact.length) : [];
+  return { exact, similar: similar.map((s) => s.entity).filter((e) => !exactIds.has(e.id)).slice(0, MAX_SIMILAR) };
 }
 
 /**
@@ -192,9 +218,18 @@ export async function retrieve(reader: LongTermReader, userId: string, query: Se
     for (const h of hits) lexicalIds.add(key(kind, h.id));
   }
   if (kinds.has('fact') || kinds.has('message')) {
-    const { direct, bridged, neighbours, bridges } = await graphFacts(reader, await entitiesNamed(reader, query.query), terms);
+    const named = await entitiesNamed(reader, query.query);
+    const { direct, bridged, neighbours, bridges } = await graphFacts(reader, [...named.exact, ...named.similar], terms);
     if (kinds.has('fact')) {
-      rankings.push({ ids: direct.map((f) => key('fact', f.id)) }, { ids: bridged.map((f) => key('fact', f.id)) }, { ids: neighbours.map((f) => key('fact', f.id)), weight: 0.5 });
+      // A name only spelt alike is likelier a mistake than one written out: its facts weigh less.
+      const exactIds = new Set(named.exact.map((e) => e.id));
+      const byExact = (f: Fact) => exactIds.has(f.subjectId) || (f.objectId !== null && exactIds.has(f.objectId));
+      rankings.push(
+        { ids: direct.filter(byExact).map((f) => key('fact', f.id)) },
+        { ids: direct.filter((f) => !byExact(f)).map((f) => key('fact', f.id)), weight: SIMILAR_NAME_WEIGHT },
+        { ids: bridged.map((f) => key('fact', f.id)) },
+        { ids: neighbours.map((f) => key('fact', f.id)), weight: 0.5 },
+      );
     }
     if (kinds.has('message') && bridges.length) {
       // What the words missed: the messages behind a bridge that lexical search did not find already.

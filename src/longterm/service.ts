@@ -384,9 +384,10 @@ export class LongTermService implements LongTermMemory {
     };
   }
 
-  /** Entities the text names (by name or alias), for callers that show the graph. */
-  entitiesIn(userId: string, text: string): Promise<Entity[]> {
-    return entitiesNamed(this.store.reader(userId), text);
+  /** Entities the text names (by name or alias, then those spelt alike), for callers that show the graph. */
+  async entitiesIn(userId: string, text: string): Promise<Entity[]> {
+    const { exact, similar } = await entitiesNamed(this.store.reader(userId), text);
+    return [...exact, ...similar];
   }
 }
 

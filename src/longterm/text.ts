@@ -59,3 +59,61 @@ export function analyze(text: string): string[] {
 export function normalizeName(text: string): string {
   return words(text).join(' ');
 }
+
+/**
+ * Trigrams of `text` exactly as PostgreSQL's pg_trgm makes them: lowercased, split into words of
+ * letters and digits, each word padded with two spaces before and one after, every run of three
+ * characters, as a set. Both stores measure name closeness with it (the PostgreSQL store with
+ * pg_trgm itself), so a misspelt name finds the same entities everywhere.
+ */
+export function trigrams(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const word of text.toLowerCase().match(WORD) ?? []) {
+    const chars = [...`  ${word} `];
+    for (let i = 0; i + 3 <= chars.length; i++) out.add(chars.slice(i, i + 3).join(''));
+  }
+  return out;
+}
+
+/**
+ * pg_trgm's `similarity(a, b)`: shared trigrams over all trigrams of either (0 when either has
+ * none), in single precision as PostgreSQL computes it (a `real`), so thresholds cut alike.
+ */
+export function trigramSimilarity(a: string, b: string): number {
+  return setSimilarity(trigrams(a), trigrams(b));
+}
+
+/** `trigramSimilarity` of two strings' trigram sets, for callers comparing one string with many. */
+export function setSimilarity(ta: ReadonlySet<string>, tb: ReadonlySet<string>): number {
+  if (ta.size === 0 || tb.size === 0) return 0;
+  let shared = 0;
+  for (const t of ta) if (tb.has(t)) shared++;
+  return Math.fround(shared / (ta.size + tb.size - shared));
+}
+
+/** Words shorter than this never start a name phrase: "al", "jo" are spelt like too much. */
+const MIN_PHRASE_WORD = 3;
+
+/**
+ * The phrases of `text` that could be a misspelt name, normalized (folded words joined by single
+ * spaces): runs of up to `maxWords` consecutive words, none a stopword nor shorter than three
+ * letters ("where does Jon Smith live" → "jon", "jon smith", "smith", "live", "smith live", …),
+ * each once, in order of appearance, at most `limit`.
+ */
+export function namePhrases(text: string, maxWords = 3, limit = 64): string[] {
+  const out = new Set<string>();
+  let run: string[] = [];
+  const flush = () => {
+    for (let i = 0; i < run.length && out.size < limit; i++) {
+      for (let n = 1; n <= maxWords && i + n <= run.length && out.size < limit; n++) out.add(run.slice(i, i + n).join(' '));
+    }
+    run = [];
+  };
+  for (const word of words(text)) {
+    if (out.size >= limit) break;
+    if (STOPWORDS.has(word) || word.length < MIN_PHRASE_WORD) flush();
+    else run.push(word);
+  }
+  flush();
+  return [...out];
+}

@@ -166,6 +166,35 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         assert.ok(ctx.entities.some((e) => e.name === 'Robert' && e.aliases.includes('Bob')));
       }));
 
+    test('a name spelt alike finds the entity: "Norah" for Nora, "Jon Smith" for John Smith; not an unrelated name, nor another user\'s entity', () =>
+      withService(async (svc, user, t) => {
+        for (const text of NOISE) await svc.recordFact(user, { subject: 'user', predicate: 'said', object: text.slice(0, 40), text }, { messageIds: [] }, agent);
+        const nora = await svc.recordFact(user, { subject: 'Nora', predicate: 'plays', object: 'the cello', text: 'Nora plays the cello.' }, { messageIds: [] }, agent);
+        const smith = await svc.recordFact(user, { subject: 'John Smith', predicate: 'is', object: 'the landlord', text: 'John Smith is the landlord.' }, { messageIds: [] }, agent);
+        const other = `${user}_other`;
+        const hers = await svc.recordFact(other, { subject: 'Nora', predicate: 'plays', object: 'the flute', text: 'Nora plays the flute.' }, { messageIds: [] }, agent);
+
+        const norah = await svc.search(user, { query: 'What does Norah do?', kinds: ['fact'], k: 3 });
+        assert.equal(norah[0]?.id, nora.fact.id, JSON.stringify(norah));
+        assert.ok(!norah.some((h) => h.id === hers.fact.id), 'another user\'s Nora never matches');
+        const jon = await svc.search(user, { query: 'Who is Jon Smith?', kinds: ['fact'], k: 3 });
+        assert.equal(jon[0]?.id, smith.fact.id, JSON.stringify(jon));
+
+        const reader = t.store.reader(user);
+        const similar = await reader.similarEntities(['norah', 'violin'], 0.5, 5);
+        assert.deepEqual(similar.map((s) => s.entity.name), ['Nora']);
+        assert.equal(similar[0]?.similarity, Math.fround(4 / 7), 'pg_trgm similarity, the same on every backend');
+        assert.deepEqual(await reader.similarEntities(['gwendolyn'], 0.5, 5), [], 'an unrelated name finds nothing');
+        assert.deepEqual((await reader.similarEntities(['norah'], 0.6, 5)), [], 'below the threshold');
+        // An alias added later is matched too ("Bobb" is as close to "Bob" as 0.5).
+        await svc.recordFact(user, { subject: 'John Smith', predicate: 'goes by', object: 'Bob', text: 'John Smith goes by Bob.' }, { messageIds: [] }, agent);
+        assert.deepEqual((await t.store.reader(user).similarEntities(['bobb'], 0.5, 5)).map((s) => s.entity.name), ['John Smith']);
+        assert.deepEqual((await svc.entitiesIn(user, 'Did Norah call?')).map((e) => e.name), ['Nora']);
+        assert.deepEqual(await svc.entitiesIn(user, 'Did Gwendolyn call?'), []);
+        assert.deepEqual((await svc.entitiesIn(`${user}_nobody`, 'Did Norah call?')), [], 'no entities of another user');
+        assert.deepEqual((await svc.entitiesIn(other, 'Did Norah call?')).map((e) => e.name), ['Nora'], 'the other user\'s own Nora');
+      }));
+
     test('multi-hop: a fact matching the query leads to an entity whose facts and messages answer it in other words', () =>
       withService(async (svc, user) => {
         const noise = NOISE.map((text, i) => ({ id: `noise-${i}`, role: 'user' as const, text }));

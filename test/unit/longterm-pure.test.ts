@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import type { Fact } from '../../src/longterm/contract';
 import { chainOf, decide, isAliasPredicate, isMultiValued, predicateKey, strengthened, validAt } from '../../src/longterm/facts';
 import { fuse } from '../../src/longterm/fusion';
-import { analyze, normalizeName } from '../../src/longterm/text';
+import { analyze, namePhrases, normalizeName } from '../../src/longterm/text';
 import { Bm25Index } from '../../src/store/longterm/bm25';
 
 const fact = (over: Partial<Fact>): Fact => ({
@@ -19,6 +19,14 @@ test('analyze: folds case and accents, drops function words, stems', () => {
   assert.deepEqual(analyze('running runs'), ['run', 'run']);
   assert.deepEqual(analyze('order 66 of 2023'), ['order', '66', '2023']);
   assert.equal(normalizeName('  Lives_In '), 'lives in');
+});
+
+test('namePhrases: runs of up to three words, split at stopwords and short words, each once, bounded', () => {
+  assert.deepEqual(namePhrases('Where is Jon Smith? Ask Jo, Norah!'), ['jon', 'jon smith', 'jon smith ask', 'smith', 'smith ask', 'ask', 'norah']);
+  assert.deepEqual(namePhrases('Zoë-Ann Müller Schmidt Berg', 3), ['zoe', 'zoe ann', 'zoe ann muller', 'ann', 'ann muller', 'ann muller schmidt', 'muller', 'muller schmidt', 'muller schmidt berg', 'schmidt', 'schmidt berg', 'berg']);
+  assert.deepEqual(namePhrases('the of and to'), []);
+  assert.equal(namePhrases('alpha beta gamma delta '.repeat(100)).length, 12, 'a repeated phrase counts once');
+  assert.equal(namePhrases(Array.from({ length: 500 }, (_, i) => `word${i}x`).join(' ')).length, 64);
 });
 
 test('analyze is idempotent on its own output words and never yields empty terms (property)', () => {

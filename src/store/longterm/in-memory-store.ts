@@ -44,6 +44,7 @@ export function readerOf(index: UserIndex, before: () => Promise<void> = async (
     listMessages: wrap(index.listMessages),
     searchText: wrap(index.searchText),
     nearest: wrap(index.nearest),
+    similarEntities: wrap(index.similarEntities),
   };
 }
 

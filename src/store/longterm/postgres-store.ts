@@ -3,13 +3,14 @@
  * src/store/memory/migrations.ts), full-text search over the same analyzed terms the embedded store
  * ranks (a GIN-indexed tsvector, ranked by ts_rank_cd), entity names and aliases in an indexed
  * array. A write section is one transaction holding an advisory lock on the user, so fact dedupe
- * and supersede never race across processes.
+ * and supersede never race across processes. Names spelt alike are found with pg_trgm over a
+ * trigram-indexed table of entity names (migration 6).
  */
 import { Pool, type PoolClient } from 'pg';
 import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
 import { analyze, normalizeName } from '../../longterm/text';
 import { applyMigrations, inTransaction } from '../memory/postgres-store';
-import { searchableText, type DenseHit, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermAuditEntry, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter, type RecordVector } from './store';
+import { searchableText, type DenseHit, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermAuditEntry, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter, type RecordVector, type SimilarEntity } from './store';
 
 type Queryable = Pick<Pool | PoolClient, 'query'>;
 
@@ -124,6 +125,18 @@ class PostgresReader implements LongTermReader {
     return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
   }
 
+  /** pg_trgm over the user's entity names: longterm_similar_entities of migration 6, through its trigram index. */
+  async similarEntities(phrases: readonly string[], threshold: number, limit: number): Promise<SimilarEntity[]> {
+    if (phrases.length === 0 || limit <= 0) return [];
+    const { rows } = await this.db.query<{ data: Entity; similarity: number }>(
+      `SELECT r.data, s.similarity FROM longterm_similar_entities($1, $2::text[], $3::real) s
+       JOIN longterm_records r ON r.user_id = $1 AND r.kind = 'entity' AND r.id = s.entity_id
+       ORDER BY s.similarity DESC, s.entity_id LIMIT $4`,
+      [this.userId, [...phrases], threshold, limit],
+    );
+    return rows.map((r) => ({ entity: r.data, similarity: Number(r.similarity) }));
+  }
+
   /** Dot products (vectors are unit length) over the user's rows of those kinds, best `limit` per kind. */
   async nearest(kinds: readonly MemoryKind[], vector: Float32Array, limit: number): Promise<DenseHit[]> {
     if (kinds.length === 0 || vector.length === 0) return [];
@@ -180,6 +193,7 @@ export class PostgresLongTermStore implements LongTermStore {
         listMessages: (sessionId, limit) => reader.listMessages(sessionId, limit),
         searchText: (kind, query, limit) => reader.searchText(kind, query, limit),
         nearest: (kinds, vector, limit) => reader.nearest(kinds, vector, limit),
+        similarEntities: (phrases, threshold, limit) => reader.similarEntities(phrases, threshold, limit),
         put: (items) => void records.push(...structuredClone(items)),
         audit: (entry) => void audit.push(structuredClone(entry)),
         putVectors: (items) => void vectors.push(...structuredClone(items)),
@@ -194,6 +208,11 @@ export class PostgresLongTermStore implements LongTermStore {
              subject_id = EXCLUDED.subject_id, object_id = EXCLUDED.object_id, session_id = EXCLUDED.session_id, sort_at = EXCLUDED.sort_at`,
           [userId, item.kind, item.record.id, JSON.stringify(item.record), analyze(searchableText(item)).join(' '), c.names, c.subjectId, c.objectId, c.sessionId, c.sortAt],
         );
+      }
+      for (const item of records) {
+        if (item.kind !== 'entity') continue;
+        await db.query('DELETE FROM longterm_entity_names WHERE user_id = $1 AND entity_id = $2', [userId, item.record.id]);
+        await db.query('INSERT INTO longterm_entity_names (user_id, entity_id, name) SELECT $1, $2, unnest($3::text[])', [userId, item.record.id, columnsOf(item).names]);
       }
       // After the records: a vector lands on its row (the upsert above leaves an existing one alone).
       for (const v of vectors) {

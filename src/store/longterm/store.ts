@@ -56,6 +56,13 @@ export interface RecordVector {
   vector: Float32Array;
 }
 
+/** An entity whose name or an alias is spelt like one of the phrases asked about. */
+export interface SimilarEntity {
+  entity: Entity;
+  /** The best pg_trgm similarity of one of its names (as `normalizeName` gives them) to one of the phrases, 0 to 1. */
+  similarity: number;
+}
+
 /** One dense candidate: its cosine similarity to the query vector. */
 export interface DenseHit {
   kind: MemoryKind;
@@ -111,6 +118,13 @@ export interface LongTermReader {
   listMessages(sessionId: string, limit: number): Promise<StoredMessage[]>;
   /** Up to `limit` records of `kind` matching any of the query's terms, best first (BM25-class). */
   searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]>;
+  /**
+   * Up to `limit` entities with a name or alias (normalized) whose trigram similarity to one of
+   * `phrases` (normalized) is at least `threshold`, most similar first (ties by id): pg_trgm's
+   * `similarity()`, or `trigramSimilarity` of src/longterm/text.ts, its exact equal. `threshold`
+   * at least 0.3: PostgreSQL finds candidates with pg_trgm's `%` at that cut.
+   */
+  similarEntities(phrases: readonly string[], threshold: number, limit: number): Promise<SimilarEntity[]>;
   /** Per kind of `kinds`, up to `limit` records whose vector is most similar to `vector` (same length only), best first. */
   nearest(kinds: readonly MemoryKind[], vector: Float32Array, limit: number): Promise<DenseHit[]>;
 }

@@ -5,10 +5,10 @@
  * one of these per user; the file store rebuilds one from the user's log and keeps it current.
  */
 import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
-import { normalizeName } from '../../longterm/text';
+import { normalizeName, setSimilarity, trigrams } from '../../longterm/text';
 import { cosine, topPerKind } from '../../longterm/vectors';
 import { Bm25Index } from './bm25';
-import { searchableText, type DenseHit, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermReader, type LongTermRecord, type RecordVector } from './store';
+import { searchableText, type DenseHit, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermReader, type LongTermRecord, type RecordVector, type SimilarEntity } from './store';
 
 const addTo = <T>(map: Map<string, Set<T>>, key: string, value: T) => {
   let set = map.get(key);
@@ -136,6 +136,27 @@ export class UserIndex implements LongTermReader {
     const index = this.text.get(kind);
     if (!index || query.terms.length === 0) return [];
     return index.search(query.terms, limit);
+  }
+
+  /** Every name of the user's entities against every phrase: a user's entities are few. */
+  async similarEntities(phrases: readonly string[], threshold: number, limit: number): Promise<SimilarEntity[]> {
+    if (phrases.length === 0 || limit <= 0) return [];
+    const floor = Math.fround(threshold); // compared as pg_trgm does, in single precision
+    const asked = phrases.map(trigrams);
+    const best = new Map<string, number>();
+    for (const [name, ids] of this.entitiesByName) {
+      const own = trigrams(name);
+      let similarity = 0;
+      for (const phrase of asked) similarity = Math.max(similarity, setSimilarity(own, phrase));
+      if (similarity === 0 || similarity < floor) continue;
+      for (const id of ids) best.set(id, Math.max(best.get(id) ?? 0, similarity));
+    }
+    const out: SimilarEntity[] = [];
+    for (const [id, similarity] of best) {
+      const entity = this.entities.get(id);
+      if (entity) out.push({ entity, similarity });
+    }
+    return out.sort((a, b) => b.similarity - a.similarity || (a.entity.id < b.entity.id ? -1 : 1)).slice(0, limit);
   }
 
   async nearest(kinds: readonly MemoryKind[], vector: Float32Array, limit: number): Promise<DenseHit[]> {
