@@ -415,7 +415,8 @@ try {
   };
   delete env.TEMPORAL_UI_PORT;
   worker = new Managed('worker', () => startNode('worker', 'test/helpers/crash-worker.ts', env, /^crash-worker: running/));
-  api = new Managed('api', () => startNode('api', 'src/api/server.ts', env, /^api: (http\S+)/));
+  // The API's ready line is a pino JSON line: {…"msg":"api: http://… (Temporal …)"}.
+  api = new Managed('api', () => startNode('api', 'src/api/server.ts', env, /\bapi: (http[^\s"]+)/));
   await Promise.all([worker.start(), api.start()]);
   apiUrl = `http://127.0.0.1:${apiPort}`;
   say(`temporal 127.0.0.1:${temporalPort} (SQLite ${dbFile}), worker, api ${apiUrl}, model ${modelUrl}: all up`);
