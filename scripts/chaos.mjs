@@ -1,7 +1,8 @@
 // `npm run chaos` — the chaos proof (issue 11): real processes are SIGKILLed at random while runs
 // go on, and nothing is lost, repeated or broken.
 //
-//   npm run chaos -- [--runs 12] [--duration 60] [--seed 1] [--kills 3] [--settle 180] [--keep]
+//   npm run chaos -- [--runs 100] [--duration 3×runs, at least 60] [--seed 1] [--kills duration/60, at least 3]
+//                    [--settle 180] [--keep]
 //
 // It starts, each as its own process: a Temporal dev server with its data in a SQLite file (so it
 // survives a restart on the same port), the worker (test/helpers/crash-worker.ts: the production
@@ -9,8 +10,8 @@
 // REST API (src/api/server.ts), and the stub model server (bench/chaos/model-server.ts; it is the
 // outside world and is never killed). Then it starts --runs runs over REST during the first 80 %
 // of --duration seconds, every other one asking the user (answered over REST 0.5–3.5 s after it
-// waits), while
-// it SIGKILLs the worker, the API and the Temporal server --kills times each, at times drawn from
+// waits) and every third one with a sub-plan step (a child workflow `<run>.<step>` that does its own
+// tally step and answers; the parent's answer carries the child's), while it SIGKILLs the worker, the API and the Temporal server --kills times each, at times drawn from
 // --seed, restarting each after a short delay. A process that dies by itself is restarted too
 // (counted). Every client call retries on connection errors and 5xx.
 //
@@ -18,7 +19,9 @@
 // it reached `completed` with the expected answer; its reply, when it asked, is in its
 // observations exactly once (no reply lost, none taken twice); each tally step ran exactly once
 // (no completed tool step repeated); its memory thread's head exists and its state chain is
-// whole. Prints a summary and exits 1 on any violation. Logs and data stay in a temporary
+// whole; a sub-plan's child run exists once, completed with its answer, its tally ran once, and
+// the parent observed that answer once and answered with it. Prints a table and a summary (runs
+// completed, runs stuck, completed steps executed twice, replies lost) and exits 1 on any violation. Logs and data stay in a temporary
 // directory when something failed (or with --keep).
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -33,10 +36,10 @@ let opts;
 try {
   ({ values: opts } = parseArgs({
     options: {
-      runs: { type: 'string', default: '12' },
-      duration: { type: 'string', default: '60' },
+      runs: { type: 'string', default: '100' },
+      duration: { type: 'string' }, // default: 3 s per run (at least 60), so the 2-core machine keeps up
       seed: { type: 'string', default: '1' },
-      kills: { type: 'string', default: '3' },
+      kills: { type: 'string' }, // default: one per kind per minute of the window (at least 3), spread over it
       settle: { type: 'string', default: '180' },
       keep: { type: 'boolean', default: false },
     },
@@ -50,8 +53,10 @@ const int = (name, min) => {
   return v;
 };
 const RUNS = int('runs', 1);
+opts.duration ??= String(Math.max(60, 3 * RUNS));
 const DURATION_S = int('duration', 5);
 const SEED = int('seed', 0);
+opts.kills ??= String(Math.max(3, Math.round(DURATION_S / 60)));
 const KILLS = int('kills', 0);
 const SETTLE_S = int('settle', 10);
 const USER = `chaos-${SEED}`;
@@ -213,18 +218,22 @@ async function getSettled(urlPath, deadline) {
 }
 
 // ---- runs
-/** Every run under test: {i, tag, ask, runId, orphan, reply?: {text, outcome}, problems: []} */
+/** Every run under test: {i, tag, ask, sub, runId, orphan, reply?: {text, outcome}, child?: {...}, problems: []} */
 const runs = [];
 const startAttempts = []; // tags sent in POST /v1/runs
 const refusals = [];
 
-async function startRun(i, ask, deadline) {
+/** The goal the stub model (bench/chaos/model-server.ts) plans for; `sub`: with a sub-plan step. */
+const goalOf = (tag, ask, sub) => `chaos ${tag} ${ask ? 'ask' : 'noask'}${sub ? ' sub' : ''}`;
+const GOAL = /^chaos (r(\d+)\.\d+) (ask|noask)( sub)?$/;
+
+async function startRun(i, ask, sub, deadline) {
   for (let attempt = 1; Date.now() < deadline; attempt++) {
     const tag = `r${i}.${attempt}`; // a new goal per attempt: a run whose 201 was lost stays apart
     startAttempts.push(tag);
-    const r = await call('POST', '/v1/runs', { userId: USER, goal: `chaos ${tag} ${ask ? 'ask' : 'noask'}` });
+    const r = await call('POST', '/v1/runs', { userId: USER, goal: goalOf(tag, ask, sub) });
     if (r.status === 201) {
-      const run = { i, tag, ask, runId: r.json.runId, orphan: false, problems: [], replyDelayMs: Math.round(500 + 3000 * prng(SEED * 1000 + i)()) };
+      const run = { i, tag, ask, sub, runId: r.json.runId, orphan: false, problems: [], replyDelayMs: Math.round(500 + 3000 * prng(SEED * 1000 + i)()) };
       runs.push(run);
       return run;
     }
@@ -289,14 +298,44 @@ function tallyCounts() {
   return counts;
 }
 
-async function checkRun(run, tally, deadline) {
+/**
+ * A run's sub-plan: one subplan step whose child run (`<run>.<step>`, found from the parent's state)
+ * is listed once for its goal, completed with its answer after its tally ran once, and whose answer
+ * the parent observed once. Sets `run.child`.
+ */
+async function checkChild(run, s, tally, listed, deadline) {
+  const p = run.problems;
+  const goal = `chaos-child ${run.tag}`;
+  const expected = `sub-answer-${run.tag}`;
+  const child = (run.child = { runId: null, status: null, listed: listed.filter((x) => x.goal === goal).length, tally: tally.get(`${run.tag}-c`) ?? 0, observed: 0, answerOk: false });
+  const steps = s.steps.filter((st) => st.type === 'subplan');
+  if (steps.length !== 1) return void p.push(`${steps.length} sub-plan steps, expected 1`);
+  const [step] = steps;
+  child.runId = step.childRunId ?? null;
+  if (!child.runId) return void (s.status === 'completed' && p.push('sub-plan step without a child run'));
+  const r = await getSettled(`/v1/runs/${encodeURIComponent(child.runId)}`, deadline);
+  if (!r || r.status !== 200) return void p.push(`child run ${child.runId} not readable (${r?.status ?? 'timeout'})`);
+  child.status = r.json.status;
+  child.answerOk = r.json.finalAnswer === expected;
+  if (child.status !== 'completed') p.push(`child run ${child.runId} status ${child.status}`);
+  else if (!child.answerOk) p.push(`child answer ${JSON.stringify(r.json.finalAnswer)}, expected ${JSON.stringify(expected)}`);
+  if (r.json.parentRunId && r.json.parentRunId !== run.runId) p.push(`child run's parent is ${r.json.parentRunId}`);
+  if (child.listed !== 1) p.push(`${child.listed} child runs listed for goal "${goal}", expected 1`);
+  if (child.tally > 1 || (child.status === 'completed' && child.tally !== 1)) p.push(`child tally step ran ${child.tally} times, expected 1`);
+  const observed = s.observations.filter((o) => o.kind === 'subplan' && o.stepId === step.id).map((o) => o.content);
+  child.observed = observed.length;
+  if (s.status === 'completed' && (observed.length !== 1 || observed[0] !== expected)) p.push(`parent observed the child's answer as ${JSON.stringify(observed)}, expected ${JSON.stringify(expected)} once`);
+}
+
+async function checkRun(run, tally, listed, deadline) {
   const p = run.problems;
   const r = await getSettled(`/v1/runs/${run.runId}`, deadline);
   if (!r || r.status !== 200) return void p.push(`state not readable (${r?.status ?? 'timeout'})`);
   const s = r.json;
   run.status = s.status;
   if (s.status !== 'completed') p.push(`status ${s.status}${s.lastError ? ` (${String(s.lastError).slice(0, 120)})` : ''}`);
-  const expected = run.ask ? `done ${run.tag} with reply-for-${run.runId}` : `done ${run.tag}`;
+  // The child's answer reaches the parent's answer (bench/chaos/model-server.ts puts it there when the prompt has it).
+  const expected = `${run.ask ? `done ${run.tag} with reply-for-${run.runId}` : `done ${run.tag}`}${run.sub ? ` and sub-answer-${run.tag}` : ''}`;
   run.answerOk = s.finalAnswer === expected;
   if (s.status === 'completed' && !run.answerOk) p.push(`answer ${JSON.stringify(s.finalAnswer)}, expected ${JSON.stringify(expected)}`);
   const notDone = s.steps.filter((st) => st.status !== 'completed');
@@ -304,13 +343,16 @@ async function checkRun(run, tally, deadline) {
   // Replies: the one sent is there exactly once; a run that did not ask has none.
   const replies = s.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content);
   run.replies = replies.length;
+  // Lost: answered 202, or taken before its answer was lost (a retry then found the run no longer waiting), and not in the state.
+  run.replyLost = ['accepted', 'uncertain'].includes(run.reply?.outcome) && !replies.includes(run.reply.text);
   if (run.ask) {
-    if (run.reply?.outcome === 'accepted' && !replies.includes(run.reply.text)) p.push('reply accepted (202) but lost');
+    if (run.replyLost) p.push(`reply ${run.reply.outcome} but lost`);
     if (replies.length !== 1 || replies[0] !== run.reply?.text) p.push(`replies in state ${JSON.stringify(replies)}, expected exactly the one sent`);
   } else if (replies.length) p.push(`unexpected replies ${JSON.stringify(replies)}`);
   // Tool steps: each tally label ran exactly once.
   run.tally = ['a', 'b'].map((x) => tally.get(`${run.tag}-${x}`) ?? 0);
-  if (s.status === 'completed' && run.tally.some((n) => n !== 1)) p.push(`tally steps ran ${run.tally.join('/')} times, expected 1/1`);
+  if (run.tally.some((n) => n > 1) || (s.status === 'completed' && run.tally.some((n) => n !== 1))) p.push(`tally steps ran ${run.tally.join('/')} times, expected 1/1`);
+  if (run.sub) await checkChild(run, s, tally, listed, deadline);
   // Memory thread: the head exists and the chain of states is whole.
   run.threadOk = false;
   if (!s.threadId) return void p.push('no memory thread');
@@ -373,7 +415,8 @@ try {
   };
   delete env.TEMPORAL_UI_PORT;
   worker = new Managed('worker', () => startNode('worker', 'test/helpers/crash-worker.ts', env, /^crash-worker: running/));
-  api = new Managed('api', () => startNode('api', 'src/api/server.ts', env, /^api: (http\S+)/));
+  // The API's ready line is a pino JSON line: {…"msg":"api: http://… (Temporal …)"}.
+  api = new Managed('api', () => startNode('api', 'src/api/server.ts', env, /\bapi: (http[^\s"]+)/));
   await Promise.all([worker.start(), api.start()]);
   apiUrl = `http://127.0.0.1:${apiPort}`;
   say(`temporal 127.0.0.1:${temporalPort} (SQLite ${dbFile}), worker, api ${apiUrl}, model ${modelUrl}: all up`);
@@ -395,12 +438,13 @@ try {
     }
   })();
 
-  // Runs start over the first 80 % of the window, alternating asking and not, so kills find them in every phase.
+  // Runs start over the first 80 % of the window, alternating asking and not, every third with a
+  // sub-plan, so kills find them in every phase.
   const deadline = t0 + (DURATION_S + SETTLE_S) * 1000;
   const drivers = [];
   const starts = Array.from({ length: RUNS }, async (_, i) => {
     await sleep((i * DURATION_S * 800) / RUNS);
-    const run = await startRun(i, i % 2 === 0, deadline);
+    const run = await startRun(i, i % 2 === 0, i % 3 === 2, deadline);
     if (run) drivers.push(driveRun(run, deadline));
   });
   await Promise.all(starts);
@@ -408,13 +452,13 @@ try {
   say('chaos window over; all processes up');
 
   // Runs whose 201 was lost and whose start was sent again: found by listing, driven and checked too.
-  const listed = await getSettled(`/v1/runs?userId=${USER}`, deadline);
+  const listRuns = async (until) => (await getSettled(`/v1/runs?userId=${USER}&limit=1000`, until))?.json?.runs ?? [];
   const known = new Set(runs.map((r) => r.runId));
-  for (const summary of listed?.json?.runs ?? []) {
+  for (const summary of await listRuns(deadline)) {
     if (known.has(summary.runId)) continue;
-    const m = /^chaos (r(\d+)\.\d+) (ask|noask)$/.exec(summary.goal ?? '');
+    const m = GOAL.exec(summary.goal ?? '');
     if (!m) continue;
-    const run = { i: Number(m[2]), tag: m[1], ask: m[3] === 'ask', runId: summary.runId, orphan: true, problems: [] };
+    const run = { i: Number(m[2]), tag: m[1], ask: m[3] === 'ask', sub: Boolean(m[4]), runId: summary.runId, orphan: true, problems: [] };
     runs.push(run);
     drivers.push(driveRun(run, deadline));
     say(`found run ${run.runId} (${run.tag}) whose start answer was lost`);
@@ -423,11 +467,14 @@ try {
   say('all runs settled; checking');
 
   const tally = tallyCounts();
-  await Promise.all(runs.map((run) => checkRun(run, tally, Date.now() + 60_000)));
+  const listed = await listRuns(Date.now() + 60_000); // again, now that every child run has started
+  await Promise.all(runs.map((run) => checkRun(run, tally, listed, Date.now() + 60_000)));
   runs.sort((a, b) => a.i - b.i || a.tag.localeCompare(b.tag));
   // A tally label of no run we know: a run we never found.
-  const ownLabels = new Set(runs.flatMap((r) => [`${r.tag}-a`, `${r.tag}-b`]));
+  const ownLabels = new Set(runs.flatMap((r) => [`${r.tag}-a`, `${r.tag}-b`, ...(r.sub ? [`${r.tag}-c`] : [])]));
   const strays = [...tally.keys()].filter((l) => !ownLabels.has(l));
+  // Every tally label is one completed tool step of one run; a count above 1 is a step executed twice.
+  const twice = [...tally.entries()].filter(([, n]) => n > 1);
 
   // ---- report
   const violations = [...refusals, ...strays.map((l) => `tally label ${l} of an unknown run`), ...runs.flatMap((r) => r.problems.map((p) => `${r.tag} ${r.runId}: ${p}`))];
@@ -440,20 +487,34 @@ try {
     console.log(`  ${pad(name, 10)}${pad(p.kills, 10)}${pad(p.unplanned, 16)}${span}`);
   }
   console.log(`  client calls retried after a connection error or 5xx: ${stats.retries}\n`);
-  console.log(`  ${pad('run', 8)}${pad('asks', 6)}${pad('status', 11)}${pad('answer', 8)}${pad('reply', 11)}${pad('tally a/b', 11)}${pad('thread', 8)}problems`);
+  // sub-plan: the child run's status, its tally count, and how often the parent observed its answer.
+  console.log(`  ${pad('run', 8)}${pad('asks', 6)}${pad('status', 11)}${pad('answer', 8)}${pad('reply', 11)}${pad('tally a/b', 11)}${pad('sub-plan', 19)}${pad('thread', 8)}problems`);
+  const subCell = (c) => (c ? `${c.status ?? 'none'} ${c.tally}/${c.observed}` : '—');
   for (const r of runs) {
     console.log(
       `  ${pad(r.tag + (r.orphan ? '*' : ''), 8)}${pad(r.ask ? 'yes' : 'no', 6)}${pad(r.status ?? '?', 11)}${pad(r.answerOk ? 'ok' : 'WRONG', 8)}` +
-        `${pad(r.ask ? (r.reply?.outcome ?? 'not sent') : '—', 11)}${pad((r.tally ?? []).join('/'), 11)}${pad(r.threadOk ? 'ok' : 'BROKEN', 8)}${r.problems.length ? r.problems.join('; ') : '—'}`,
+        `${pad(r.ask ? (r.reply?.outcome ?? 'not sent') : '—', 11)}${pad((r.tally ?? []).join('/'), 11)}${pad(subCell(r.child), 19)}${pad(r.threadOk ? 'ok' : 'BROKEN', 8)}${r.problems.length ? r.problems.join('; ') : '—'}`,
     );
   }
+  console.log('  sub-plan: the child run\'s status, its tally step\'s executions / the parent\'s observations of its answer');
   if (runs.some((r) => r.orphan)) console.log('  * a run whose 201 was lost to a kill; its start was sent again (a new goal per attempt), both runs are checked');
-  const completed = runs.filter((r) => r.status === 'completed').length;
-  console.log(`\n  runs ${runs.length} (${runs.length - runs.filter((r) => r.orphan).length} accepted), completed ${completed}, replies accepted ${runs.filter((r) => r.reply?.outcome === 'accepted').length}, violations ${violations.length}`);
+  // The summary: named lines, one figure each (test/chaos.test.ts reads them).
+  const count = (xs, f) => xs.filter(f).length;
+  const children = runs.filter((r) => r.sub).map((r) => r.child ?? {});
+  const sent = runs.filter((r) => r.reply && r.reply.outcome !== 'unsent');
+  const line = (name, value) => console.log(`  ${pad(name, 32)}${value}`);
+  console.log('');
+  line('runs started', `${runs.length} (${count(runs, (r) => !r.orphan)} accepted), ${count(runs, (r) => r.ask)} asking, ${children.length} with a sub-plan`);
+  line('runs completed', `${count(runs, (r) => r.status === 'completed')} of ${runs.length}; sub-plan child runs completed ${count(children, (c) => c.status === 'completed')} of ${children.length}`);
+  line('runs stuck', `${count(runs, (r) => !TERMINAL.has(r.status))} (not terminal at the end); child runs ${count(children, (c) => c.runId && !TERMINAL.has(c.status))}`);
+  line('completed steps executed twice', `${twice.length} (of ${tally.size} tally steps${twice.length ? `: ${twice.map(([l, n]) => `${l} ×${n}`).join(', ')}` : ''})`);
+  line('replies lost', `${count(runs, (r) => r.replyLost)} (of ${sent.length} sent, ${count(sent, (r) => r.reply.outcome === 'accepted')} answered 202)`);
+  line('SIGKILLs', `${Object.values(targets).reduce((n, p) => n + p.kills, 0)} (worker ${worker.kills}, api ${api.kills}, temporal ${temporal.kills})`);
+  line('violations', violations.length);
   if (violations.length) {
     console.log(bold('\nVIOLATIONS'));
     for (const v of violations) console.log(`  - ${v}`);
-  } else console.log(bold('\nPASS: every run completed with its answer, no reply lost, no tool step repeated, every memory thread whole'));
+  } else console.log(bold('\nPASS: every run completed with its answer, no reply lost, no tool step repeated, every sub-plan child run completed once and reached its parent, every memory thread whole'));
   exitCode = violations.length ? 1 : 0;
 } catch (err) {
   console.error(`[threadline] chaos: ${err instanceof Error ? err.stack : err}`);
