@@ -5,7 +5,7 @@
  * one of these per user; the file store rebuilds one from the user's log and keeps it current.
  */
 import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
-import { normalizeName, setSimilarity, trigrams } from '../../longterm/text';
+import { normalizeName, trigrams } from '../../longterm/text';
 import { cosine, topPerKind } from '../../longterm/vectors';
 import { Bm25Index } from './bm25';
 import { searchableText, type DenseHit, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermReader, type LongTermRecord, type RecordVector, type SimilarEntity } from './store';
@@ -25,6 +25,9 @@ export class UserIndex implements LongTermReader {
   private readonly text = new Map<LexicalKind, Bm25Index>();
   private readonly indexedText = new Map<string, string>();
   private readonly entitiesByName = new Map<string, Set<string>>();
+  /** Trigram → the entity names holding it (pg_trgm's trigrams), with each name's trigram count: spelt-alike lookups touch only names sharing a trigram. */
+  private readonly namesByTrigram = new Map<string, Set<string>>();
+  private readonly trigramCount = new Map<string, number>();
   private readonly factsByEntity = new Map<string, Set<string>>();
   private readonly summariesBySession = new Map<string, Set<string>>();
   /** Dense vectors by kind, then id (EMBEDDING_MODEL); searched brute force, one user at a time. */
@@ -44,7 +47,11 @@ export class UserIndex implements LongTermReader {
           break;
         case 'entity':
           this.entities.set(item.record.id, item.record);
-          for (const name of [item.record.name, ...item.record.aliases]) addTo(this.entitiesByName, normalizeName(name), item.record.id);
+          for (const name of [item.record.name, ...item.record.aliases]) {
+            const normalized = normalizeName(name);
+            addTo(this.entitiesByName, normalized, item.record.id);
+            this.indexTrigrams(normalized);
+          }
           break;
         case 'episode':
           this.episodes.set(item.record.id, item.record);
@@ -139,18 +146,30 @@ export class UserIndex implements LongTermReader {
   }
 
   /** Every name of the user's entities against every phrase: a user's entities are few. */
+  private indexTrigrams(name: string): void {
+    if (this.trigramCount.has(name)) return;
+    const own = trigrams(name);
+    this.trigramCount.set(name, own.size);
+    for (const t of own) addTo(this.namesByTrigram, t, name);
+  }
+
   async similarEntities(phrases: readonly string[], threshold: number, limit: number): Promise<SimilarEntity[]> {
     if (phrases.length === 0 || limit <= 0) return [];
     const floor = Math.fround(threshold); // compared as pg_trgm does, in single precision
-    const asked = phrases.map(trigrams);
-    const best = new Map<string, number>();
-    for (const [name, ids] of this.entitiesByName) {
-      const own = trigrams(name);
-      let similarity = 0;
-      for (const phrase of asked) similarity = Math.max(similarity, setSimilarity(own, phrase));
-      if (similarity === 0 || similarity < floor) continue;
-      for (const id of ids) best.set(id, Math.max(best.get(id) ?? 0, similarity));
+    const bestByName = new Map<string, number>();
+    for (const phrase of phrases) {
+      const asked = trigrams(phrase);
+      if (asked.size === 0) continue;
+      // Shared trigrams per name, from the names holding each of the phrase's trigrams.
+      const shared = new Map<string, number>();
+      for (const t of asked) for (const name of this.namesByTrigram.get(t) ?? []) shared.set(name, (shared.get(name) ?? 0) + 1);
+      for (const [name, n] of shared) {
+        const similarity = Math.fround(n / (asked.size + (this.trigramCount.get(name) ?? 0) - n));
+        if (similarity >= floor && similarity > (bestByName.get(name) ?? 0)) bestByName.set(name, similarity);
+      }
     }
+    const best = new Map<string, number>();
+    for (const [name, similarity] of bestByName) for (const id of this.entitiesByName.get(name) ?? []) best.set(id, Math.max(best.get(id) ?? 0, similarity));
     const out: SimilarEntity[] = [];
     for (const [id, similarity] of best) {
       const entity = this.entities.get(id);
