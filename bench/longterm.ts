@@ -16,6 +16,7 @@ import { redactSecrets } from '../src/memory/observers';
 import { FileLongTermStore } from '../src/store/longterm/file-store';
 import { PostgresLongTermStore } from '../src/store/longterm/postgres-store';
 import type { LongTermStore } from '../src/store/longterm/store';
+import { prng } from './prng';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => {
@@ -29,17 +30,6 @@ const STORES = (args.includes('--stores') ? (args[args.indexOf('--stores') + 1] 
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const OUT = path.join(__dirname, 'results');
 
-/** mulberry32: a small seeded PRNG, so every run measures the same data. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = prng(42);
 const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'pel', 'dun', 'sar', 'qui', 'bor', 'nel', 'fa', 'gim', 'hu', 'jex'];
 const VOCAB = Array.from({ length: 2000 }, (_, i) => `${SYLLABLES[i % 16]}${SYLLABLES[Math.floor(i / 16) % 16]}${SYLLABLES[Math.floor(i / 256) % 16]}`);

@@ -13,6 +13,7 @@
  * Facts: the triples an extraction would record from the planted messages (provenance: that
  * message); paraphrase facts use the message's own words, so facts add no synonyms.
  */
+import { prng } from '../prng';
 
 export type Category = 'direct' | 'paraphrase' | 'contradiction' | 'multi-hop' | 'temporal';
 export type Split = 'dev' | 'heldout';
@@ -61,17 +62,6 @@ export interface EvalSet {
   questions: EvalQuestion[];
 }
 
-/** mulberry32: a small seeded PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Pools: [dev values..., held-out values...] are disjoint halves.
 const POOLS = {

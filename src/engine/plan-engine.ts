@@ -7,6 +7,7 @@
  * The order of commands is part of the contract with recorded histories: the workflow carries
  * them out in order, so a change here that reorders them breaks replay (test/workflows/replay).
  */
+import { agentRunInput, newRunOf } from './run-inputs';
 import type { PlanActivities } from '../activities/plan-activities';
 import { agentNameOf, type AgentInvocation } from '../agents/names';
 import * as model from '../planning/execution-state';
@@ -56,17 +57,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
     now: Date,
   ) {
     this.#state = model.initialState(
-      {
-        runId: input.runId,
-        userId: input.userId,
-        goal: input.goal,
-        sessionId: input.sessionId,
-        parentRunId: input.parentRunId,
-        depth: input.depth,
-        model: '',
-        sessionThreadId: input.sessionThreadId ?? null,
-        ...(input.agent ? { agent: input.agent } : {}),
-      },
+      newRunOf(input),
       now,
     );
   }
@@ -239,16 +230,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
     }
     const childRunId = `${this.#state.runId}.${stepId}`;
     this.#publish(model.startStep(this.#state, stepId, now, { childRunId }));
-    const child: PlanExecutionInput = {
-      userId: this.input.userId,
-      goal: task,
-      sessionId: this.input.sessionId ?? null,
-      parentRunId: this.#state.runId,
-      depth: this.#state.depth + 1,
-      limits,
-      agent,
-      ...(engine === 'tree' ? { engine: 'tree' as const } : {}),
-    };
+    const child = agentRunInput({ input: this.input, runId: this.#state.runId, depth: this.#state.depth }, { task, agent, engine });
     this.#waiting = { for: 'agent_run', stepId, agent: agent.name };
     return this.#emit({ kind: 'start_child', workflowId: childRunId, input: child, summary: `agent ${agent.name} for ${this.#state.runId}: ${task}`.slice(0, 200) });
   }

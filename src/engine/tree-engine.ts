@@ -7,6 +7,7 @@
  * shows steps and observations shows a tree run too; the tree and its progress rendering are
  * the state's `tree` and `progress`.
  */
+import { agentRunInput, newRunOf } from './run-inputs';
 import type { ReactStepResult, TreeActivities, TreeLimits } from '../activities/tree-activities';
 import type { AgentInvocation } from '../agents/names';
 import * as model from '../planning/execution-state';
@@ -96,17 +97,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     now: Date,
   ) {
     const initial = model.initialState(
-      {
-        runId: input.runId,
-        userId: input.userId,
-        goal: input.goal,
-        sessionId: input.sessionId,
-        parentRunId: input.parentRunId,
-        depth: input.depth,
-        model: '',
-        sessionThreadId: input.sessionThreadId ?? null,
-        ...(input.agent ? { agent: input.agent } : {}),
-      },
+      newRunOf(input),
       now,
     );
     this.#state = { ...initial, engine: 'tree', tree: null, progress: '' };
@@ -434,16 +425,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     const childRunId = `${this.#state.runId}.s${this.#state.steps.length + 1}`;
     this.#publish(model.appendStep(this.#state, tool, 'running', null, now, { task: taskIndex, childRunId }));
     const stepId = this.#state.currentStepId ?? '';
-    const child: PlanExecutionInput = {
-      userId: this.input.userId,
-      goal: task,
-      sessionId: this.input.sessionId ?? null,
-      parentRunId: this.#state.runId,
-      depth: this.#state.depth + 1,
-      limits,
-      agent,
-      ...(engine === 'tree' ? { engine: 'tree' as const, treeLimits: this.input.treeLimits } : {}),
-    };
+    const child = agentRunInput({ input: this.input, runId: this.#state.runId, depth: this.#state.depth }, { task, agent, engine });
     this.#waiting = { for: 'agent', taskIndex, stepId, childRunId, agent: agent.name };
     return this.#emit({ kind: 'start_child', workflowId: childRunId, input: child, summary: `agent ${agent.name} for task ${taskIndex}: ${task}`.slice(0, 200) });
   }

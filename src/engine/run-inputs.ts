@@ -1,0 +1,42 @@
+/**
+ * What both engines build from a run's input: its first state, and a sub-agent's child run.
+ * Pure and zod-free (the engines run in the workflow sandbox).
+ */
+import type { AgentInvocation } from '../agents/names';
+import type { NewRunInput } from '../planning/execution-state';
+import type { PlanExecutionInput } from '../workflows/definitions';
+
+/** The first state's fields from the run's input (the model is named by the first model call). */
+export function newRunOf(input: PlanExecutionInput & { runId: string }): NewRunInput {
+  return {
+    runId: input.runId,
+    userId: input.userId,
+    goal: input.goal,
+    sessionId: input.sessionId,
+    parentRunId: input.parentRunId,
+    depth: input.depth,
+    model: '',
+    sessionThreadId: input.sessionThreadId ?? null,
+    ...(input.agent ? { agent: input.agent } : {}),
+  };
+}
+
+/**
+ * A sub-agent's child run: the task is its goal, it carries the agent, runs on the profile's engine
+ * and starts afresh (its own memory thread, no session conversation).
+ */
+export function agentRunInput(
+  parent: { input: PlanExecutionInput; runId: string; depth: number },
+  call: AgentInvocation,
+): PlanExecutionInput {
+  return {
+    userId: parent.input.userId,
+    goal: call.task,
+    sessionId: parent.input.sessionId ?? null,
+    parentRunId: parent.runId,
+    depth: parent.depth + 1,
+    limits: parent.input.limits,
+    agent: call.agent,
+    ...(call.engine === 'tree' ? { engine: 'tree' as const, ...(parent.input.treeLimits ? { treeLimits: parent.input.treeLimits } : {}) } : {}),
+  };
+}
