@@ -18,7 +18,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import MiniSearch from 'minisearch';
-import { Client as PgClient } from 'pg';
+import { withScratchDatabase } from './scratch-database';
 import type { SearchHit } from '../src/longterm/contract';
 import { LongTermService } from '../src/longterm/service';
 import { redactSecrets } from '../src/memory/observers';
@@ -30,7 +30,6 @@ import { generateEvalSet, type Category, type EvalQuestion, type EvalSet, type S
 const args = process.argv.slice(2);
 const storesArg = args.includes('--stores') ? (args[args.indexOf('--stores') + 1] ?? '') : 'file,postgres';
 const STORES = storesArg.split(',').filter(Boolean);
-const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const OUT = path.join(__dirname, 'results');
 const K = 10;
 const KS = [1, 5, 10] as const;
@@ -156,19 +155,8 @@ function print(title: string, rep: Report): void {
   console.table(rows);
 }
 
-async function withPostgres<T>(fn: (url: string) => Promise<T>): Promise<T> {
-  const database = `threadline_eval_${Date.now()}`;
-  const admin = new PgClient({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  try {
-    const url = new URL(PG_URL);
-    url.pathname = `/${database}`;
-    return await fn(url.toString());
-  } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await admin.end();
-  }
+function withPostgres<T>(fn: (url: string) => Promise<T>): Promise<T> {
+  return withScratchDatabase('threadline_eval', fn);
 }
 
 async function main(): Promise<void> {

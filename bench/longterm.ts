@@ -10,13 +10,13 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client as PgClient } from 'pg';
 import { LongTermService } from '../src/longterm/service';
 import { redactSecrets } from '../src/memory/observers';
 import { FileLongTermStore } from '../src/store/longterm/file-store';
 import { PostgresLongTermStore } from '../src/store/longterm/postgres-store';
 import type { LongTermStore } from '../src/store/longterm/store';
 import { prng } from './prng';
+import { withScratchDatabase } from './scratch-database';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => {
@@ -27,7 +27,6 @@ const MESSAGES = arg('--messages', 95_000);
 const FACTS = arg('--facts', 5_000);
 const QUERIES = arg('--queries', 200);
 const STORES = (args.includes('--stores') ? (args[args.indexOf('--stores') + 1] ?? '') : 'file,postgres').split(',');
-const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const OUT = path.join(__dirname, 'results');
 
 const rand = prng(42);
@@ -87,19 +86,8 @@ async function main(): Promise<void> {
   }
 }
 
-async function measurePostgres(): Promise<Record<string, number | string>> {
-  const database = `threadline_bench_${Date.now()}`;
-  const admin = new PgClient({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  try {
-    const url = new URL(PG_URL);
-    url.pathname = `/${database}`;
-    return await measure('postgres', new PostgresLongTermStore(url.toString()));
-  } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await admin.end();
-  }
+function measurePostgres(): Promise<Record<string, number | string>> {
+  return withScratchDatabase('threadline_bench', (url) => measure('postgres', new PostgresLongTermStore(url)));
 }
 
 main().catch((err: unknown) => {
