@@ -53,12 +53,12 @@ const sentence = (text: string) => text.replace(/\s+/g, ' ').trim();
  */
 export function plainFacts(text: string): MemoryExtraction['facts'] {
   const facts: MemoryExtraction['facts'] = [];
-  for (const m of text.matchAll(/\bmy\s+([a-z][\w ]{0,40}?)\s+(?:is|are)\s+([^.,;!?\n]{1,80})/gi)) {
+  for (const m of text.matchAll(/\bmy\s+([a-z][\w ]{0,40}?)\s+(?:is|are)\s+([^.,;!?\n]{1,80}?)(?=\s+(?:and|but|so|because)\b|[.,;!?\n]|$)/gi)) {
     const [, what = '', value = ''] = m;
     if (/^(question|answer|goal|request)$/i.test(what.trim())) continue;
     facts.push({ subject: 'user', predicate: what.trim().toLowerCase(), object: value.trim(), text: sentence(`The user's ${what.trim()} is ${value.trim()}.`) });
   }
-  for (const m of text.matchAll(/\bI\s+(live|work|study)\s+(in|at|for)\s+([^.,;!?\n]{1,80})/gi)) {
+  for (const m of text.matchAll(/\bI\s+(live|work|study)\s+(in|at|for)\s+([^.,;!?\n]{1,80}?)(?=\s+(?:and|but|so|because)\b|[.,;!?\n]|$)/gi)) {
     const [, verb = '', prep = '', value = ''] = m;
     facts.push({ subject: 'user', predicate: `${verb.toLowerCase()}s ${prep.toLowerCase()}`, object: value.trim(), text: sentence(`The user ${verb.toLowerCase()}s ${prep.toLowerCase()} ${value.trim()}.`) });
   }

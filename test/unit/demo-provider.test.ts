@@ -190,3 +190,29 @@ test('demoIntents finds nothing in small talk', () => {
   assert.deepEqual(demoIntents('how are you today?'), []);
   assert.deepEqual(demoIntents(''), []);
 });
+
+test('the demo model answers the memory passes offline: a plain summary, the facts a rule sees, an episode when tools ran', async () => {
+  const { DemoProvider } = await import('../../src/llm/demo-provider');
+  const { memoryPassMessages } = await import('../../src/longterm/passes');
+  const { parseReply } = await import('../../src/llm/structured');
+  const { replyJsonSchema } = await import('../../src/planning/schemas');
+  const context = {
+    call: 'memory_extraction' as const,
+    goals: ['remember that my sister is Ana'],
+    transcript: [
+      { role: 'user' as const, text: 'remember that my sister is Ana and I live in Lisbon' },
+      { role: 'tool' as const, text: '{"tool":"notes_write","args":{"key":"sister","value":"Ana"}}' },
+      { role: 'assistant' as const, text: 'Noted: your sister is Ana.' },
+    ],
+    known: ['The user lives in Lisbon.'],
+  };
+  const text = await new DemoProvider().complete({ name: 'memory_extraction', schema: replyJsonSchema('memory_extraction'), messages: memoryPassMessages(context), context });
+  const reply = parseReply('memory_extraction', text);
+  assert.ok(reply.ok, text);
+  assert.match(reply.value.summary, /The user asked: remember that my sister is Ana\. The agent answered: Noted: your sister is Ana\./);
+  // "I live in Lisbon" is already known: only the sister is new.
+  assert.deepEqual(reply.value.facts.map((f) => [f.subject, f.predicate, f.object, f.text]), [['user', 'sister', 'Ana', "The user's sister is Ana."]]);
+  assert.equal(reply.value.episode?.steps.length, 1);
+  const promotion = JSON.parse(await new DemoProvider().complete({ name: 'memory_promotion', schema: replyJsonSchema('memory_promotion'), messages: memoryPassMessages({ ...context, call: 'memory_promotion' }), context: { ...context, call: 'memory_promotion' } })) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(promotion).sort(), ['episode', 'facts']);
+});
