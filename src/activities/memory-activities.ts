@@ -5,7 +5,7 @@
  * conversation ends. (Jobs reach that workflow through memory-jobs.ts.) Each pass journals the model's reply and what it wrote under the activity's
  * idempotency key: a retry neither calls the model again nor writes twice.
  */
-import type { LongTermMemory, MemoryExtraction, MemoryPromotion, Provenance } from '../longterm/contract';
+import type { LongTermMemory, MemoryExtraction, MemoryPromotion, Provenance, WriteMeta } from '../longterm/contract';
 import { memoryPassMessages } from '../longterm/passes';
 import type { MemoryPassContext, ModelProvider } from '../llm/provider';
 import { completeStructured } from '../llm/structured';
@@ -13,6 +13,7 @@ import { WORKING_FLOW_TYPES, type Chunk } from '../memory/model';
 import { renderContent } from '../memory/parser';
 import { runThreadId } from '../memory/run-chunks';
 import { readConversation } from '../sessions/session-chunks';
+import { sessionThreadId } from '../temporal/sessions';
 import type { KeyValueStore } from '../store/kv';
 import { operationIdFor, ThreadNotFoundError, type MemoryService } from '../store/memory-service';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
@@ -92,13 +93,33 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
     return reply;
   }
 
+  /**
+   * A pass as one activity: heartbeating, and done once — what it wrote is journaled under the
+   * activity's idempotency key, so a retry after it finished returns that and does nothing again.
+   */
+  const once = (work: (key: string, signal: AbortSignal) => Promise<{ wrote: string }>) =>
+    withHeartbeats(async (signal) => {
+      const key = idempotencyKey();
+      const finished = await deps.store.get<{ wrote: string }>(JOURNAL, `${key}:done`);
+      if (finished) return finished;
+      const wrote = await work(key, signal);
+      await deps.store.put(JOURNAL, `${key}:done`, wrote);
+      return wrote;
+    });
+
+  /** What a pass found: the facts, and the episode when there is one (summaries are the caller's, per pass kind). */
+  async function record(userId: string, reply: MemoryPromotion, scope: 'invocation' | 'conversation', provenance: Provenance, meta: WriteMeta): Promise<void> {
+    for (const fact of reply.facts) await deps.longterm.recordFact(userId, fact, provenance, meta);
+    if (reply.episode) await deps.longterm.recordEpisode(userId, reply.episode, scope, provenance, meta);
+  }
+
   const known = async (userId: string) => (await deps.longterm.listFacts(userId, { limit: KNOWN_FACTS })).map((f) => f.text);
 
   /** The ids of a session's messages that belong to these runs (their provenance), as the session thread holds them. */
   async function sessionMessageIds(sessionId: string | null, runIds: readonly string[]): Promise<string[]> {
     if (!sessionId) return [];
     try {
-      const { chunks } = await deps.memory.view(`thread_${sessionId}`);
+      const { chunks } = await deps.memory.view(sessionThreadId(sessionId));
       return readConversation(chunks, Number.POSITIVE_INFINITY)
         .recentTurns.filter((t) => t.runId !== undefined && runIds.includes(t.runId) && t.messageId)
         .map((t) => t.messageId ?? '');
@@ -115,10 +136,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
      * then each run's working memory is replaced by the summary (its earlier states keep it all).
      */
     async extractMemory(input: { userId: string; sessionId: string | null; runs: { runId: string; goal: string }[] }): Promise<{ wrote: string }> {
-      return withHeartbeats(async (signal) => {
-        const key = idempotencyKey();
-        const finished = await deps.store.get<{ wrote: string }>(JOURNAL, `${key}:done`);
-        if (finished) return finished;
+      return once(async (key, signal) => {
         const { userId } = input;
         const threads: { runId: string; threadId: string; chunks: Chunk[] }[] = [];
         for (const run of input.runs) {
@@ -139,8 +157,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
         const summary = reply.summary.trim();
         // A run outside any conversation is its own: its summary is found by search, under its run id.
         if (summary) await deps.longterm.addSummary(userId, input.sessionId ?? runIds[0] ?? 'unknown', summary, provenance, meta);
-        for (const fact of reply.facts) await deps.longterm.recordFact(userId, fact, provenance, meta);
-        if (reply.episode) await deps.longterm.recordEpisode(userId, reply.episode, 'invocation', provenance, meta);
+        await record(userId, reply, 'invocation', provenance, meta);
         // Working memory is discarded once summarized (seed 002): the head keeps the goal, the answer and the summary.
         for (const t of threads) {
           const working = t.chunks.filter((c) => WORKING_FLOW_TYPES.includes(c.type) || (c.type === 'environment' && c.retention !== 'CRITICAL'));
@@ -152,9 +169,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
             { operationId: operationIdFor(`${key}:${t.runId}:discard`) },
           );
         }
-        const wrote = { wrote: describeWrites(reply.facts.length, summary !== '', reply.episode !== null) };
-        await deps.store.put(JOURNAL, `${key}:done`, wrote);
-        return wrote;
+        return { wrote: describeWrites(reply.facts.length, summary !== '', reply.episode !== null) };
       });
     },
 
@@ -164,10 +179,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
      * given message ids as provenance; a retry skips the windows already written.
      */
     async extractImported(input: { userId: string; sessionId: string }): Promise<{ wrote: string }> {
-      return withHeartbeats(async (signal) => {
-        const key = idempotencyKey();
-        const finished = await deps.store.get<{ wrote: string }>(JOURNAL, `${key}:done`);
-        if (finished) return finished;
+      return once(async (key, signal) => {
         const { userId, sessionId } = input;
         const messages = await deps.longterm.listMessages(userId, sessionId, IMPORT_MAX_MESSAGES);
         const meta = { origin: 'agent' as const, reason: 'memory extraction over an imported conversation', sessionId };
@@ -186,26 +198,18 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
             await deps.longterm.addSummary(userId, sessionId, reply.summary.trim(), provenance, meta);
             summaries++;
           }
-          for (const fact of reply.facts) await deps.longterm.recordFact(userId, fact, provenance, meta);
+          await record(userId, reply, 'conversation', provenance, meta);
           facts += reply.facts.length;
-          if (reply.episode) {
-            await deps.longterm.recordEpisode(userId, reply.episode, 'conversation', provenance, meta);
-            episodes++;
-          }
+          if (reply.episode) episodes++;
           await deps.store.put(JOURNAL, `${windowKey}:written`, true);
         }
-        const wrote = { wrote: `imported ${sessionId}: ${messages.length} message(s) → ${facts} fact(s), ${summaries} summar${summaries === 1 ? 'y' : 'ies'}, ${episodes} episode(s)` };
-        await deps.store.put(JOURNAL, `${key}:done`, wrote);
-        return wrote;
+        return { wrote: `imported ${sessionId}: ${messages.length} message(s) → ${facts} fact(s), ${summaries} summar${summaries === 1 ? 'y' : 'ies'}, ${episodes} episode(s)` };
       });
     },
 
     /** At a conversation's end: its summaries and turns → `memory_promotion` → facts and a conversation episode. */
     async promoteConversation(input: { userId: string; sessionId: string; threadId: string; reason: string }): Promise<{ wrote: string }> {
-      return withHeartbeats(async (signal) => {
-        const key = idempotencyKey();
-        const finished = await deps.store.get<{ wrote: string }>(JOURNAL, `${key}:done`);
-        if (finished) return finished;
+      return once(async (key, signal) => {
         const { userId, sessionId } = input;
         const { chunks } = await deps.memory.view(input.threadId, { origin: 'system', reason: 'memory promotion', trigger: `conversation ended: ${input.reason}` });
         const conversation = readConversation(chunks, Number.POSITIVE_INFINITY);
@@ -220,11 +224,8 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
         const reply = await pass<MemoryPromotion>('memory_promotion', context, key, signal);
         const provenance: Provenance = { sessionId, messageIds: conversation.recentTurns.flatMap((t) => (t.messageId ? [t.messageId] : [])) };
         const meta = { origin: 'agent' as const, reason: `memory promotion at the conversation's end (${input.reason})`, sessionId };
-        for (const fact of reply.facts) await deps.longterm.recordFact(userId, fact, provenance, meta);
-        if (reply.episode) await deps.longterm.recordEpisode(userId, reply.episode, 'conversation', provenance, meta);
-        const wrote = { wrote: describeWrites(reply.facts.length, false, reply.episode !== null) };
-        await deps.store.put(JOURNAL, `${key}:done`, wrote);
-        return wrote;
+        await record(userId, reply, 'conversation', provenance, meta);
+        return { wrote: describeWrites(reply.facts.length, false, reply.episode !== null) };
       });
     },
   };

@@ -54,9 +54,12 @@ export function createSessionActivities(deps: SessionActivityDeps) {
   const system = (sessionId: string, reason: string, trigger: string): OperationMeta => ({ origin: 'system', reason, trigger: `${sessionId}: ${trigger}` });
   /** react_mem keeps TaskState per user (seed 002); under react it lives in the session only. */
   const userTaskStates = deps.longterm ? deps.store : undefined;
-  const saveTaskState = async (threadId: string, taskState: TaskState | null) => {
-    const userId = userTaskStates ? await deps.memory.ownerOf(threadId) : null;
+  const putTaskState = async (userId: string | null, taskState: TaskState | null) => {
     if (userTaskStates && userId) await userTaskStates.put(TASK_STATES, userTaskStateKey(userId), taskState);
+  };
+  /** Keeps `taskState` as the thread owner's (react_mem); null forgets it. */
+  const saveTaskState = async (threadId: string, taskState: TaskState | null) => {
+    if (userTaskStates) await putTaskState(await deps.memory.ownerOf(threadId), taskState);
   };
 
   return {
@@ -180,11 +183,11 @@ export function createSessionActivities(deps: SessionActivityDeps) {
      * promotion is handed to the user's memory workflow (react_mem). The thread stays, readable.
      */
     async endSession({ sessionId, threadId, reason }: { sessionId: string; threadId: string; reason: string }): Promise<void> {
-      const { chunks } = await deps.memory.view(threadId);
+      const { thread, chunks } = await deps.memory.view(threadId);
+      const { userId } = thread;
       const { taskState } = readConversation(chunks, 0);
-      if (taskState) await saveTaskState(threadId, taskState);
+      if (taskState) await putTaskState(userId, taskState);
       await deps.memory.checkpoint(threadId, `ended-${hash(idempotencyKey(), 8)}`, system(sessionId, `conversation ended: ${reason}`, 'session ended'));
-      const userId = await deps.memory.ownerOf(threadId);
       if (deps.longterm && deps.memoryPasses && userId) {
         const job = { kind: 'promote' as const, key: `promote:${sessionId}`, sessionId, threadId, reason, at: new Date().toISOString() };
         await sendMemoryJob(userId, job, deps.memoryPasses);
