@@ -3,8 +3,8 @@
  * much of that is Threadline rather than Temporal? On one private dev server, in
  * one process, it runs
  *   (a) PlanExecutionWorkflow on an N-step plan of no-op tools (zero-latency model),
- *   (b) a bare workflow running N no-op activities in sequence,
- *   (c) the same plan as (a) in a plain loop over the activity functions, no Temporal,
+ *   (b) a bare workflow running N no-op activities in sequence, and (b') N local activities,
+ *   (c) the same plan as (a) in a plain loop over the activity functions and the same memory store, no Temporal,
  *   (d) a tree run (seed 003) of depth 3 and fan-out 5: ms per ReAct iteration against (a)'s per step,
  *   (e) (a) with a tool that returns 100 kB per step: history bytes per step (target flat, ≤ 2 kB),
  *   (f) the same loop as (a) in LangGraph.js with its PostgreSQL checkpointer (bench/peers/langgraph.ts):
@@ -14,7 +14,7 @@
  *   (h') (h) with the claim check off (CLAIM_CHECK_THRESHOLD=0): h/h' is the claim check's own cost,
  *        since (h) differs from (a) by the goal's memory work too; g/a is encryption's (all else equal),
  * and prints ms per step (median over repetitions), history events and bytes per
- * step, and the targets: a/b ≤ 1.5 and ≤ 8 history events per tool step for (a).
+ * step, and the targets: (a) ≤ 15 ms per step, a/b ≤ 1.2 and ≤ 8 history events per tool step for (a).
  *
  *   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
  *
@@ -47,6 +47,7 @@ import { loadConfig } from '../src/config';
 import * as model from '../src/planning/execution-state';
 import type { ExecutionState } from '../src/planning/execution-state';
 import { MemoryKeyValueStore } from '../src/store/kv';
+import { openMemory } from '../src/store/open-memory';
 import { BUILTIN_TOOLS, ToolRegistry } from '../src/tools/registry';
 import { createWorker } from '../src/worker';
 import { PLAN_WORKFLOW_TYPE, type PlanExecutionInput } from '../src/workflows/definitions';
@@ -66,7 +67,9 @@ const CLAIM_CHECK_GOAL_BYTES = 400_000;
 const NO_CLAIM_CHECK_QUEUE = 'bench-plan-no-claim-check';
 const TARGET_CLAIM_CHECK_RATIO = 1.1;
 const BARE_QUEUE = 'bench-bare';
-const TARGET_RATIO = 1.5;
+/** Issue 13: (a) per step within 1.2× the bare workflow, and at most 15 ms. */
+const TARGET_RATIO = 1.2;
+const TARGET_MS_PER_STEP = 15;
 const TARGET_EVENTS_PER_STEP = 8;
 /** (d): a tree of depth 3 and this fan-out; its ms per ReAct iteration against (a)'s per step. */
 const TREE_FANOUT = 5;
@@ -238,9 +241,9 @@ async function runPlanWorkflow({ tag, client, taskQueue, tool = 'noop', padBytes
   return { ms, history: historyStats(await handle.fetchHistory()), codecs };
 }
 
-async function runBareWorkflow({ client }: Bench, steps: number): Promise<Measured> {
+async function runBareWorkflow({ client }: Bench, steps: number, type: 'bareWorkflow' | 'bareLocalWorkflow' = 'bareWorkflow'): Promise<Measured> {
   const started = performance.now();
-  const handle = await client.workflow.start<typeof bareWorkflow>('bareWorkflow', {
+  const handle = await client.workflow.start<typeof bareWorkflow>(type, {
     taskQueue: BARE_QUEUE,
     workflowId: `bench-b-${steps}-${randomUUID().slice(0, 8)}`,
     args: [steps],
@@ -521,11 +524,16 @@ async function main(): Promise<void> {
     failFast.catch(() => undefined); // only races below see it; the planned shutdown at the end must not crash
     const guard = <T>(p: Promise<T>): Promise<T> => Promise.race([p, failFast]);
 
+    // (c) writes and reads the same kind of memory store as (a)'s worker (MEMORY_STORE, default file), so a − c is orchestration.
+    const inProcessMemory = await openMemory(config, provider);
+    connections.push(inProcessMemory);
     const bench: Bench = {
       client,
       activities: createPlanActivities({
         provider,
         tools: new ToolRegistry([...BUILTIN_TOOLS, NOOP_TOOL]),
+        memory: inProcessMemory.memory,
+        contextBudget: config.MEMORY_HARD_LIMIT,
         store: new MemoryKeyValueStore(),
         repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
         maxSteps: config.MAX_STEPS,
@@ -556,7 +564,7 @@ async function main(): Promise<void> {
     console.log(`warm-up: done in ${Math.round(performance.now() - t)} ms\n`);
 
     // f: checkpoints written before each next super-step (as Temporal records each step); fAsync: LangGraph's default.
-    const runs = { g: [] as Measured[], h: [] as Measured[], h2: [] as Measured[], a: [] as Measured[], b: [] as Measured[], c: [] as Measured[], d: [] as TreeMeasured[], f: [] as PeerRun[], fAsync: [] as PeerRun[] };
+    const runs = { g: [] as Measured[], h: [] as Measured[], h2: [] as Measured[], a: [] as Measured[], b: [] as Measured[], bLocal: [] as Measured[], c: [] as Measured[], d: [] as TreeMeasured[], f: [] as PeerRun[], fAsync: [] as PeerRun[] };
     await guard(runTreeWorkflow(bench, 2)); // warm-up of the tree engine's code paths
     const metricsUrl = process.env.THREADLINE_BENCH_METRICS_URL;
     const serverLatency: { a: LatencyRow[][]; b: LatencyRow[][] } = { a: [], b: [] };
@@ -577,6 +585,7 @@ async function main(): Promise<void> {
         else await second().then(first);
       };
       runs.b.push(await measured('b', () => runBareWorkflow(bench, args.steps)));
+      runs.bLocal.push(await guard(runBareWorkflow(bench, args.steps, 'bareLocalWorkflow')));
       await pair(
         async () => void runs.a.push(await measured('a', () => runPlanWorkflow(cases.a, args.steps))),
         async () => void runs.g.push(await guard(runPlanWorkflow(cases.g, args.steps))),
@@ -598,7 +607,8 @@ async function main(): Promise<void> {
 
     const a = summarize('(a) PlanExecutionWorkflow', runs.a, args.steps);
     const b = summarize('(b) bare workflow, N no-op activities', runs.b, args.steps);
-    const c = summarize('(c) same plan, in-process loop, no Temporal', runs.c, args.steps);
+    const bLocal = summarize("(b') bare workflow, N local activities", runs.bLocal, args.steps);
+    const c = summarize('(c) same plan and memory, in-process loop', runs.c, args.steps);
     const ratio = round(a.msPerStepMedian / b.msPerStepMedian);
     const f = peer ? summarize('(f) LangGraph.js + PostgresSaver, same loop', runs.f, args.steps) : null;
     const fAsync = peer ? summarize("(f') the same, LangGraph's async durability", runs.fAsync, args.steps) : null;
@@ -610,7 +620,7 @@ async function main(): Promise<void> {
     console.log('');
     const repsWidth = Math.max(26, 7 * args.reps + 2); // 5 reps of "48.51 " overflowed the column
     console.log(`${pad('', 46)}${pad('ms/step', 10, true)}${pad('reps (ms/step)', repsWidth, true)}${pad('events/step', 13, true)}${pad('bytes/step', 12, true)}`);
-    for (const r of [a, b, c, ...(f && fAsync ? [f, fAsync] : [])]) {
+    for (const r of [a, b, bLocal, c, ...(f && fAsync ? [f, fAsync] : [])]) {
       console.log(
         `${pad(r.label, 46)}${pad(r.msPerStepMedian.toFixed(2), 10, true)}${pad(r.msPerStepReps.map((x) => x.toFixed(2)).join(' '), repsWidth, true)}` +
           `${pad(r.historyEventsPerStep?.toFixed(2) ?? '—', 13, true)}${pad(r.historyBytesPerStep?.toString() ?? '—', 12, true)}`,
@@ -634,6 +644,7 @@ async function main(): Promise<void> {
     console.log('\ntargets:');
     const over = (value: number, max: number) => (value <= max ? '' : `, ${((value / max - 1) * 100).toFixed(0)}% over`);
     console.log(`  a/b ≤ ${TARGET_RATIO}:                      ${verdict(ratioOk, `${ratio.toFixed(2)}${over(ratio, TARGET_RATIO)}`)}`);
+    console.log(`  (a) ≤ ${TARGET_MS_PER_STEP} ms per step:          ${verdict(a.msPerStepMedian <= TARGET_MS_PER_STEP, `${a.msPerStepMedian.toFixed(2)}${over(a.msPerStepMedian, TARGET_MS_PER_STEP)}`)}`);
     if (ratioAF !== null) console.log(`  a/f ≤ ${TARGET_PEER_RATIO} (vs LangGraph.js):     ${verdict(ratioAF <= TARGET_PEER_RATIO, `${ratioAF.toFixed(2)}${over(ratioAF, TARGET_PEER_RATIO)}`)}`);
     console.log(`  (a) events per tool step ≤ ${TARGET_EVENTS_PER_STEP}:    ${verdict(eventsOk, `${eventsA.toFixed(2)} incl. fixed overhead${over(eventsA, TARGET_EVENTS_PER_STEP)}; ${marginalEventsA} marginal`)}`);
 
@@ -726,9 +737,11 @@ async function main(): Promise<void> {
       ratioTreeIterationToPlanStep: treeRatio,
       serverLatency: latency,
       ratioAB: ratio,
+      bareLocal: bLocal,
       marginalEventsPerToolStepA: marginalEventsA,
       targets: {
         ratioAB: { max: TARGET_RATIO, value: ratio, pass: ratioOk },
+        msPerStepA: { max: TARGET_MS_PER_STEP, value: a.msPerStepMedian, pass: a.msPerStepMedian <= TARGET_MS_PER_STEP },
         eventsPerToolStepA: { max: TARGET_EVENTS_PER_STEP, value: eventsA, marginal: marginalEventsA, pass: eventsOk },
         ratioAF: ratioAF === null ? null : { max: TARGET_PEER_RATIO, value: ratioAF, pass: ratioAF <= TARGET_PEER_RATIO },
         treeIterationToPlanStep: { max: TARGET_TREE_RATIO, value: treeRatio, pass: treeRatio <= TARGET_TREE_RATIO },

@@ -21,6 +21,7 @@ import { defineTool } from '../src/tools/tool';
 
 export const NOOP_TOOL = defineTool({
   name: 'noop',
+  quick: true,
   description: 'Does nothing and returns {}; used by the orchestration benchmark.',
   input: z.object({}),
   handler: async () => ({}),
@@ -29,6 +30,7 @@ export const NOOP_TOOL = defineTool({
 /** A tool returning 100 kB: how history grows when tools return a lot (the by-reference case). */
 export const BIG_TOOL = defineTool({
   name: 'big',
+  quick: true,
   description: 'Returns 100 kB of text; used by the orchestration benchmark.',
   input: z.object({}),
   handler: async () => ({ text: 'x'.repeat(100_000) }),

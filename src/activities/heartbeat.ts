@@ -1,4 +1,4 @@
-import { Context } from '@temporalio/activity';
+import { Context, type Info } from '@temporalio/activity';
 
 /** Interval of automatic heartbeats; well under the heartbeat timeout set in workflows. */
 export const HEARTBEAT_INTERVAL_MS = 1000;
@@ -21,7 +21,14 @@ export async function withHeartbeats<T>(fn: (signal: AbortSignal) => Promise<T>)
 
 /** Stable across retries of one activity: the key that makes its side effects idempotent. */
 export function idempotencyKey(): string {
-  const info = Context.current().info;
+  return idempotencyKeyOf(Context.current().info);
+}
+
+/** The idempotency key of the activity `info` describes (a local call's id is its sequence number in the run, stable across replays). */
+export function idempotencyKeyOf(info: Info): string {
   const wf = info.workflowExecution;
   return `${wf?.workflowId ?? 'standalone'}/${wf?.runId ?? info.activityId}/${info.activityId}`;
 }
+
+/** True inside a local activity (src/engine/local-calls.ts). */
+export const isLocalCall = (): boolean => Context.current().info.isLocal;

@@ -65,6 +65,7 @@ function refusal(node: MathNode): string | null {
 
 export const calculator = defineTool({
   name: 'calculator',
+  quick: true,
   description: 'Evaluates an arithmetic expression, e.g. "(12 + 30) * 2" or "sqrt(16) / 4" (numbers, + - * / ^ % !, and functions such as sqrt, abs, round, min, max, log, sin).',
   input: z.object({ expression: z.string().min(1).max(500) }),
   async handler({ expression }) {

@@ -33,6 +33,7 @@ export function loadSkillTool(skills: readonly Skill[]): ToolDefinition[] {
   return [
     defineTool({
       name: 'load_skill',
+      quick: true,
       description: `Loads a skill's instructions into your memory (or, with "file", reads one of its files). Load a skill before a task it fits, then follow it. Skills:\n${catalogue}`,
       input: z.object({ name: z.string().min(1).max(64), file: z.string().min(1).max(200).optional() }),
       async handler({ name, file }, ctx) {

@@ -7,6 +7,7 @@ const namespace = (userId: string) => `notes/${userId}`;
 
 export const notesWrite = defineTool({
   name: 'notes_write',
+  quick: true,
   description: "Saves a note under a key in the user's durable notes, replacing any earlier value.",
   input: z.object({ key: noteKey, value: z.string().max(10_000) }),
   async handler({ key, value }, ctx) {
@@ -17,6 +18,7 @@ export const notesWrite = defineTool({
 
 export const notesRead = defineTool({
   name: 'notes_read',
+  quick: true,
   description: "Reads the note saved under a key in the user's durable notes; value is null when there is none.",
   input: z.object({ key: noteKey }),
   async handler({ key }, ctx) {

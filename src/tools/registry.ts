@@ -96,6 +96,11 @@ export class ToolRegistry {
     return [...this.current().tools.keys()];
   }
 
+  /** Whether `name` is a tool declared quick (an unknown name is not). */
+  isQuick(name: string): boolean {
+    return this.current().tools.get(name)?.quick === true;
+  }
+
   /** The live tools and the arguments of their preflight snapshot call. */
   liveTools(): { name: string; snapshotArgs: Record<string, unknown> }[] {
     return [...this.current().tools.values()].filter((t) => t.live).map((t) => ({ name: t.name, snapshotArgs: t.snapshotArgs ?? {} }));

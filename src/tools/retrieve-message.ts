@@ -21,6 +21,7 @@ export interface RetrievedMessage {
 
 export const retrieveMessage = defineTool({
   name: 'retrieve_message',
+  quick: true,
   description:
     'Retrieves the full text of an earlier conversation message (the user\'s or yours) by its short id, e.g. "msg_3k9x0a1b2c", as quoted in the conversation.',
   input: z.object({ messageId: z.string().trim().min(1).max(64) }),

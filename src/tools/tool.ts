@@ -42,6 +42,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * fresh snapshot in the observations, so the plan never rests on stale conclusions. @default false
    */
   live?: boolean;
+  /**
+   * The tool answers in milliseconds and never waits on anything slow (no network, no sleeping):
+   * a step calling it may run as a local activity (src/engine/local-calls.ts). A step calling any
+   * other tool runs as a regular activity, which heartbeats and can be cancelled. @default false
+   */
+  quick?: boolean;
   /** Arguments for the preflight snapshot call of a live tool. @default {} */
   snapshotArgs?: Record<string, unknown>;
   handler: (args: z.infer<S>, ctx: ToolContext) => Promise<unknown>;

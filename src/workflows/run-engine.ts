@@ -20,13 +20,16 @@ import {
   ParentClosePolicy,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   type ActivityOptions,
+  type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities/plan-activities';
 import { isBlocking, type ActivityMap, type CallPolicy, type CloseRunInput, type Command, type Engine, type EngineEvent } from '../engine/core';
+import { isDeferred, runsLocally } from '../engine/local-calls';
 import { SENT_STATE_QUERY, StateSender, type SentState } from '../engine/state-ref';
 import type { ExecutionState } from '../planning/execution-state';
 import { PLAN_WORKFLOW_TYPE, replySignal, STATUS_ATTR, USER_ID_ATTR } from './definitions';
@@ -46,6 +49,42 @@ const STEP_CALL: ActivityOptions = { ...MODEL_CALL, startToCloseTimeout: '12 min
 const POLICIES: Record<CallPolicy, ActivityOptions> = { model: MODEL_CALL, step: STEP_CALL };
 /** Runs recorded before runs closed their memory at every end did not call `closeRun`; replaying them must not. */
 const CLOSE_RUN_PATCH = 'close-run';
+/** Runs recorded before short calls ran as local activities made every call a regular one; replaying them must too. */
+const LOCAL_CALLS_PATCH = 'local-calls';
+
+/** A local call has no heartbeat (a crashed worker is noticed by its workflow task's timeout); otherwise as its policy. */
+function localOptions({ heartbeatTimeout: _none, ...options }: ActivityOptions): LocalActivityOptions {
+  return options;
+}
+
+/**
+ * Makes the engine's activity calls: locally (src/engine/local-calls.ts) while the run's calls are
+ * fast, else as regular activities with the run's state by reference. Measures each call in
+ * workflow time, which replay reproduces, so the choice is deterministic.
+ */
+class Caller {
+  readonly sender = new StateSender();
+  #lastCallMs: number | null = null;
+  constructor(private readonly localCalls: boolean) {}
+
+  async call(activity: string, input: unknown, options: ActivityOptions, summary: string): Promise<unknown> {
+    const started = Date.now();
+    try {
+      let remoteInput = input;
+      if (this.localCalls && runsLocally(this.#lastCallMs)) {
+        // The whole state goes along: a local call's input never enters history.
+        const local = proxyLocalActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...localOptions(options), summary });
+        const value = await local[activity]!(input);
+        if (!isDeferred(value)) return value;
+        remoteInput = value.resume === undefined ? input : { ...(input as object), resume: value.resume };
+      }
+      const remote = proxyActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...options, summary });
+      return await remote[activity]!(byReference(remoteInput, this.sender));
+    } finally {
+      this.#lastCallMs = Date.now() - started;
+    }
+  }
+}
 
 /** A readable reason from an activity or child failure, for `lastError`. */
 function describeFailure(err: ActivityFailure | ChildWorkflowFailure): string {
@@ -76,8 +115,8 @@ export async function runEngine<S, A extends ActivityMap, Person>(
 ): Promise<S> {
   let reports: Promise<void> = Promise.resolve();
   // Activities get the run's state as a patch against the previous call's (src/engine/state-ref.ts).
-  const sender = new StateSender();
-  setHandler(defineQuery<SentState | null>(SENT_STATE_QUERY), () => sender.last);
+  const caller = new Caller(patched(LOCAL_CALLS_PATCH));
+  setHandler(defineQuery<SentState | null>(SENT_STATE_QUERY), () => caller.sender.last);
   let closing: CloseRunInput | undefined;
   /** Carries out the commands that do not wait, in order; returns the one that does. */
   const carryOut = (commands: Command<A>[]): Command<A> | undefined => {
@@ -123,13 +162,13 @@ export async function runEngine<S, A extends ActivityMap, Person>(
       if (command.kind !== 'call' && command.kind !== 'start_child') {
         // Waiting for a person: an event the engine takes aside (a skip elsewhere) leaves it waiting.
         for (;;) {
-          const next = engine.handle(await perform(command, options, sender), new Date());
+          const next = engine.handle(await perform(command, options, caller), new Date());
           if (next.some(isBlocking)) return next;
           carryOut(next);
         }
       } else {
         const scope = new CancellationScope();
-        const inFlight = scope.run(() => perform(command, options, sender));
+        const inFlight = scope.run(() => perform(command, options, caller));
         let settled = false;
         const done = inFlight.then(
           () => (settled = true),
@@ -164,7 +203,7 @@ export async function runEngine<S, A extends ActivityMap, Person>(
     if (!next || next.kind === 'end') break;
     commands = await waitOn(next);
   }
-  if (closing && patched(CLOSE_RUN_PATCH)) await closeRun(closing, sender);
+  if (closing && patched(CLOSE_RUN_PATCH)) await closeRun(closing, caller);
   await reports;
   return engine.state;
 }
@@ -180,10 +219,10 @@ function byReference(input: unknown, sender: StateSender): unknown {
  * The run's memory is closed even when the run was cancelled (not cancellable); a close that fails
  * for good leaves the run's outcome as it is — its state is already final.
  */
-async function closeRun(input: CloseRunInput, sender: StateSender): Promise<void> {
-  const { closeRun } = proxyActivities<Pick<PlanActivities, 'closeRun'>>({ ...MODEL_CALL, summary: `close: run ${input.ending}` });
+async function closeRun(input: CloseRunInput, caller: Caller): Promise<void> {
+  const activity: keyof PlanActivities = 'closeRun';
   try {
-    await CancellationScope.nonCancellable(() => closeRun(byReference(input, sender) as CloseRunInput));
+    await CancellationScope.nonCancellable(() => caller.call(activity, input, MODEL_CALL, `close: run ${input.ending}`));
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
   }
@@ -192,14 +231,12 @@ async function closeRun(input: CloseRunInput, sender: StateSender): Promise<void
 async function perform<S, A extends ActivityMap, Person>(
   command: Command<A>,
   options: RunEngineOptions<S, Person>,
-  sender: StateSender,
+  caller: Caller,
 ): Promise<EngineEvent<A, Person, ExecutionState>> {
   switch (command.kind) {
     case 'call': {
-      const activities = proxyActivities<A>({ ...POLICIES[command.policy], summary: command.summary });
       // The engine pairs each activity with its own input type (CallCommand); TypeScript cannot follow the pairing through the index.
-      const fn = activities[command.activity] as unknown as (input: unknown) => Promise<unknown>;
-      const value = await fn(byReference(command.input, sender));
+      const value = await caller.call(command.activity, command.input, POLICIES[command.policy], command.summary);
       return { kind: 'result', activity: command.activity, value } as EngineEvent<A, Person, ExecutionState>;
     }
     case 'start_child': {

@@ -14,6 +14,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const tally = defineTool({
     name: 'tally',
+    quick: true,
     description: 'Counts a label (test tool).',
     input: z.object({ label: z.string() }),
     async handler({ label }) {

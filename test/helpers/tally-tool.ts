@@ -6,6 +6,7 @@ export function tallyTool() {
   const counts = new Map<string, number>();
   const tool = defineTool({
     name: 'tally',
+    quick: true,
     description: 'Counts a label (test tool).',
     input: z.object({ label: z.string() }),
     async handler({ label }) {
