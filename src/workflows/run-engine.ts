@@ -19,18 +19,15 @@ import {
   isCancellation,
   ParentClosePolicy,
   patched,
-  proxyActivities,
-  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   type ActivityOptions,
-  type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities/plan-activities';
 import { isBlocking, type ActivityMap, type CallPolicy, type CloseRunInput, type Command, type Engine, type EngineEvent } from '../engine/core';
-import { isDeferred, runsLocally } from '../engine/local-calls';
-import { SENT_STATE_QUERY, StateSender, type SentState } from '../engine/state-ref';
+import { SENT_STATE_QUERY, type SentState } from '../engine/state-ref';
+import { Caller } from './calls';
 import type { ExecutionState } from '../planning/execution-state';
 import { PLAN_WORKFLOW_TYPE, replySignal, STATUS_ATTR, USER_ID_ATTR } from './definitions';
 import { runReportSignal } from './session-definitions';
@@ -51,41 +48,6 @@ const POLICIES: Record<CallPolicy, ActivityOptions> = { model: MODEL_CALL, step:
 const CLOSE_RUN_PATCH = 'close-run';
 /** Runs recorded before short calls ran as local activities made every call a regular one; replaying them must too. */
 const LOCAL_CALLS_PATCH = 'local-calls';
-
-/** A local call has no heartbeat (a crashed worker is noticed by its workflow task's timeout); otherwise as its policy. */
-function localOptions({ heartbeatTimeout: _none, ...options }: ActivityOptions): LocalActivityOptions {
-  return options;
-}
-
-/**
- * Makes the engine's activity calls: locally (src/engine/local-calls.ts) while the run's calls are
- * fast, else as regular activities with the run's state by reference. Measures each call in
- * workflow time, which replay reproduces, so the choice is deterministic.
- */
-class Caller {
-  readonly sender = new StateSender();
-  #lastCallMs: number | null = null;
-  constructor(private readonly localCalls: boolean) {}
-
-  async call(activity: string, input: unknown, options: ActivityOptions, summary: string): Promise<unknown> {
-    const started = Date.now();
-    try {
-      let remoteInput = input;
-      if (this.localCalls && runsLocally(this.#lastCallMs)) {
-        // The whole state goes along: a local call's input never enters history.
-        const local = proxyLocalActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...localOptions(options), summary });
-        const value = await local[activity]!(input);
-        if (!isDeferred(value)) return value;
-        remoteInput = value.resume === undefined ? input : { ...(input as object), resume: value.resume };
-      }
-      const remote = proxyActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...options, summary });
-      return await remote[activity]!(byReference(remoteInput, this.sender));
-    } finally {
-      this.#lastCallMs = Date.now() - started;
-    }
-  }
-}
-
 /** A readable reason from an activity or child failure, for `lastError`. */
 function describeFailure(err: ActivityFailure | ChildWorkflowFailure): string {
   let cause: Error | undefined = err.cause;
@@ -206,13 +168,6 @@ export async function runEngine<S, A extends ActivityMap, Person>(
   if (closing && patched(CLOSE_RUN_PATCH)) await closeRun(closing, caller);
   await reports;
   return engine.state;
-}
-
-/** An activity input with its `state` replaced by a reference (the worker's interceptor restores it). */
-function byReference(input: unknown, sender: StateSender): unknown {
-  if (typeof input !== 'object' || input === null || !('state' in input)) return input;
-  const { state, ...rest } = input;
-  return { ...rest, stateRef: sender.send(state) };
 }
 
 /**

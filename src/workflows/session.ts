@@ -16,7 +16,6 @@ import {
   getExternalWorkflowHandle,
   ParentClosePolicy,
   patched,
-  proxyActivities,
   setHandler,
   startChild,
   TemporalFailure,
@@ -38,6 +37,7 @@ import {
   waitingRuns,
 } from '../sessions/session-state';
 import { replySignal, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, type PlanExecutionInput } from './definitions';
+import { Caller, callsThrough } from './calls';
 import { planExecutionWorkflow } from './plan-execution';
 import { getSessionQuery, HANDING_OVER, runReportSignal, sendMessageUpdate, type MessageOutcome, type RunReport, type SessionInput, type SessionWorkflowView } from './session-definitions';
 
@@ -52,8 +52,7 @@ const SUMMARY: ActivityOptions = {
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['InvalidModelReply', 'ModelRequestRefused'] },
 };
-const memory = proxyActivities<SessionActivities>(MEMORY);
-const summary = proxyActivities<SessionActivities>({ ...SUMMARY, summary: 'task_state_summary: compress older turns into the task state' });
+const SUMMARY_CALL: ActivityOptions = { ...SUMMARY, summary: 'task_state_summary: compress older turns into the task state' };
 
 /**
  * Patch id of today's session code: compression runs after the sender's answer, and the hand-over
@@ -64,6 +63,8 @@ const SESSION_V2 = 'session-v2';
 const STATE_FROM_THREAD = 'session-state-from-thread';
 /** Patch id of a conversation that can end (`/end`, DELETE, idle timeout) and hand its promotion on. */
 const SESSION_END = 'session-end';
+/** Patch id of sessions whose short calls run as local activities (src/workflows/calls.ts). */
+const LOCAL_CALLS = 'local-calls';
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
 const DEFAULT_HAND_OVER_GRACE = 500;
 export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
@@ -114,6 +115,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   // replaying them must do the same.
   const v2 = patched(SESSION_V2);
   const endable = patched(SESSION_END);
+  const caller = new Caller(patched(LOCAL_CALLS));
+  const memory = callsThrough<SessionActivities>(caller, MEMORY);
+  const summary = callsThrough<SessionActivities>(caller, SUMMARY_CALL);
   /** Why the conversation ended, once it has: it takes no more messages. */
   let ended: string | null = null;
   const idleTimeoutMs = input.settings?.idleTimeoutMs ?? 0;
