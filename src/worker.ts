@@ -30,7 +30,7 @@ import { recordUsageInterceptor } from './usage/record-usage';
 import { createUsageStore, type UsageStore } from './usage/usage-store';
 import { retrieveMessage } from './tools/retrieve-message';
 import { BUILTIN_TOOLS, ToolRegistry } from './tools/registry';
-import { localJournalInterceptor } from './activities/local-journal';
+import { callsInterceptor } from './activities/calls-interceptor';
 import type { ToolDefinition } from './tools/tool';
 import { mcpToolSourceFor } from './mcp/tool-source';
 import { bundleWorkflowsInChild } from './workflow-bundle';
@@ -146,8 +146,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     interceptors: {
       activity: [
         ...(tracing ? [tracingActivityInterceptor] : []),
-        // Outside the rest: a local call run again returns its journaled result without running anything.
-        localJournalInterceptor(runDeps.store),
+        // Outside the rest: times the workflows' calls, and a local call run again returns its journaled result without running anything.
+        callsInterceptor(runDeps.store),
         stateRefInterceptor(new StateCache()),
         logContextInterceptor,
         recordUsageInterceptor({ store: usage, model: provider.label, ownerOf: (threadId) => memory.ownerOf(threadId), onError: (err) => logger.error({ err }, 'usage not recorded') }),

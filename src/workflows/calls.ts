@@ -4,7 +4,7 @@
  * (src/engine/state-ref.ts). Shared by the run engine and the session.
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, TemporalFailure, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
-import { isDeferred, runsLocally } from '../engine/local-calls';
+import { askTiming, isDeferred, isTimed, runsLocally } from '../engine/local-calls';
 import { StateSender } from '../engine/state-ref';
 
 /** A local call has no heartbeat (a crashed worker is noticed by its workflow task's timeout); otherwise as its policy. */
@@ -14,35 +14,50 @@ function localOptions({ heartbeatTimeout: _none, ...options }: ActivityOptions):
 
 /**
  * Makes the engine's activity calls: locally (src/engine/local-calls.ts) while the run's calls are
- * fast, else as regular activities with the run's state by reference. Measures each call in
- * workflow time, which replay reproduces, so the choice is deterministic.
+ * fast, else as regular activities with the run's state by reference. Each call comes back with
+ * the time the worker took for it, recorded in history with the result, so the choice is the same
+ * on replay and on the worker that takes over after a crash.
  */
 export class Caller {
   readonly sender = new StateSender();
-  #lastCallMs: number | null = null;
-  constructor(private readonly localCalls: boolean) {}
+  #lastCallMs: number | null;
+  /** `lastCallMs`: how long the caller's own last call took, when it is known (a parent's or the session's previous run's). */
+  constructor(private readonly localCalls: boolean, lastCallMs: number | null = null) {
+    this.#lastCallMs = lastCallMs;
+  }
+
+  /** How long the latest call took, as its worker measured it (null before the first, or after a failure). */
+  get lastCallMs(): number | null {
+    return this.#lastCallMs;
+  }
 
   async call(activity: string, input: unknown, options: ActivityOptions, summary = options.summary ?? activity): Promise<unknown> {
-    const started = Date.now();
-    try {
-      let remoteInput = input;
-      if (this.localCalls && runsLocally(this.#lastCallMs)) {
-        // The whole state goes along: a local call's input never enters history.
-        const local = proxyLocalActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...localOptions(options), summary });
-        const value = await local[activity]!(input).catch((err: unknown) => {
-          // A local call's failure arrives unwrapped; callers handle activity failures as ActivityFailure, local or not.
-          if (err instanceof ActivityFailure || isCancellation(err) || !(err instanceof TemporalFailure)) throw err;
-          const final = err instanceof ApplicationFailure && (err.nonRetryable || options.retry?.nonRetryableErrorTypes?.includes(err.type ?? ''));
-          throw new ActivityFailure(err.message, activity, undefined, final ? 'NON_RETRYABLE_FAILURE' : 'MAXIMUM_ATTEMPTS_REACHED', undefined, err);
-        });
-        if (!isDeferred(value)) return value;
-        remoteInput = value.resume === undefined ? input : { ...(input as object), resume: value.resume };
-      }
-      const remote = proxyActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...options, summary });
-      return await remote[activity]!(byReference(remoteInput, this.sender));
-    } finally {
-      this.#lastCallMs = Date.now() - started;
+    const local = this.localCalls && runsLocally(this.#lastCallMs);
+    // A failed call leaves the next one to a regular activity.
+    this.#lastCallMs = null;
+    const value = await this.#call(local, activity, input, options, summary);
+    if (!isTimed(value)) return value; // an activity from before calls were timed (replay)
+    this.#lastCallMs = value.ms;
+    return value.value;
+  }
+
+  async #call(local: boolean, activity: string, input: unknown, options: ActivityOptions, summary: string): Promise<unknown> {
+    let remoteInput = input;
+    if (local) {
+      // The whole state goes along: a local call's input never enters history.
+      const calls = proxyLocalActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...localOptions(options), summary });
+      const value = await calls[activity]!(askTiming(input)).catch((err: unknown) => {
+        // A local call's failure arrives unwrapped; callers handle activity failures as ActivityFailure, local or not.
+        if (err instanceof ActivityFailure || isCancellation(err) || !(err instanceof TemporalFailure)) throw err;
+        const final = err instanceof ApplicationFailure && (err.nonRetryable || options.retry?.nonRetryableErrorTypes?.includes(err.type ?? ''));
+        throw new ActivityFailure(err.message, activity, undefined, final ? 'NON_RETRYABLE_FAILURE' : 'MAXIMUM_ATTEMPTS_REACHED', undefined, err);
+      });
+      const deferred = isTimed(value) ? value.value : value;
+      if (!isDeferred(deferred)) return value;
+      remoteInput = deferred.resume === undefined ? input : { ...(input as object), resume: deferred.resume };
     }
+    const remote = proxyActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...options, summary });
+    return remote[activity]!(askTiming(byReference(remoteInput, this.sender)));
   }
 }
 

@@ -54,6 +54,12 @@ export interface PlanExecutionInput {
    * Its sub-plans and task groups carry it on.
    */
   agent?: RunAgent;
+  /**
+   * How long the last call of the run that started this one (its session's previous run, or its
+   * parent) took, in ms: a run whose caller's calls were fast makes its first call locally too
+   * (src/engine/local-calls.ts). Absent: the first call is a regular activity.
+   */
+  lastCallMs?: number | null;
 }
 
 /** A person's decision on the task tree a run proposed (DESIGN.md: POST /v1/runs/:runId/review). */

@@ -64,6 +64,8 @@ export interface RunEngineOptions<S, Person> {
   details: (state: S) => string;
   /** Events delivered by message handlers (a reply); `await_person` waits for the first. */
   inbox: Person[];
+  /** How long the last call of whoever started the run took (PlanExecutionInput.lastCallMs). */
+  lastCallMs?: number | null;
 }
 
 /**
@@ -77,7 +79,7 @@ export async function runEngine<S, A extends ActivityMap, Person>(
 ): Promise<S> {
   let reports: Promise<void> = Promise.resolve();
   // Activities get the run's state as a patch against the previous call's (src/engine/state-ref.ts).
-  const caller = new Caller(patched(LOCAL_CALLS_PATCH));
+  const caller = new Caller(patched(LOCAL_CALLS_PATCH), options.lastCallMs ?? null);
   setHandler(defineQuery<SentState | null>(SENT_STATE_QUERY), () => caller.sender.last);
   let closing: CloseRunInput | undefined;
   /** Carries out the commands that do not wait, in order; returns the one that does. */
@@ -89,7 +91,8 @@ export async function runEngine<S, A extends ActivityMap, Person>(
           upsertSearchAttributes([{ key: STATUS_ATTR, value: command.status }]);
           break;
         case 'notify_parent': {
-          const { parentId, report } = command;
+          const { parentId } = command;
+          const report = { ...command.report, lastCallMs: caller.lastCallMs };
           // In order, and even while the run is being cancelled; a parent that no longer exists is ignored.
           reports = reports.then(() =>
             CancellationScope.nonCancellable(() => getExternalWorkflowHandle(parentId).signal(runReportSignal, report)).catch(() => undefined),
@@ -166,6 +169,7 @@ export async function runEngine<S, A extends ActivityMap, Person>(
     commands = await waitOn(next);
   }
   if (closing && patched(CLOSE_RUN_PATCH)) await closeRun(closing, caller);
+  // A signal given in the task that ends the run is not delivered: the run waits for its reports.
   await reports;
   return engine.state;
 }
@@ -197,7 +201,7 @@ async function perform<S, A extends ActivityMap, Person>(
     case 'start_child': {
       const value = await executeChild<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, {
         workflowId: command.workflowId,
-        args: [command.input],
+        args: [{ ...command.input, lastCallMs: caller.lastCallMs }],
         staticSummary: command.summary,
         memo: { goal: command.input.goal },
         typedSearchAttributes: [{ key: USER_ID_ATTR, value: options.userId }],

@@ -25,6 +25,8 @@ export interface RunReport {
   question: string | null;
   finalAnswer: string | null;
   lastError: string | null;
+  /** How long the run's latest activity call took (ms), for the speed of the session's next run's first call. */
+  lastCallMs?: number | null;
 }
 export const runReportSignal = defineSignal<[RunReport]>('runReport');
 
@@ -63,6 +65,8 @@ export interface SessionInput {
     /** Carried by sessions from before the conversation lived in the thread only; read for `window`. */
     chatHistory?: Turn[];
     taskState?: TaskState;
+    /** How long the latest call of the latest run that reported took (ms). */
+    lastRunCallMs?: number;
   };
   /** Run reports that were queued at the hand-over; the next run handles them first. */
   pendingReports?: RunReport[];

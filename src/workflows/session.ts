@@ -121,7 +121,10 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   /** Why the conversation ended, once it has: it takes no more messages. */
   let ended: string | null = null;
   const idleTimeoutMs = input.settings?.idleTimeoutMs ?? 0;
+  /** How long the latest call of the session's latest reporting run took: its next run's first call is local when that was fast. */
+  let lastRunCallMs: number | null = carried?.lastRunCallMs ?? null;
   setHandler(runReportSignal, (report) => {
+    if (report.lastCallMs !== undefined) lastRunCallMs = report.lastCallMs;
     inbox.push({ kind: 'report', report });
   });
   setHandler(
@@ -216,7 +219,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   async function startRun(goal: string): Promise<string> {
     const runId = nextRunId();
     runs = pruneRuns([...runs, newSessionRun(runId, goal, now())]);
-    const runInput: PlanExecutionInput = { userId, goal, sessionId, sessionThreadId: threadId, limits: input.limits };
+    const runInput: PlanExecutionInput = { userId, goal, sessionId, sessionThreadId: threadId, limits: input.limits, ...(lastRunCallMs !== null ? { lastCallMs: lastRunCallMs } : {}) };
     try {
       await startChild(planExecutionWorkflow, {
         workflowId: runId,
@@ -398,7 +401,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
 
   return continueAsNew<typeof agentSessionWorkflow>({
     ...input,
-    carried: { window, runs: pruneRuns(runs), turns, version },
+    carried: { window, runs: pruneRuns(runs), turns, version, ...(lastRunCallMs !== null ? { lastRunCallMs } : {}) },
     pendingReports: inbox.flatMap((i) => (i.kind === 'report' ? [i.report] : [])),
     ...(capabilities !== null ? { capabilities } : {}),
   });

@@ -128,3 +128,63 @@ test('a tree run survives SIGKILL of its worker mid-leaf: no tool call and no mo
   assert.equal(stub.requestsFor(goal, 'final_answer').length, 1);
   assert.equal(stub.misses.length, 0);
 });
+
+test('a worker killed in the middle of a chain of local calls: the next worker replays the chain from the journal and repeats no finished step', async () => {
+  const goal = 'survive a crash between local calls';
+  let entered = false;
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('tally', { label: 'local-one' }), toolStep('tally', { label: 'local-two' }), toolStep('wait', { seconds: 1 }), respondStep] }],
+    replan_decision: [
+      cont,
+      // The second step's replan holds its workflow task open (its local calls not yet in history) while the worker dies.
+      async () => {
+        entered = true;
+        await new Promise((r) => setTimeout(r, 3_000));
+        return cont;
+      },
+      cont, // the same replan, asked again by the next worker: the call in flight was never finished
+      cont,
+    ],
+    final_answer: [answer('survived again')],
+  });
+  const alive = workers.filter((w) => w.exitCode === null && w.signalCode === null);
+  await Promise.all(alive.map((w) => new Promise((r) => (w.once('exit', r), w.kill('SIGKILL')))));
+  workers.push(await startWorker());
+  const client = await connectClient(config);
+  const runs = new Runs(client, config);
+  // A worker's first model call is slow (connections, caches): warm it, so the run's calls are fast from its first.
+  const warmUp = 'warm the worker up';
+  stub.script(warmUp, { execution_plan: [{ steps: [respondStep] }], final_answer: [answer('warm')] });
+  await client.workflow.getHandle((await runs.start({ userId: 'crash-tester', goal: warmUp })).runId).result();
+  const { runId } = await runs.start({ userId: 'crash-tester', goal });
+  await waitFor('the second local step to be replanning', async () => entered, 60_000);
+  workers.at(-1)!.kill('SIGKILL');
+  await new Promise((r) => workers.at(-1)!.once('exit', r));
+
+  workers.push(await startWorker());
+  const handle = client.workflow.getHandle(runId);
+  const state = (await handle.result()) as ExecutionState;
+  const history = await handle.fetchHistory();
+  await client.connection.close();
+
+  assert.equal(state.status, 'completed', JSON.stringify({ lastError: state.lastError, steps: state.steps.map((x) => [x.id, x.status]) }));
+  assert.equal(state.finalAnswer, 'survived again', state.lastError ?? '');
+  const tally = readFileSync(path.join(config.dataDir, 'tally.log'), 'utf8').trim().split('\n').filter((l) => l.startsWith('local-'));
+  assert.deepEqual(tally, ['local-one', 'local-two'], 'each quick tool ran once, though its result reached history only after the crash');
+  assert.equal(stub.requestsFor(goal, 'execution_plan').length, 1);
+  assert.equal(stub.requestsFor(goal, 'replan_decision').length, 4, "the first step's replan was journaled, not asked again");
+  assert.equal(stub.misses.length, 0);
+  // The quick steps ran as local activities (markers); the step of `wait` (not quick) as a regular activity.
+  const events = history.events ?? [];
+  const localCalls = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+  const regularSteps = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'executeStep').length;
+  const types = events
+    .map((e) => {
+      const data = e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data;
+      const ms = data ? (JSON.parse(Buffer.from(data).toString()) as { ms?: number }).ms : undefined;
+      return e.activityTaskScheduledEventAttributes?.activityType?.name ?? e.markerRecordedEventAttributes?.markerName ?? (ms !== undefined ? `(${ms} ms)` : undefined);
+    })
+    .filter(Boolean);
+  assert.ok(localCalls >= 3, `expected the quick steps and replans as local calls, got ${types.join(', ')}`);
+  assert.equal(regularSteps, 1, 'only the wait step ran as a regular activity');
+});

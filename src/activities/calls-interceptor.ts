@@ -1,0 +1,45 @@
+/**
+ * The worker's side of the workflows' calls (src/workflows/calls.ts, src/engine/local-calls.ts):
+ *  - a call that asks is timed, and its result goes back with how long it took, which decides
+ *    whether the workflow's next call runs locally;
+ *  - a local call's result reaches history only when its workflow task completes, and a worker
+ *    that dies first leaves the task to time out: the next worker runs the task's local calls
+ *    again. So a local call's result is journaled under its idempotency key before it is
+ *    returned, and a call run again returns the journaled result: the model is not asked twice,
+ *    a tool does not run twice, and the workflow takes the path it took the first time;
+ *  - a `DeferToActivity` thrown by a local call becomes its `Deferred` result.
+ */
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import { deferredResult, DeferToActivity, takeTimingRequest, timedResult } from '../engine/local-calls';
+import type { KeyValueStore } from '../store/kv';
+import { idempotencyKeyOf } from './heartbeat';
+
+const JOURNAL = 'local-call-journal';
+
+export function callsInterceptor(store: KeyValueStore): ActivityInterceptorsFactory {
+  return (ctx) => ({
+    inbound: {
+      async execute(request, next) {
+        const [first, ...others] = request.args;
+        const { input, timed } = takeTimingRequest(first);
+        const local = ctx.info.isLocal;
+        const key = idempotencyKeyOf(ctx.info);
+        if (local) {
+          const done = await store.get<{ value: unknown }>(JOURNAL, key);
+          if (done) return done.value;
+        }
+        const started = performance.now();
+        let value: unknown;
+        try {
+          value = await next({ ...request, args: [input, ...others] });
+        } catch (err) {
+          if (!(local && err instanceof DeferToActivity)) throw err;
+          value = deferredResult(err.resume);
+        }
+        if (timed) value = timedResult(value, Math.round(performance.now() - started));
+        if (local) await store.put(JOURNAL, key, { value });
+        return value;
+      },
+    },
+  });
+}
