@@ -439,6 +439,10 @@ export class MemoryService {
   }
 
   private async compactOnce(threadId: string, meta: Omit<OperationMeta, 'origin'>, options: { summarize?: boolean }): Promise<number> {
+    // Under the soft limit (most writes) there is nothing to plan: the head's token count says so
+    // without loading its chunks (a state's tokens are the sum of its chunks', kept by the reducer).
+    const current = await this.requireThread(threadId);
+    if ((await this.requireState(current.headStateId)).tokens <= current.limits.soft) return 0;
     const { thread, chunks } = await this.view(threadId);
     const summarizer = (options.summarize ?? true) ? this.options.summarizer : undefined;
     const steps = planCompaction(chunks, thread.limits, { summarize: summarizer !== undefined });
