@@ -1,6 +1,6 @@
 /**
  * How workflows make activity calls: locally while a workflow's calls are fast, else as regular
- * activities (src/engine/local-calls.ts), with a run's state passed by reference to regular ones
+ * activities (src/engine/local-calls.ts), with a run's state passed by reference
  * (src/engine/state-ref.ts). Shared by the run engine and the session.
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, TemporalFailure, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
@@ -14,7 +14,7 @@ function localOptions({ heartbeatTimeout: _none, ...options }: ActivityOptions):
 
 /**
  * Makes the engine's activity calls: locally (src/engine/local-calls.ts) while the run's calls are
- * fast, else as regular activities with the run's state by reference. Each call comes back with
+ * fast, else as regular activities; either way with the run's state by reference. Each call comes back with
  * the time the worker took for it, recorded in history with the result, so the choice is the same
  * on replay and on the worker that takes over after a crash.
  */
@@ -44,9 +44,9 @@ export class Caller {
   async #call(local: boolean, activity: string, input: unknown, options: ActivityOptions, summary: string): Promise<unknown> {
     let remoteInput = input;
     if (local) {
-      // The whole state goes along: a local call's input never enters history.
+      // By reference too: this worker has the base unless it just took the run over (then the call hands over).
       const calls = proxyLocalActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...localOptions(options), summary });
-      const value = await calls[activity]!(askTiming(input)).catch((err: unknown) => {
+      const value = await calls[activity]!(askTiming(byReference(input, this.sender))).catch((err: unknown) => {
         // A local call's failure arrives unwrapped; callers handle activity failures as ActivityFailure, local or not.
         if (err instanceof ActivityFailure || isCancellation(err) || !(err instanceof TemporalFailure)) throw err;
         const final = err instanceof ApplicationFailure && (err.nonRetryable || options.retry?.nonRetryableErrorTypes?.includes(err.type ?? ''));
