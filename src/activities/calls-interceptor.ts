@@ -7,12 +7,13 @@
  *    again. So a local call's result is journaled under its idempotency key before it is
  *    returned, and a call run again returns the journaled result: the model is not asked twice,
  *    a tool does not run twice, and the workflow takes the path it took the first time;
- *  - a `DeferToActivity` thrown by a local call becomes its `Deferred` result.
+ *  - a `DeferToActivity` thrown by a local call becomes its `Deferred` result, and the regular
+ *    activity that takes it over runs under the local call's idempotency key (`idempotencyKey()`).
  */
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { deferredResult, DeferToActivity, takeTimingRequest, timedResult } from '../engine/local-calls';
+import { deferredResult, DeferToActivity, takeCallInput, timedResult } from '../engine/local-calls';
 import type { KeyValueStore } from '../store/kv';
-import { idempotencyKeyOf } from './heartbeat';
+import { idempotencyKeyOf, withCallKey } from './heartbeat';
 
 const JOURNAL = 'local-call-journal';
 
@@ -21,9 +22,9 @@ export function callsInterceptor(store: KeyValueStore): ActivityInterceptorsFact
     inbound: {
       async execute(request, next) {
         const [first, ...others] = request.args;
-        const { input, timed } = takeTimingRequest(first);
+        const { input, timed, key: handedOver } = takeCallInput(first);
         const local = ctx.info.isLocal;
-        const key = idempotencyKeyOf(ctx.info);
+        const key = handedOver ?? idempotencyKeyOf(ctx.info);
         if (local) {
           const done = await store.get<{ value: unknown }>(JOURNAL, key);
           if (done) return done.value;
@@ -31,10 +32,10 @@ export function callsInterceptor(store: KeyValueStore): ActivityInterceptorsFact
         const started = performance.now();
         let value: unknown;
         try {
-          value = await next({ ...request, args: [input, ...others] });
+          value = await withCallKey(key, () => next({ ...request, args: [input, ...others] }));
         } catch (err) {
           if (!(local && err instanceof DeferToActivity)) throw err;
-          value = deferredResult(err.resume);
+          value = deferredResult(key);
         }
         if (timed) value = timedResult(value, Math.round(performance.now() - started));
         if (local) await store.put(JOURNAL, key, { value });

@@ -1,4 +1,11 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Context, type Info } from '@temporalio/activity';
+
+/** The key of the call an activity goes on with: a local call's, handed over (src/activities/calls-interceptor.ts). */
+const callKeys = new AsyncLocalStorage<string>();
+
+/** Runs `fn` as the call of `key`: `idempotencyKey()` inside it is `key`. */
+export const withCallKey = <T>(key: string, fn: () => Promise<T>): Promise<T> => callKeys.run(key, fn);
 
 /** Interval of automatic heartbeats; well under the heartbeat timeout set in workflows. */
 export const HEARTBEAT_INTERVAL_MS = 1000;
@@ -23,7 +30,7 @@ export async function withHeartbeats<T>(fn: (signal: AbortSignal) => Promise<T>)
 
 /** Stable across retries of one activity: the key that makes its side effects idempotent. */
 export function idempotencyKey(): string {
-  return idempotencyKeyOf(Context.current().info);
+  return callKeys.getStore() ?? idempotencyKeyOf(Context.current().info);
 }
 
 /** The idempotency key of the activity `info` describes (a local call's id is its sequence number in the run, stable across replays). */

@@ -4,11 +4,10 @@
  * step journal and memory threads.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { z } from 'zod';
 import { findTask, levelOf, pathTo, treeProblems, type TaskSpec } from '../planning/task-tree';
 import { headForHistory, type ExecutionState } from '../planning/execution-state';
 import type { TreeCallName } from '../planning/schemas';
-import { ReactActionReplySchema, type ReactActionReply, type ReflectionReply, type SpinCheckReply, type TaskTreeReply } from '../planning/tree-schemas';
+import { type ReactActionReply, type ReflectionReply, type SpinCheckReply, type TaskTreeReply } from '../planning/tree-schemas';
 import { completeStructured } from '../llm/structured';
 import { buildTreeMessages, type TreeContext } from '../llm/tree-prompts';
 import type { ChunkInput } from '../memory/model';
@@ -61,12 +60,6 @@ export interface ReactStepResult {
 const JOURNAL = 'step-journal';
 
 /** A ReAct iteration's thought and chosen action, as a `thinking` chunk of the run's thread. */
-/** The model's reply a local call handed over (`resume: {reply}`), if that is what `resume` holds. */
-function resumedReply(resume: unknown): ReactActionReply | undefined {
-  const parsed = z.object({ reply: ReactActionReplySchema }).safeParse(resume);
-  return parsed.success ? parsed.data.reply : undefined;
-}
-
 function thoughtChunk(state: ExecutionState, stepId: string, taskIndex: string, reply: ReactActionReply): ChunkInput {
   const action = reply.action === 'tool' ? `tool ${reply.tool ?? '?'}` : reply.action;
   return { type: 'thinking', content: { kind: 'text', text: `[task ${taskIndex}] ${reply.thought} → ${action}` }, provenance: { runId: state.runId, stepId } };
@@ -134,19 +127,19 @@ export function createTreeActivities(deps: TreeActivityDeps) {
      * Both are journaled under the activity's idempotency key, so a retry after a crash neither
      * asks the model again nor repeats a finished tool call.
      */
-    async reactStep({ state, taskIndex, stepId, resume }: { state: ExecutionState; taskIndex: string; stepId: string; resume?: unknown }): Promise<ReactStepResult> {
+    async reactStep({ state, taskIndex, stepId }: { state: ExecutionState; taskIndex: string; stepId: string }): Promise<ReactStepResult> {
       current(state);
       return withHeartbeats(async (signal) => {
         const key = idempotencyKey();
         if (!state.tree || !findTask(state.tree, taskIndex)) throw ApplicationFailure.nonRetryable(`no task ${taskIndex} in run ${state.runId}`, 'UnknownStep');
-        // A local call that chose a slow tool handed its reply over (resume): the model is not asked again.
-        let reply = resumedReply(resume) ?? (await deps.store.get<ReactActionReply>(JOURNAL, `${key}:action`));
+        // A local call that chose a slow tool handed over under its key: the journaled reply is found, the model not asked again.
+        let reply = await deps.store.get<ReactActionReply>(JOURNAL, `${key}:action`);
         if (!reply) {
           reply = await ask({ ...(await context('react_action', state, taskIndex)), call: 'react_action' }, signal);
           await deps.store.put(JOURNAL, `${key}:action`, reply);
         }
         if (isLocalCall() && reply.action === 'tool' && agentNameOf(reply.tool ?? '') === null && !deps.tools.isQuick(reply.tool ?? '')) {
-          throw new DeferToActivity({ reply });
+          throw new DeferToActivity();
         }
         // The task's working memory (seed 004): a tool call is a step record (its thought, the
         // action, the result, its status and time); any other action is the thought and the choice.

@@ -3,51 +3,52 @@
  * workflow task, its result is recorded as a marker, and a chain of them needs no round trip
  * through the server per step. What a local call gives up is what a long call needs: the
  * workflow's task stays open while it runs, so queries, replies and cancellation wait for it, and
- * it cannot heartbeat. Hence the rule: a call runs locally only while the run's calls are fast
- * (the last one took at most LOCAL_CALL_MAX_MS, as the worker measured it and returned it with
- * the result, so replay and a worker taking over after a crash decide alike), and a
- * local call that finds it must do something slow (a tool not declared `quick`) hands over to a
- * regular activity with what it has done so far (`deferToActivity`), before doing it.
+ * it cannot heartbeat. Hence the rule: a call runs locally only while the calls of its kind are
+ * fast (the last one took at most LOCAL_CALL_MAX_MS, as the worker measured it and returned it
+ * with the result, so replay and a worker taking over after a crash decide alike), and a local
+ * call that finds it must do something slow (a tool not declared `quick`) hands over to a regular
+ * activity before doing it (`DeferToActivity`). The regular activity goes on under the local
+ * call's idempotency key, so what the local call journaled (a model's reply, a tool's result) is
+ * what it finds.
  *
- * Pure and workflow-safe: the workflow (run-engine) and the worker (activities, the local-call
- * journal) share it.
+ * Pure and workflow-safe: the workflow (src/workflows/calls.ts) and the worker (activities, the
+ * calls interceptor) share it.
  */
 
-/** A run's calls are "fast" while the last one took at most this long (a model answering in tenths of a second). */
+/** Calls are "fast" while the last one took at most this long (a model answering in tenths of a second). */
 export const LOCAL_CALL_MAX_MS = 250;
 
-/** Whether the next call may run locally, from how long the run's last call took (null: no call yet). */
+/** Whether the next call may run locally, from how long the last call of its kind took (null: unknown). */
 export function runsLocally(lastCallMs: number | null): boolean {
   return lastCallMs !== null && lastCallMs <= LOCAL_CALL_MAX_MS;
 }
 
 const DEFERRED = 'threadline.deferredToActivity';
+const TIMED = 'threadline.timed';
+const TIME_ME = 'threadline.timeMe';
+const CALL_KEY = 'threadline.callKey';
 
-/** A local call's answer that it handed over: the workflow makes the same call as an activity, with `resume` in its input. */
+/** A local call's answer that it handed over: the workflow makes the same call as an activity under `key`. */
 export interface Deferred {
   [DEFERRED]: true;
-  resume?: unknown;
+  key: string;
 }
 
 export const isDeferred = (value: unknown): value is Deferred =>
   typeof value === 'object' && value !== null && (value as Record<string, unknown>)[DEFERRED] === true;
 
-export const deferredResult = (resume: unknown): Deferred => (resume === undefined ? { [DEFERRED]: true } : { [DEFERRED]: true, resume });
+export const deferredResult = (key: string): Deferred => ({ [DEFERRED]: true, key });
 
 /**
- * Thrown by a local call that must go on as a regular activity; the worker's local-call
- * interceptor turns it into a `Deferred` result (a return, not a failure: nothing is logged or
- * retried). `resume` is what the activity takes back up from (a journaled model reply, say).
+ * Thrown by a local call that must go on as a regular activity; the worker's calls interceptor
+ * turns it into a `Deferred` result (a return, not a failure: nothing is logged or retried).
  */
 export class DeferToActivity extends Error {
-  constructor(readonly resume?: unknown) {
+  constructor() {
     super('this call goes on as a regular activity');
     this.name = 'DeferToActivity';
   }
 }
-
-const TIMED = 'threadline.timed';
-const TIME_ME = 'threadline.timeMe';
 
 /** A call's result with how long the worker took to make it: what the next call's choice rests on. */
 export interface Timed {
@@ -61,12 +62,18 @@ export const isTimed = (value: unknown): value is Timed =>
 
 export const timedResult = (value: unknown, ms: number): Timed => ({ [TIMED]: true, value, ms });
 
-/** An activity input asking the worker to time the call (only the workflows' Caller asks; other callers get plain results). */
-export const askTiming = (input: unknown): unknown => (typeof input === 'object' && input !== null ? { ...input, [TIME_ME]: true } : input);
+/**
+ * An activity input asking the worker to time the call (only the workflows' Caller asks; other
+ * callers get plain results) and, for a call a local one handed over, to go on under its key.
+ */
+export function callInput(input: unknown, key?: string): unknown {
+  if (typeof input !== 'object' || input === null) return input;
+  return { ...input, [TIME_ME]: true, ...(key !== undefined ? { [CALL_KEY]: key } : {}) };
+}
 
-/** The input without the request, and whether it asked. */
-export function takeTimingRequest(input: unknown): { input: unknown; timed: boolean } {
-  if (typeof input !== 'object' || input === null || !(TIME_ME in input)) return { input, timed: false };
-  const { [TIME_ME]: _asked, ...rest } = input as Record<string, unknown>;
-  return { input: rest, timed: true };
+/** What `callInput` added, taken back out: the activity's own input, whether to time it, and the key it goes on under. */
+export function takeCallInput(input: unknown): { input: unknown; timed: boolean; key: string | undefined } {
+  if (typeof input !== 'object' || input === null || !(TIME_ME in input)) return { input, timed: false, key: undefined };
+  const { [TIME_ME]: _timed, [CALL_KEY]: key, ...rest } = input as Record<string, unknown>;
+  return { input: rest, timed: true, key: typeof key === 'string' ? key : undefined };
 }

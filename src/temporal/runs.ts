@@ -26,6 +26,7 @@ import {
   SESSION_ID_ATTR,
   STATUS_ATTR,
   USER_ID_ATTR,
+  WORKFLOW_TASK_TIMEOUT,
   type PlanExecutionInput,
   type ReviewDecision,
   type TaskSteer,
@@ -122,6 +123,7 @@ export class Runs {
     await this.client.workflow.start(PLAN_WORKFLOW_TYPE, {
       taskQueue: this.config.TASK_QUEUE,
       workflowId: runId,
+      workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
       args: [input],
       staticSummary: `${request.userId}: ${request.goal}`.slice(0, 200),
       memo: { goal: request.goal },

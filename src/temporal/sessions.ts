@@ -12,7 +12,7 @@ import type { ChunkInput } from '../memory/model';
 import { readConversation } from '../sessions/session-chunks';
 import { emptyTaskState } from '../sessions/session-model';
 import { ThreadNotFoundError, type MemoryService } from '../store/memory-service';
-import { SESSION_ID_ATTR, USER_ID_ATTR } from '../workflows/definitions';
+import { SESSION_ID_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT } from '../workflows/definitions';
 import {
   getSessionQuery,
   HANDING_OVER,
@@ -110,6 +110,7 @@ export class Sessions {
     await this.client.workflow.start<SessionWorkflow>(SESSION_WORKFLOW_TYPE, {
       taskQueue: this.config.TASK_QUEUE,
       workflowId: sessionId,
+      workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
       args: [input],
       staticSummary: `${request.userId}: conversation`.slice(0, 200),
       memo: { userId: request.userId, threadId },

@@ -4,8 +4,10 @@
  * (src/engine/state-ref.ts). Shared by the run engine and the session.
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, TemporalFailure, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
-import { askTiming, isDeferred, isTimed, runsLocally } from '../engine/local-calls';
+import { callInput, isDeferred, isTimed, runsLocally } from '../engine/local-calls';
 import { StateSender } from '../engine/state-ref';
+
+const DEFAULT_KIND = 'calls';
 
 /** A local call has no heartbeat (a crashed worker is noticed by its workflow task's timeout); otherwise as its policy. */
 function localOptions({ heartbeatTimeout: _none, ...options }: ActivityOptions): LocalActivityOptions {
@@ -20,33 +22,34 @@ function localOptions({ heartbeatTimeout: _none, ...options }: ActivityOptions):
  */
 export class Caller {
   readonly sender = new StateSender();
-  #lastCallMs: number | null;
+  /** How long the latest call of each kind took (calls of one kind are alike: memory writes, model calls). */
+  readonly #lastCallMs = new Map<string, number | null>();
   /** `lastCallMs`: how long the caller's own last call took, when it is known (a parent's or the session's previous run's). */
   constructor(private readonly localCalls: boolean, lastCallMs: number | null = null) {
-    this.#lastCallMs = lastCallMs;
+    this.#lastCallMs.set(DEFAULT_KIND, lastCallMs);
   }
 
-  /** How long the latest call took, as its worker measured it (null before the first, or after a failure). */
+  /** How long the latest call of the default kind took, as its worker measured it (null before the first, or after a failure). */
   get lastCallMs(): number | null {
-    return this.#lastCallMs;
+    return this.#lastCallMs.get(DEFAULT_KIND) ?? null;
   }
 
-  async call(activity: string, input: unknown, options: ActivityOptions, summary = options.summary ?? activity): Promise<unknown> {
-    const local = this.localCalls && runsLocally(this.#lastCallMs);
+  async call(activity: string, input: unknown, options: ActivityOptions, summary = options.summary ?? activity, kind = DEFAULT_KIND): Promise<unknown> {
+    const local = this.localCalls && runsLocally(this.#lastCallMs.get(kind) ?? null);
     // A failed call leaves the next one to a regular activity.
-    this.#lastCallMs = null;
+    this.#lastCallMs.set(kind, null);
     const value = await this.#call(local, activity, input, options, summary);
     if (!isTimed(value)) return value; // an activity from before calls were timed (replay)
-    this.#lastCallMs = value.ms;
+    this.#lastCallMs.set(kind, value.ms);
     return value.value;
   }
 
   async #call(local: boolean, activity: string, input: unknown, options: ActivityOptions, summary: string): Promise<unknown> {
-    let remoteInput = input;
+    let key: string | undefined;
     if (local) {
       // By reference too: this worker has the base unless it just took the run over (then the call hands over).
       const calls = proxyLocalActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...localOptions(options), summary });
-      const value = await calls[activity]!(askTiming(byReference(input, this.sender))).catch((err: unknown) => {
+      const value = await calls[activity]!(callInput(byReference(input, this.sender))).catch((err: unknown) => {
         // A local call's failure arrives unwrapped; callers handle activity failures as ActivityFailure, local or not.
         if (err instanceof ActivityFailure || isCancellation(err) || !(err instanceof TemporalFailure)) throw err;
         const final = err instanceof ApplicationFailure && (err.nonRetryable || options.retry?.nonRetryableErrorTypes?.includes(err.type ?? ''));
@@ -54,16 +57,16 @@ export class Caller {
       });
       const deferred = isTimed(value) ? value.value : value;
       if (!isDeferred(deferred)) return value;
-      remoteInput = deferred.resume === undefined ? input : { ...(input as object), resume: deferred.resume };
+      key = deferred.key;
     }
     const remote = proxyActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...options, summary });
-    return remote[activity]!(askTiming(byReference(remoteInput, this.sender)));
+    return remote[activity]!(callInput(byReference(input, this.sender), key));
   }
 }
 
-/** Activities shaped like `proxyActivities<A>(options)`'s, each call made through `caller`. */
-export function callsThrough<A extends object>(caller: Caller, options: ActivityOptions): A {
-  return new Proxy({}, { get: (_target, name) => (input: unknown) => caller.call(String(name), input, options) }) as A;
+/** Activities shaped like `proxyActivities<A>(options)`'s, each call made through `caller` as a call of `kind`. */
+export function callsThrough<A extends object>(caller: Caller, options: ActivityOptions, kind: string): A {
+  return new Proxy({}, { get: (_target, name) => (input: unknown) => caller.call(String(name), input, options, options.summary ?? String(name), kind) }) as A;
 }
 
 /** An activity input with its `state` replaced by a reference (the worker's interceptor restores it). */

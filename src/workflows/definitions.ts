@@ -25,6 +25,14 @@ export const STATUS_ATTR = defineSearchAttributeKey('ThreadlineStatus', SearchAt
 export const SESSION_ID_ATTR = defineSearchAttributeKey('ThreadlineSessionId', SearchAttributeType.KEYWORD);
 export const SEARCH_ATTRIBUTE_NAMES = [USER_ID_ATTR.name, STATUS_ATTR.name, SESSION_ID_ATTR.name];
 
+/**
+ * The workflow task timeout of runs and sessions (Temporal's default: 10 s). While a local call
+ * runs (src/engine/local-calls.ts) the worker keeps the task open, beating it every 80% of this,
+ * which is when a query, a reply or a cancellation waiting for the run gets in; a worker that dies
+ * with a task open is noticed after this long.
+ */
+export const WORKFLOW_TASK_TIMEOUT = '4 seconds';
+
 export interface PlanExecutionInput {
   userId: string;
   goal: string;

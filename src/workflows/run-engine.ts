@@ -29,7 +29,7 @@ import { isBlocking, type ActivityMap, type CallPolicy, type CloseRunInput, type
 import { SENT_STATE_QUERY, type SentState } from '../engine/state-ref';
 import { Caller } from './calls';
 import type { ExecutionState } from '../planning/execution-state';
-import { PLAN_WORKFLOW_TYPE, replySignal, STATUS_ATTR, USER_ID_ATTR } from './definitions';
+import { PLAN_WORKFLOW_TYPE, replySignal, STATUS_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT } from './definitions';
 import { runReportSignal } from './session-definitions';
 import type { planExecutionWorkflow } from './plan-execution';
 
@@ -201,6 +201,7 @@ async function perform<S, A extends ActivityMap, Person>(
     case 'start_child': {
       const value = await executeChild<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, {
         workflowId: command.workflowId,
+        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
         args: [{ ...command.input, lastCallMs: caller.lastCallMs }],
         staticSummary: command.summary,
         memo: { goal: command.input.goal },

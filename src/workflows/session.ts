@@ -36,7 +36,7 @@ import {
   renderSessionState,
   waitingRuns,
 } from '../sessions/session-state';
-import { replySignal, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, type PlanExecutionInput } from './definitions';
+import { replySignal, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT, type PlanExecutionInput } from './definitions';
 import { Caller, callsThrough } from './calls';
 import { planExecutionWorkflow } from './plan-execution';
 import { getSessionQuery, HANDING_OVER, runReportSignal, sendMessageUpdate, type MessageOutcome, type RunReport, type SessionInput, type SessionWorkflowView } from './session-definitions';
@@ -116,8 +116,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const v2 = patched(SESSION_V2);
   const endable = patched(SESSION_END);
   const caller = new Caller(patched(LOCAL_CALLS));
-  const memory = callsThrough<SessionActivities>(caller, MEMORY);
-  const summary = callsThrough<SessionActivities>(caller, SUMMARY_CALL);
+  // Memory writes and the summary model are timed apart: fast writes say nothing of the model's speed.
+  const memory = callsThrough<SessionActivities>(caller, MEMORY, 'memory');
+  const summary = callsThrough<SessionActivities>(caller, SUMMARY_CALL, 'summary');
   /** Why the conversation ended, once it has: it takes no more messages. */
   let ended: string | null = null;
   const idleTimeoutMs = input.settings?.idleTimeoutMs ?? 0;
@@ -223,6 +224,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     try {
       await startChild(planExecutionWorkflow, {
         workflowId: runId,
+        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
         args: [runInput],
         staticSummary: `${userId} (session ${sessionId}): ${goal}`.slice(0, 200),
         memo: { goal },
