@@ -70,6 +70,16 @@ function memoryOf(pid: number): { rss: number; hwm: number } | null {
   }
 }
 
+/** The `msg` of a pino JSON line, or the line itself when it is not one. */
+function logMessage(line: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(line);
+    return typeof parsed === 'object' && parsed !== null && 'msg' in parsed && typeof parsed.msg === 'string' ? parsed.msg : undefined;
+  } catch {
+    return line;
+  }
+}
+
 /** The worker process: `node --import tsx src/worker.ts`, resolved once it has started polling. */
 async function startWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string; tail: () => string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'worker.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -82,7 +92,12 @@ async function startWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProces
   const banner = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       keep(chunk);
-      const line = chunk.toString().split('\n').find((l) => l.startsWith('worker: '));
+      // The worker logs pino JSON lines; its banner is the one whose msg starts "worker: ".
+      const line = chunk
+        .toString()
+        .split('\n')
+        .map(logMessage)
+        .find((msg) => msg?.startsWith('worker: '));
       if (line) resolve(line);
     });
     child.once('exit', (code) => reject(new Error(`the worker exited (${code}) before it started:\n${lines.join('\n')}`)));
