@@ -124,13 +124,14 @@ export const ConfigSchema = z.object({
 export type Config = z.infer<typeof ConfigSchema> & { temporalAddress: string; dataDir: string; uiUrl: string; workerCachedWorkflows: number };
 
 /**
- * The default workflow cache: one run per 256 MiB of the machine's memory, 20 to 500. A loaded run
- * costs the worker ~0.4 MB (bench/many-runs.ts: its heap in the workflow thread), so the cache
- * stays under 1/600 of memory (500 runs, ~200 MB, from 128 GiB up); a run evicted from it costs
- * one replay of its history (~40 ms) when it resumes.
+ * The default workflow cache: one run per 512 MiB of the machine's memory, 20 to 500. A loaded run
+ * costs the worker ~0.4 MB (bench/many-runs.ts: its heap in the workflow thread), and more while
+ * its calls run (local calls run inside its workflow task); a run evicted from the cache costs one
+ * replay of its history (~40 ms) when it resumes. Per 256 MiB, the many-runs benchmark's worker
+ * peaked at 717 MB on 24 GiB; per 512 MiB, at 598 MB, and finished sooner.
  */
 export function cachedWorkflowsFor(totalMemoryBytes: number): number {
-  return Math.min(500, Math.max(20, Math.floor(totalMemoryBytes / 2 ** 28)));
+  return Math.min(500, Math.max(20, Math.floor(totalMemoryBytes / 2 ** 29)));
 }
 
 /** Parses `env` (default `process.env`); throws a readable error listing every bad variable. */

@@ -97,8 +97,8 @@ test('runUiUrl links to the run in the Web UI, escaping the namespace and run id
 test("the worker's workflow cache follows the machine's memory unless WORKER_CACHED_WORKFLOWS sets it", () => {
   const GiB = 2 ** 30;
   assert.equal(cachedWorkflowsFor(1 * GiB), 20);
-  assert.equal(cachedWorkflowsFor(8 * GiB), 32);
-  assert.equal(cachedWorkflowsFor(24 * GiB), 96);
+  assert.equal(cachedWorkflowsFor(8 * GiB), 20);
+  assert.equal(cachedWorkflowsFor(24 * GiB), 48);
   assert.equal(cachedWorkflowsFor(256 * GiB), 500);
   assert.equal(loadConfig({}).workerCachedWorkflows, cachedWorkflowsFor(os.totalmem()));
   assert.equal(loadConfig({ WORKER_CACHED_WORKFLOWS: '0' }).workerCachedWorkflows, 0);
