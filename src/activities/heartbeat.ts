@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Context, type Info } from '@temporalio/activity';
+import { DeferToActivity } from '../engine/local-calls';
 
 /** The key of the call an activity goes on with: a local call's, handed over (src/activities/calls-interceptor.ts). */
 const callKeys = new AsyncLocalStorage<string>();
@@ -39,5 +40,11 @@ export function idempotencyKeyOf(info: Info): string {
   return `${wf?.workflowId ?? 'standalone'}/${wf?.runId ?? info.activityId}/${info.activityId}`;
 }
 
-/** True inside a local activity (src/engine/local-calls.ts). */
-export const isLocalCall = (): boolean => Context.current().info.isLocal;
+/**
+ * Inside a local call (src/engine/local-calls.ts), hands over to a regular activity unless every
+ * tool named is declared quick: a slow one needs what only a regular activity has (heartbeats, a
+ * workflow task left free for queries, replies and cancellation).
+ */
+export function handOverUnlessQuick(tools: { isQuick(name: string): boolean }, names: readonly string[]): void {
+  if (Context.current().info.isLocal && names.some((name) => !tools.isQuick(name))) throw new DeferToActivity();
+}

@@ -22,8 +22,7 @@ import { longTermChunks } from '../longterm/context-chunks';
 import { readConversation } from '../sessions/session-chunks';
 import type { CodeVersion } from '../planning/code-version';
 import { assertCurrent, codeVersionOf } from './code-version';
-import { idempotencyKey, isLocalCall, withHeartbeats } from './heartbeat';
-import { DeferToActivity } from '../engine/local-calls';
+import { handOverUnlessQuick, idempotencyKey, withHeartbeats } from './heartbeat';
 import { sendMemoryJob } from './memory-jobs';
 import type { MemoryWorkflowSettings } from '../workflows/memory-definitions';
 import { agentNameOf, notAllowedMessage, toolAllowed, type AgentInvocation } from '../agents/names';
@@ -274,8 +273,8 @@ export function createPlanActivities(deps: PlanActivityDeps) {
   return {
     /** `execution_plan`: the first plan of a run. */
     async planRun({ state }: { state: ExecutionState }): Promise<{ steps: StepSpec[]; model: string; codeVersion?: CodeVersion; threadId?: string; snapshots?: Observation[] }> {
-      // Live tools are called before planning: a local call makes sure they are all quick.
-      if (isLocalCall() && deps.tools.liveTools().some((t) => !deps.tools.isQuick(t.name))) throw new DeferToActivity();
+      // Live tools are called before planning.
+      handOverUnlessQuick(deps.tools, deps.tools.liveTools().map((t) => t.name));
       return withHeartbeats(async (signal) => {
         let planned = state;
         const threadId = await ensureRunThread(deps, state);
@@ -300,9 +299,8 @@ export function createPlanActivities(deps: PlanActivityDeps) {
      */
     async executeStep({ state, stepId }: { state: ExecutionState; stepId: string }): Promise<StepResult> {
       current(state);
-      // A local call runs only quick tools: any other hands over before it starts.
       const step = findStep(state, stepId);
-      if (isLocalCall() && step?.type === 'tool' && !deps.tools.isQuick(step.tool ?? '')) throw new DeferToActivity();
+      if (step?.type === 'tool') handOverUnlessQuick(deps.tools, [step.tool ?? '']);
       return withHeartbeats(async (signal) => {
         const key = idempotencyKey();
         const done = await journaledWork(deps.store, key, () => work(state, stepId, key, signal));

@@ -7,7 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { findTask, levelOf, pathTo, treeProblems, type TaskSpec } from '../planning/task-tree';
 import { headForHistory, type ExecutionState } from '../planning/execution-state';
 import type { TreeCallName } from '../planning/schemas';
-import { type ReactActionReply, type ReflectionReply, type SpinCheckReply, type TaskTreeReply } from '../planning/tree-schemas';
+import type { ReactActionReply, ReflectionReply, SpinCheckReply, TaskTreeReply } from '../planning/tree-schemas';
 import { completeStructured } from '../llm/structured';
 import { buildTreeMessages, type TreeContext } from '../llm/tree-prompts';
 import type { ChunkInput } from '../memory/model';
@@ -18,8 +18,7 @@ import type { CodeVersion } from '../planning/code-version';
 import { agentNameOf, type AgentInvocation } from '../agents/names';
 import { resolveAgentCall, toolsForRun } from '../agents/tools';
 import { assertCurrent, codeVersionOf } from './code-version';
-import { idempotencyKey, isLocalCall, withHeartbeats } from './heartbeat';
-import { DeferToActivity } from '../engine/local-calls';
+import { handOverUnlessQuick, idempotencyKey, withHeartbeats } from './heartbeat';
 import { asFailure, ensureRunThread, journaledWork, promptReader, rememberInRun, runToolStep, type PlanActivityDeps, type StepObservation } from './plan-activities';
 
 export interface TreeLimits {
@@ -138,9 +137,8 @@ export function createTreeActivities(deps: TreeActivityDeps) {
           reply = await ask({ ...(await context('react_action', state, taskIndex)), call: 'react_action' }, signal);
           await deps.store.put(JOURNAL, `${key}:action`, reply);
         }
-        if (isLocalCall() && reply.action === 'tool' && agentNameOf(reply.tool ?? '') === null && !deps.tools.isQuick(reply.tool ?? '')) {
-          throw new DeferToActivity();
-        }
+        // A sub-agent is no tool call here: its child run is the engine's to start.
+        if (reply.action === 'tool' && agentNameOf(reply.tool ?? '') === null) handOverUnlessQuick(deps.tools, [reply.tool ?? '']);
         // The task's working memory (seed 004): a tool call is a step record (its thought, the
         // action, the result, its status and time); any other action is the thought and the choice.
         const version = state.codeVersion ? {} : { codeVersion: codeVersionOf(deps.provider, deps.tools) };

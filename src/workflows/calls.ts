@@ -66,7 +66,7 @@ export class Caller {
 
 /** Activities shaped like `proxyActivities<A>(options)`'s, each call made through `caller` as a call of `kind`. */
 export function callsThrough<A extends object>(caller: Caller, options: ActivityOptions, kind: string): A {
-  return new Proxy({}, { get: (_target, name) => (input: unknown) => caller.call(String(name), input, options, options.summary ?? String(name), kind) }) as A;
+  return new Proxy({}, { get: (_target, name) => (input: unknown) => caller.call(String(name), input, options, undefined, kind) }) as A;
 }
 
 /** An activity input with its `state` replaced by a reference (the worker's interceptor restores it). */
