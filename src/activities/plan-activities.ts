@@ -24,6 +24,7 @@ import type { CodeVersion } from '../planning/code-version';
 import { assertCurrent, codeVersionOf } from './code-version';
 import { handOverUnlessQuick, idempotencyKey, withHeartbeats } from './heartbeat';
 import { sendMemoryJob } from './memory-jobs';
+import { notifyParent, type ParentNotice } from './run-starts';
 import type { MemoryWorkflowSettings } from '../workflows/memory-definitions';
 import { agentNameOf, notAllowedMessage, toolAllowed, type AgentInvocation } from '../agents/names';
 import type { AgentProfile } from '../agents/profile';
@@ -172,14 +173,17 @@ export async function runToolStep(
  * chunk marks the end of the task): an output chunk records how it ended, then the thread drops
  * its EPHEMERAL chunks. Shared by both engines; idempotent, so a retry writes nothing twice.
  */
-export async function closeRun(deps: Pick<PlanActivityDeps, 'memory' | 'longterm' | 'memoryPasses'>, { state, ending }: CloseRunInput): Promise<void> {
-  if (!deps.memory) return;
-  await closeRunThread(deps.memory, state, ending);
+/** closeRun's input: how the run ended, and the report its parent gets once the run is closed. */
+export type CloseRunCall = CloseRunInput & { notify?: ParentNotice };
+
+export async function closeRun(deps: Pick<PlanActivityDeps, 'memory' | 'longterm' | 'memoryPasses'>, { state, ending, notify }: CloseRunCall): Promise<void> {
+  if (deps.memory) await closeRunThread(deps.memory, state, ending);
   // react_mem (seed 002): the invocation is over and answered; extraction happens later, elsewhere.
-  if (deps.longterm && deps.memoryPasses && !state.parentRunId && ending !== 'cancelled') {
+  if (deps.memory && deps.longterm && deps.memoryPasses && !state.parentRunId && ending !== 'cancelled') {
     const job = { kind: 'extract' as const, key: `extract:${state.runId}`, runId: state.runId, sessionId: state.sessionId ?? null, goal: state.goal, at: new Date().toISOString() };
     await sendMemoryJob(state.userId, job, deps.memoryPasses);
   }
+  if (notify) await notifyParent(notify);
 }
 
 async function closeRunThread(memory: MemoryService, state: ExecutionState, ending: CloseRunInput['ending']): Promise<void> {
@@ -341,7 +345,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
       return withHeartbeats(async (signal) => model('final_answer', state, signal, stepId));
     },
 
-    closeRun: (input: CloseRunInput) => withHeartbeats(() => closeRun(deps, input)),
+    closeRun: (input: CloseRunCall) => withHeartbeats(() => closeRun(deps, input)),
   };
 }
 

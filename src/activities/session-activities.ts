@@ -1,7 +1,8 @@
 /**
  * The activities of a session (AgentSessionWorkflow): everything it does to its
  * memory thread — the session is that thread's single writer — and the
- * `task_state_summary` model call that compresses older turns into TaskState.
+ * `task_state_summary` model call that compresses older turns into TaskState — and the start of
+ * its runs (src/activities/run-starts.ts).
  */
 import { createHash } from 'node:crypto';
 import type { ModelProvider } from '../llm/provider';
@@ -22,6 +23,8 @@ import { asFailure } from './plan-activities';
 import type { KeyValueStore } from '../store/kv';
 import type { MemoryWorkflowSettings } from '../workflows/memory-definitions';
 import { sendMemoryJob } from './memory-jobs';
+import { startSessionRun, type StartRunInput } from './run-starts';
+import type { RunReport } from '../workflows/session-definitions';
 
 export interface SessionActivityDeps {
   provider: ModelProvider;
@@ -98,8 +101,10 @@ export function createSessionActivities(deps: SessionActivityDeps) {
      * Mirrors turns into the thread (idempotently: a retry writes nothing twice) and returns their
      * message ids — plus the capabilities fingerprint, so every message notices a change of tools.
      */
-    async recordTurns({ sessionId, threadId, turns }: { sessionId: string; threadId: string; turns: Turn[] }): Promise<{ messageIds: string[]; capabilities: string }> {
-      const key = idempotencyKey();
+    /** Adds turns to the thread; then, with `start`, starts the run the message asks for (it reads the turn in its prompt). */
+    async recordTurns({ sessionId, threadId, turns, start }: { sessionId: string; threadId: string; turns: Turn[]; start?: StartRunInput }): Promise<{ messageIds: string[]; capabilities: string; ended?: RunReport }> {
+      // A message that starts a run is named by its run: a replay that handles it at another point of the session's history records it once.
+      const key = start ? `start:${start.runId}` : idempotencyKey();
       const messageIds = turns.map((_, i) => `msg_${hash(`${key}#${i}`, 12)}`);
       if (turns.length > 0) {
         await deps.memory.apply(
@@ -118,7 +123,8 @@ export function createSessionActivities(deps: SessionActivityDeps) {
           await deps.longterm.addMessages(userId, messages, { origin: 'system', reason: 'conversation message', sessionId });
         }
       }
-      return { messageIds, capabilities: capabilitiesFingerprint(deps) };
+      const started = start ? await startSessionRun(start) : {};
+      return { messageIds, capabilities: capabilitiesFingerprint(deps), ...started };
     },
 
     /**

@@ -39,7 +39,8 @@ export function newSessionRun(runId: string, goal: string, now: Date): SessionRu
  */
 export function applyReport(runs: readonly SessionRun[], report: RunStatusReport, now: Date): { runs: SessionRun[]; turn: Turn | null } {
   const run = runs.find((r) => r.runId === report.runId);
-  if (!run) return { runs: [...runs], turn: null };
+  // An unknown run, or an ending reported again (the call that sent it was retried after a crash).
+  if (!run || (FINISHED.includes(run.status) && run.status === report.status)) return { runs: [...runs], turn: null };
   const at = now.toISOString();
   let next: SessionRun = { ...run, status: report.status };
   let turn: Turn | null = null;

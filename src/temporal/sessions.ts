@@ -158,7 +158,8 @@ export class Sessions {
 
   /** Sends a person's message; resolves with what became of it once the session has routed it. */
   async send(sessionId: string, text: string): Promise<MessageOutcome> {
-    const handle = await this.handle(sessionId, { mustRun: true });
+    // Sent at once: what the id names (no session, another workflow, an ended session) is looked up only when the message fails.
+    const handle = this.client.workflow.getHandle<SessionWorkflow>(sessionId);
     try {
       // Turned away while the session drains its queue to continue as new (the next run takes it), or
       // caught in a workflow task the server failed: either way not accepted, so it is sent again.
@@ -168,6 +169,7 @@ export class Sessions {
         (err) => isHandingOver(err) || isNotReady(err),
       );
     } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) await this.handle(sessionId, { mustRun: true });
       if (err instanceof WorkflowUpdateFailedError) {
         const cause = err.cause instanceof Error ? err.cause.message : err.message;
         throw new MessageRejectedError(sessionId, cause);

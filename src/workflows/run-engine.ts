@@ -24,7 +24,9 @@ import {
   upsertSearchAttributes,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type { PlanActivities } from '../activities/plan-activities';
+import type { CloseRunCall, PlanActivities } from '../activities/plan-activities';
+import type { ParentNotice } from '../activities/run-starts';
+import { TERMINAL_STATUSES } from '../planning/execution-state';
 import { isBlocking, type ActivityMap, type CallPolicy, type CloseRunInput, type Command, type Engine, type EngineEvent } from '../engine/core';
 import { SENT_STATE_QUERY, type SentState } from '../engine/state-ref';
 import { Caller } from './calls';
@@ -48,6 +50,9 @@ const POLICIES: Record<CallPolicy, ActivityOptions> = { model: MODEL_CALL, step:
 const CLOSE_RUN_PATCH = 'close-run';
 /** Runs recorded before short calls ran as local activities made every call a regular one; replaying them must too. */
 const LOCAL_CALLS_PATCH = 'local-calls';
+/** Runs recorded before their final report went out with `closeRun` signalled it themselves, after closing. */
+const REPORT_ON_CLOSE_PATCH = 'report-on-close';
+const ENDINGS: readonly string[] = TERMINAL_STATUSES;
 /** A readable reason from an activity or child failure, for `lastError`. */
 function describeFailure(err: ActivityFailure | ChildWorkflowFailure): string {
   let cause: Error | undefined = err.cause;
@@ -82,6 +87,13 @@ export async function runEngine<S, A extends ActivityMap, Person>(
   const caller = new Caller(patched(LOCAL_CALLS_PATCH), options.lastCallMs ?? null);
   setHandler(defineQuery<SentState | null>(SENT_STATE_QUERY), () => caller.sender.last);
   let closing: CloseRunInput | undefined;
+  /** The report of how the run ended, sent by the call that closes the run (`closeRun`), so the run can end in that task. */
+  let finalReport: ParentNotice | undefined;
+  const reportOnClose = patched(REPORT_ON_CLOSE_PATCH);
+  const signalReport = ({ parentId, report }: ParentNotice) => {
+    // In order, and even while the run is being cancelled; a parent that no longer exists is ignored.
+    reports = reports.then(() => CancellationScope.nonCancellable(() => getExternalWorkflowHandle(parentId).signal(runReportSignal, report)).catch(() => undefined));
+  };
   /** Carries out the commands that do not wait, in order; returns the one that does. */
   const carryOut = (commands: Command<A>[]): Command<A> | undefined => {
     let waitOn: Command<A> | undefined;
@@ -91,12 +103,9 @@ export async function runEngine<S, A extends ActivityMap, Person>(
           upsertSearchAttributes([{ key: STATUS_ATTR, value: command.status }]);
           break;
         case 'notify_parent': {
-          const { parentId } = command;
-          const report = { ...command.report, lastCallMs: caller.lastCallMs };
-          // In order, and even while the run is being cancelled; a parent that no longer exists is ignored.
-          reports = reports.then(() =>
-            CancellationScope.nonCancellable(() => getExternalWorkflowHandle(parentId).signal(runReportSignal, report)).catch(() => undefined),
-          );
+          const notice = { parentId: command.parentId, report: { ...command.report, lastCallMs: caller.lastCallMs } };
+          if (reportOnClose && ENDINGS.includes(notice.report.status)) finalReport = notice;
+          else signalReport(notice);
           break;
         }
         case 'relay_reply': {
@@ -168,22 +177,31 @@ export async function runEngine<S, A extends ActivityMap, Person>(
     if (!next || next.kind === 'end') break;
     commands = await waitOn(next);
   }
-  if (closing && patched(CLOSE_RUN_PATCH)) await closeRun(closing, caller);
+  if (closing && patched(CLOSE_RUN_PATCH)) {
+    // The final report goes after the earlier ones (a resumed run's 'running' must not arrive after its end).
+    if (finalReport) await reports;
+    if (await closeRun(closing, caller, finalReport)) finalReport = undefined;
+  }
+  if (finalReport) signalReport(finalReport);
   // A signal given in the task that ends the run is not delivered: the run waits for its reports.
   await reports;
   return engine.state;
 }
 
 /**
- * The run's memory is closed even when the run was cancelled (not cancellable); a close that fails
- * for good leaves the run's outcome as it is — its state is already final.
+ * The run's memory is closed even when the run was cancelled (not cancellable), and `notify`'s report
+ * sent after it; a close that fails for good leaves the run's outcome as it is — its state is already
+ * final — and returns false (the report was not sent).
  */
-async function closeRun(input: CloseRunInput, caller: Caller): Promise<void> {
+async function closeRun(close: CloseRunInput, caller: Caller, notify: ParentNotice | undefined): Promise<boolean> {
   const activity: keyof PlanActivities = 'closeRun';
+  const input: CloseRunCall = notify ? { ...close, notify } : close;
   try {
-    await CancellationScope.nonCancellable(() => caller.call(activity, input, MODEL_CALL, `close: run ${input.ending}`));
+    await CancellationScope.nonCancellable(() => caller.call(activity, input, MODEL_CALL, `close: run ${close.ending}`));
+    return true;
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
+    return false;
   }
 }
 

@@ -17,6 +17,7 @@ import {
   ParentClosePolicy,
   patched,
   setHandler,
+  sleep,
   startChild,
   TemporalFailure,
   upsertSearchAttributes,
@@ -65,6 +66,8 @@ const STATE_FROM_THREAD = 'session-state-from-thread';
 const SESSION_END = 'session-end';
 /** Patch id of sessions whose short calls run as local activities (src/workflows/calls.ts). */
 const LOCAL_CALLS = 'local-calls';
+/** Patch id of sessions that start their runs from an activity (src/activities/run-starts.ts), not as child workflows. */
+const RUNS_STARTED_BY_ACTIVITY = 'runs-started-by-activity';
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
 const DEFAULT_HAND_OVER_GRACE = 500;
 export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
@@ -73,6 +76,8 @@ export const CAPABILITIES_CHANGED = 'My capabilities changed (my model, prompts 
 
 /** Failed activities and run starts (an id already taken included) — not bugs in this code. */
 const isExpectedFailure = (err: unknown): err is TemporalFailure => err instanceof TemporalFailure;
+/** The innermost message of a failure: an activity's own reason rather than "Activity task failed". */
+const rootMessage = (err: Error): string => (err.cause instanceof Error ? rootMessage(err.cause) : err.message);
 
 type InboxItem =
   | { kind: 'message'; text: string; done: boolean; outcome: MessageOutcome | null; failure: string | null }
@@ -116,6 +121,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const v2 = patched(SESSION_V2);
   const endable = patched(SESSION_END);
   const caller = new Caller(patched(LOCAL_CALLS));
+  const startsByActivity = patched(RUNS_STARTED_BY_ACTIVITY);
   // Memory writes and the summary model are timed apart: fast writes say nothing of the model's speed.
   const memory = callsThrough<SessionActivities>(caller, MEMORY, 'memory');
   const summary = callsThrough<SessionActivities>(caller, SUMMARY_CALL, 'summary');
@@ -217,30 +223,65 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   /** The id of the run a message starts: one per message, so the `turns` count names it. */
   const nextRunId = () => `${sessionId}.r${turns}`;
 
+  /** Starts the run of a message whose turn `remember` already recorded (sessions from before RUNS_STARTED_BY_ACTIVITY). */
   async function startRun(goal: string): Promise<string> {
     const runId = nextRunId();
     runs = pruneRuns([...runs, newSessionRun(runId, goal, now())]);
-    const runInput: PlanExecutionInput = { userId, goal, sessionId, sessionThreadId: threadId, limits: input.limits, ...(lastRunCallMs !== null ? { lastCallMs: lastRunCallMs } : {}) };
     try {
-      await startChild(planExecutionWorkflow, {
-        workflowId: runId,
-        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
-        args: [runInput],
-        staticSummary: `${userId} (session ${sessionId}): ${goal}`.slice(0, 200),
-        memo: { goal },
-        typedSearchAttributes: [
-          { key: USER_ID_ATTR, value: userId },
-          { key: SESSION_ID_ATTR, value: sessionId },
-          { key: STATUS_ATTR, value: 'planning' },
-        ],
-        // Runs outlive the session's continue-as-new; they report back to the session by its id.
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-      });
+      await startAsChild(runId, runInputFor(goal), summaryFor(goal));
     } catch (err) {
-      if (isExpectedFailure(err)) runs = runs.map((r) => (r.runId === runId ? { ...r, status: 'failed' as const, lastError: `could not start: ${err.message}` } : r));
+      if (isExpectedFailure(err)) runs = runs.map((r) => (r.runId === runId ? { ...r, status: 'failed' as const, lastError: `could not start: ${rootMessage(err)}` } : r));
       throw err;
     }
     return runId;
+  }
+
+  /**
+   * Records the person's turn and starts the run it asks for, in one call of the session (usually local):
+   * no child-start round trip, and the run's first task runs on this worker at once (eager start).
+   * Returns the worker's capabilities, as `remember` does. Runs report back to the session by its id.
+   */
+  async function rememberAndStart(turn: Turn, goal: string): Promise<string> {
+    const runId = nextRunId();
+    runs = pruneRuns([...runs, newSessionRun(runId, goal, now())]);
+    window = appendTurns(window, [estimateTokens(turn.text)], limits.maxTurns);
+    try {
+      const { capabilities: current, ended } = await memory.recordTurns({ sessionId, threadId, turns: [turn], start: { runId, input: runInputFor(goal), summary: summaryFor(goal) } });
+      // Handled again after a replay, the message found its run already ended: its report came when the session did not know the run.
+      if (ended) inbox.push({ kind: 'report', report: ended });
+      return current;
+    } catch (err) {
+      if (isExpectedFailure(err)) runs = runs.map((r) => (r.runId === runId ? { ...r, status: 'failed' as const, lastError: `could not start: ${rootMessage(err)}` } : r));
+      throw err;
+    }
+  }
+
+  const runInputFor = (goal: string): PlanExecutionInput => ({
+    userId,
+    goal,
+    sessionId,
+    sessionThreadId: threadId,
+    limits: input.limits,
+    ...(lastRunCallMs !== null ? { lastCallMs: lastRunCallMs } : {}),
+  });
+  const summaryFor = (goal: string) => `${userId} (session ${sessionId}): ${goal}`.slice(0, 200);
+
+  /** How sessions recorded before RUNS_STARTED_BY_ACTIVITY started their runs (replayed as they ran). */
+  async function startAsChild(runId: string, runInput: PlanExecutionInput, summary: string): Promise<void> {
+    await startChild(planExecutionWorkflow, {
+      workflowId: runId,
+      workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+      args: [runInput],
+      staticSummary: summary,
+      memo: { goal: runInput.goal },
+      typedSearchAttributes: [
+        { key: USER_ID_ATTR, value: userId },
+        { key: SESSION_ID_ATTR, value: sessionId },
+        { key: STATUS_ATTR, value: 'planning' },
+      ],
+      // Runs outlive the session's continue-as-new; they report back to the session by its id.
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+    });
   }
 
   async function command(route: Extract<Route, { kind: 'command' }>): Promise<MessageOutcome> {
@@ -301,6 +342,13 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     // The run the message goes to, as the thread records it with the turn (a reply's run, or the run it starts).
     const runId = first.kind === 'reply' ? first.runId : first.kind === 'new_run' || first.kind === 'retry' ? nextRunId() : undefined;
     const turn: Turn = { role: 'user', text, at: now().toISOString(), ...(runId ? { runId } : {}) };
+    if (startsByActivity && (first.kind === 'new_run' || first.kind === 'retry')) {
+      // Nothing waits for the person (else the message would be a reply), so a change of capabilities cancels nothing here.
+      if (first.kind === 'retry') runs = runs.filter((r) => r.runId !== first.runId);
+      const current = await rememberAndStart(turn, first.goal);
+      await noticeCapabilities(current);
+      return { kind: first.kind, runId: runId ?? nextRunId() };
+    }
     const current = await remember([turn]);
     if (current !== null) await noticeCapabilities(current);
     // Routed after the capability check: a reply to a run cancelled just now starts afresh instead.
@@ -354,6 +402,8 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   // so every accepted message is answered by this run; later ones reach the next run. Queued run reports
   // are plain data and go along with the state. If no such moment comes within the grace, the validator
   // turns new messages away until one does.
+  /** Whether the last task did nothing but wait, so the hand-over can be the only thing its task does. */
+  let settled = false;
   const handOverDue = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > handOverAfter;
   const canHandOver = () => handOverDue() && allHandlersFinished() && (v2 ? inbox.every((i) => i.kind === 'report') : inbox.length === 0);
   for (;;) {
@@ -369,7 +419,15 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     } else {
       await condition(ready);
     }
-    if (canHandOver()) break;
+    if (canHandOver()) {
+      // The task that continues as new is refused if a message or report arrives while it runs, and
+      // with it whatever else it did (answers to messages, their calls): that is done in a task of its own first.
+      if (!startsByActivity || settled) break;
+      settled = true;
+      await sleep(1);
+      continue;
+    }
+    settled = false;
     const item = inbox.shift();
     if (!item) break;
     if (item.kind === 'report') {
@@ -380,7 +438,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
       } catch (err) {
         // A failed activity or run start answers this message with an error; anything else is a bug here.
         if (!isExpectedFailure(err)) throw err;
-        item.failure = err.message;
+        item.failure = rootMessage(err);
       }
       item.done = true;
     }

@@ -97,6 +97,8 @@ test('reports: a yes/no question becomes waiting_user_confirmation; answers and 
   const cancelled = applyReport(runs, { runId: 'r2', status: 'cancelled', question: null, finalAnswer: null, lastError: null }, T0);
   assert.deepEqual([cancelled.runs[1]?.status, cancelled.turn], ['cancelled', null]);
   assert.deepEqual(applyReport(runs, { runId: 'gone', status: 'completed', question: null, finalAnswer: 'x', lastError: null }, T0), { runs, turn: null });
+  // An ending sent again (its call retried after a crash) adds no second answer.
+  assert.deepEqual(applyReport(done.runs, { runId: 'r2', status: 'completed', question: null, finalAnswer: 'Done.', lastError: null }, T0), { runs: done.runs, turn: null });
 });
 
 test('pruneRuns forgets old finished runs and keeps every open one', () => {

@@ -15,7 +15,7 @@ import { newSessionRun } from '../../src/sessions/session-state';
 import type { OpenMemory } from '../../src/store/open-memory';
 import { openMemory } from '../../src/store/open-memory';
 import { Sessions } from '../../src/temporal/sessions';
-import { getStateQuery } from '../../src/workflows/definitions';
+import { getStateQuery, SESSION_ID_ATTR } from '../../src/workflows/definitions';
 import { CAPABILITIES_CHANGED, NOTHING_TO_RETRY, type agentSessionWorkflow } from '../../src/workflows/session';
 import {
   sendMessageUpdate,
@@ -111,9 +111,9 @@ test('every kind of message is routed: commands, nothing to retry, a new run tha
   assert.equal(view.turns, 4);
   // The run's planner saw the conversation it belongs to.
   assert.match(prompt(stub.requestsFor('What is 2+2?', 'execution_plan')[0]), /Conversation so far[^]*User: What is 2\+2\?/);
-  // The run is a child of the session, findable by the session's search attribute.
+  // The run is findable by the session's search attribute (the session starts it from its own call, not as a child).
   const run = await env.client.workflow.getHandle(started.runId ?? '').describe();
-  assert.equal(run.parentExecution?.workflowId, s.sessionId);
+  assert.equal(run.typedSearchAttributes.get(SESSION_ID_ATTR), s.sessionId);
 
   const state = await send(s, '/state');
   assert.equal(state.kind, 'command');
