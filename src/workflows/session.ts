@@ -17,7 +17,6 @@ import {
   ParentClosePolicy,
   patched,
   setHandler,
-  sleep,
   startChild,
   TemporalFailure,
   upsertSearchAttributes,
@@ -130,13 +129,23 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const idleTimeoutMs = input.settings?.idleTimeoutMs ?? 0;
   /** How long the latest call of the session's latest reporting run took: its next run's first call is local when that was fast. */
   let lastRunCallMs: number | null = carried?.lastRunCallMs ?? null;
+  /**
+   * Whether a message was answered in the workflow task now running (anything that arrives begins a new
+   * task). Temporal refuses a task that continues as new if a message or report arrives while it runs, and
+   * with it the answers given in it (their senders get an error): such a task is ended first, and the
+   * hand-over comes in the next one. (Reports handled in a refused task are safe: the task runs again with
+   * them in the same order.)
+   */
+  let answeredInTask = false;
   setHandler(runReportSignal, (report) => {
+    answeredInTask = false;
     if (report.lastCallMs !== undefined) lastRunCallMs = report.lastCallMs;
     inbox.push({ kind: 'report', report });
   });
   setHandler(
     sendMessageUpdate,
     async ({ text }) => {
+      answeredInTask = false;
       const item: InboxItem = { kind: 'message', text, done: false, outcome: null, failure: null };
       inbox.push(item);
       await condition(() => item.done);
@@ -402,8 +411,6 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   // so every accepted message is answered by this run; later ones reach the next run. Queued run reports
   // are plain data and go along with the state. If no such moment comes within the grace, the validator
   // turns new messages away until one does.
-  /** Whether the last task did nothing but wait, so the hand-over can be the only thing its task does. */
-  let settled = false;
   const handOverDue = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > handOverAfter;
   const canHandOver = () => handOverDue() && allHandlersFinished() && (v2 ? inbox.every((i) => i.kind === 'report') : inbox.length === 0);
   for (;;) {
@@ -420,14 +427,12 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
       await condition(ready);
     }
     if (canHandOver()) {
-      // The task that continues as new is refused if a message or report arrives while it runs, and
-      // with it whatever else it did (answers to messages, their calls): that is done in a task of its own first.
-      if (!startsByActivity || settled) break;
-      settled = true;
-      await sleep(1);
+      if (!startsByActivity || !answeredInTask) break;
+      // End this task: the next begins with whatever arrives (a message is then taken at once) or, if nothing does, a timer.
+      await condition(() => !answeredInTask, 1);
+      answeredInTask = false;
       continue;
     }
-    settled = false;
     const item = inbox.shift();
     if (!item) break;
     if (item.kind === 'report') {
@@ -441,6 +446,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
         item.failure = rootMessage(err);
       }
       item.done = true;
+      answeredInTask = true;
     }
     publish();
     if (ended !== null) break;
