@@ -5,19 +5,32 @@
  * allow-list of numbers, arithmetic and scalar functions. No assignment, no matrices or ranges, no
  * units or strings: every allowed node is O(1) on plain numbers, so 500 characters bound the time.
  */
-import { all, create, type MathNode } from 'mathjs';
+import type { MathNode } from 'mathjs';
 import { z } from 'zod';
 import { defineTool } from './tool';
 
-const math = create(all ?? {}, { number: 'number' });
-const parse = math.parse;
-const disabled = (name: string) => () => {
-  throw new Error(`${name} is disabled in the calculator`);
-};
-math.import(
-  Object.fromEntries(['import', 'createUnit', 'evaluate', 'parse', 'compile', 'simplify', 'derivative', 'resolve', 'reviver', 'chain', 'config'].map((n) => [n, disabled(n)])),
-  { override: true },
-);
+type MathParse = (expression: string) => MathNode;
+let loading: Promise<MathParse> | undefined;
+
+/**
+ * mathjs's number-only build, loaded on the first calculation: it takes ~75 MB of the worker's memory
+ * (the full build ~100 MB), which a worker whose agents never calculate does not need.
+ */
+function mathParser(): Promise<MathParse> {
+  loading ??= import('mathjs/number').then(({ all, create }) => {
+    const math = create(all ?? {}, {});
+    const parse = math.parse;
+    const disabled = (name: string) => () => {
+      throw new Error(`${name} is disabled in the calculator`);
+    };
+    math.import(
+      Object.fromEntries(['import', 'createUnit', 'evaluate', 'parse', 'compile', 'simplify', 'derivative', 'resolve', 'reviver', 'chain', 'config'].map((n) => [n, disabled(n)])),
+      { override: true },
+    );
+    return parse;
+  });
+  return loading;
+}
 
 const FUNCTIONS = new Set([
   'abs', 'sqrt', 'cbrt', 'exp', 'log', 'log2', 'log10', 'pow', 'round', 'floor', 'ceil', 'fix', 'sign', 'mod', 'min', 'max', 'hypot',
@@ -69,7 +82,7 @@ export const calculator = defineTool({
   description: 'Evaluates an arithmetic expression, e.g. "(12 + 30) * 2" or "sqrt(16) / 4" (numbers, + - * / ^ % !, and functions such as sqrt, abs, round, min, max, log, sin).',
   input: z.object({ expression: z.string().min(1).max(500) }),
   async handler({ expression }) {
-    const tree = parse(expression);
+    const tree = (await mathParser())(expression);
     const problem = refusal(tree);
     if (problem) throw new Error(`"${expression}" is not plain arithmetic: ${problem}`);
     const result: unknown = tree.compile().evaluate({});
