@@ -168,14 +168,15 @@ export async function runToolStep(
   return { kind: 'tool', content: deps.toolResults ? await boundToolResult(content, deps.toolResults.maxBytes, deps.toolResults.store) : content };
 }
 
-/**
- * A run ended, whichever way (seed 001: EPHEMERAL chunks leave when the session ends; the output
- * chunk marks the end of the task): an output chunk records how it ended, then the thread drops
- * its EPHEMERAL chunks. Shared by both engines; idempotent, so a retry writes nothing twice.
- */
 /** closeRun's input: how the run ended, and the report its parent gets once the run is closed. */
 export type CloseRunCall = CloseRunInput & { notify?: ParentNotice };
 
+/**
+ * A run ended, whichever way (seed 001: EPHEMERAL chunks leave when the session ends; the output
+ * chunk marks the end of the task): an output chunk records how it ended, then the thread drops
+ * its EPHEMERAL chunks. Shared by both engines; idempotent, so a retry writes nothing twice. Then
+ * `notify`'s report goes to the run's parent (a retry may send it again; a session ignores an ending it has).
+ */
 export async function closeRun(deps: Pick<PlanActivityDeps, 'memory' | 'longterm' | 'memoryPasses'>, { state, ending, notify }: CloseRunCall): Promise<void> {
   if (deps.memory) await closeRunThread(deps.memory, state, ending);
   // react_mem (seed 002): the invocation is over and answered; extraction happens later, elsewhere.
