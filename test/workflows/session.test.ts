@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { WorkflowUpdateStage, type WorkflowExecutionInfo, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { RUN_ID_TAKEN, startSessionRun } from '../../src/activities/run-starts';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { emptyTaskState, HELP_TEXT } from '../../src/sessions/session-model';
 import { newSessionRun } from '../../src/sessions/session-state';
@@ -481,4 +484,30 @@ test('a change of tools cancels runs that wait from before it, with a note in th
   answers('binance', 'Configured.');
   assert.equal((await send(s, 'binance')).kind, 'new_run');
   await s.terminate();
+});
+
+test('a run start made again (a message handled again after a replay) finds its run: running, or ended with the report its session missed; an id that is not its own is refused', async () => {
+  const s = await startSession();
+  // What an activity of the worker has: its client, on the worker's own connection (eager start needs it).
+  const activity = new MockActivityEnvironment({ taskQueue: env.config.TASK_QUEUE }, { client: env.worker.client });
+  const startFor = (sessionId: string, runId: string, goal: string): Promise<Awaited<ReturnType<typeof startSessionRun>>> =>
+    activity.run(startSessionRun, { runId, summary: goal, input: { userId: 'tester', goal, sessionId, sessionThreadId: s.threadId, limits: { maxSteps: 6, maxDepth: 1 } } });
+
+  const asking = `${s.sessionId}.r90`;
+  stub.script('start twice, asking', { execution_plan: [{ steps: [askStep('Which one?'), respondStep] }] });
+  assert.deepEqual(await startFor(s.sessionId, asking, 'start twice, asking'), {});
+  await waitFor('the run to wait', async () => (await env.client.workflow.getHandle(asking).query(getStateQuery)).status === 'waiting_user');
+  assert.deepEqual(await startFor(s.sessionId, asking, 'start twice, asking'), {}, 'a running run is found, not started again');
+
+  const answered = `${s.sessionId}.r91`;
+  answers('start twice, answered', 'Started once.');
+  assert.deepEqual(await startFor(s.sessionId, answered, 'start twice, answered'), {});
+  await env.client.workflow.getHandle(answered).result();
+  const again = await startFor(s.sessionId, answered, 'start twice, answered');
+  assert.deepEqual([again.ended?.runId, again.ended?.status, again.ended?.finalAnswer], [answered, 'completed', 'Started once.']);
+
+  const other = await startSession();
+  await assert.rejects(startFor(other.sessionId, answered, 'start twice, answered'), (err: Error) => err instanceof ApplicationFailure && err.type === RUN_ID_TAKEN);
+  await Promise.all([s, other].map((h) => h.terminate()));
+  await env.client.workflow.getHandle(asking).terminate();
 });
