@@ -34,6 +34,9 @@ export class Caller {
     return this.#lastCallMs.get(DEFAULT_KIND) ?? null;
   }
 
+  /** Called right before a regular activity is scheduled (it ends the workflow task), a local call's hand-over included. */
+  beforeRegularCall: () => void = () => undefined;
+
   async call(activity: string, input: unknown, options: ActivityOptions, summary = options.summary ?? activity, kind = DEFAULT_KIND): Promise<unknown> {
     const local = this.localCalls && runsLocally(this.#lastCallMs.get(kind) ?? null);
     // A failed call leaves the next one to a regular activity.
@@ -59,6 +62,7 @@ export class Caller {
       if (!isDeferred(deferred)) return value;
       key = deferred.key;
     }
+    this.beforeRegularCall();
     const remote = proxyActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...options, summary });
     return remote[activity]!(callInput(byReference(input, this.sender), key));
   }

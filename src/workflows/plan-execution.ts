@@ -24,7 +24,7 @@ import {
   USER_ID_ATTR,
   type PlanExecutionInput,
 } from './definitions';
-import { runEngine } from './run-engine';
+import { runEngine, RUN_FEATURES_PATCH } from './run-engine';
 import { runReportSignal } from './session-definitions';
 
 /** Tree limits of runs started without them. */
@@ -33,12 +33,13 @@ const DEFAULT_TREE_LIMITS = { maxDepth: 4, maxFanout: 8, maxIterations: 10 };
 export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<ExecutionState> {
   // A top-level run of a session tells its session when it waits, resumes or ends. Histories
   // recorded before this existed have no marker and never report (`patched` is false there).
-  const reportTo = input.sessionId && !input.parentRunId && patched('report-to-session') ? input.sessionId : null;
+  const current = patched(RUN_FEATURES_PATCH);
+  const reportTo = input.sessionId && !input.parentRunId && (current || patched('report-to-session')) ? input.sessionId : null;
   const runId = workflowInfo().workflowId;
   if (input.engine === 'tree') {
     const engine = new TreeEngine({ ...input, runId, reportTo, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS }, new Date());
     const inbox: TreePersonEvent[] = [];
-    wireCommon(input, () => engine.state, () => engine.canTakeReply() && inbox.length === 0, inbox);
+    wireCommon(input, current, () => engine.state, () => engine.canTakeReply() && inbox.length === 0, inbox);
     setHandler(
       submitReviewUpdate,
       (decision) => {
@@ -79,16 +80,16 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
         },
       );
     }
-    return runEngine<ExecutionState, TreeActivities, TreePersonEvent>(engine, { userId: input.userId, details: treeDetails, inbox, lastCallMs: input.lastCallMs ?? null });
+    return runEngine<ExecutionState, TreeActivities, TreePersonEvent>(engine, { userId: input.userId, current, details: treeDetails, inbox, lastCallMs: input.lastCallMs ?? null });
   }
   const engine = new PlanEngine({ ...input, runId, reportTo }, new Date());
   const inbox: ReplyEvent[] = [];
-  wireCommon(input, () => engine.state, () => engine.canTakeReply() && inbox.length === 0, inbox);
-  return runEngine<ExecutionState, PlanActivities, ReplyEvent>(engine, { userId: input.userId, details: renderProgress, inbox, lastCallMs: input.lastCallMs ?? null });
+  wireCommon(input, current, () => engine.state, () => engine.canTakeReply() && inbox.length === 0, inbox);
+  return runEngine<ExecutionState, PlanActivities, ReplyEvent>(engine, { userId: input.userId, current, details: renderProgress, inbox, lastCallMs: input.lastCallMs ?? null });
 }
 
 /** What every run has: the state query, replies by update and by signal, its search attributes. */
-function wireCommon(input: PlanExecutionInput, state: () => ExecutionState, canTakeReply: () => boolean, inbox: ReplyEvent[] | TreePersonEvent[]): void {
+function wireCommon(input: PlanExecutionInput, current: boolean, state: () => ExecutionState, canTakeReply: () => boolean, inbox: ReplyEvent[] | TreePersonEvent[]): void {
   setHandler(getStateQuery, state);
   setHandler(replySignal, ({ text }) => {
     // Only the first reply to a waiting run counts; late or duplicate signals are dropped.
@@ -106,11 +107,15 @@ function wireCommon(input: PlanExecutionInput, state: () => ExecutionState, canT
       },
     },
   );
-  upsertSearchAttributes([
+  const attributes = [
     { key: USER_ID_ATTR, value: input.userId },
     { key: STATUS_ATTR, value: state().status },
     ...(input.sessionId ? [{ key: SESSION_ID_ATTR, value: input.sessionId }] : []),
-  ]);
+  ];
+  // What the starter set already (a REST start, a session) is not written again.
+  const given = workflowInfo().typedSearchAttributes;
+  const missing = current ? attributes.filter(({ key, value }) => given.get(key) !== value) : attributes;
+  if (missing.length > 0) upsertSearchAttributes(missing);
 }
 
 /** The Web UI's current details of a tree run: status, goal and the progress tree. */

@@ -50,9 +50,15 @@ const POLICIES: Record<CallPolicy, ActivityOptions> = { model: MODEL_CALL, step:
 const CLOSE_RUN_PATCH = 'close-run';
 /** Runs recorded before short calls ran as local activities made every call a regular one; replaying them must too. */
 const LOCAL_CALLS_PATCH = 'local-calls';
-/** Runs recorded before their final report went out with `closeRun` signalled it themselves, after closing. */
-const REPORT_ON_CLOSE_PATCH = 'report-on-close';
 const ENDINGS: readonly string[] = TERMINAL_STATUSES;
+/**
+ * One patch id for every run feature so far, so that a new run records one patch marker (each is a
+ * history event and, with the `TemporalChangeVersion` search attribute the SDK's core upserts for it, a
+ * visibility write) instead of one per feature. Runs recorded before it replay through the feature's own
+ * patch: 'report-to-session', 'local-calls', 'close-run'. Two features exist only under it: the final
+ * report sent by `closeRun`, and the status written to its search attribute once per workflow task.
+ */
+export const RUN_FEATURES_PATCH = 'run-features-2026-11';
 /** A readable reason from an activity or child failure, for `lastError`. */
 function describeFailure(err: ActivityFailure | ChildWorkflowFailure): string {
   let cause: Error | undefined = err.cause;
@@ -65,6 +71,8 @@ function describeFailure(err: ActivityFailure | ChildWorkflowFailure): string {
 
 export interface RunEngineOptions<S, Person> {
   userId: string;
+  /** Whether the run was recorded with RUN_FEATURES_PATCH (`patched` when the workflow began). */
+  current: boolean;
   /** What the Web UI shows as the workflow's current details, after every batch. */
   details: (state: S) => string;
   /** Events delivered by message handlers (a reply); `await_person` waits for the first. */
@@ -84,23 +92,36 @@ export async function runEngine<S, A extends ActivityMap, Person>(
 ): Promise<S> {
   let reports: Promise<void> = Promise.resolve();
   // Activities get the run's state as a patch against the previous call's (src/engine/state-ref.ts).
-  const caller = new Caller(patched(LOCAL_CALLS_PATCH), options.lastCallMs ?? null);
+  const caller = new Caller(options.current || patched(LOCAL_CALLS_PATCH), options.lastCallMs ?? null);
   setHandler(defineQuery<SentState | null>(SENT_STATE_QUERY), () => caller.sender.last);
   let closing: CloseRunInput | undefined;
   /** The report of how the run ended, sent by the call that closes the run (`closeRun`), so the run can end in that task. */
   let finalReport: ParentNotice | undefined;
-  const reportOnClose = patched(REPORT_ON_CLOSE_PATCH);
+  const reportOnClose = options.current;
   const signalReport = ({ parentId, report }: ParentNotice) => {
     // In order, and even while the run is being cancelled; a parent that no longer exists is ignored.
     reports = reports.then(() => CancellationScope.nonCancellable(() => getExternalWorkflowHandle(parentId).signal(runReportSignal, report)).catch(() => undefined));
   };
+  /**
+   * The status the search attribute should show, written when the workflow task ends: before a wait that
+   * ends it (anything but a local call) and at the run's end. Every change within one task (a chain of local
+   * calls) would reach the server at the same moment anyway, each a visibility write; only the last counts.
+   */
+  const statusOnce = options.current;
+  let pendingStatus: string | null = null;
+  const writeStatus = () => {
+    if (pendingStatus !== null) upsertSearchAttributes([{ key: STATUS_ATTR, value: pendingStatus }]);
+    pendingStatus = null;
+  };
+  caller.beforeRegularCall = writeStatus;
   /** Carries out the commands that do not wait, in order; returns the one that does. */
   const carryOut = (commands: Command<A>[]): Command<A> | undefined => {
     let waitOn: Command<A> | undefined;
     for (const command of commands) {
       switch (command.kind) {
         case 'status':
-          upsertSearchAttributes([{ key: STATUS_ATTR, value: command.status }]);
+          if (statusOnce) pendingStatus = command.status;
+          else upsertSearchAttributes([{ key: STATUS_ATTR, value: command.status }]);
           break;
         case 'notify_parent': {
           const notice = { parentId: command.parentId, report: { ...command.report, lastCallMs: caller.lastCallMs } };
@@ -175,9 +196,12 @@ export async function runEngine<S, A extends ActivityMap, Person>(
   for (;;) {
     const next = carryOut(commands);
     if (!next || next.kind === 'end') break;
+    // A call writes it if it is made as a regular activity (Caller.beforeRegularCall).
+    if (next.kind !== 'call') writeStatus();
     commands = await waitOn(next);
   }
-  if (closing && patched(CLOSE_RUN_PATCH)) {
+  writeStatus();
+  if (closing && (options.current || patched(CLOSE_RUN_PATCH))) {
     // The final report goes after the earlier ones (a resumed run's 'running' must not arrive after its end).
     if (finalReport) await reports;
     if (await closeRun(closing, caller, finalReport)) finalReport = undefined;
