@@ -1,6 +1,7 @@
 /**
- * Crash recovery: the worker process is SIGKILLed in the middle of a run and a
- * new one finishes it. No completed step — model call or tool — runs twice.
+ * Crash recovery: the worker process is SIGKILLed in the middle of a run (or of a
+ * session's turn) and a new one finishes it. No completed step — model call or
+ * tool — runs twice.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,6 +11,8 @@ import { after, before, test } from 'node:test';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { connectClient } from '../../src/temporal/connection';
 import { Runs } from '../../src/temporal/runs';
+import { Sessions } from '../../src/temporal/sessions';
+import { openMemory } from '../../src/store/open-memory';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { StubModelServer } from '../helpers/stub-model-server';
 import { testConfig, waitFor } from '../helpers/temporal-env';
@@ -189,4 +192,50 @@ test('a worker killed in the middle of a chain of local calls: the next worker r
     .filter(Boolean);
   assert.ok(localCalls >= 3, `expected the quick steps and replans as local calls, got ${types.join(', ')}`);
   assert.equal(regularSteps, 2, `regular steps: ${types.join(', ')}`);
+});
+
+test("a worker killed while a session's run works on it: the run, started on that worker at once, is taken over and answers, and the conversation has each turn once", async () => {
+  const goal = 'survive a crash in a session turn';
+  let entered = false;
+  stub.script(goal, {
+    execution_plan: [
+      // The run's first call holds the workflow task that came back with its eager start while the worker dies.
+      async () => {
+        entered = true;
+        await new Promise((r) => setTimeout(r, 3_000));
+        return { steps: [respondStep] };
+      },
+      { steps: [respondStep] }, // asked again by the next worker: the call in flight was never finished
+    ],
+    final_answer: [answer('the session survived')],
+  });
+  const alive = workers.filter((w) => w.exitCode === null && w.signalCode === null);
+  await Promise.all(alive.map((w) => new Promise((r) => (w.once('exit', r), w.kill('SIGKILL')))));
+  workers.push(await startWorker());
+  const client = await connectClient(config);
+  const memory = await openMemory(config);
+  const sessions = new Sessions(client, memory.memory, config);
+  const { sessionId } = await sessions.create({ userId: 'crash-tester' });
+  const outcome = await sessions.send(sessionId, goal);
+  assert.equal(outcome.kind, 'new_run');
+  await waitFor('the run to be planning', async () => entered, 60_000);
+  workers.at(-1)!.kill('SIGKILL');
+  await new Promise((r) => workers.at(-1)!.once('exit', r));
+
+  workers.push(await startWorker());
+  const state = (await client.workflow.getHandle(outcome.runId ?? '').result()) as ExecutionState;
+  assert.equal(state.status, 'completed', state.lastError ?? '');
+  assert.equal(state.finalAnswer, 'the session survived');
+  const view = await waitFor('the session to show the answer', async () => {
+    const v = await sessions.get(sessionId);
+    return v.chatHistory.some((t) => t.role === 'assistant' && t.text === 'the session survived') ? v : null;
+  }, 60_000);
+  assert.equal(view.runs.find((r) => r.runId === outcome.runId)?.status, 'completed');
+  const turns = view.chatHistory.map((t) => `${t.role}: ${t.text}`);
+  assert.deepEqual(turns, [`user: ${goal}`, 'assistant: the session survived'], 'each turn once in the thread');
+  assert.equal(stub.requestsFor(goal, 'final_answer').length, 1);
+  assert.equal(stub.misses.length, 0);
+  await client.workflow.getHandle(sessionId).terminate();
+  await memory.close();
+  await client.connection.close();
 });
