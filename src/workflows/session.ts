@@ -17,6 +17,7 @@ import {
   ParentClosePolicy,
   patched,
   setHandler,
+  sleep,
   startChild,
   TemporalFailure,
   upsertSearchAttributes,
@@ -67,6 +68,8 @@ const SESSION_END = 'session-end';
 const LOCAL_CALLS = 'local-calls';
 /** Patch id of sessions that start their runs from an activity (src/activities/run-starts.ts), not as child workflows. */
 const RUNS_STARTED_BY_ACTIVITY = 'runs-started-by-activity';
+/** Patch id of sessions whose idle timeout is one timer per idle stretch, not a timer started and cancelled per message. */
+const IDLE_TIMER_ONCE = 'idle-timer-once';
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
 const DEFAULT_HAND_OVER_GRACE = 500;
 export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
@@ -121,6 +124,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const endable = patched(SESSION_END);
   const caller = new Caller(patched(LOCAL_CALLS));
   const startsByActivity = patched(RUNS_STARTED_BY_ACTIVITY);
+  const idleTimerOnce = patched(IDLE_TIMER_ONCE);
   // Memory writes and the summary model are timed apart: fast writes say nothing of the model's speed.
   const memory = callsThrough<SessionActivities>(caller, MEMORY, 'memory');
   const summary = callsThrough<SessionActivities>(caller, SUMMARY_CALL, 'summary');
@@ -129,6 +133,25 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const idleTimeoutMs = input.settings?.idleTimeoutMs ?? 0;
   /** How long the latest call of the session's latest reporting run took: its next run's first call is local when that was fast. */
   let lastRunCallMs: number | null = carried?.lastRunCallMs ?? null;
+  /**
+   * The idle timeout's one timer: armed when the session falls idle, left running through messages (a
+   * timer started and cancelled per message is two history events and two server timer tasks each); when
+   * it fires, the session ends only if nothing came for `idleTimeoutMs`, else it is armed for the rest.
+   */
+  let lastActive = Date.now();
+  let idleTimerArmed = false;
+  let idleTimerFired = false;
+  const armIdleTimer = () => {
+    if (idleTimerArmed) return;
+    idleTimerArmed = true;
+    sleep(Math.max(1, lastActive + idleTimeoutMs - Date.now())).then(
+      () => {
+        idleTimerArmed = false;
+        idleTimerFired = true;
+      },
+      () => undefined, // cancelled with the session
+    );
+  };
   /**
    * Whether a message was answered in the workflow task now running (anything that arrives begins a new
    * task). Temporal refuses a task that continues as new if a message or report arrives while it runs, and
@@ -418,7 +441,17 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     const ready = () => inbox.length > 0 || canHandOver();
     // Idle with nothing open (no run works or waits for the person): the conversation ends.
     if (endable && idleTimeoutMs > 0 && openRuns(runs).length === 0) {
-      if (!(await condition(ready, idleTimeoutMs))) {
+      if (idleTimerOnce) {
+        armIdleTimer();
+        await condition(() => ready() || idleTimerFired);
+        if (!ready()) {
+          idleTimerFired = false;
+          if (Date.now() - lastActive < idleTimeoutMs) continue; // not idle that long yet: armed again for the rest
+          await end('idle');
+          publish();
+          break;
+        }
+      } else if (!(await condition(ready, idleTimeoutMs))) {
         await end('idle');
         publish();
         break;
@@ -435,6 +468,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     }
     const item = inbox.shift();
     if (!item) break;
+    lastActive = Date.now();
     if (item.kind === 'report') {
       await onReport(item.report);
     } else {
