@@ -80,12 +80,12 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
         },
       );
     }
-    return runEngine<ExecutionState, TreeActivities, TreePersonEvent>(engine, { userId: input.userId, current, details: treeDetails, inbox, lastCallMs: input.lastCallMs ?? null });
+    return runEngine<ExecutionState, TreeActivities, TreePersonEvent>(engine, { userId: input.userId, current, eventsWhileBusy: true, details: treeDetails, inbox, lastCallMs: input.lastCallMs ?? null });
   }
   const engine = new PlanEngine({ ...input, runId, reportTo }, new Date());
   const inbox: ReplyEvent[] = [];
   wireCommon(input, current, () => engine.state, () => engine.canTakeReply() && inbox.length === 0, inbox);
-  return runEngine<ExecutionState, PlanActivities, ReplyEvent>(engine, { userId: input.userId, current, details: renderProgress, inbox, lastCallMs: input.lastCallMs ?? null });
+  return runEngine<ExecutionState, PlanActivities, ReplyEvent>(engine, { userId: input.userId, current, eventsWhileBusy: false, details: renderProgress, inbox, lastCallMs: input.lastCallMs ?? null });
 }
 
 /** What every run has: the state query, replies by update and by signal, its search attributes. */

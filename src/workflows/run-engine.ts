@@ -73,6 +73,8 @@ export interface RunEngineOptions<S, Person> {
   userId: string;
   /** Whether the run was recorded with RUN_FEATURES_PATCH (`patched` when the workflow began). */
   current: boolean;
+  /** Whether a person's event can reach the engine while a call or child run is in flight (a tree's skip or redo). */
+  eventsWhileBusy: boolean;
   /** What the Web UI shows as the workflow's current details, after every batch. */
   details: (state: S) => string;
   /** Events delivered by message handlers (a reply); `await_person` waits for the first. */
@@ -161,6 +163,10 @@ export async function runEngine<S, A extends ActivityMap, Person>(
           if (next.some(isBlocking)) return next;
           carryOut(next);
         }
+      } else if (!options.eventsWhileBusy) {
+        // Nothing can reach the engine while this is in flight: no race to set up (each promise a workflow
+        // makes costs a stack trace in the SDK's sandbox).
+        event = await perform(command, options, caller);
       } else {
         const scope = new CancellationScope();
         const inFlight = scope.run(() => perform(command, options, caller));
