@@ -7,7 +7,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { PLAN_WORKFLOW_TYPE, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT, type PlanExecutionInput } from '../workflows/definitions';
+import { PLAN_WORKFLOW_TYPE, runSearchAttributes, SESSION_ID_ATTR, WORKFLOW_TASK_TIMEOUT, type PlanExecutionInput } from '../workflows/definitions';
 import { runReportSignal, type RunReport } from '../workflows/session-definitions';
 import { parentReport } from '../engine/report';
 import { isTerminal, type ExecutionState } from '../planning/execution-state';
@@ -43,11 +43,7 @@ export async function startSessionRun({ runId, input, summary }: StartRunInput):
       workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
       staticSummary: summary.slice(0, 200),
       memo: { goal: input.goal },
-      typedSearchAttributes: [
-        { key: USER_ID_ATTR, value: input.userId },
-        ...(input.sessionId ? [{ key: SESSION_ID_ATTR, value: input.sessionId }] : []),
-        { key: STATUS_ATTR, value: 'planning' },
-      ],
+      typedSearchAttributes: runSearchAttributes(input.userId, 'planning', input.sessionId),
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       // Its first workflow task comes back with the start and runs here, with no dispatch in between.

@@ -18,6 +18,7 @@ import { isTerminal, type ExecutionState, type RunStatus } from '../planning/exe
 import {
   getStateQuery,
   PLAN_WORKFLOW_TYPE,
+  runSearchAttributes,
   submitReplyUpdate,
   submitReviewUpdate,
   redoTaskUpdate,
@@ -127,11 +128,7 @@ export class Runs {
       args: [input],
       staticSummary: `${request.userId}: ${request.goal}`.slice(0, 200),
       memo: { goal: request.goal },
-      typedSearchAttributes: [
-        { key: USER_ID_ATTR, value: request.userId },
-        { key: STATUS_ATTR, value: 'planning' },
-        ...(request.sessionId ? [{ key: SESSION_ID_ATTR, value: request.sessionId }] : []),
-      ],
+      typedSearchAttributes: runSearchAttributes(request.userId, 'planning', request.sessionId),
     });
     return { runId, status: 'planning' };
   }

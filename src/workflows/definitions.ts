@@ -2,7 +2,7 @@
  * Signals, queries and search attributes of Threadline workflows — defined once,
  * imported by workflows, the API, the chat client and tests alike.
  */
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunAgent } from '../agents/names';
 import type { CodeVersion } from '../planning/code-version';
@@ -24,6 +24,13 @@ export const USER_ID_ATTR = defineSearchAttributeKey('ThreadlineUserId', SearchA
 export const STATUS_ATTR = defineSearchAttributeKey('ThreadlineStatus', SearchAttributeType.KEYWORD);
 export const SESSION_ID_ATTR = defineSearchAttributeKey('ThreadlineSessionId', SearchAttributeType.KEYWORD);
 export const SEARCH_ATTRIBUTE_NAMES = [USER_ID_ATTR.name, STATUS_ATTR.name, SESSION_ID_ATTR.name];
+
+/** A run's search attributes: its user, its status and, for a run of a session, the session. */
+export const runSearchAttributes = (userId: string, status: string, sessionId?: string | null): SearchAttributePair[] => [
+  { key: USER_ID_ATTR, value: userId },
+  { key: STATUS_ATTR, value: status },
+  ...(sessionId ? [{ key: SESSION_ID_ATTR, value: sessionId }] : []),
+];
 
 /**
  * The workflow task timeout of runs and sessions (Temporal's default: 10 s). While a local call

@@ -19,9 +19,7 @@ import {
   STEER_REFUSALS,
   submitReplyUpdate,
   submitReviewUpdate,
-  SESSION_ID_ATTR,
-  STATUS_ATTR,
-  USER_ID_ATTR,
+  runSearchAttributes,
   type PlanExecutionInput,
 } from './definitions';
 import { runEngine, RUN_FEATURES_PATCH } from './run-engine';
@@ -107,11 +105,7 @@ function wireCommon(input: PlanExecutionInput, current: boolean, state: () => Ex
       },
     },
   );
-  const attributes = [
-    { key: USER_ID_ATTR, value: input.userId },
-    { key: STATUS_ATTR, value: state().status },
-    ...(input.sessionId ? [{ key: SESSION_ID_ATTR, value: input.sessionId }] : []),
-  ];
+  const attributes = runSearchAttributes(input.userId, state().status, input.sessionId);
   // What the starter set already (a REST start, a session) is not written again.
   const given = workflowInfo().typedSearchAttributes;
   const missing = current ? attributes.filter(({ key, value }) => given.get(key) !== value) : attributes;

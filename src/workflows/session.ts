@@ -37,7 +37,7 @@ import {
   renderSessionState,
   waitingRuns,
 } from '../sessions/session-state';
-import { replySignal, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT, type PlanExecutionInput } from './definitions';
+import { replySignal, runSearchAttributes, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT, type PlanExecutionInput } from './definitions';
 import { Caller, callsThrough } from './calls';
 import { planExecutionWorkflow } from './plan-execution';
 import { getSessionQuery, HANDING_OVER, runReportSignal, sendMessageUpdate, type MessageOutcome, type RunReport, type SessionInput, type SessionWorkflowView } from './session-definitions';
@@ -257,15 +257,26 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
 
   /** Starts the run of a message whose turn `remember` already recorded (sessions from before RUNS_STARTED_BY_ACTIVITY). */
   async function startRun(goal: string): Promise<string> {
-    const runId = nextRunId();
-    runs = pruneRuns([...runs, newSessionRun(runId, goal, now())]);
+    const runId = listRun(goal);
     try {
       await startAsChild(runId, runInputFor(goal), summaryFor(goal));
     } catch (err) {
-      if (isExpectedFailure(err)) runs = runs.map((r) => (r.runId === runId ? { ...r, status: 'failed' as const, lastError: `could not start: ${rootMessage(err)}` } : r));
-      throw err;
+      throw notStarted(runId, err);
     }
     return runId;
+  }
+
+  /** Lists the run a message starts (as `planning`) and returns its id. */
+  function listRun(goal: string): string {
+    const runId = nextRunId();
+    runs = pruneRuns([...runs, newSessionRun(runId, goal, now())]);
+    return runId;
+  }
+
+  /** Marks a listed run failed when its start failed as expected (an activity or start failure); returns `err` to throw. */
+  function notStarted(runId: string, err: unknown): unknown {
+    if (isExpectedFailure(err)) runs = runs.map((r) => (r.runId === runId ? { ...r, status: 'failed' as const, lastError: `could not start: ${rootMessage(err)}` } : r));
+    return err;
   }
 
   /**
@@ -274,8 +285,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
    * Returns the worker's capabilities, as `remember` does. Runs report back to the session by its id.
    */
   async function rememberAndStart(turn: Turn, goal: string): Promise<string> {
-    const runId = nextRunId();
-    runs = pruneRuns([...runs, newSessionRun(runId, goal, now())]);
+    const runId = listRun(goal);
     window = appendTurns(window, [estimateTokens(turn.text)], limits.maxTurns);
     try {
       const { capabilities: current, ended } = await memory.recordTurns({ sessionId, threadId, turns: [turn], start: { runId, input: runInputFor(goal), summary: summaryFor(goal) } });
@@ -283,8 +293,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
       if (ended) inbox.push({ kind: 'report', report: ended });
       return current;
     } catch (err) {
-      if (isExpectedFailure(err)) runs = runs.map((r) => (r.runId === runId ? { ...r, status: 'failed' as const, lastError: `could not start: ${rootMessage(err)}` } : r));
-      throw err;
+      throw notStarted(runId, err);
     }
   }
 
@@ -306,11 +315,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
       args: [runInput],
       staticSummary: summary,
       memo: { goal: runInput.goal },
-      typedSearchAttributes: [
-        { key: USER_ID_ATTR, value: userId },
-        { key: SESSION_ID_ATTR, value: sessionId },
-        { key: STATUS_ATTR, value: 'planning' },
-      ],
+      typedSearchAttributes: runSearchAttributes(userId, 'planning', sessionId),
       // Runs outlive the session's continue-as-new; they report back to the session by its id.
       parentClosePolicy: ParentClosePolicy.ABANDON,
     });
