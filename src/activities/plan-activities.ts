@@ -4,7 +4,7 @@
  * (the worker passes real ones; tests and the benchmark pass their own).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { finishStep, findStep, headForHistory, makeObservation, type ExecutionState, type Observation, type ObservationKind } from '../planning/execution-state';
+import { applyPlan, finishStep, findStep, headForHistory, makeObservation, nextPendingStep, startStep, type ExecutionState, type Observation, type ObservationKind } from '../planning/execution-state';
 import type { PlannerCallName, ReplanDecisionReply, StepSpec } from '../planning/schemas';
 import type { PlannerContext } from '../llm/prompts';
 import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
@@ -25,6 +25,7 @@ import { assertCurrent, codeVersionOf } from './code-version';
 import { handOverUnlessQuick, idempotencyKey, withHeartbeats } from './heartbeat';
 import { sendMemoryJob } from './memory-jobs';
 import { notifyParent, type ParentNotice } from './run-starts';
+import { recordEnding } from './session-turns';
 import type { MemoryWorkflowSettings } from '../workflows/memory-definitions';
 import { agentNameOf, notAllowedMessage, toolAllowed, type AgentInvocation } from '../agents/names';
 import type { AgentProfile } from '../agents/profile';
@@ -168,6 +169,22 @@ export async function runToolStep(
   return { kind: 'tool', content: deps.toolResults ? await boundToolResult(content, deps.toolResults.maxBytes, deps.toolResults.store) : content };
 }
 
+/** The answer of a plan's first step, a respond step, given with the plan (`answerAtOnce`). */
+export interface PlanAnswer {
+  stepId: string;
+  text: string;
+}
+
+/** planRun's result: the plan, what it was made with, and the answer when the plan begins with it. */
+export interface PlannedRun {
+  steps: StepSpec[];
+  model: string;
+  codeVersion?: CodeVersion;
+  threadId?: string;
+  snapshots?: Observation[];
+  answer?: PlanAnswer;
+}
+
 /** closeRun's input: how the run ended, and the report its parent gets once the run is closed. */
 export type CloseRunCall = CloseRunInput & { notify?: ParentNotice };
 
@@ -180,11 +197,24 @@ export type CloseRunCall = CloseRunInput & { notify?: ParentNotice };
 export async function closeRun(deps: Pick<PlanActivityDeps, 'memory' | 'longterm' | 'memoryPasses'>, { state, ending, notify }: CloseRunCall): Promise<void> {
   if (deps.memory) await closeRunThread(deps.memory, state, ending);
   // react_mem (seed 002): the invocation is over and answered; extraction happens later, elsewhere.
-  if (deps.memory && deps.longterm && deps.memoryPasses && !state.parentRunId && ending !== 'cancelled') {
+  const extract = async () => {
+    if (!deps.memory || !deps.longterm || !deps.memoryPasses || state.parentRunId || ending === 'cancelled') return;
     const job = { kind: 'extract' as const, key: `extract:${state.runId}`, runId: state.runId, sessionId: state.sessionId ?? null, goal: state.goal, at: new Date().toISOString() };
     await sendMemoryJob(state.userId, job, deps.memoryPasses);
-  }
-  if (notify) await notifyParent(notify);
+  };
+  const report = async () => {
+    if (notify) await notifyParent(deps.memory ? await withEndingTurn(deps.memory, deps.longterm, state, notify) : notify);
+  };
+  // Independent: the parent's report does not wait for the memory workflow's signal.
+  await Promise.all([extract(), report()]);
+}
+
+/** A session's run adds its ending's turn to the session's thread itself (`recordEnding`); other parents get the report as it is. */
+async function withEndingTurn(memory: MemoryService, longterm: LongTermMemory | undefined, state: ExecutionState, notify: ParentNotice): Promise<ParentNotice> {
+  const { sessionId, sessionThreadId } = state;
+  if (!sessionId || !sessionThreadId || state.parentRunId || notify.parentId !== sessionId) return notify;
+  const report = await recordEnding({ memory, ...(longterm ? { longterm } : {}) }, { sessionId, threadId: sessionThreadId, report: notify.report });
+  return { ...notify, report };
 }
 
 async function closeRunThread(memory: MemoryService, state: ExecutionState, ending: CloseRunInput['ending']): Promise<void> {
@@ -263,6 +293,20 @@ export function createPlanActivities(deps: PlanActivityDeps) {
     }
   }
 
+  /**
+   * A plan that begins with its respond step is answered in the same call (`final_answer` with the run's
+   * state as the engine will have it: planned, that step started): one call fewer per run, the common one
+   * of a conversation. The engine takes the answer only where it would have asked for it.
+   */
+  async function answerAtOnce(state: ExecutionState, steps: StepSpec[], signal: AbortSignal): Promise<PlanAnswer | undefined> {
+    const now = new Date();
+    const withPlan = applyPlan(state, steps, now);
+    const first = nextPendingStep(withPlan);
+    if (first?.type !== 'respond') return undefined;
+    const { answer } = await model('final_answer', startStep(withPlan, first.id, now), signal, first.id);
+    return { stepId: first.id, text: answer };
+  }
+
   /** The step's own work: a tool call or a reasoning call. */
   async function work(state: ExecutionState, stepId: string, key: string, signal: AbortSignal): Promise<StepObservation> {
     const step = findStep(state, stepId);
@@ -277,7 +321,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
 
   return {
     /** `execution_plan`: the first plan of a run. */
-    async planRun({ state }: { state: ExecutionState }): Promise<{ steps: StepSpec[]; model: string; codeVersion?: CodeVersion; threadId?: string; snapshots?: Observation[] }> {
+    async planRun({ state }: { state: ExecutionState }): Promise<PlannedRun> {
       // Live tools are called before planning.
       handOverUnlessQuick(deps.tools, deps.tools.liveTools().map((t) => t.name));
       return withHeartbeats(async (signal) => {
@@ -287,8 +331,10 @@ export function createPlanActivities(deps: PlanActivityDeps) {
         const snapshots = await preflight(planned, signal);
         if (snapshots.length > 0) planned = { ...planned, observations: [...planned.observations, ...snapshots] };
         const { steps } = await model('execution_plan', planned, signal);
+        const answer = await answerAtOnce(planned, steps, signal);
         return {
           steps,
+          ...(answer ? { answer } : {}),
           model: deps.provider.label,
           codeVersion: codeVersionOf(deps.provider, deps.tools),
           ...(planned.threadId ? { threadId: planned.threadId } : {}),

@@ -4,11 +4,9 @@
  * `task_state_summary` model call that compresses older turns into TaskState — and the start of
  * its runs (src/activities/run-starts.ts).
  */
-import { createHash } from 'node:crypto';
 import type { ModelProvider } from '../llm/provider';
 import { completeStructured } from '../llm/structured';
-import type { OperationMeta } from '../memory/model';
-import { isTaskStateChunk, isTurnChunk, planCompression, readConversation, taskStateChunk, turnChunk } from '../sessions/session-chunks';
+import { isTaskStateChunk, isTurnChunk, planCompression, readConversation, taskStateChunk } from '../sessions/session-chunks';
 import { emptyTaskState, estimateTokens, type TaskState, type Turn } from '../sessions/session-model';
 import { DEFAULT_SESSION_LIMITS } from '../sessions/session-state';
 import { describeDropped, enforceTaskStateRules } from '../sessions/task-state-rules';
@@ -24,6 +22,7 @@ import type { KeyValueStore } from '../store/kv';
 import type { MemoryWorkflowSettings } from '../workflows/memory-definitions';
 import { sendMemoryJob } from './memory-jobs';
 import { startSessionRun, type StartRunInput } from './run-starts';
+import { addSessionTurns, sessionMeta, shortHash } from './session-turns';
 import type { RunReport } from '../workflows/session-definitions';
 
 export interface SessionActivityDeps {
@@ -44,8 +43,6 @@ const TASK_STATES = 'task-state';
 /** Seed 002's name for a user's TaskState across sessions. */
 export const userTaskStateKey = (userId: string) => `agent_task_state_${userId}`;
 
-const hash = (text: string, length: number) => createHash('sha256').update(text).digest('hex').slice(0, length);
-
 /**
  * What this worker can do, as a fingerprint: its model, prompts and tools (the version runs record).
  * When it changes, plans made before are stale (seed 000's workflow versioning).
@@ -54,7 +51,6 @@ export const capabilitiesFingerprint = (deps: Pick<SessionActivityDeps, 'provide
 
 export function createSessionActivities(deps: SessionActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
-  const system = (sessionId: string, reason: string, trigger: string): OperationMeta => ({ origin: 'system', reason, trigger: `${sessionId}: ${trigger}` });
   /** react_mem keeps TaskState per user (seed 002); under react it lives in the session only. */
   const userTaskStates = deps.longterm ? deps.store : undefined;
   const putTaskState = async (userId: string | null, taskState: TaskState | null) => {
@@ -83,13 +79,13 @@ export function createSessionActivities(deps: SessionActivityDeps) {
             agentModifiable: false,
           },
         ],
-        meta: system(sessionId, 'memory thread of a session', `session ${sessionId} started`),
+        meta: sessionMeta(sessionId, 'memory thread of a session', `session ${sessionId} started`),
       });
       const carried = first && userTaskStates ? await userTaskStates.get<TaskState | null>(TASK_STATES, userTaskStateKey(userId)) : undefined;
       if (carried) {
         const { chunks } = await deps.memory.view(thread.id);
         if (!chunks.some((c) => isTaskStateChunk(c) || isTurnChunk(c))) {
-          await deps.memory.apply(thread.id, { op: 'add', chunks: [taskStateChunk(sessionId, carried)] }, system(sessionId, 'the task state of this user\'s last session', 'new session'), {
+          await deps.memory.apply(thread.id, { op: 'add', chunks: [taskStateChunk(sessionId, carried)] }, sessionMeta(sessionId, 'the task state of this user\'s last session', 'new session'), {
             operationId: operationIdFor(`${idempotencyKey()}:task-state`),
           });
         }
@@ -98,31 +94,15 @@ export function createSessionActivities(deps: SessionActivityDeps) {
     },
 
     /**
-     * Mirrors turns into the thread (idempotently: a retry writes nothing twice) and returns their
-     * message ids — plus the capabilities fingerprint, so every message notices a change of tools.
+     * Adds turns to the thread (idempotently: a retry writes nothing twice, nor does another writer with
+     * the same `key`) and returns their message ids — plus the capabilities fingerprint, so every message
+     * notices a change of tools. With `start`, then starts the run the message asks for (it reads the turn
+     * in its prompt).
      */
-    /** Adds turns to the thread; then, with `start`, starts the run the message asks for (it reads the turn in its prompt). */
-    async recordTurns({ sessionId, threadId, turns, start }: { sessionId: string; threadId: string; turns: Turn[]; start?: StartRunInput }): Promise<{ messageIds: string[]; capabilities: string; ended?: RunReport }> {
+    async recordTurns({ sessionId, threadId, turns, start, key: given }: { sessionId: string; threadId: string; turns: Turn[]; start?: StartRunInput; key?: string }): Promise<{ messageIds: string[]; capabilities: string; ended?: RunReport }> {
       // A message that starts a run is named by its run: a replay that handles it at another point of the session's history records it once.
-      const key = start ? `start:${start.runId}` : idempotencyKey();
-      const messageIds = turns.map((_, i) => `msg_${hash(`${key}#${i}`, 12)}`);
-      if (turns.length > 0) {
-        await deps.memory.apply(
-          threadId,
-          { op: 'add', chunks: turns.map((t, i) => turnChunk(sessionId, t, messageIds[i] ?? '')) },
-          system(sessionId, 'conversation turn', turns.map((t) => (t.role === 'user' ? 'user message' : `reply of ${t.runId ?? 'the session'}`)).join(', ')),
-          { operationId: operationIdFor(`${key}:turns`) },
-        );
-        // Past the hard limit (a long pasted text) the thread is shortened at once, without a model
-        // call, so the reply is not held up; summaries wait for compressHistory.
-        await deps.memory.compactIfNeeded(threadId, { reason: 'token limit exceeded', trigger: `${sessionId}: conversation turn` }, { summarize: false });
-        const userId = deps.longterm ? await deps.memory.ownerOf(threadId) : null;
-        if (deps.longterm && userId) {
-          // Recall memory (seed 002): searchable across sessions by text and by the same short id; a retry adds nothing twice.
-          const messages = turns.map((t, i) => ({ id: messageIds[i] ?? '', sessionId, role: t.role, text: t.text, at: t.at }));
-          await deps.longterm.addMessages(userId, messages, { origin: 'system', reason: 'conversation message', sessionId });
-        }
-      }
+      const key = start ? `start:${start.runId}` : (given ?? idempotencyKey());
+      const messageIds = await addSessionTurns(deps, { sessionId, threadId, turns, key });
       const started = start ? await startSessionRun(start) : {};
       return { messageIds, capabilities: capabilitiesFingerprint(deps), ...started };
     },
@@ -157,7 +137,7 @@ export function createSessionActivities(deps: SessionActivityDeps) {
         await deps.memory.apply(
           input.threadId,
           { op: 'batch_replace', chunkIds: plan.replaced, chunk: plan.chunk(taskState) },
-          system(input.sessionId, 'older turns compressed into the task state', `${plan.older.length} older turn(s) left the recent history`),
+          sessionMeta(input.sessionId, 'older turns compressed into the task state', `${plan.older.length} older turn(s) left the recent history`),
           { operationId: operationIdFor(`${key}:compress`), notes: dropped.map((d) => `dropped by the TaskState rules: ${describeDropped(d)}`) },
         );
         await deps.memory.compactIfNeeded(input.threadId, { reason: 'soft token limit exceeded', trigger: `${input.sessionId}: compression` });
@@ -175,11 +155,11 @@ export function createSessionActivities(deps: SessionActivityDeps) {
     /** `/clear`: the thread forgets the turns and the TaskState (with the compressed turns it names); the audit records it either way. */
     async clearSession({ sessionId, threadId, cancelledRuns }: { sessionId: string; threadId: string; cancelledRuns: string[] }): Promise<void> {
       const key = idempotencyKey();
-      const meta = system(sessionId, '/clear', `the person cleared the session${cancelledRuns.length > 0 ? `; cancelled ${cancelledRuns.join(', ')}` : ''}`);
+      const meta = sessionMeta(sessionId, '/clear', `the person cleared the session${cancelledRuns.length > 0 ? `; cancelled ${cancelledRuns.join(', ')}` : ''}`);
       const { chunks } = await deps.memory.view(threadId);
       const forgotten = chunks.filter((c) => isTurnChunk(c) || isTaskStateChunk(c)).map((c) => c.id);
       if (forgotten.length > 0) await deps.memory.apply(threadId, { op: 'delete', chunkIds: forgotten }, meta, { operationId: operationIdFor(`${key}:clear`) });
-      else await deps.memory.checkpoint(threadId, `cleared-${hash(key, 8)}`, meta);
+      else await deps.memory.checkpoint(threadId, `cleared-${shortHash(key, 8)}`, meta);
       // Forgotten for the next session too.
       await saveTaskState(threadId, null);
     },
@@ -193,7 +173,7 @@ export function createSessionActivities(deps: SessionActivityDeps) {
       const { userId } = thread;
       const { taskState } = readConversation(chunks, 0);
       if (taskState) await putTaskState(userId, taskState);
-      await deps.memory.checkpoint(threadId, `ended-${hash(idempotencyKey(), 8)}`, system(sessionId, `conversation ended: ${reason}`, 'session ended'));
+      await deps.memory.checkpoint(threadId, `ended-${shortHash(idempotencyKey(), 8)}`, sessionMeta(sessionId, `conversation ended: ${reason}`, 'session ended'));
       if (deps.longterm && deps.memoryPasses && userId) {
         const job = { kind: 'promote' as const, key: `promote:${sessionId}`, sessionId, threadId, reason, at: new Date().toISOString() };
         await sendMemoryJob(userId, job, deps.memoryPasses);

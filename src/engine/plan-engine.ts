@@ -8,7 +8,7 @@
  * them out in order, so a change here that reorders them breaks replay (test/workflows/replay).
  */
 import { agentRunInput, newRunOf } from './run-inputs';
-import type { PlanActivities } from '../activities/plan-activities';
+import type { PlanActivities, PlanAnswer } from '../activities/plan-activities';
 import { agentNameOf, type AgentInvocation } from '../agents/names';
 import * as model from '../planning/execution-state';
 import type { ExecutionState, Observation, PlanStep, RunEnding } from '../planning/execution-state';
@@ -119,7 +119,8 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
           observations: [...this.#state.observations, ...(planned.snapshots ?? [])],
         };
         this.#publish(model.applyPlan(this.#state, planned.steps, now));
-        return this.#advance(now);
+        // Histories recorded before plans could come with their answer have none: the respond step asks for it.
+        return this.#advance(now, planned.answer);
       }
       case 'executeStep': {
         if (waiting.for !== 'step') throw new Error(`a step result arrived while the run waits for ${waiting.for}`);
@@ -140,17 +141,15 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
       }
       case 'respond': {
         if (waiting.for !== 'answer') throw new Error(`an answer arrived while the run waits for ${waiting.for}`);
-        if (waiting.stepId !== null) this.#publish(model.finishStep(this.#state, waiting.stepId, 'completed', null, now));
-        this.#publish(model.complete(this.#state, event.value.answer, now));
-        return this.#end('answered');
+        return this.#answered(waiting.stepId, event.value.answer, now);
       }
       case 'closeRun':
         throw new Error('closeRun comes from a close command, whose result the engine never waits for');
     }
   }
 
-  /** The next step, or the final answer when the plan ran out, or the end at the step limit. */
-  #advance(now: Date): PlanCommand[] {
+  /** The next step, or the final answer when the plan ran out, or the end at the step limit; `given`: the next respond step's answer, if it came with the plan. */
+  #advance(now: Date, given?: PlanAnswer): PlanCommand[] {
     const step = model.nextPendingStep(this.#state);
     if (!step) {
       // The plan ran out without a respond step: write the answer from what was observed.
@@ -161,13 +160,14 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
       this.#publish(model.fail(this.#state, `step limit reached: a run may execute at most ${this.input.limits.maxSteps} steps`, now));
       return this.#end('step_limit');
     }
-    return this.#run(step, now);
+    return this.#run(step, now, given?.stepId === step.id ? given.text : undefined);
   }
 
-  #run(step: PlanStep, now: Date): PlanCommand[] {
+  #run(step: PlanStep, now: Date, answer?: string): PlanCommand[] {
     switch (step.type) {
       case 'respond':
         this.#publish(model.startStep(this.#state, step.id, now));
+        if (answer !== undefined) return this.#answered(step.id, answer, now);
         this.#waiting = { for: 'answer', stepId: step.id };
         return this.#emit({ kind: 'call', activity: 'respond', input: { state: this.#state, stepId: step.id }, policy: 'model', summary: stepSummary(step) });
       case 'tool':
@@ -192,6 +192,13 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
       case 'subplan':
         return this.#subplan(step, now);
     }
+  }
+
+  /** The run's answer: its respond step (none when the plan ran out without one) done, the run complete. */
+  #answered(stepId: string | null, answer: string, now: Date): PlanCommand[] {
+    if (stepId !== null) this.#publish(model.finishStep(this.#state, stepId, 'completed', null, now));
+    this.#publish(model.complete(this.#state, answer, now));
+    return this.#end('answered');
   }
 
   #subplan(step: PlanStep, now: Date): PlanCommand[] {

@@ -43,22 +43,44 @@ export function applyReport(runs: readonly SessionRun[], report: RunStatusReport
   if (!run || (FINISHED.includes(run.status) && run.status === report.status)) return { runs: [...runs], turn: null };
   const at = now.toISOString();
   let next: SessionRun = { ...run, status: report.status };
-  let turn: Turn | null = null;
   if (report.status === 'waiting_user' || report.status === 'waiting_user_confirmation') {
     const question = report.question ?? '';
     next = { ...next, status: isConfirmationQuestion(question) ? 'waiting_user_confirmation' : 'waiting_user', question, askedAt: at };
-    turn = { role: 'assistant', text: question, at, runId: run.runId };
   } else if (report.status === 'completed') {
     next = { ...next, question: null, finalAnswer: report.finalAnswer };
-    turn = { role: 'assistant', text: report.finalAnswer ?? '(no answer)', at, runId: run.runId };
   } else if (report.status === 'failed') {
     next = { ...next, question: null, lastError: report.lastError };
-    turn = { role: 'assistant', text: `That request failed: ${report.lastError ?? 'unknown error'}. Say "try again" to retry it.`, at, runId: run.runId };
   } else if (report.status === 'cancelled') {
     next = { ...next, question: null };
   }
-  return { runs: runs.map((r) => (r.runId === run.runId ? next : r)), turn };
+  return { runs: runs.map((r) => (r.runId === run.runId ? next : r)), turn: reportTurn(report, at) };
 }
+
+/**
+ * The turn a report adds to the conversation — the question, the answer, or why the run failed — or
+ * null. The session adds it, or the call that closes the run (`recorded` reports) before it reports.
+ */
+export function reportTurn(report: RunStatusReport, at: string): Turn | null {
+  const turn = (text: string): Turn => ({ role: 'assistant', text, at, runId: report.runId });
+  switch (report.status) {
+    case 'waiting_user':
+    case 'waiting_user_confirmation':
+      return turn(report.question ?? '');
+    case 'completed':
+      return turn(report.finalAnswer ?? '(no answer)');
+    case 'failed':
+      return turn(`That request failed: ${report.lastError ?? 'unknown error'}. Say "try again" to retry it.`);
+    default:
+      return null;
+  }
+}
+
+/**
+ * The idempotency key of the turn of a run's ending: the same whoever adds it (the closing call, or
+ * the session for an ending it learned otherwise), so it reaches the thread once. A run ends once; it
+ * may ask many times, so questions have none.
+ */
+export const endingTurnKey = (report: RunStatusReport): string | undefined => (FINISHED.includes(report.status) ? `ending:${report.runId}:${report.status}` : undefined);
 
 /** The session's view of a run after it was sent the person's reply. */
 export const markReplied = (runs: readonly SessionRun[], runId: string): SessionRun[] =>

@@ -27,6 +27,8 @@ export interface RunReport {
   lastError: string | null;
   /** How long the run's latest activity call took (ms), for the speed of the session's next run's first call. */
   lastCallMs?: number | null;
+  /** The report's turn is in the session's thread already: the call that closed the run added it (src/activities/session-turns.ts). */
+  recorded?: boolean;
 }
 export const runReportSignal = defineSignal<[RunReport]>('runReport');
 

@@ -30,6 +30,7 @@ import {
   appendTurns,
   applyReport,
   DEFAULT_SESSION_LIMITS,
+  endingTurnKey,
   markReplied,
   newSessionRun,
   openRuns,
@@ -221,11 +222,11 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     return true;
   }
 
-  /** Adds turns to the memory thread (and their estimates to the window). */
-  async function remember(newTurns: Turn[]): Promise<string | null> {
+  /** Adds turns to the memory thread (and their estimates to the window); `key` names them (src/activities/session-turns.ts). */
+  async function remember(newTurns: Turn[], key?: string): Promise<string | null> {
     window = appendTurns(window, newTurns.map((t) => estimateTokens(t.text)), limits.maxTurns);
     try {
-      const { capabilities: current } = await memory.recordTurns({ sessionId, threadId, turns: newTurns });
+      const { capabilities: current } = await memory.recordTurns({ sessionId, threadId, turns: newTurns, ...(key ? { key } : {}) });
       return current;
     } catch (err) {
       // The conversation goes on; the thread misses these turns.
@@ -426,8 +427,13 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     // Shown before the turn reaches the thread (which the view reads at once): a view with the answer shows its run done.
     publish();
     if (applied.turn) {
-      const current = await remember([applied.turn]);
-      if (current !== null) await noticeCapabilities(current);
+      if (report.recorded) {
+        // The call that closed the run added its turn to the thread: only its estimate is kept here.
+        window = appendTurns(window, [estimateTokens(applied.turn.text)], limits.maxTurns);
+      } else {
+        const current = await remember([applied.turn], endingTurnKey(report));
+        if (current !== null) await noticeCapabilities(current);
+      }
       await maybeCompress();
     }
   }

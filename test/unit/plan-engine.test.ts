@@ -38,6 +38,23 @@ test('a tool step then respond: plan, step+replan in one call, answer, end — w
   assert.equal(e.state.observations[0]?.content, '{"value":42}');
 });
 
+test('a plan that begins with its respond step and comes with its answer ends at once: no respond call', () => {
+  const e = engine({ reportTo: 'session-a' });
+  e.start(T0);
+  const commands = e.handle({ kind: 'result', activity: 'planRun', value: { steps: [RESPOND], model: 'm', answer: { stepId: 's1', text: 'clear skies' } } }, T0);
+  assert.deepEqual(kinds(commands), ['status:running', 'status:completed', 'notify_parent', 'close', 'end']);
+  assert.equal(e.state.finalAnswer, 'clear skies');
+  assert.deepEqual(e.state.steps.map((s) => [s.id, s.status]), [['s1', 'completed']]);
+});
+
+test('an answer given with a plan whose first step is not that respond step is not used', () => {
+  const e = engine();
+  e.start(T0);
+  // A plan recorded with an answer for another step (say the model changed the plan): the steps run as planned.
+  assert.deepEqual(kinds(e.handle({ kind: 'result', activity: 'planRun', value: { steps: [CALC, RESPOND], model: 'm', answer: { stepId: 's2', text: 'too early' } } }, T0)), ['status:running', 'call:executeStep']);
+  assert.equal(e.state.finalAnswer, null);
+});
+
 test('the activity input is the state as of the call: the step is running in it', () => {
   const e = engine();
   e.start(T0);

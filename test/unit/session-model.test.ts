@@ -18,7 +18,7 @@ import {
   type TaskState,
   type Turn,
 } from '../../src/sessions/session-model';
-import { appendTurns, applyReport, markReplied, newSessionRun, pruneRuns, renderSessionContext, renderSessionState, renderTaskState } from '../../src/sessions/session-state';
+import { appendTurns, applyReport, endingTurnKey, markReplied, reportTurn, newSessionRun, pruneRuns, renderSessionContext, renderSessionState, renderTaskState } from '../../src/sessions/session-state';
 import { taskStateSummaryContext, taskStateSummaryMessages } from '../../src/sessions/task-state-summary';
 import type { Chunk, ChunkInput } from '../../src/memory/model';
 
@@ -99,6 +99,15 @@ test('reports: a yes/no question becomes waiting_user_confirmation; answers and 
   assert.deepEqual(applyReport(runs, { runId: 'gone', status: 'completed', question: null, finalAnswer: 'x', lastError: null }, T0), { runs, turn: null });
   // An ending sent again (its call retried after a crash) adds no second answer.
   assert.deepEqual(applyReport(done.runs, { runId: 'r2', status: 'completed', question: null, finalAnswer: 'Done.', lastError: null }, T0), { runs: done.runs, turn: null });
+});
+
+test('the turn of a run ending has one key whoever adds it (the closing call or the session); questions have none', () => {
+  const ending = { runId: 'r2', status: 'completed' as const, question: null, finalAnswer: 'Done.', lastError: null };
+  assert.deepEqual(reportTurn(ending, T0.toISOString()), { role: 'assistant', text: 'Done.', at: T0.toISOString(), runId: 'r2' });
+  assert.equal(endingTurnKey(ending), 'ending:r2:completed');
+  assert.equal(endingTurnKey({ ...ending, status: 'failed', finalAnswer: null, lastError: 'x' }), 'ending:r2:failed');
+  assert.equal(endingTurnKey({ ...ending, status: 'waiting_user', question: 'Which day?' }), undefined);
+  assert.equal(reportTurn({ ...ending, status: 'cancelled' }, T0.toISOString()), null);
 });
 
 test('pruneRuns forgets old finished runs and keeps every open one', () => {

@@ -29,7 +29,7 @@ import {
 } from '../../src/workflows/session-definitions';
 import { answer, askStep, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { StubModelServer, type StubRequest } from '../helpers/stub-model-server';
-import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
+import { activitiesOf, startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
 let env: TestEnv;
@@ -133,6 +133,10 @@ test('every kind of message is routed: commands, nothing to retry, a new run tha
       ['response', 'It is 4.'],
     ],
   );
+  // The plan began with its respond step, so it came with its answer: one call plans and answers, one closes the run.
+  assert.deepEqual(await activitiesOf(env.client, started.runId ?? ''), ['planRun', 'closeRun']);
+  // The closing call added the answer to the session's thread before it reported: the session wrote the two messages' turns only.
+  assert.deepEqual((await activitiesOf(env.client, s.sessionId)).filter((a) => a === 'recordTurns').length, 2);
   await s.terminate();
 });
 
