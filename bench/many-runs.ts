@@ -80,9 +80,10 @@ function logMessage(line: string): string | undefined {
   }
 }
 
-/** The worker process: `node --import tsx src/worker.ts`, resolved once it has started polling. */
+/** The worker process: `node --max-old-space-size=1024 --import tsx src/worker.ts`, resolved once it has started polling. */
 async function startWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string; tail: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'worker.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Started as `npm run worker` starts it: with its V8 heap bounded (README "Worker memory").
+  const child = spawn(process.execPath, ['--max-old-space-size=1024', '--import', 'tsx', path.join(ROOT, 'src', 'worker.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
     lines.push(...chunk.toString().split('\n').filter(Boolean));
@@ -260,7 +261,7 @@ async function main(): Promise<void> {
       serverDynamicConfig: dynamicConfig,
       method: {
         api: 'src/api/server.ts startApi in the benchmark process; every request over HTTP',
-        worker: 'one `node --import tsx src/worker.ts` child process with its defaults; memory from /proc/<pid>/status every 200 ms (VmRSS per phase, VmHWM overall)',
+        worker: 'one `node --max-old-space-size=1024 --import tsx src/worker.ts` child process (as `npm run worker` starts it), otherwise its defaults; memory from /proc/<pid>/status every 200 ms (VmRSS per phase, VmHWM overall)',
         waiting: `visibility count of the runs with ${STATUS_ATTR.name} = 'waiting_user'`,
         completed: `visibility count of the runs closed Completed with ${STATUS_ATTR.name} = 'completed'`,
         lost: `a run not completed ${SETTLE_DEADLINE_MS / 1000} s after the last reply was answered`,

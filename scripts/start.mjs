@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import {
   IS_WINDOWS,
+  WORKER_NODE_FLAGS,
   ROOT,
   binPath,
   bold,
@@ -116,8 +117,8 @@ const childEnv = {
   ...(uiUrl ? { TEMPORAL_UI_URL: uiUrl } : {}),
 };
 
-function startChild(name, entry, colorCode) {
-  const child = spawn(binPath('tsx'), [entry], {
+function startChild(name, entry, colorCode, nodeFlags = []) {
+  const child = spawn(binPath('tsx'), [...nodeFlags, entry], {
     cwd: ROOT,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -139,7 +140,7 @@ function startChild(name, entry, colorCode) {
 }
 
 const workerStartedAt = Date.now();
-startChild('worker', 'src/worker.ts', '33');
+startChild('worker', 'src/worker.ts', '33', WORKER_NODE_FLAGS);
 startChild('api', 'src/api/server.ts', '32');
 
 // Wait (bounded) until the API answers its health check; /healthz is 200 once it reaches Temporal.
