@@ -82,6 +82,16 @@ export function reportTurn(report: RunStatusReport, at: string): Turn | null {
  */
 export const endingTurnKey = (report: RunStatusReport): string | undefined => (FINISHED.includes(report.status) ? `ending:${report.runId}:${report.status}` : undefined);
 
+/**
+ * The turns a view shows: a run's answer only with its ending. The run's closing call adds the answer
+ * to the thread just before its report reaches the session, so for a moment the thread holds the answer
+ * of a run the session still lists as working; until the report is applied that answer is left out.
+ */
+export function shownTurns<T extends Pick<Turn, 'role' | 'runId'>>(turns: readonly T[], runs: readonly Pick<SessionRun, 'runId' | 'status'>[]): T[] {
+  const working = new Set(runs.filter((r) => !FINISHED.includes(r.status) && !WAITING.includes(r.status)).map((r) => r.runId));
+  return turns.filter((t) => t.role !== 'assistant' || t.runId === undefined || !working.has(t.runId));
+}
+
 /** The session's view of a run after it was sent the person's reply. */
 export const markReplied = (runs: readonly SessionRun[], runId: string): SessionRun[] =>
   runs.map((r) => (r.runId === runId ? { ...r, status: 'running' as const, question: null } : r));

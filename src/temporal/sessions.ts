@@ -11,6 +11,7 @@ import type { Config } from '../config';
 import type { ChunkInput } from '../memory/model';
 import { readConversation } from '../sessions/session-chunks';
 import { emptyTaskState } from '../sessions/session-model';
+import { shownTurns } from '../sessions/session-state';
 import { ThreadNotFoundError, type MemoryService } from '../store/memory-service';
 import { SESSION_ID_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT } from '../workflows/definitions';
 import {
@@ -153,7 +154,7 @@ export class Sessions {
     });
     // Every turn the thread holds: the session's compression keeps them few.
     const conversation = readConversation(thread.chunks, Number.POSITIVE_INFINITY);
-    return { ...session, chatHistory: conversation.recentTurns, taskState: conversation.taskState ?? emptyTaskState(), version: session.version + thread.state.seq };
+    return { ...session, chatHistory: shownTurns(conversation.recentTurns, session.runs), taskState: conversation.taskState ?? emptyTaskState(), version: session.version + thread.state.seq };
   }
 
   /** Sends a person's message; resolves with what became of it once the session has routed it. */

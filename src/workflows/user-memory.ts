@@ -5,7 +5,7 @@
  * conversation) and durable (signals live in history: a crash or a model outage delays them,
  * never loses them). Ends when idle; continues as new when its history grows.
  */
-import { ActivityFailure, condition, continueAsNew, proxyActivities, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, condition, continueAsNew, patched, proxyActivities, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { MemoryActivities } from '../activities/memory-activities';
 import { memoryJobSignal, memoryProgressQuery, type MemoryJob, type MemoryProgress, type UserMemoryInput } from './memory-definitions';
 
@@ -18,10 +18,18 @@ const passes = proxyActivities<MemoryActivities>({
 /** Keys of finished jobs remembered, so a job sent twice (a retried sender) runs once. */
 const RECENT_KEYS = 500;
 const HAND_OVER_AFTER_EVENTS = 5_000;
+/**
+ * Patch id of a debounce that is one timer per quiet stretch: a job that arrives while it runs only moves
+ * the moment it ends. Before, every job cancelled the debounce's timer and started another (two history
+ * events and two server timer tasks per job — per run end of a busy user); those histories replay as they ran.
+ */
+const DEBOUNCE_ONCE = 'memory-debounce-once';
 
 export async function userMemoryWorkflow(input: UserMemoryInput): Promise<void> {
   const { userId, settings } = input;
   const pending: MemoryJob[] = [...(input.carried?.pending ?? [])];
+  /** When the latest job arrived (workflow time): the debounce ends `debounceMs` after it. */
+  let lastJobAt = Date.now();
   const recent: string[] = [...(input.carried?.recent ?? [])];
   const progress: MemoryProgress = input.carried?.progress ?? { pending: 0, extracted: 0, promoted: 0, failed: 0, imports: { done: 0, total: 0 }, lastPass: null, lastError: null };
   const show = () => {
@@ -36,6 +44,7 @@ export async function userMemoryWorkflow(input: UserMemoryInput): Promise<void> 
   setHandler(memoryJobSignal, (job) => {
     if (recent.includes(job.key) || pending.some((p) => p.key === job.key)) return;
     pending.push(job);
+    lastJobAt = Date.now();
     if (job.kind === 'import') progress.imports.total += job.sessionIds.length;
     show();
   });
@@ -49,14 +58,23 @@ export async function userMemoryWorkflow(input: UserMemoryInput): Promise<void> 
     progress.lastError = (err.cause?.message ?? err.message).slice(0, 500);
   };
 
+  const debounceOnce = patched(DEBOUNCE_ONCE);
   for (;;) {
     if (pending.length === 0 && !(await condition(() => pending.length > 0, settings.idleMs))) break;
     // Debounce: wait for the burst to end (no new job for debounceMs), at most maxDelayMs.
     const first = Date.now();
-    for (;;) {
-      const seen = pending.length;
-      const left = settings.maxDelayMs - (Date.now() - first);
-      if (left <= 0 || !(await condition(() => pending.length > seen, Math.min(settings.debounceMs, left)))) break;
+    if (debounceOnce) {
+      for (;;) {
+        const until = Math.min(lastJobAt + settings.debounceMs, first + settings.maxDelayMs);
+        if (Date.now() >= until) break;
+        await sleep(until - Date.now());
+      }
+    } else {
+      for (;;) {
+        const seen = pending.length;
+        const left = settings.maxDelayMs - (Date.now() - first);
+        if (left <= 0 || !(await condition(() => pending.length > seen, Math.min(settings.debounceMs, left)))) break;
+      }
     }
     const batch = pending.splice(0, pending.length);
     show();

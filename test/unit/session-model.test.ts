@@ -18,7 +18,7 @@ import {
   type TaskState,
   type Turn,
 } from '../../src/sessions/session-model';
-import { appendTurns, applyReport, endingTurnKey, markReplied, reportTurn, newSessionRun, pruneRuns, renderSessionContext, renderSessionState, renderTaskState } from '../../src/sessions/session-state';
+import { appendTurns, applyReport, endingTurnKey, markReplied, reportTurn, shownTurns, newSessionRun, pruneRuns, renderSessionContext, renderSessionState, renderTaskState } from '../../src/sessions/session-state';
 import { taskStateSummaryContext, taskStateSummaryMessages } from '../../src/sessions/task-state-summary';
 import type { Chunk, ChunkInput } from '../../src/memory/model';
 
@@ -108,6 +108,15 @@ test('the turn of a run ending has one key whoever adds it (the closing call or 
   assert.equal(endingTurnKey({ ...ending, status: 'failed', finalAnswer: null, lastError: 'x' }), 'ending:r2:failed');
   assert.equal(endingTurnKey({ ...ending, status: 'waiting_user', question: 'Which day?' }), undefined);
   assert.equal(reportTurn({ ...ending, status: 'cancelled' }, T0.toISOString()), null);
+});
+
+test('a view shows a run\'s answer only with its ending: not while the session still lists the run as working', () => {
+  const turns = [turn('user', 'q1'), { ...turn('assistant', 'a1'), runId: 'r1' }, turn('user', 'q2'), { ...turn('assistant', 'which day?'), runId: 'r2' }, { ...turn('assistant', 'a3'), runId: 'r3' }];
+  const runs = [run('r1', 'running'), run('r2', 'waiting_user'), run('r3', 'completed')];
+  assert.deepEqual(shownTurns(turns, runs).map((t) => t.text), ['q1', 'q2', 'which day?', 'a3']);
+  assert.deepEqual(shownTurns(turns, [run('r1', 'completed'), ...runs.slice(1)]).map((t) => t.text), ['q1', 'a1', 'q2', 'which day?', 'a3']);
+  // A run the session no longer lists (pruned, cleared) hides nothing.
+  assert.equal(shownTurns(turns, []).length, 5);
 });
 
 test('pruneRuns forgets old finished runs and keeps every open one', () => {

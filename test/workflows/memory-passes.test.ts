@@ -133,6 +133,11 @@ test('a burst of a conversation is one extraction with every invocation; /end pr
   assert.ok((summaries[0]?.provenance.messageIds.length ?? 0) >= 1, 'the summary names the messages it came from');
   await waitFor('the turns compressed into a TaskState', async () => stub.requestsFor('', 'task_state_summary').length > 0);
   await waitFor('the progress', async () => (await progressOf(userId)).extracted === 3);
+  // The debounce is one timer per quiet stretch: the burst's later jobs moved its end, none cancelled a timer.
+  const memoryEvents = (await env.client.workflow.getHandle(userMemoryWorkflowId(userId)).fetchHistory()).events ?? [];
+  const firstPass = memoryEvents.findIndex((e) => e.activityTaskScheduledEventAttributes);
+  assert.ok(firstPass > 0, 'the memory workflow ran its pass');
+  assert.equal(memoryEvents.slice(0, firstPass).filter((e) => e.timerCanceledEventAttributes).length, 0, 'no debounce timer was cancelled');
 
   const promotion = { facts: [{ subject: 'user', predicate: 'likes', object: 'ice cream', text: 'The user likes ice cream.' }], episode: { goal: 'find vegan places', steps: ['bakery', 'pizzeria', 'ice cream'], outcome: 'found three', lessons: [] } };
   stub.script(`conversation ${s.sessionId}`, { memory_promotion: [promotion] });
