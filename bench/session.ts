@@ -23,7 +23,9 @@ import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { connectClient } from '../src/temporal/connection';
 import { encodedBytes } from './history';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { Context } from '@temporalio/activity';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { bareMessageUpdate, bareReportSignal, type BareSessionActivities, type bareSessionWorkflow, type BareTurn } from './bare-session';
 import { z } from 'zod';
 import { loadConfig } from '../src/config';
 import type { ModelProvider, ModelRequest } from '../src/llm/provider';
@@ -34,6 +36,11 @@ import { createWorker } from '../src/worker';
 import { ZeroLatencyProvider } from './zero-latency-provider';
 
 const QUEUE = 'bench-session';
+/** The bare turn's queue (bench/bare-session.ts): the same Temporal shape as a turn, with no Threadline work. */
+const BARE_QUEUE = 'bench-session-bare';
+/** Bare turns measured after every BLOCK turns of Threadline's, so both see the machine in the same state. */
+const BLOCK = 200;
+const BARE_PER_BLOCK = 60;
 /** 1,000 turns take ~1.5 min here; the issue's 10,000 (~15 min) with `npm run bench -- --session-turns 10000`. */
 const DEFAULT_TURNS = 1_000;
 /** Turn whose planner prompt is the baseline: by then the conversation has been compressed many times over. */
@@ -43,6 +50,8 @@ const SAMPLE_RUNS = 3;
 const TARGET_EVENTS = 4096;
 const TARGET_BYTES = 4 * 1024 * 1024;
 const TARGET_TOKEN_RATIO = 1.1;
+/** Issue 13: a turn with a zero-latency model. */
+const TARGET_MS_PER_TURN = 50;
 /**
  * Per-turn time measured on the development machine (2 cores; three workflow tasks per turn: the
  * session's, the run's, the session's for the report), used only to say up front how long a run will
@@ -122,6 +131,22 @@ async function historySize(client: Client, workflowId: string, runId?: string): 
 /** The history with the most events (the bytes follow the events here: every turn adds the same kind). */
 const largest = (xs: HistorySize[]): HistorySize | undefined => xs.reduce<HistorySize | undefined>((a, b) => (a && a.events >= b.events ? a : b), undefined);
 
+/** The bare turn's activities: its start (eager, through the worker's client), a no-op, its report. */
+const bareActivities: BareSessionActivities = {
+  async startTurn(turn: BareTurn) {
+    const { client } = Context.current();
+    const workflowId = `${turn.sessionId}-t${turn.turn}`;
+    await client.workflow.start('bareTurnWorkflow', { taskQueue: BARE_QUEUE, workflowId, args: [turn], requestEagerStart: true });
+    return workflowId;
+  },
+  async noop() {
+    return {};
+  },
+  async reportTurn(turn: BareTurn) {
+    await Context.current().client.workflow.getHandle(turn.sessionId).signal(bareReportSignal, turn.turn);
+  },
+};
+
 async function main(): Promise<void> {
   const turns = parseTurns();
   const address = process.env.TEMPORAL_ADDRESS;
@@ -149,7 +174,8 @@ async function main(): Promise<void> {
   // One memory for the worker and for Sessions (which creates the session's thread).
   const opened = await openMemory(config, provider);
   const connections: { close(): Promise<void> }[] = [];
-  let worker: Worker | undefined;
+  /** Every worker started, stopped at the end. */
+  const workers: Worker[] = [];
   let running: Promise<unknown> = Promise.resolve();
   try {
     const nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
@@ -158,11 +184,18 @@ async function main(): Promise<void> {
     connections.push(client.connection);
 
     let t = performance.now();
-    worker = await createWorker({ config, provider, memory: opened.memory, connection: nativeConnection, taskQueue: QUEUE });
-    console.log(`worker: bundled and started in ${Math.round(performance.now() - t)} ms`);
-    running = worker.run();
+    workers.push(await createWorker({ config, provider, memory: opened.memory, connection: nativeConnection, taskQueue: QUEUE }));
+    workers.push(await Worker.create({
+      connection: nativeConnection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: BARE_QUEUE,
+      workflowsPath: require.resolve('./bare-session'),
+      activities: bareActivities,
+    }));
+    console.log(`workers: bundled and started in ${Math.round(performance.now() - t)} ms`);
+    running = Promise.all(workers.map((w) => w.run()));
     const failFast = running.then(() => {
-      throw new Error('the worker stopped during the benchmark');
+      throw new Error('a worker stopped during the benchmark');
     });
     failFast.catch(() => undefined);
     const guard = <T>(p: Promise<T>): Promise<T> => Promise.race([p, failFast]);
@@ -170,8 +203,19 @@ async function main(): Promise<void> {
     const sessions = new Sessions(client, opened.memory, config);
     const { sessionId } = await guard(sessions.create({ userId: 'bench' }));
     console.log(`session: ${sessionId}\n`);
+    // The bare turn's session, warmed up like Threadline's first turns are.
+    const bare = await client.workflow.start<typeof bareSessionWorkflow>('bareSessionWorkflow', { taskQueue: BARE_QUEUE, workflowId: `bare-${sessionId}`, args: [`bare-${sessionId}`] });
+    const bareTurn = async () => {
+      const turnId = await bare.executeUpdate(bareMessageUpdate, { args: ['note'] });
+      await client.workflow.getHandle(turnId).result();
+    };
+    for (let i = 0; i < 10; i++) await guard(bareTurn());
+    let bareMs = 0;
+    let bareTurns = 0;
 
     const runIds: string[] = [];
+    /** Time spent on bare turns, left out of Threadline's. */
+    let pausedMs = 0;
     const started = performance.now();
     let windowStart = started;
     const progressEvery = Math.max(50, Math.round(turns / 20));
@@ -181,9 +225,19 @@ async function main(): Promise<void> {
       runIds.push(outcome.runId);
       const result = (await guard(client.workflow.getHandle(outcome.runId).result())) as { status?: string };
       if (result.status !== 'completed') throw new Error(`turn ${i}: run ${outcome.runId} ended ${result.status ?? 'without a state'}`);
+      if (i % BLOCK === 0 || i === turns) {
+        // Bare turns, timed apart from Threadline's (the block's window below excludes them).
+        const bareStarted = performance.now();
+        for (let b = 0; b < BARE_PER_BLOCK; b++) await guard(bareTurn());
+        const spent = performance.now() - bareStarted;
+        bareMs += spent;
+        bareTurns += BARE_PER_BLOCK;
+        pausedMs += spent;
+        windowStart += spent;
+      }
       if (i % progressEvery === 0 || i === turns) {
         const now = performance.now();
-        const overall = (now - started) / i;
+        const overall = (now - started - pausedMs) / i;
         const recent = (now - windowStart) / (i % progressEvery === 0 ? progressEvery : i % progressEvery);
         windowStart = now;
         console.log(
@@ -192,8 +246,11 @@ async function main(): Promise<void> {
         );
       }
     }
-    const elapsedMs = performance.now() - started;
+    const elapsedMs = performance.now() - started - pausedMs;
     const turnsPerSecond = turns / (elapsedMs / 1000);
+    const bareMsPerTurn = bareMs / bareTurns;
+    const ratioToBare = round(elapsedMs / turns / bareMsPerTurn);
+    await bare.terminate('benchmark done');
 
     // The session saw every turn, and its last run's answer is in the conversation.
     const view = await sessions.get(sessionId);
@@ -231,7 +288,9 @@ async function main(): Promise<void> {
     row('turns', turns.toLocaleString('en-US'));
     row('wall time', `${round(elapsedMs / 1000, 1)} s`);
     row('turns per second', turnsPerSecond.toFixed(2));
-    row('ms per turn (message → run → answer)', (elapsedMs / turns).toFixed(2));
+    row('ms per turn (message → run → answer)', (elapsedMs / turns).toFixed(2), `≤ ${TARGET_MS_PER_TURN}`, verdict(elapsedMs / turns <= TARGET_MS_PER_TURN));
+    row(`bare turn, same Temporal shape (${bareTurns} turns between blocks)`, `${bareMsPerTurn.toFixed(2)} ms`);
+    row('ratio: Threadline turn / bare turn', ratioToBare.toFixed(2));
     row('session executions (continue-as-new chain)', String(sessionExecutions.length));
     row('largest session execution history: events', String(biggestSession?.events ?? NaN));
     row('largest session execution history: bytes', `${biggestSession?.bytes ?? NaN} (${kib(biggestSession?.bytes ?? NaN)})`);
@@ -252,6 +311,7 @@ async function main(): Promise<void> {
       params: { turns, provider: provider.label, memoryStore: 'memory', baselineTurn, sampledPlanRuns: sampled.length },
       method: {
         turn: 'Sessions.send(message) → the plan run it starts completes (handle.result()) → next message',
+        bareTurn: `bench/bare-session.ts: an update to a long-lived workflow whose local activity starts the turn's workflow (eager start); that workflow makes two local calls, the second signals the first, and ends; ${BARE_PER_BLOCK} such turns after every ${BLOCK} of Threadline's, timed apart`,
         historyBytes: 'length of temporal.api.history.v1.History.encode(history) of each execution',
         sessionExecutions: `visibility query WorkflowId = '<sessionId>' (closed runs included), every execution's history fetched`,
         planRuns: `the first ${SAMPLE_RUNS} and last ${SAMPLE_RUNS} plan runs of the session`,
@@ -261,12 +321,14 @@ async function main(): Promise<void> {
         elapsedMs: round(elapsedMs, 1),
         turnsPerSecond: round(turnsPerSecond, 2),
         msPerTurn: round(elapsedMs / turns, 2),
+        bareTurn: { turns: bareTurns, msPerTurn: round(bareMsPerTurn, 2), ratio: ratioToBare },
         sessionExecutions: sessionHistories.map((h, i) => ({ ...h, status: sessionExecutions[i]?.status })),
         planRuns: planHistories,
         plannerPromptTokens: { [baselineTurn]: baseline, [lastTurn]: last },
         chatHistoryTurnsAtEnd: view.chatHistory.length,
       },
       targets: {
+        msPerTurn: { max: TARGET_MS_PER_TURN, value: round(elapsedMs / turns, 2), pass: elapsedMs / turns <= TARGET_MS_PER_TURN },
         maxHistoryEvents: { max: TARGET_EVENTS, value: maxEvents, pass: maxEvents <= TARGET_EVENTS },
         maxHistoryBytes: { max: TARGET_BYTES, value: maxBytes, pass: maxBytes <= TARGET_BYTES },
         plannerPromptTokenRatio: { max: TARGET_TOKEN_RATIO, value: tokenRatio, pass: tokenRatio <= TARGET_TOKEN_RATIO },
@@ -276,7 +338,7 @@ async function main(): Promise<void> {
     writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
     console.log(`\nresults written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
   } finally {
-    if (worker?.getState() === 'RUNNING') worker.shutdown();
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     await running.catch(() => undefined);
     for (const connection of connections.reverse()) await connection.close().catch(() => undefined);
     await opened.close();
