@@ -1,6 +1,7 @@
 /**
  * The activities of a session (AgentSessionWorkflow): everything it does to its
- * memory thread — the session is that thread's single writer — and the
+ * memory thread — it owns that thread; the one other writer is its runs' closing call, which adds
+ * their answers (src/activities/session-turns.ts) — and the
  * `task_state_summary` model call that compresses older turns into TaskState — and the start of
  * its runs (src/activities/run-starts.ts).
  */

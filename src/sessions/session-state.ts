@@ -86,10 +86,14 @@ export const endingTurnKey = (report: RunStatusReport): string | undefined => (F
  * The turns a view shows: a run's answer only with its ending. The run's closing call adds the answer
  * to the thread just before its report reaches the session, so for a moment the thread holds the answer
  * of a run the session still lists as working; until the report is applied that answer is left out.
+ * (What the run said before the person's latest message to it — a question it asked — stays.)
  */
 export function shownTurns<T extends Pick<Turn, 'role' | 'runId'>>(turns: readonly T[], runs: readonly Pick<SessionRun, 'runId' | 'status'>[]): T[] {
   const working = new Set(runs.filter((r) => !FINISHED.includes(r.status) && !WAITING.includes(r.status)).map((r) => r.runId));
-  return turns.filter((t) => t.role !== 'assistant' || t.runId === undefined || !working.has(t.runId));
+  /** Where the person's latest message to each run is. */
+  const lastToRun = new Map<string, number>();
+  turns.forEach((t, i) => t.role === 'user' && t.runId !== undefined && lastToRun.set(t.runId, i));
+  return turns.filter((t, i) => !(t.role === 'assistant' && t.runId !== undefined && working.has(t.runId) && i > (lastToRun.get(t.runId) ?? -1)));
 }
 
 /** The session's view of a run after it was sent the person's reply. */

@@ -1,8 +1,8 @@
 /**
  * AgentSessionWorkflow — one per (user, session): a long-lived entity workflow
  * that routes each message (command, reply to a waiting run, retry, new run),
- * keeps chatHistory and TaskState, and is the single writer of the session's
- * memory thread. Messages and run reports are handled one at a time, in arrival
+ * keeps chatHistory and TaskState, and owns the session's memory thread (its runs'
+ * closing calls add their answers). Messages and run reports are handled one at a time, in arrival
  * order, by one loop (the safe-message-handlers pattern); the decisions live in
  * the pure modules `sessions/session-model` and `sessions/session-state`.
  */

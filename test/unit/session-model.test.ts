@@ -117,6 +117,9 @@ test('a view shows a run\'s answer only with its ending: not while the session s
   assert.deepEqual(shownTurns(turns, [run('r1', 'completed'), ...runs.slice(1)]).map((t) => t.text), ['q1', 'a1', 'q2', 'which day?', 'a3']);
   // A run the session no longer lists (pruned, cleared) hides nothing.
   assert.equal(shownTurns(turns, []).length, 5);
+  // A run working again after the person's reply keeps the question it asked; only what it said after the reply waits.
+  const resumed = [{ ...turn('user', 'book it'), runId: 'r4' }, { ...turn('assistant', 'which day?'), runId: 'r4' }, { ...turn('user', 'monday'), runId: 'r4' }, { ...turn('assistant', 'booked'), runId: 'r4' }];
+  assert.deepEqual(shownTurns(resumed, [run('r4', 'running')]).map((t) => t.text), ['book it', 'which day?', 'monday']);
 });
 
 test('pruneRuns forgets old finished runs and keeps every open one', () => {
