@@ -3,8 +3,9 @@
  * Built by a factory so the model provider, tools and store are handed in
  * (the worker passes real ones; tests and the benchmark pass their own).
  */
-import { ApplicationFailure } from '@temporalio/common';
-import { applyPlan, finishStep, findStep, headForHistory, makeObservation, nextPendingStep, startStep, type ExecutionState, type Observation, type ObservationKind } from '../planning/execution-state';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { answer as answeredState, applyPlan, complete, finishStep, findStep, headForHistory, makeObservation, nextPendingStep, startStep, type ExecutionState, type Observation, type ObservationKind, type RunEnding } from '../planning/execution-state';
 import type { PlannerCallName, ReplanDecisionReply, StepSpec } from '../planning/schemas';
 import type { PlannerContext } from '../llm/prompts';
 import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
@@ -13,7 +14,8 @@ import { endingChunk, goalChunk, lastStepEvent, runThreadId, snapshotChunk, step
 import type { ChunkInput } from '../memory/model';
 import type { KeyValueStore } from '../store/kv';
 import { operationIdFor, ThreadNotFoundError, type MemoryService, type Reader } from '../store/memory-service';
-import type { CloseRunInput } from '../engine/core';
+import type { CloseOnAnswer, CloseRunInput } from '../engine/core';
+import { runReport } from '../engine/report';
 import type { ToolRegistry } from '../tools/registry';
 import type { ToolContext } from '../tools/tool';
 import { boundToolResult, type ToolResultStore } from '../tools/large-results';
@@ -123,15 +125,22 @@ export async function ensureRunThread(deps: Pick<PlanActivityDeps, 'memory' | 'l
  * long it took (its record in the run's memory): a retry after a crash or a model outage neither
  * repeats finished work nor changes that record.
  */
-export async function journaledWork(store: KeyValueStore, key: string, work: () => Promise<StepObservation>): Promise<StepOutcome & StepObservation> {
-  const done = await store.get<StepOutcome & StepObservation>(JOURNAL, key);
+export function journaledWork(store: KeyValueStore, key: string, work: () => Promise<StepObservation>): Promise<StepOutcome & StepObservation> {
+  return journaled(store, key, async () => {
+    const started = Date.now();
+    const observation = await work();
+    const finished = new Date();
+    return { ...observation, at: finished.toISOString(), seconds: (finished.getTime() - started) / 1000 };
+  });
+}
+
+/** `make`'s result, journaled under `key` when `keep` says so: the call run again after a crash finds it instead of doing it again. */
+async function journaled<T extends object>(store: KeyValueStore, key: string, make: () => Promise<T>, keep: (value: T) => boolean = () => true): Promise<T> {
+  const done = await store.get<T>(JOURNAL, key);
   if (done) return done;
-  const started = Date.now();
-  const observation = await work();
-  const finished = new Date();
-  const outcome = { ...observation, at: finished.toISOString(), seconds: (finished.getTime() - started) / 1000 };
-  await store.put(JOURNAL, key, outcome);
-  return outcome;
+  const value = await make();
+  if (keep(value)) await store.put(JOURNAL, key, value);
+  return value;
 }
 
 /** The memory threads that are a run's own: its working memory, its parent run's, its session's (what `retrieve_message` may read). */
@@ -169,10 +178,17 @@ export async function runToolStep(
   return { kind: 'tool', content: deps.toolResults ? await boundToolResult(content, deps.toolResults.maxBytes, deps.toolResults.store) : content };
 }
 
-/** The answer of a plan's first step, a respond step, given with the plan (`answerAtOnce`). */
+/** The answer of a plan's first step, a respond step, given with the plan (`answerAtOnce`); `closed`: the call closed the run too. */
 export interface PlanAnswer {
   stepId: string;
   text: string;
+  closed?: true;
+}
+
+/** respond's result; `closed`: the call closed the run too (`CloseOnAnswer`). */
+export interface RespondResult {
+  answer: string;
+  closed?: true;
 }
 
 /** planRun's result: the plan, what it was made with, and the answer when the plan begins with it. */
@@ -188,14 +204,49 @@ export interface PlannedRun {
 /** closeRun's input: how the run ended, and the report its parent gets once the run is closed. */
 export type CloseRunCall = CloseRunInput & { notify?: ParentNotice };
 
+/** What `closeRun` found: the answer an answering call closed the run with before (`CloseOnAnswer`), if one had. */
+export interface ClosedRun {
+  answeredBefore?: string;
+}
+
 /**
  * A run ended, whichever way (seed 001: EPHEMERAL chunks leave when the session ends; the output
  * chunk marks the end of the task): an output chunk records how it ended, then the thread drops
  * its EPHEMERAL chunks. Shared by both engines; idempotent, so a retry writes nothing twice. Then
  * `notify`'s report goes to the run's parent (a retry may send it again; a session ignores an ending it has).
+ *
+ * A run is closed once. An answering call may have closed it already (`CloseOnAnswer`) in a workflow task
+ * that did not count (a cancellation arrived before that task completed, say, and the run went on to
+ * close as cancelled): the run's end is then that answer — nothing is written, its report and memory job
+ * go out again (both idempotent), and the workflow ends the run answered (`answeredBefore`).
  */
-export async function closeRun(deps: Pick<PlanActivityDeps, 'memory' | 'longterm' | 'memoryPasses'>, { state, ending, notify }: CloseRunCall): Promise<void> {
+export async function closeRun(deps: Pick<PlanActivityDeps, 'memory' | 'longterm' | 'memoryPasses'>, { state, ending, notify }: CloseRunCall): Promise<ClosedRun> {
+  const before = deps.memory && ending !== 'answered' && ending !== 'finished' ? await answeredEnding(deps.memory, state) : null;
+  if (before !== null) {
+    const answered = complete(state, before, new Date());
+    const report = runReport(answered);
+    await afterClose(deps, answered, 'answered', notify && report ? { parentId: notify.parentId, report: { ...report, lastCallMs: notify.report.lastCallMs ?? null } } : undefined);
+    return { answeredBefore: before };
+  }
   if (deps.memory) await closeRunThread(deps.memory, state, ending);
+  await afterClose(deps, state, ending, notify);
+  return {};
+}
+
+/** The answer of the ending the run's thread already holds (output chunks are endings; an answer is text), or null. */
+async function answeredEnding(memory: MemoryService, state: ExecutionState): Promise<string | null> {
+  try {
+    const { chunks } = await memory.view(state.threadId ?? runThreadId(state.runId));
+    const ending = chunks.filter((c) => c.type === 'output').at(-1);
+    return ending?.content.kind === 'text' ? ending.content.text : null;
+  } catch (err) {
+    if (err instanceof ThreadNotFoundError) return null; // it failed before its thread was made
+    throw err;
+  }
+}
+
+/** What follows a run's close: react_mem's extraction job and the report to its parent, in parallel. */
+async function afterClose(deps: Pick<PlanActivityDeps, 'memory' | 'longterm' | 'memoryPasses'>, state: ExecutionState, ending: RunEnding, notify: ParentNotice | undefined): Promise<void> {
   // react_mem (seed 002): the invocation is over and answered; extraction happens later, elsewhere.
   const extract = async () => {
     if (!deps.memory || !deps.longterm || !deps.memoryPasses || state.parentRunId || ending === 'cancelled') return;
@@ -307,6 +358,35 @@ export function createPlanActivities(deps: PlanActivityDeps) {
     return { stepId: first.id, text: answer };
   }
 
+  /**
+   * A call that may close the run is waited for when cancelled (policy `answer`): whatever stops it once it
+   * was cancelled (a model call aborted mid-way fails as it can) is its cancellation, so the run ends cancelled, not failed.
+   */
+  async function stopsWhenCancelled<T>(signal: AbortSignal | null, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (signal?.aborted && !(err instanceof CancelledFailure)) throw new CancelledFailure('cancelled', undefined, err instanceof Error ? err : undefined);
+      throw err;
+    }
+  }
+
+  /** Whether this call closes the run once it answers: asked to, and local (a regular call's cancellation does not wait for it). */
+  const closesHere = (close: CloseOnAnswer | undefined): close is CloseOnAnswer => close !== undefined && Context.current().info.isLocal;
+
+  /**
+   * Closes the run that `state` (before the answer) ends with `text`, as the `close` command and the final
+   * report would (`CloseOnAnswer`). A cancellation that came first stops it: the run then closes as
+   * cancelled. Once begun it is finished: the workflow waits for a local call it cancels (policy `answer`).
+   */
+  async function closeAnswered(state: ExecutionState, stepId: string | null, text: string, close: CloseOnAnswer, signal: AbortSignal, startedAt: number): Promise<void> {
+    if (signal.aborted) throw signal.reason instanceof CancelledFailure ? signal.reason : new CancelledFailure('cancelled before the run was closed');
+    const final = answeredState(state, stepId, text, new Date());
+    const report = runReport(final);
+    const notify = close.reportTo && report ? { parentId: close.reportTo, report: { ...report, lastCallMs: Math.round(performance.now() - startedAt) } } : undefined;
+    await closeRun(deps, { state: final, ending: 'answered', ...(notify ? { notify } : {}) });
+  }
+
   /** The step's own work: a tool call or a reasoning call. */
   async function work(state: ExecutionState, stepId: string, key: string, signal: AbortSignal): Promise<StepObservation> {
     const step = findStep(state, stepId);
@@ -321,26 +401,41 @@ export function createPlanActivities(deps: PlanActivityDeps) {
 
   return {
     /** `execution_plan`: the first plan of a run. */
-    async planRun({ state }: { state: ExecutionState }): Promise<PlannedRun> {
+    async planRun({ state, close }: { state: ExecutionState; close?: CloseOnAnswer }): Promise<PlannedRun> {
       // Live tools are called before planning.
       handOverUnlessQuick(deps.tools, deps.tools.liveTools().map((t) => t.name));
-      return withHeartbeats(async (signal) => {
+      const startedAt = performance.now();
+      const closes = closesHere(close);
+      return withHeartbeats((signal) => stopsWhenCancelled(closes ? signal : null, async () => {
         let planned = state;
         const threadId = await ensureRunThread(deps, state);
         if (threadId) planned = { ...state, threadId };
         const snapshots = await preflight(planned, signal);
         if (snapshots.length > 0) planned = { ...planned, observations: [...planned.observations, ...snapshots] };
-        const { steps } = await model('execution_plan', planned, signal);
-        const answer = await answerAtOnce(planned, steps, signal);
-        return {
+        const plan = async () => {
+          const { steps } = await model('execution_plan', planned, signal);
+          const given = await answerAtOnce(planned, steps, signal);
+          return { steps, ...(given ? { given } : {}) };
+        };
+        const made = (steps: StepSpec[], answer: PlanAnswer | undefined): PlannedRun => ({
           steps,
           ...(answer ? { answer } : {}),
           model: deps.provider.label,
           codeVersion: codeVersionOf(deps.provider, deps.tools),
           ...(planned.threadId ? { threadId: planned.threadId } : {}),
           ...(snapshots.length > 0 ? { snapshots } : {}),
-        };
-      });
+        });
+        if (!closes) {
+          const { steps, given } = await plan();
+          return made(steps, given);
+        }
+        // A plan that closes the run is journaled first: the call run again closes it with the same answer.
+        const { steps, given } = await journaled(deps.store, `${idempotencyKey()}:answered`, plan, (p) => p.given !== undefined);
+        if (!given) return made(steps, undefined);
+        const now = new Date();
+        await closeAnswered(startStep(applyPlan(planned, steps, now), given.stepId, now), given.stepId, given.text, close, signal, startedAt);
+        return made(steps, { ...given, closed: true });
+      }));
     },
 
     /**
@@ -386,10 +481,18 @@ export function createPlanActivities(deps: PlanActivityDeps) {
       return resolveAgentCall(deps.agents ?? [], state.agent, step.tool ?? '', step.args ?? {});
     },
 
-    /** `final_answer` for a respond step (the answer enters the thread when the run closes). */
-    async respond({ state, stepId }: { state: ExecutionState; stepId: string }): Promise<{ answer: string }> {
+    /** `final_answer` for a respond step (the answer enters the thread when the run closes, here when `close` asks). */
+    async respond({ state, stepId, close }: { state: ExecutionState; stepId: string; close?: CloseOnAnswer }): Promise<RespondResult> {
       current(state);
-      return withHeartbeats(async (signal) => model('final_answer', state, signal, stepId));
+      const startedAt = performance.now();
+      return withHeartbeats(async (signal) => {
+        if (!closesHere(close)) return model('final_answer', state, signal, stepId);
+        return stopsWhenCancelled(signal, async () => {
+          const { answer } = await journaled(deps.store, `${idempotencyKey()}:answered`, () => model('final_answer', state, signal, stepId));
+          await closeAnswered(state, findStep(state, stepId)?.type === 'respond' ? stepId : null, answer, close, signal, startedAt);
+          return { answer, closed: true as const };
+        });
+      });
     },
 
     closeRun: (input: CloseRunCall) => withHeartbeats(() => closeRun(deps, input)),

@@ -9,8 +9,31 @@ import type { ExecutionState, RunEnding, RunStatus } from '../planning/execution
 import type { PlanExecutionInput } from '../workflows/definitions';
 import type { RunReport } from '../workflows/session-definitions';
 
-/** How an activity is retried and timed out; the workflow maps each to ActivityOptions. */
-export type CallPolicy = 'model' | 'step';
+/**
+ * How an activity is retried and timed out; the workflow maps each to ActivityOptions. `answer`: a model
+ * call that may close the run (`CloseOnAnswer`), which a cancellation waits for when it runs locally.
+ */
+export type CallPolicy = 'model' | 'step' | 'answer';
+
+/**
+ * Asked of a call that may answer the run (`planRun`, `respond`): run locally, it also closes the run once
+ * it has the answer — what the `close` command and the final report to `reportTo` would do — and says so
+ * in its result (`closed`), so an answered run needs no closing call of its own.
+ */
+export interface CloseOnAnswer {
+  reportTo: string | null;
+}
+
+/**
+ * The call without its `CloseOnAnswer`: for a run whose earlier reports are still on their way (a resumed run's
+ * `running`), which the answering call's report must not overtake. Its run then closes with the `close` command.
+ */
+export function withoutCloseOnAnswer<A extends ActivityMap>(command: CallCommand<A>): CallCommand<A> {
+  const input = command.input as unknown;
+  if (typeof input !== 'object' || input === null || !('close' in input)) return command;
+  const { close: _dropped, ...rest } = input as Record<string, unknown>;
+  return { ...command, input: rest, policy: 'model' } as CallCommand<A>;
+}
 
 /** Activity name → `(input) => Promise<output>`: a factory's activities, as a type. */
 export type ActivityMap = { [name: string]: (input: never) => Promise<unknown> };
@@ -68,6 +91,12 @@ export interface Engine<S, A extends ActivityMap, Person = never, Child = unknow
   readonly state: S;
   start(now: Date): Command<A>[];
   handle(event: EngineEvent<A, Person, Child>, now: Date): Command<A>[];
+  /**
+   * The run's close found it closed already by an answering call (`CloseOnAnswer`) whose workflow task did not
+   * count: the run ends with that answer instead (its report went out with the close). Engines that never ask
+   * calls to close have none.
+   */
+  answeredBefore?(answer: string, now: Date): Command<A>[];
 }
 
 /** True for the commands the workflow waits on (the last of a batch). */

@@ -15,7 +15,7 @@ import type { ExecutionState, Observation, PlanStep, RunEnding } from '../planni
 import { stepSummary } from '../planning/progress';
 import type { ReplanDecisionReply } from '../planning/schemas';
 import type { PlanExecutionInput } from '../workflows/definitions';
-import type { Command, Engine, EngineEvent } from './core';
+import type { CloseOnAnswer, Command, Engine, EngineEvent } from './core';
 import { Outbox } from './outbox';
 
 /** A person's answer to the question the run waits on. */
@@ -31,6 +31,8 @@ export interface PlanEngineInput extends PlanExecutionInput {
   runId: string;
   /** The workflow a run reports its waits and ends to (its session), or null. */
   reportTo: string | null;
+  /** Whether the calls that may answer the run are asked to close it too (`CloseOnAnswer`): runs recorded before it were not. */
+  closeOnAnswer?: boolean;
 }
 
 /** What the engine is waiting for, so an event it did not ask for is a bug, not a silent turn. */
@@ -73,7 +75,9 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
 
   start(_now: Date): PlanCommand[] {
     this.#waiting = { for: 'plan' };
-    return [{ kind: 'call', activity: 'planRun', input: { state: this.#state }, policy: 'model', summary: `plan: ${this.input.goal}`.slice(0, 200) }];
+    // A plan that begins with its respond step comes with its answer, and then closes the run too.
+    const close = this.input.limits.maxSteps >= 1 ? this.#closeOnAnswer() : undefined;
+    return [{ kind: 'call', activity: 'planRun', input: { state: this.#state, ...(close ? { close } : {}) }, policy: close ? 'answer' : 'model', summary: `plan: ${this.input.goal}`.slice(0, 200) }];
   }
 
   handle(event: PlanEvent, now: Date): PlanCommand[] {
@@ -141,7 +145,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
       }
       case 'respond': {
         if (waiting.for !== 'answer') throw new Error(`an answer arrived while the run waits for ${waiting.for}`);
-        return this.#answered(waiting.stepId, event.value.answer, now);
+        return this.#answered(waiting.stepId, event.value.answer, now, event.value.closed === true);
       }
       case 'closeRun':
         throw new Error('closeRun comes from a close command, whose result the engine never waits for');
@@ -154,22 +158,22 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
     if (!step) {
       // The plan ran out without a respond step: write the answer from what was observed.
       this.#waiting = { for: 'answer', stepId: null };
-      return this.#emit({ kind: 'call', activity: 'respond', input: { state: this.#state, stepId: this.#state.currentStepId ?? '' }, policy: 'model', summary: 'final answer' });
+      return this.#emit(this.#respond(this.#state.currentStepId ?? '', 'final answer'));
     }
     if (++this.#executed > this.input.limits.maxSteps) {
       this.#publish(model.fail(this.#state, `step limit reached: a run may execute at most ${this.input.limits.maxSteps} steps`, now));
       return this.#end('step_limit');
     }
-    return this.#run(step, now, given?.stepId === step.id ? given.text : undefined);
+    return this.#run(step, now, given?.stepId === step.id ? given : undefined);
   }
 
-  #run(step: PlanStep, now: Date, answer?: string): PlanCommand[] {
+  #run(step: PlanStep, now: Date, given?: PlanAnswer): PlanCommand[] {
     switch (step.type) {
       case 'respond':
         this.#publish(model.startStep(this.#state, step.id, now));
-        if (answer !== undefined) return this.#answered(step.id, answer, now);
+        if (given !== undefined) return this.#answered(step.id, given.text, now, given.closed === true);
         this.#waiting = { for: 'answer', stepId: step.id };
-        return this.#emit({ kind: 'call', activity: 'respond', input: { state: this.#state, stepId: step.id }, policy: 'model', summary: stepSummary(step) });
+        return this.#emit(this.#respond(step.id, stepSummary(step)));
       case 'tool':
       case 'reason': {
         const agent = step.type === 'tool' ? agentNameOf(step.tool) : null;
@@ -194,11 +198,29 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
     }
   }
 
-  /** The run's answer: its respond step (none when the plan ran out without one) done, the run complete. */
-  #answered(stepId: string | null, answer: string, now: Date): PlanCommand[] {
-    if (stepId !== null) this.#publish(model.finishStep(this.#state, stepId, 'completed', null, now));
-    this.#publish(model.complete(this.#state, answer, now));
-    return this.#end('answered');
+  answeredBefore(answer: string, now: Date): PlanCommand[] {
+    this.#out.clear();
+    this.#publish(model.complete(this.#state, answer, now), false);
+    return this.#out.drain();
+  }
+
+  /** The `final_answer` call of a respond step (or of a plan that ran out), asked to close the run when it answers. */
+  #respond(stepId: string, summary: string): PlanCommand {
+    const close = this.#closeOnAnswer();
+    return { kind: 'call', activity: 'respond', input: { state: this.#state, stepId, ...(close ? { close } : {}) }, policy: close ? 'answer' : 'model', summary };
+  }
+
+  #closeOnAnswer(): CloseOnAnswer | undefined {
+    return this.input.closeOnAnswer ? { reportTo: this.input.reportTo } : undefined;
+  }
+
+  /**
+   * The run's answer: its respond step (none when the plan ran out without one) done, the run complete.
+   * `closed`: the answering call closed the run and sent its report, so only the status and the end are left.
+   */
+  #answered(stepId: string | null, answer: string, now: Date, closed: boolean): PlanCommand[] {
+    this.#publish(model.answer(this.#state, stepId, answer, now), !closed);
+    return closed ? this.#out.end(this.#state, null) : this.#end('answered');
   }
 
   #subplan(step: PlanStep, now: Date): PlanCommand[] {
@@ -282,10 +304,10 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
     return this.#out.emit(last);
   }
 
-  /** Every change of state goes through here, so status and reports never lag. */
-  #publish(next: ExecutionState): void {
+  /** Every change of state goes through here, so status and reports never lag (`reportEnds`: false when the end was reported already). */
+  #publish(next: ExecutionState, reportEnds = true): void {
     const previous = this.#state.status;
     this.#state = next;
-    this.#out.changed(next, previous, this.input.reportTo);
+    this.#out.changed(next, previous, this.input.reportTo, reportEnds);
   }
 }

@@ -11,15 +11,22 @@ import type { ActivityMap, Command } from './core';
  */
 export function parentReport<A extends ActivityMap>(state: ExecutionState, previous: RunStatus, reportTo: string | null): Command<A> | null {
   const status = state.status;
-  if (reportTo === null || status === 'waiting_review') return null;
+  const report = runReport(state);
+  if (reportTo === null || report === null) return null;
   const reported = status === 'waiting_user' || model.isTerminal(status) || (status === 'running' && previous === 'waiting_user');
   if (!reported) return null;
-  const report: RunReport = {
+  return { kind: 'notify_parent', parentId: reportTo, report };
+}
+
+/** What a run's report says of its state (its status, question, answer or error); none while it waits for plan review. */
+export function runReport(state: ExecutionState): RunReport | null {
+  const status = state.status;
+  if (status === 'waiting_review') return null;
+  return {
     runId: state.runId,
     status,
     question: status === 'waiting_user' ? (model.findStep(state, state.currentStepId ?? '')?.question ?? null) : null,
     finalAnswer: state.finalAnswer,
     lastError: state.lastError,
   };
-  return { kind: 'notify_parent', parentId: reportTo, report };
 }

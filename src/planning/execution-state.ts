@@ -235,6 +235,14 @@ export function complete(state: ExecutionState, answer: string, now: Date): Exec
   return next(state, { status: 'completed', finalAnswer: answer, steps, currentStepId: null }, now);
 }
 
+/**
+ * The run answered: its respond step (none when the plan ran out without one) done, the run complete.
+ * The engine and an answering call that closes the run (plan-activities) both get the final state here.
+ */
+export function answer(state: ExecutionState, stepId: string | null, text: string, now: Date): ExecutionState {
+  return complete(stepId === null ? state : finishStep(state, stepId, 'completed', null, now), text, now);
+}
+
 export function fail(state: ExecutionState, error: string, now: Date): ExecutionState {
   const steps = state.steps.map((s) => (s.status === 'running' ? { ...s, status: 'failed' as const } : s));
   return next(state, { status: 'failed', lastError: error, steps, currentStepId: null }, now);

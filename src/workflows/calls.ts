@@ -3,15 +3,23 @@
  * activities (src/engine/local-calls.ts), with a run's state passed by reference
  * (src/engine/state-ref.ts). Shared by the run engine and the session.
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, TemporalFailure, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, TemporalFailure, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import { callInput, isDeferred, isTimed, runsLocally } from '../engine/local-calls';
 import { StateSender } from '../engine/state-ref';
 
 const DEFAULT_KIND = 'calls';
 
+/**
+ * A call's options: an activity's, and `waitsOnCancel` — cancelled while it runs locally, the workflow waits
+ * for it to stop or finish (a call that closes the run finishes what it began; its result then counts).
+ */
+export interface CallOptions extends ActivityOptions {
+  waitsOnCancel?: boolean;
+}
+
 /** A local call has no heartbeat (a crashed worker is noticed by its workflow task's timeout); otherwise as its policy. */
-function localOptions({ heartbeatTimeout: _none, ...options }: ActivityOptions): LocalActivityOptions {
-  return options;
+function localOptions({ heartbeatTimeout: _none, waitsOnCancel, ...options }: CallOptions): LocalActivityOptions {
+  return waitsOnCancel ? { ...options, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : options;
 }
 
 /**
@@ -37,7 +45,7 @@ export class Caller {
   /** Called right before a regular activity is scheduled (it ends the workflow task), a local call's hand-over included. */
   beforeRegularCall: () => void = () => undefined;
 
-  async call(activity: string, input: unknown, options: ActivityOptions, summary = options.summary ?? activity, kind = DEFAULT_KIND): Promise<unknown> {
+  async call(activity: string, input: unknown, options: CallOptions, summary = options.summary ?? activity, kind = DEFAULT_KIND): Promise<unknown> {
     const local = this.localCalls && runsLocally(this.#lastCallMs.get(kind) ?? null);
     // A failed call leaves the next one to a regular activity.
     this.#lastCallMs.set(kind, null);
@@ -47,11 +55,11 @@ export class Caller {
     return value.value;
   }
 
-  async #call(local: boolean, activity: string, input: unknown, options: ActivityOptions, summary: string): Promise<unknown> {
+  async #call(local: boolean, activity: string, input: unknown, { waitsOnCancel, ...options }: CallOptions, summary: string): Promise<unknown> {
     let key: string | undefined;
     if (local) {
       // By reference too: this worker has the base unless it just took the run over (then the call hands over).
-      const calls = proxyLocalActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...localOptions(options), summary });
+      const calls = proxyLocalActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...localOptions({ ...options, waitsOnCancel }), summary });
       const value = await calls[activity]!(callInput(byReference(input, this.sender))).catch((err: unknown) => {
         // A local call's failure arrives unwrapped; callers handle activity failures as ActivityFailure, local or not.
         if (err instanceof ActivityFailure || isCancellation(err) || !(err instanceof TemporalFailure)) throw err;

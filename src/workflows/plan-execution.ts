@@ -80,7 +80,7 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
     }
     return runEngine<ExecutionState, TreeActivities, TreePersonEvent>(engine, { userId: input.userId, current, eventsWhileBusy: true, details: treeDetails, inbox, lastCallMs: input.lastCallMs ?? null });
   }
-  const engine = new PlanEngine({ ...input, runId, reportTo }, new Date());
+  const engine = new PlanEngine({ ...input, runId, reportTo, closeOnAnswer: current }, new Date());
   const inbox: ReplyEvent[] = [];
   wireCommon(input, current, () => engine.state, () => engine.canTakeReply() && inbox.length === 0, inbox);
   return runEngine<ExecutionState, PlanActivities, ReplyEvent>(engine, { userId: input.userId, current, eventsWhileBusy: false, details: renderProgress, inbox, lastCallMs: input.lastCallMs ?? null });

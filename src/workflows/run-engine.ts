@@ -24,12 +24,12 @@ import {
   upsertSearchAttributes,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type { CloseRunCall, PlanActivities } from '../activities/plan-activities';
+import type { ClosedRun, CloseRunCall, PlanActivities } from '../activities/plan-activities';
 import type { ParentNotice } from '../activities/run-starts';
 import { TERMINAL_STATUSES } from '../planning/execution-state';
-import { isBlocking, type ActivityMap, type CallPolicy, type CloseRunInput, type Command, type Engine, type EngineEvent } from '../engine/core';
+import { isBlocking, withoutCloseOnAnswer, type ActivityMap, type CallPolicy, type CloseRunInput, type Command, type Engine, type EngineEvent } from '../engine/core';
 import { SENT_STATE_QUERY, type SentState } from '../engine/state-ref';
-import { Caller } from './calls';
+import { Caller, type CallOptions } from './calls';
 import type { ExecutionState } from '../planning/execution-state';
 import { PLAN_WORKFLOW_TYPE, replySignal, STATUS_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT } from './definitions';
 import { runReportSignal } from './session-definitions';
@@ -45,7 +45,9 @@ const MODEL_CALL: ActivityOptions = {
 };
 /** A step may run a tool for up to 5 minutes (`wait`) before its replan call. */
 const STEP_CALL: ActivityOptions = { ...MODEL_CALL, startToCloseTimeout: '12 minutes' };
-const POLICIES: Record<CallPolicy, ActivityOptions> = { model: MODEL_CALL, step: STEP_CALL };
+/** A call that may close the run when it answers (CloseOnAnswer): cancelled while local, it is waited for, so a run it closed ends answered. */
+const ANSWER_CALL: CallOptions = { ...MODEL_CALL, waitsOnCancel: true };
+const POLICIES: Record<CallPolicy, CallOptions> = { model: MODEL_CALL, step: STEP_CALL, answer: ANSWER_CALL };
 /** Runs recorded before runs closed their memory at every end did not call `closeRun`; replaying them must not. */
 const CLOSE_RUN_PATCH = 'close-run';
 /** Runs recorded before short calls ran as local activities made every call a regular one; replaying them must too. */
@@ -100,9 +102,15 @@ export async function runEngine<S, A extends ActivityMap, Person>(
   /** The report of how the run ended, sent by the call that closes the run (`closeRun`), so the run can end in that task. */
   let finalReport: ParentNotice | undefined;
   const reportOnClose = options.current;
+  /** Reports signalled but not yet delivered: a call's report of the run's end must not overtake them. */
+  let unsentReports = 0;
   const signalReport = ({ parentId, report }: ParentNotice) => {
     // In order, and even while the run is being cancelled; a parent that no longer exists is ignored.
-    reports = reports.then(() => CancellationScope.nonCancellable(() => getExternalWorkflowHandle(parentId).signal(runReportSignal, report)).catch(() => undefined));
+    unsentReports++;
+    reports = reports.then(async () => {
+      await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(parentId).signal(runReportSignal, report)).catch(() => undefined);
+      unsentReports--;
+    });
   };
   /**
    * The status the search attribute should show, written when the workflow task ends: before a wait that
@@ -204,13 +212,19 @@ export async function runEngine<S, A extends ActivityMap, Person>(
     if (!next || next.kind === 'end') break;
     // A call writes it if it is made as a regular activity (Caller.beforeRegularCall).
     if (next.kind !== 'call') writeStatus();
-    commands = await waitOn(next);
+    commands = await waitOn(next.kind === 'call' && unsentReports > 0 ? withoutCloseOnAnswer(next) : next);
   }
   writeStatus();
   if (closing && (options.current || patched(CLOSE_RUN_PATCH))) {
     // The final report goes after the earlier ones (a resumed run's 'running' must not arrive after its end).
     if (finalReport) await reports;
-    if (await closeRun(closing, caller, finalReport)) finalReport = undefined;
+    const closed = await closeRun(closing, caller, finalReport);
+    if (closed) finalReport = undefined;
+    // An answering call had closed the run (in a workflow task that did not count): the run ends answered.
+    if (closed?.answeredBefore !== undefined && engine.answeredBefore) {
+      carryOut(engine.answeredBefore(closed.answeredBefore, new Date()));
+      writeStatus();
+    }
   }
   if (finalReport) signalReport(finalReport);
   // A signal given in the task that ends the run is not delivered: the run waits for its reports.
@@ -221,17 +235,17 @@ export async function runEngine<S, A extends ActivityMap, Person>(
 /**
  * The run's memory is closed even when the run was cancelled (not cancellable), and `notify`'s report
  * sent after it; a close that fails for good leaves the run's outcome as it is — its state is already
- * final — and returns false (the report was not sent).
+ * final — and returns null (the report was not sent). Runs recorded before closeRun said what it found return {}.
  */
-async function closeRun(close: CloseRunInput, caller: Caller, notify: ParentNotice | undefined): Promise<boolean> {
+async function closeRun(close: CloseRunInput, caller: Caller, notify: ParentNotice | undefined): Promise<ClosedRun | null> {
   const activity: keyof PlanActivities = 'closeRun';
   const input: CloseRunCall = notify ? { ...close, notify } : close;
   try {
-    await CancellationScope.nonCancellable(() => caller.call(activity, input, MODEL_CALL, `close: run ${close.ending}`));
-    return true;
+    const closed = await CancellationScope.nonCancellable(() => caller.call(activity, input, MODEL_CALL, `close: run ${close.ending}`));
+    return (closed ?? {}) as ClosedRun;
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
-    return false;
+    return null;
   }
 }
 

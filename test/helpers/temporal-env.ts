@@ -86,7 +86,7 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 }
 
 /** The activities a workflow execution called, in order: regular ones by their scheduled events, local ones by their markers. */
-export async function activitiesOf(client: Client, workflowId: string, runId?: string): Promise<string[]> {
+export async function activitiesOf(client: Client, workflowId: string, runId?: string, { tagLocal = false } = {}): Promise<string[]> {
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   const names: string[] = [];
   for (const event of history.events ?? []) {
@@ -94,7 +94,8 @@ export async function activitiesOf(client: Client, workflowId: string, runId?: s
     if (scheduled) names.push(scheduled);
     const marker = event.markerRecordedEventAttributes;
     const data = marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0]?.data : undefined;
-    if (data) names.push(String((JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: unknown }).activity_type));
+    const name = data ? String((JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: unknown }).activity_type) : undefined;
+    if (name) names.push(tagLocal ? `local:${name}` : name);
   }
   return names;
 }

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import type { StepSpec } from '../../src/planning/schemas';
+import { withoutCloseOnAnswer } from '../../src/engine/core';
 import { PlanEngine, type PlanCommand, type PlanEngineInput } from '../../src/engine/plan-engine';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
@@ -53,6 +54,57 @@ test('an answer given with a plan whose first step is not that respond step is n
   // A plan recorded with an answer for another step (say the model changed the plan): the steps run as planned.
   assert.deepEqual(kinds(e.handle({ kind: 'result', activity: 'planRun', value: { steps: [CALC, RESPOND], model: 'm', answer: { stepId: 's2', text: 'too early' } } }, T0)), ['status:running', 'call:executeStep']);
   assert.equal(e.state.finalAnswer, null);
+});
+
+test('a run asked to close on its answer: the answering calls carry the close, and an answer that closed the run ends it with no close and no report of its own', () => {
+  const e = engine({ reportTo: 'session-a', closeOnAnswer: true });
+  const [plan] = e.start(T0);
+  assert.ok(plan?.kind === 'call' && plan.activity === 'planRun');
+  assert.deepEqual(plan.input.close, { reportTo: 'session-a' });
+  assert.equal(plan.policy, 'answer');
+  // The plan came with its answer, and the call closed the run: its status changes, and it ends.
+  const closed = e.handle({ kind: 'result', activity: 'planRun', value: { steps: [RESPOND], model: 'm', answer: { stepId: 's1', text: 'clear skies', closed: true } } }, T0);
+  assert.deepEqual(kinds(closed), ['status:running', 'status:completed', 'end']);
+  assert.equal(e.state.status, 'completed');
+  assert.equal(e.state.finalAnswer, 'clear skies');
+  assert.deepEqual(e.state.steps.map((s) => [s.id, s.status]), [['s1', 'completed']]);
+
+  // A respond call asks too; its answer without `closed` (it ran as a regular activity) ends the run as before.
+  const f = engine({ reportTo: 'session-a', closeOnAnswer: true });
+  f.start(T0);
+  const [, call] = f.handle(planned([RESPOND]), T0);
+  assert.ok(call?.kind === 'call' && call.activity === 'respond');
+  assert.deepEqual(call.input.close, { reportTo: 'session-a' });
+  assert.equal(call.policy, 'answer');
+  assert.deepEqual(kinds(f.handle(answered('sunny'), T0)), ['status:completed', 'notify_parent', 'close', 'end']);
+  const g = engine({ closeOnAnswer: true });
+  g.start(T0);
+  g.handle(planned([RESPOND]), T0);
+  assert.deepEqual(kinds(g.handle({ kind: 'result', activity: 'respond', value: { answer: 'sunny', closed: true } }, T0)), ['status:completed', 'end']);
+  assert.equal(g.state.finalAnswer, 'sunny');
+});
+
+test('a call made while earlier reports are on their way drops its close: the run closes with the close command', () => {
+  const e = engine({ reportTo: 'session-a', closeOnAnswer: true });
+  const [plan] = e.start(T0);
+  assert.ok(plan?.kind === 'call');
+  const plain = withoutCloseOnAnswer(plan);
+  assert.ok(plain.kind === 'call' && plain.activity === 'planRun');
+  assert.equal('close' in plain.input, false);
+  assert.equal(plain.policy, 'model');
+  assert.equal(plain.input.state, plan.input.state);
+  // A call that was not asked to close is left as it is.
+  const [other] = engine().start(T0);
+  assert.ok(other?.kind === 'call');
+  assert.equal(withoutCloseOnAnswer(other), other);
+});
+
+test('a run not asked to close on its answer (recorded before it) makes its calls as before', () => {
+  const e = engine({ reportTo: 'session-a' });
+  const [plan] = e.start(T0);
+  assert.ok(plan?.kind === 'call' && plan.activity === 'planRun');
+  assert.equal(plan.input.close, undefined);
+  assert.equal(plan.policy, 'model');
 });
 
 test('the activity input is the state as of the call: the step is running in it', () => {

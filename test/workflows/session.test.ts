@@ -133,10 +133,26 @@ test('every kind of message is routed: commands, nothing to retry, a new run tha
       ['response', 'It is 4.'],
     ],
   );
-  // The plan began with its respond step, so it came with its answer: one call plans and answers, one closes the run.
-  assert.deepEqual(await activitiesOf(env.client, started.runId ?? ''), ['planRun', 'closeRun']);
+  // The plan began with its respond step, so it came with its answer. The session's first run does not know how quick
+  // the model is: it plans as a regular activity, and a local call closes the run.
+  assert.deepEqual(await activitiesOf(env.client, started.runId ?? '', undefined, { tagLocal: true }), ['planRun', 'local:closeRun']);
   // The closing call added the answer to the session's thread before it reported: the session wrote the two messages' turns only.
   assert.deepEqual((await activitiesOf(env.client, s.sessionId)).filter((a) => a === 'recordTurns').length, 2);
+
+  // The next run knows the model is quick: one local call plans, answers and closes the run (CloseOnAnswer).
+  answers('And 3+3?', 'It is 6.');
+  const second = await send(s, 'And 3+3?');
+  await waitRunStatus(s, second.runId ?? '', 'completed');
+  assert.deepEqual(await activitiesOf(env.client, second.runId ?? '', undefined, { tagLocal: true }), ['local:planRun']);
+  assert.equal((await viewOf(s)).runs.find((r) => r.runId === second.runId)?.finalAnswer, 'It is 6.');
+  const after = await mem.memory.view(s.threadId);
+  assert.deepEqual(after.chunks.filter((c) => c.type === 'response').map((c) => (c.content.kind === 'text' ? c.content.text : '')), ['It is 4.', 'It is 6.']);
+  // The run's own thread ends with its answer, as a closing call writes it.
+  const runThread = await mem.memory.view(`thread_${second.runId ?? ''}`);
+  const last = runThread.chunks.at(-1);
+  assert.equal(last?.type, 'output');
+  assert.equal(last?.content.kind === 'text' ? last.content.text : '', 'It is 6.');
+  assert.deepEqual((await activitiesOf(env.client, s.sessionId)).filter((a) => a === 'recordTurns').length, 3);
   await s.terminate();
 });
 
