@@ -1,10 +1,10 @@
 /**
  * The baseline of the session benchmark: a turn of the same shape as a Threadline session's, with
  * nothing else — a long-lived workflow takes each message as an update and, in one local activity,
- * starts the turn's workflow through the worker's client (eager start); that workflow makes two local
- * activity calls, the second of which signals the first workflow, and ends. Three workflow tasks and
- * three local calls per turn, as Threadline's: what Temporal itself costs per turn. Workflow code only:
- * bundled by the benchmark's second worker (bench/session.ts).
+ * starts the turn's workflow through the worker's client (eager start); that workflow makes one local
+ * activity call, which signals the first workflow, and ends. Three workflow tasks and two local calls
+ * per turn, as Threadline's (whose run plans, answers and closes in one call): what Temporal itself
+ * costs per turn. Workflow code only: bundled by the benchmark's second worker (bench/session.ts).
  */
 import { condition, defineSignal, defineUpdate, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 
@@ -16,7 +16,6 @@ export interface BareTurn {
 export interface BareSessionActivities {
   /** Starts the turn's workflow on this worker's queue (eager start); returns its id. */
   startTurn(turn: BareTurn): Promise<string>;
-  noop(): Promise<Record<string, never>>;
   /** Signals the turn's end to its session. */
   reportTurn(turn: BareTurn): Promise<void>;
 }
@@ -37,9 +36,8 @@ export async function bareSessionWorkflow(sessionId: string): Promise<void> {
   await condition(() => reports < 0);
 }
 
-/** The turn: two local calls (a plan-and-answer's and a close-and-report's), the second signals the session. */
+/** The turn: one local call (a plan, answer and close's), which signals the session. */
 export async function bareTurnWorkflow(turn: BareTurn): Promise<number> {
-  await local.noop();
   await local.reportTurn(turn);
   return turn.turn;
 }

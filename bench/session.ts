@@ -139,9 +139,6 @@ const bareActivities: BareSessionActivities = {
     await client.workflow.start('bareTurnWorkflow', { taskQueue: BARE_QUEUE, workflowId, args: [turn], requestEagerStart: true });
     return workflowId;
   },
-  async noop() {
-    return {};
-  },
   async reportTurn(turn: BareTurn) {
     await Context.current().client.workflow.getHandle(turn.sessionId).signal(bareReportSignal, turn.turn);
   },
