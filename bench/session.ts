@@ -308,7 +308,7 @@ async function main(): Promise<void> {
       params: { turns, provider: provider.label, memoryStore: 'memory', baselineTurn, sampledPlanRuns: sampled.length },
       method: {
         turn: 'Sessions.send(message) → the plan run it starts completes (handle.result()) → next message',
-        bareTurn: `bench/bare-session.ts: an update to a long-lived workflow whose local activity starts the turn's workflow (eager start); that workflow makes two local calls, the second signals the first, and ends; ${BARE_PER_BLOCK} such turns after every ${BLOCK} of Threadline's, timed apart`,
+        bareTurn: `bench/bare-session.ts: an update to a long-lived workflow whose local activity starts the turn's workflow (eager start); that workflow makes one local call, which signals the first, and ends; ${BARE_PER_BLOCK} such turns after every ${BLOCK} of Threadline's, timed apart`,
         historyBytes: 'length of temporal.api.history.v1.History.encode(history) of each execution',
         sessionExecutions: `visibility query WorkflowId = '<sessionId>' (closed runs included), every execution's history fetched`,
         planRuns: `the first ${SAMPLE_RUNS} and last ${SAMPLE_RUNS} plan runs of the session`,
