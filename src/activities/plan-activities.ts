@@ -212,8 +212,9 @@ export interface ClosedRun {
 /**
  * A run ended, whichever way (seed 001: EPHEMERAL chunks leave when the session ends; the output
  * chunk marks the end of the task): an output chunk records how it ended, then the thread drops
- * its EPHEMERAL chunks. Shared by both engines; idempotent, so a retry writes nothing twice. Then
- * `notify`'s report goes to the run's parent (a retry may send it again; a session ignores an ending it has).
+ * its EPHEMERAL chunks. Shared by both engines; idempotent, so a retry writes nothing twice.
+ * Meanwhile `notify`'s report goes to the run's parent (a retry may send it again; a session ignores
+ * an ending it has), and once the thread is closed react_mem's memory job to the user's memory workflow.
  *
  * A run is closed once. An answering call may have closed it already (`CloseOnAnswer`) in a workflow task
  * that did not count (a cancellation arrived before that task completed, say, and the run went on to
@@ -225,11 +226,12 @@ export async function closeRun(deps: Pick<PlanActivityDeps, 'memory' | 'longterm
   if (before !== null) {
     const answered = complete(state, before, new Date());
     const report = runReport(answered);
-    await afterClose(deps, answered, 'answered', notify && report ? { parentId: notify.parentId, report: { ...report, lastCallMs: notify.report.lastCallMs ?? null } } : undefined);
+    await Promise.all([sendExtraction(deps, answered, 'answered'), reportEnd(deps, answered, notify && report ? { parentId: notify.parentId, report: { ...report, lastCallMs: notify.report.lastCallMs ?? null } } : undefined)]);
     return { answeredBefore: before };
   }
-  if (deps.memory) await closeRunThread(deps.memory, state, ending);
-  await afterClose(deps, state, ending, notify);
+  // The parent's report does not wait for the run's thread to close; the memory job does (its pass reads that thread).
+  const closing = deps.memory ? closeRunThread(deps.memory, state, ending) : Promise.resolve();
+  await Promise.all([closing.then(() => sendExtraction(deps, state, ending)), reportEnd(deps, state, notify)]);
   return {};
 }
 
@@ -245,19 +247,16 @@ async function answeredEnding(memory: MemoryService, state: ExecutionState): Pro
   }
 }
 
-/** What follows a run's close: react_mem's extraction job and the report to its parent, in parallel. */
-async function afterClose(deps: Pick<PlanActivityDeps, 'memory' | 'longterm' | 'memoryPasses'>, state: ExecutionState, ending: RunEnding, notify: ParentNotice | undefined): Promise<void> {
-  // react_mem (seed 002): the invocation is over and answered; extraction happens later, elsewhere.
-  const extract = async () => {
-    if (!deps.memory || !deps.longterm || !deps.memoryPasses || state.parentRunId || ending === 'cancelled') return;
-    const job = { kind: 'extract' as const, key: `extract:${state.runId}`, runId: state.runId, sessionId: state.sessionId ?? null, goal: state.goal, at: new Date().toISOString() };
-    await sendMemoryJob(state.userId, job, deps.memoryPasses);
-  };
-  const report = async () => {
-    if (notify) await notifyParent(deps.memory ? await withEndingTurn(deps.memory, deps.longterm, state, notify) : notify);
-  };
-  // Independent: the parent's report does not wait for the memory workflow's signal.
-  await Promise.all([extract(), report()]);
+/** react_mem (seed 002): the invocation is over; extraction happens later, in the user's memory workflow. */
+async function sendExtraction(deps: Pick<PlanActivityDeps, 'memory' | 'longterm' | 'memoryPasses'>, state: ExecutionState, ending: RunEnding): Promise<void> {
+  if (!deps.memory || !deps.longterm || !deps.memoryPasses || state.parentRunId || ending === 'cancelled') return;
+  const job = { kind: 'extract' as const, key: `extract:${state.runId}`, runId: state.runId, sessionId: state.sessionId ?? null, goal: state.goal, at: new Date().toISOString() };
+  await sendMemoryJob(state.userId, job, deps.memoryPasses);
+}
+
+/** The run's end reported to its parent (a session's run adds its turn to the session's thread first). */
+async function reportEnd(deps: Pick<PlanActivityDeps, 'memory' | 'longterm'>, state: ExecutionState, notify: ParentNotice | undefined): Promise<void> {
+  if (notify) await notifyParent(deps.memory ? await withEndingTurn(deps.memory, deps.longterm, state, notify) : notify);
 }
 
 /** A session's run adds its ending's turn to the session's thread itself (`recordEnding`); other parents get the report as it is. */
