@@ -7,10 +7,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { closeRun, ensureRunThread } from '../../src/activities/plan-activities';
+import { closeRun, createPlanActivities, ensureRunThread } from '../../src/activities/plan-activities';
+import { MemoryKeyValueStore } from '../../src/store/kv';
+import { BUILTIN_TOOLS, ToolRegistry } from '../../src/tools/registry';
 import type { Chunk } from '../../src/memory/model';
+import type { StepSpec } from '../../src/planning/schemas';
 import { runThreadId } from '../../src/memory/run-chunks';
-import { cancel, complete, initialState, type ExecutionState } from '../../src/planning/execution-state';
+import { applyPlan, cancel, complete, initialState, startStep, type ExecutionState } from '../../src/planning/execution-state';
 import type { MemoryService } from '../../src/store/memory-service';
 import { openMemory } from '../../src/store/open-memory';
 import { PLAN_WORKFLOW_TYPE, type PlanExecutionInput } from '../../src/workflows/definitions';
@@ -146,4 +149,25 @@ test('a run is closed once: closed by its answer, a later close as cancelled fin
   const otherThread = await inActivity(() => ensureRunThread({ memory }, other), '4');
   assert.deepEqual(await inActivity(() => closeRun({ memory }, { state: cancel({ ...other, threadId: otherThread }, new Date()), ending: 'cancelled' }), '5'), {});
   assert.deepEqual(outputs(await chunksOf(otherId)), [{ kind: 'json', data: { ending: 'cancelled', status: 'cancelled' } }]);
+});
+
+test('an answering call run again (its worker died before its task completed) closes the run with the answer it journaled, once', async () => {
+  const goal = 'journal my answer';
+  stub.script(goal, { final_answer: [answer('the first answer'), answer('a second answer')] });
+  const runId = `close-journal-${randomUUID().slice(0, 8)}`;
+  const activities = createPlanActivities({ provider: stubProvider(stub.url), tools: new ToolRegistry(BUILTIN_TOOLS), memory, contextBudget: 20_000, store: new MemoryKeyValueStore(), maxSteps: 4, maxDepth: 0 });
+  // The same local call (same id in the same run), as the worker that takes the run over makes it again.
+  const sameCall = () => new MockActivityEnvironment({ activityId: '3', isLocal: true, workflowExecution: { workflowId: runId, runId: 'r1' } });
+  const started = initialState({ runId, userId: 'closer', goal, model: 'stub-model' }, new Date());
+  const threadId = (await new MockActivityEnvironment({ activityId: '1', workflowExecution: { workflowId: runId, runId: 'r1' } }).run(ensureRunThread, { memory }, started)) as string | null;
+  assert.ok(threadId);
+  const now = new Date();
+  const state = startStep(applyPlan({ ...started, threadId }, [respondStep as StepSpec], now), 's1', now);
+  const input = { state, stepId: 's1', close: { reportTo: null } };
+  const first = await sameCall().run(activities.respond, input);
+  const again = await sameCall().run(activities.respond, input);
+  assert.deepEqual(first, { answer: 'the first answer', closed: true });
+  assert.deepEqual(again, first, 'the answer came from the journal');
+  assert.equal(stub.requestsFor(goal, 'final_answer').length, 1, 'the model was asked once');
+  assert.deepEqual(outputs(await chunksOf(runId)), [{ kind: 'text', text: 'the first answer' }], 'one ending');
 });
