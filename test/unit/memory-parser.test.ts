@@ -37,6 +37,19 @@ test('countTextTokens is the o200k_base token count of gpt-tokenizer, and 0 for 
   assert.equal(countTextTokens(''), 0);
 });
 
+test('property: a count is the same counted again (from the cache of pieces counted lately) and counted fresh', () => {
+  fc.assert(
+    fc.property(fc.string({ maxLength: 2_500 }), (text) => {
+      const first = countTextTokens(text);
+      assert.equal(countTextTokens(text), first);
+      let fresh = 0;
+      for (let at = 0; at < text.length; at += 1_000) fresh += encode(text.slice(at, at + 1_000), { disallowedSpecial: new Set() }).length;
+      assert.equal(first, text.length <= 1_000 ? encode(text, { disallowedSpecial: new Set() }).length : fresh);
+    }),
+    { numRuns: 200 },
+  );
+});
+
 test('text that looks like a special token is counted as text instead of throwing', () => {
   assert.throws(() => encode('end <|endoftext|> here'), 'gpt-tokenizer refuses it by default');
   assert.ok(countTextTokens('end <|endoftext|> here') > 3);
