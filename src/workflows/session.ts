@@ -495,7 +495,8 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     }
     publish();
     if (ended !== null) break;
-    // The sender has its answer now; a slow summary model delays only the next message, not this one.
+    // After the answer: a slow summary model (a regular activity, which ends this task) delays only the next
+    // message. A quick one runs locally in this task, and the update's answer goes out when the task completes.
     if (item.kind === 'message' && v2 && (await maybeCompress())) publish();
   }
 
