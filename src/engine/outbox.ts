@@ -29,7 +29,7 @@ export class Outbox<A extends ActivityMap> {
 
   /**
    * The run ends: what is pending, then the closing of its memory with how it ended (none when
-   * `ending` is null: the run does not own its memory), then `end`.
+   * `ending` is null: the run does not own its memory, or its answering call closed it), then `end`.
    */
   end(state: ExecutionState, ending: RunEnding | null): Command<A>[] {
     if (ending) this.push({ kind: 'close', input: { state, ending } });

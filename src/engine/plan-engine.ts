@@ -198,6 +198,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
     }
   }
 
+  /** The run's close found it answered by a call whose task did not count (`Engine.answeredBefore`): it ends with that answer. */
   answeredBefore(answer: string, now: Date): PlanCommand[] {
     this.#out.clear();
     this.#publish(model.complete(this.#state, answer, now), false);
