@@ -225,14 +225,19 @@ export async function closeRun(deps: Pick<PlanActivityDeps, 'memory' | 'longterm
   const before = deps.memory && ending !== 'answered' && ending !== 'finished' ? await answeredEnding(deps.memory, state) : null;
   if (before !== null) {
     const answered = complete(state, before, new Date());
-    const report = runReport(answered);
-    await Promise.all([sendExtraction(deps, answered, 'answered'), reportEnd(deps, answered, notify && report ? { parentId: notify.parentId, report: { ...report, lastCallMs: notify.report.lastCallMs ?? null } } : undefined)]);
+    await Promise.all([sendExtraction(deps, answered, 'answered'), reportEnd(deps, answered, notify && endNotice(answered, notify.parentId, notify.report.lastCallMs ?? null))]);
     return { answeredBefore: before };
   }
   // The parent's report does not wait for the run's thread to close; the memory job does (its pass reads that thread).
   const closing = deps.memory ? closeRunThread(deps.memory, state, ending) : Promise.resolve();
   await Promise.all([closing.then(() => sendExtraction(deps, state, ending)), reportEnd(deps, state, notify)]);
   return {};
+}
+
+/** The report of how `state` ended, for `parentId`, with how long the run's last call took. */
+function endNotice(state: ExecutionState, parentId: string, lastCallMs: number | null): ParentNotice | undefined {
+  const report = runReport(state);
+  return report ? { parentId, report: { ...report, lastCallMs } } : undefined;
 }
 
 /** The answer of the ending the run's thread already holds (output chunks are endings; an answer is text), or null. */
@@ -381,8 +386,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
   async function closeAnswered(state: ExecutionState, stepId: string | null, text: string, close: CloseOnAnswer, signal: AbortSignal, startedAt: number): Promise<void> {
     if (signal.aborted) throw signal.reason instanceof CancelledFailure ? signal.reason : new CancelledFailure('cancelled before the run was closed');
     const final = answeredState(state, stepId, text, new Date());
-    const report = runReport(final);
-    const notify = close.reportTo && report ? { parentId: close.reportTo, report: { ...report, lastCallMs: Math.round(performance.now() - startedAt) } } : undefined;
+    const notify = close.reportTo ? endNotice(final, close.reportTo, Math.round(performance.now() - startedAt)) : undefined;
     await closeRun(deps, { state: final, ending: 'answered', ...(notify ? { notify } : {}) });
   }
 

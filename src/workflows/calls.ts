@@ -55,11 +55,11 @@ export class Caller {
     return value.value;
   }
 
-  async #call(local: boolean, activity: string, input: unknown, { waitsOnCancel, ...options }: CallOptions, summary: string): Promise<unknown> {
+  async #call(local: boolean, activity: string, input: unknown, options: CallOptions, summary: string): Promise<unknown> {
     let key: string | undefined;
     if (local) {
       // By reference too: this worker has the base unless it just took the run over (then the call hands over).
-      const calls = proxyLocalActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...localOptions({ ...options, waitsOnCancel }), summary });
+      const calls = proxyLocalActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...localOptions(options), summary });
       const value = await calls[activity]!(callInput(byReference(input, this.sender))).catch((err: unknown) => {
         // A local call's failure arrives unwrapped; callers handle activity failures as ActivityFailure, local or not.
         if (err instanceof ActivityFailure || isCancellation(err) || !(err instanceof TemporalFailure)) throw err;
@@ -71,7 +71,9 @@ export class Caller {
       key = deferred.key;
     }
     this.beforeRegularCall();
-    const remote = proxyActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...options, summary });
+    // A regular call is not waited for when cancelled: it learns of it only at its next heartbeat.
+    const { waitsOnCancel: _localOnly, ...remoteOptions } = options;
+    const remote = proxyActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...remoteOptions, summary });
     return remote[activity]!(callInput(byReference(input, this.sender), key));
   }
 }
