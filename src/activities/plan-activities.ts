@@ -409,6 +409,8 @@ export function createPlanActivities(deps: PlanActivityDeps) {
       handOverUnlessQuick(deps.tools, deps.tools.liveTools().map((t) => t.name));
       const startedAt = performance.now();
       const closes = closesHere(close);
+      // Taken before the prompt lists the tools: a tool set that changes during the call is never credited to this plan.
+      const codeVersion = codeVersionOf(deps.provider, deps.tools);
       return withHeartbeats((signal) => stopsWhenCancelled(closes ? signal : null, async () => {
         let planned = state;
         const threadId = await ensureRunThread(deps, state);
@@ -424,7 +426,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
           steps,
           ...(answer ? { answer } : {}),
           model: deps.provider.label,
-          codeVersion: codeVersionOf(deps.provider, deps.tools),
+          codeVersion,
           ...(planned.threadId ? { threadId: planned.threadId } : {}),
           ...(snapshots.length > 0 ? { snapshots } : {}),
         });

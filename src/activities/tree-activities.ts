@@ -104,6 +104,8 @@ export function createTreeActivities(deps: TreeActivityDeps) {
     async proposeTree({ state, feedback, plan }: ProposeTreeInput): Promise<{ tree: TaskTreeReply; model: string; codeVersion?: CodeVersion; threadId?: string }> {
       // A task planning its subtasks is a step of the run; a (revised) plan of the whole run is made afresh.
       if (plan) current(state);
+      // Taken before the prompt lists the tools (see planRun).
+      const codeVersion = codeVersionOf(deps.provider, deps.tools);
       return withHeartbeats(async (signal) => {
         const threadId = state.threadId ?? (await ensureRunThread(deps, state));
         const withThread = threadId ? { ...state, threadId } : state;
@@ -117,7 +119,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
           return problems.length ? `the tree breaks the limits: ${problems.join('; ')}` : null;
         };
         const tree = await ask(ctx, signal, check);
-        return { tree, model: deps.provider.label, codeVersion: codeVersionOf(deps.provider, deps.tools), ...(threadId ? { threadId } : {}) };
+        return { tree, model: deps.provider.label, codeVersion, ...(threadId ? { threadId } : {}) };
       });
     },
 
@@ -130,6 +132,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
       current(state);
       return withHeartbeats(async (signal) => {
         const key = idempotencyKey();
+        const version = state.codeVersion ? {} : { codeVersion: codeVersionOf(deps.provider, deps.tools) };
         if (!state.tree || !findTask(state.tree, taskIndex)) throw ApplicationFailure.nonRetryable(`no task ${taskIndex} in run ${state.runId}`, 'UnknownStep');
         // A local call that chose a slow tool handed over under its key: the journaled reply is found, the model not asked again.
         let reply = await deps.store.get<ReactActionReply>(JOURNAL, `${key}:action`);
@@ -141,7 +144,6 @@ export function createTreeActivities(deps: TreeActivityDeps) {
         if (reply.action === 'tool' && agentNameOf(reply.tool ?? '') === null) handOverUnlessQuick(deps.tools, [reply.tool ?? '']);
         // The task's working memory (seed 004): a tool call is a step record (its thought, the
         // action, the result, its status and time); any other action is the thought and the choice.
-        const version = state.codeVersion ? {} : { codeVersion: codeVersionOf(deps.provider, deps.tools) };
         if (reply.action !== 'tool') {
           await rememberInRun(deps, state, [thoughtChunk(state, stepId, taskIndex, reply)], `task ${taskIndex} thought`, `${key}:thought`);
           return { reply, observation: null, ...version };
