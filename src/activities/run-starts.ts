@@ -7,7 +7,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { PLAN_WORKFLOW_TYPE, runSearchAttributes, SESSION_ID_ATTR, WORKFLOW_TASK_TIMEOUT, type PlanExecutionInput } from '../workflows/definitions';
+import { PLAN_WORKFLOW_TYPE, runSearchAttributes, SESSION_ID_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionInput } from '../workflows/definitions';
 import { runReportSignal, type RunReport } from '../workflows/session-definitions';
 import { parentReport } from '../engine/report';
 import { isTerminal, type ExecutionState } from '../planning/execution-state';
@@ -39,7 +39,7 @@ export async function startSessionRun({ runId, input, summary }: StartRunInput):
     await client.workflow.start(PLAN_WORKFLOW_TYPE, {
       workflowId: runId,
       taskQueue: info.taskQueue,
-      args: [input],
+      args: [withRunFeatures(input)],
       workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
       staticSummary: summary.slice(0, 200),
       memo: { goal: input.goal },

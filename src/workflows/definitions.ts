@@ -40,9 +40,27 @@ export const runSearchAttributes = (userId: string, status: string, sessionId?: 
  */
 export const WORKFLOW_TASK_TIMEOUT = '4 seconds';
 
+/**
+ * One patch id for every run feature so far. Runs recorded before it replay through the feature's own
+ * patch: 'report-to-session', 'local-calls', 'close-run'. Two features exist only under it: the final
+ * report sent by `closeRun`, and the status written to its search attribute once per workflow task.
+ * Today's starters name it in the input (`features`), so a new run needs no patch marker: each is a
+ * history event and, with the `TemporalChangeVersion` search attribute the SDK's core upserts for it, a
+ * visibility write.
+ */
+export const RUN_FEATURES_PATCH = 'run-features-2026-11';
+
+/** `input` as today's code starts it: with its features named (`PlanExecutionInput.features`). */
+export const withRunFeatures = (input: PlanExecutionInput): PlanExecutionInput => ({ ...input, features: RUN_FEATURES_PATCH });
+
 export interface PlanExecutionInput {
   userId: string;
   goal: string;
+  /**
+   * The run features its starter has (RUN_FEATURES_PATCH), set by every starter of today's code. A run
+   * started without it (recorded before, or by hand) asks `patched` instead, which records a marker.
+   */
+  features?: string;
   sessionId?: string | null;
   parentRunId?: string | null;
   /** 0 for a top-level run. @default 0 */

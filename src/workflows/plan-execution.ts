@@ -20,9 +20,10 @@ import {
   submitReplyUpdate,
   submitReviewUpdate,
   runSearchAttributes,
+  RUN_FEATURES_PATCH,
   type PlanExecutionInput,
 } from './definitions';
-import { runEngine, RUN_FEATURES_PATCH } from './run-engine';
+import { runEngine } from './run-engine';
 import { runReportSignal } from './session-definitions';
 
 /** Tree limits of runs started without them. */
@@ -31,7 +32,7 @@ const DEFAULT_TREE_LIMITS = { maxDepth: 4, maxFanout: 8, maxIterations: 10 };
 export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<ExecutionState> {
   // A top-level run of a session tells its session when it waits, resumes or ends. Histories
   // recorded before this existed have no marker and never report (`patched` is false there).
-  const current = patched(RUN_FEATURES_PATCH);
+  const current = input.features === RUN_FEATURES_PATCH || patched(RUN_FEATURES_PATCH);
   const reportTo = input.sessionId && !input.parentRunId && (current || patched('report-to-session')) ? input.sessionId : null;
   const runId = workflowInfo().workflowId;
   if (input.engine === 'tree') {

@@ -31,7 +31,7 @@ import { isBlocking, withoutCloseOnAnswer, type ActivityMap, type CallPolicy, ty
 import { SENT_STATE_QUERY, type SentState } from '../engine/state-ref';
 import { Caller, type CallOptions } from './calls';
 import type { ExecutionState } from '../planning/execution-state';
-import { PLAN_WORKFLOW_TYPE, replySignal, STATUS_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT } from './definitions';
+import { PLAN_WORKFLOW_TYPE, replySignal, STATUS_ATTR, USER_ID_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT } from './definitions';
 import { runReportSignal } from './session-definitions';
 import type { planExecutionWorkflow } from './plan-execution';
 
@@ -53,14 +53,6 @@ const CLOSE_RUN_PATCH = 'close-run';
 /** Runs recorded before short calls ran as local activities made every call a regular one; replaying them must too. */
 const LOCAL_CALLS_PATCH = 'local-calls';
 const ENDINGS: readonly string[] = TERMINAL_STATUSES;
-/**
- * One patch id for every run feature so far, so that a new run records one patch marker (each is a
- * history event and, with the `TemporalChangeVersion` search attribute the SDK's core upserts for it, a
- * visibility write) instead of one per feature. Runs recorded before it replay through the feature's own
- * patch: 'report-to-session', 'local-calls', 'close-run'. Two features exist only under it: the final
- * report sent by `closeRun`, and the status written to its search attribute once per workflow task.
- */
-export const RUN_FEATURES_PATCH = 'run-features-2026-11';
 /** A readable reason from an activity or child failure, for `lastError`. */
 function describeFailure(err: ActivityFailure | ChildWorkflowFailure): string {
   let cause: Error | undefined = err.cause;
@@ -73,7 +65,7 @@ function describeFailure(err: ActivityFailure | ChildWorkflowFailure): string {
 
 export interface RunEngineOptions<S, Person> {
   userId: string;
-  /** Whether the run was recorded with RUN_FEATURES_PATCH (`patched` when the workflow began). */
+  /** Whether the run has today's features (RUN_FEATURES_PATCH: in its input, or `patched` when the workflow began). */
   current: boolean;
   /** Whether a person's event can reach the engine while a call or child run is in flight (a tree's skip or redo). */
   eventsWhileBusy: boolean;
@@ -264,7 +256,7 @@ async function perform<S, A extends ActivityMap, Person>(
       const value = await executeChild<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, {
         workflowId: command.workflowId,
         workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
-        args: [{ ...command.input, lastCallMs: caller.lastCallMs }],
+        args: [withRunFeatures({ ...command.input, lastCallMs: caller.lastCallMs })],
         staticSummary: command.summary,
         memo: { goal: command.input.goal },
         typedSearchAttributes: [{ key: USER_ID_ATTR, value: options.userId }],

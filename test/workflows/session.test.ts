@@ -144,6 +144,10 @@ test('every kind of message is routed: commands, nothing to retry, a new run tha
   const second = await send(s, 'And 3+3?');
   await waitRunStatus(s, second.runId ?? '', 'completed');
   assert.deepEqual(await activitiesOf(env.client, second.runId ?? '', undefined, { tagLocal: true }), ['local:planRun']);
+  // Its input names its features: no patch marker, no search-attribute write but its status.
+  const events = (await env.client.workflow.getHandle(second.runId ?? '').fetchHistory()).events ?? [];
+  assert.equal(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch').length, 0);
+  assert.deepEqual(events.flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {})), ['ThreadlineStatus']);
   assert.equal((await viewOf(s)).runs.find((r) => r.runId === second.runId)?.finalAnswer, 'It is 6.');
   const after = await mem.memory.view(s.threadId);
   assert.deepEqual(after.chunks.filter((c) => c.type === 'response').map((c) => (c.content.kind === 'text' ? c.content.text : '')), ['It is 4.', 'It is 6.']);
