@@ -50,7 +50,7 @@ import { MemoryKeyValueStore } from '../src/store/kv';
 import { openMemory } from '../src/store/open-memory';
 import { BUILTIN_TOOLS, ToolRegistry } from '../src/tools/registry';
 import { createWorker } from '../src/worker';
-import { PLAN_WORKFLOW_TYPE, type PlanExecutionInput } from '../src/workflows/definitions';
+import { PLAN_WORKFLOW_TYPE, withRunFeatures, type PlanExecutionInput } from '../src/workflows/definitions';
 import type { planExecutionWorkflow } from '../src/workflows/plan-execution';
 import type { bareWorkflow } from './bare-workflow';
 import { startLangGraphPeer, type LangGraphPeer, type PeerRun } from './peers/langgraph';
@@ -197,7 +197,7 @@ interface Bench {
 }
 
 function planInput(steps: number, tool: 'noop' | 'big' = 'noop', padBytes = 0, userId = 'bench'): PlanExecutionInput {
-  return { userId, goal: benchGoal(steps, tool, padBytes), limits: { maxSteps: steps + 5, maxDepth: 0 } };
+  return withRunFeatures({ userId, goal: benchGoal(steps, tool, padBytes), limits: { maxSteps: steps + 5, maxDepth: 0 } });
 }
 
 /** A finished run must have done exactly what was asked, or the timing means nothing. */
