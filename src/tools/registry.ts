@@ -5,6 +5,7 @@
  * every method works on the current set, so a source changing its tools
  * changes what the planner sees, what a step may call and the fingerprint.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { calculator } from './calculator';
 import { currentTime } from './current-time';
@@ -35,6 +36,8 @@ function describeTool(t: ToolDefinition): ToolDescription {
 interface Snapshot {
   tools: Map<string, ToolDefinition>;
   descriptions: ToolDescription[];
+  /** `fingerprint()`, once asked: every call of a run asks it (its code version). */
+  fingerprint?: string;
 }
 
 export class ToolRegistry {
@@ -108,6 +111,16 @@ export class ToolRegistry {
 
   describe(): ToolDescription[] {
     return [...this.current().descriptions];
+  }
+
+  /** The tool set as a fingerprint: the tools' names and parameter schemas, hashed. */
+  fingerprint(): string {
+    const snapshot = this.current();
+    if (snapshot.fingerprint === undefined) {
+      const described = [...snapshot.descriptions].sort((a, b) => a.name.localeCompare(b.name));
+      snapshot.fingerprint = createHash('sha256').update(JSON.stringify(described)).digest('hex').slice(0, 16);
+    }
+    return snapshot.fingerprint;
   }
 
   /**

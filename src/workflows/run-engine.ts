@@ -176,8 +176,9 @@ export async function runEngine<S, A extends ActivityMap, Person>(
           () => (settled = true),
         );
         for (;;) {
+          // One condition wakes for either (no race: its promises each cost a stack trace in the SDK's sandbox).
           // Not cancellable: cancelling the workflow must reach the run through what is in flight, as before.
-          await Promise.race([done, CancellationScope.nonCancellable(() => condition(() => settled || options.inbox.length > 0))]);
+          await CancellationScope.nonCancellable(() => condition(() => settled || options.inbox.length > 0));
           if (settled) break;
           const person = options.inbox.shift() as Person;
           const next = engine.handle(person as EngineEvent<A, Person, ExecutionState>, new Date());

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
-import { toolsFingerprint } from '../../src/activities/code-version';
 import { jsonSchemaInput } from '../../src/tools/json-schema-input';
 import { ToolRegistry } from '../../src/tools/registry';
 import { ToolSet } from '../../src/tools/source';
@@ -34,7 +33,7 @@ test('a source\'s tools join the registry, and its changes reach describe, run, 
   const registry = new ToolRegistry(undefined, [source]);
   let changes = 0;
   registry.onChange(() => changes++);
-  const before = toolsFingerprint(registry);
+  const before = registry.fingerprint();
   assert.match((await registry.run('files.read', { path: 'a' }, toolContext())).ok ? '' : 'unknown', /unknown/);
 
   source.set([readFile]);
@@ -45,11 +44,11 @@ test('a source\'s tools join the registry, and its changes reach describe, run, 
   // Shown as the source gave it (without $schema, like the built-in tools).
   const { $schema: _, ...shown } = SCHEMA;
   assert.deepEqual(described?.parameters, shown);
-  const during = toolsFingerprint(registry);
+  const during = registry.fingerprint();
   assert.notEqual(during, before);
 
   source.set([]);
-  assert.equal(toolsFingerprint(registry), before, 'the same tools, the same fingerprint');
+  assert.equal(registry.fingerprint(), before, 'the same tools, the same fingerprint');
   assert.ok(!registry.names().includes('files.read'));
 });
 
