@@ -6,6 +6,7 @@
  * a task to a poller. scripts/bench.mjs passes the endpoint in
  * THREADLINE_BENCH_METRICS_URL.
  */
+import { readFileSync } from 'node:fs';
 
 /** Histograms read, by the label that names what was measured. */
 const HISTOGRAMS = {
@@ -77,3 +78,26 @@ export function latencyBetween(before: MetricsSnapshot, after: MetricsSnapshot, 
   }
   return rows.sort((x, y) => x.metric.localeCompare(y.metric) || y.count - x.count);
 }
+
+/**
+ * CPU time (ms) the dev server's process has used so far, from /proc (Linux; null elsewhere or when
+ * scripts/bench.mjs did not pass THREADLINE_BENCH_SERVER_PID). The kernel counts in clock ticks of
+ * 10 ms (USER_HZ is 100 on Linux).
+ */
+export function serverCpuMs(pid = Number(process.env.THREADLINE_BENCH_SERVER_PID)): number | null {
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * 10 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time (ms) this process has used so far, all its threads. */
+export const processCpuMs = (): number => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};

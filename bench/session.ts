@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { connectClient } from '../src/temporal/connection';
 import { encodedBytes } from './history';
+import { processCpuMs, serverCpuMs } from './server-metrics';
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { bareMessageUpdate, bareReportSignal, type BareSessionActivities, type bareSessionWorkflow, type BareTurn } from './bare-session';
@@ -209,11 +210,16 @@ async function main(): Promise<void> {
     for (let i = 0; i < 10; i++) await guard(bareTurn());
     let bareMs = 0;
     let bareTurns = 0;
+    /** CPU used during the bare blocks: this process (both workers and the client) and the dev server. */
+    let bareCpu = 0;
+    let bareServerCpu = 0;
 
     const runIds: string[] = [];
     /** Time spent on bare turns, left out of Threadline's. */
     let pausedMs = 0;
     const started = performance.now();
+    const cpuAtStart = processCpuMs();
+    const serverCpuAtStart = serverCpuMs();
     let windowStart = started;
     const progressEvery = Math.max(50, Math.round(turns / 20));
     for (let i = 1; i <= turns; i++) {
@@ -225,8 +231,11 @@ async function main(): Promise<void> {
       if (i % BLOCK === 0 || i === turns) {
         // Bare turns, timed apart from Threadline's (the block's window below excludes them).
         const bareStarted = performance.now();
+        const [cpuBefore, serverBefore] = [processCpuMs(), serverCpuMs()];
         for (let b = 0; b < BARE_PER_BLOCK; b++) await guard(bareTurn());
         const spent = performance.now() - bareStarted;
+        bareCpu += processCpuMs() - cpuBefore;
+        bareServerCpu += (serverCpuMs() ?? 0) - (serverBefore ?? 0);
         bareMs += spent;
         bareTurns += BARE_PER_BLOCK;
         pausedMs += spent;
@@ -244,6 +253,12 @@ async function main(): Promise<void> {
       }
     }
     const elapsedMs = performance.now() - started - pausedMs;
+    const serverCpuNow = serverCpuMs();
+    /** CPU per turn, Threadline's (everything outside the bare blocks) and the bare turn's. */
+    const cpu = {
+      process: { turn: round((processCpuMs() - cpuAtStart - bareCpu) / turns, 1), bare: round(bareCpu / bareTurns, 1) },
+      server: serverCpuNow !== null && serverCpuAtStart !== null ? { turn: round((serverCpuNow - serverCpuAtStart - bareServerCpu) / turns, 1), bare: round(bareServerCpu / bareTurns, 1) } : null,
+    };
     const turnsPerSecond = turns / (elapsedMs / 1000);
     const bareMsPerTurn = bareMs / bareTurns;
     const ratioToBare = round(elapsedMs / turns / bareMsPerTurn);
@@ -288,6 +303,8 @@ async function main(): Promise<void> {
     row('ms per turn (message → run → answer)', (elapsedMs / turns).toFixed(2), `≤ ${TARGET_MS_PER_TURN}`, verdict(elapsedMs / turns <= TARGET_MS_PER_TURN));
     row(`bare turn, same Temporal shape (${bareTurns} turns between blocks)`, `${bareMsPerTurn.toFixed(2)} ms`);
     row('ratio: Threadline turn / bare turn', ratioToBare.toFixed(2));
+    row('CPU per turn, this process: Threadline / bare', `${cpu.process.turn} / ${cpu.process.bare} ms`);
+    if (cpu.server) row('CPU per turn, the dev server: Threadline / bare', `${cpu.server.turn} / ${cpu.server.bare} ms`);
     row('session executions (continue-as-new chain)', String(sessionExecutions.length));
     row('largest session execution history: events', String(biggestSession?.events ?? NaN));
     row('largest session execution history: bytes', `${biggestSession?.bytes ?? NaN} (${kib(biggestSession?.bytes ?? NaN)})`);
@@ -312,6 +329,7 @@ async function main(): Promise<void> {
         historyBytes: 'length of temporal.api.history.v1.History.encode(history) of each execution',
         sessionExecutions: `visibility query WorkflowId = '<sessionId>' (closed runs included), every execution's history fetched`,
         planRuns: `the first ${SAMPLE_RUNS} and last ${SAMPLE_RUNS} plan runs of the session`,
+        cpuMsPerTurn: 'process.cpuUsage() of the benchmark process (both workers and the client, every thread) and /proc/<pid>/stat of the dev server, over Threadline\'s turns and over the bare blocks apart',
         promptTokens: 'countTextTokens (src/memory/tokens.ts) summed over the messages of the execution_plan call of that turn',
       },
       results: {
@@ -319,6 +337,7 @@ async function main(): Promise<void> {
         turnsPerSecond: round(turnsPerSecond, 2),
         msPerTurn: round(elapsedMs / turns, 2),
         bareTurn: { turns: bareTurns, msPerTurn: round(bareMsPerTurn, 2), ratio: ratioToBare },
+        cpuMsPerTurn: cpu,
         sessionExecutions: sessionHistories.map((h, i) => ({ ...h, status: sessionExecutions[i]?.status })),
         planRuns: planHistories,
         plannerPromptTokens: { [baselineTurn]: baseline, [lastTurn]: last },

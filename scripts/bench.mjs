@@ -154,6 +154,7 @@ const env = {
   // Which results file: the standard settings, the server's defaults, or extra dynamic config.
   THREADLINE_BENCH_VARIANT: !lowLatency ? 'server-defaults' : dynamicConfig.length ? 'dynamic-config' : '',
   THREADLINE_BENCH_METRICS_URL: server.metricsUrl,
+  THREADLINE_BENCH_SERVER_PID: String(server.process.pid ?? ''),
 };
 function runBench(file, args) {
   bench = spawn(binPath('tsx'), [file, ...args], { cwd: ROOT, env, stdio: 'inherit', shell: IS_WINDOWS });
