@@ -4,7 +4,8 @@
  * waited before it was loaded (`task_latency_load`, the queue reader's rate limit shows
  * here), how long it was scheduled and processed, and how long matching took to hand
  * a task to a poller. scripts/bench.mjs passes the endpoint in
- * THREADLINE_BENCH_METRICS_URL.
+ * THREADLINE_BENCH_METRICS_URL. Also the server process's CPU time (`serverCpuMs`), from the pid
+ * it passes in THREADLINE_BENCH_SERVER_PID.
  */
 import { readFileSync } from 'node:fs';
 
@@ -95,9 +96,3 @@ export function serverCpuMs(pid = Number(process.env.THREADLINE_BENCH_SERVER_PID
     return null;
   }
 }
-
-/** CPU time (ms) this process has used so far, all its threads. */
-export const processCpuMs = (): number => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-};

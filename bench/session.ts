@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { connectClient } from '../src/temporal/connection';
 import { encodedBytes } from './history';
-import { processCpuMs, serverCpuMs } from './server-metrics';
+import { serverCpuMs } from './server-metrics';
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { bareMessageUpdate, bareReportSignal, type BareSessionActivities, type bareSessionWorkflow, type BareTurn } from './bare-session';
@@ -79,6 +79,11 @@ function parseTurns(): number {
 }
 
 const round = (x: number, digits = 2) => Number(x.toFixed(digits));
+/** CPU time (ms) this process has used so far: both workers and the client, every thread. */
+const processCpuMs = (): number => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 const message = (turn: number) => `note #${turn}: the sky is blue`;
 const turnOf = (goal: string): number | null => {
   const n = Number(/^note #(\d+):/.exec(goal)?.[1]);
