@@ -28,6 +28,7 @@ import { startApi } from '../src/api/server';
 import { loadConfig } from '../src/config';
 import { connectClient } from '../src/temporal/connection';
 import { PLAN_WORKFLOW_TYPE, STATUS_ATTR, USER_ID_ATTR } from '../src/workflows/definitions';
+import { resultsFile } from './server-metrics';
 
 const DEFAULT_RUNS = 1_000;
 const IN_FLIGHT = 50;
@@ -37,7 +38,7 @@ const SAMPLE_MS = 200;
 const SETTLE_DEADLINE_MS = 180_000;
 const GOAL = 'help me';
 const REPLY = 'remember that my color is green';
-const RESULTS_FILE = path.join(__dirname, 'results', 'many-runs.json');
+const RESULTS_FILE = resultsFile('many-runs');
 const ROOT = path.join(__dirname, '..');
 
 class UsageError extends Error {}

@@ -26,8 +26,9 @@ import { Runs } from '../src/temporal/runs';
 import { ToolRegistry } from '../src/tools/registry';
 import { createWorker } from '../src/worker';
 import { NOOP_TOOL } from './zero-latency-provider';
+import { resultsFile } from './server-metrics';
 
-const RESULTS_FILE = path.join(__dirname, 'results', 'mcp-tools.json');
+const RESULTS_FILE = resultsFile('mcp-tools');
 const MCP_TOOL = 'filesystem.list_allowed_directories';
 const DIRECT_CALLS = 500;
 const filesystemServer = (dir: string) => ({ command: process.execPath, args: [require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js'), dir] });

@@ -38,7 +38,7 @@ import { temporal } from '@temporalio/proto';
 import { connectClient } from '../src/temporal/connection';
 import { codecDelta, codecSnapshot, codecSum, installCodecProfile, type CodecProfile } from './codec-profile';
 import { encodedBytes } from './history';
-import { latencyBetween, scrapeMetrics, type LatencyRow } from './server-metrics';
+import { latencyBetween, resultsFile, scrapeMetrics, type LatencyRow } from './server-metrics';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { z } from 'zod';
@@ -76,15 +76,6 @@ const TREE_FANOUT = 5;
 const TARGET_TREE_RATIO = 1.2;
 /** (a) per step against (f), LangGraph.js + PostgresSaver checkpointing each super-step before the next. */
 const TARGET_PEER_RATIO = 1.5;
-/**
- * Runs on a server with other settings go to their own file, so the standard results stay comparable:
- * `--server-defaults` (the dev server's own defaults) and extra `--dynamic-config`.
- */
-const resultsFile = () => {
-  const variant = process.env.THREADLINE_BENCH_VARIANT;
-  return path.join(__dirname, 'results', variant ? `orchestration-${variant}.json` : 'orchestration.json');
-};
-
 const ArgsSchema = z
   .object({
     steps: z.coerce.number().int().min(2).max(200),
@@ -749,7 +740,7 @@ async function main(): Promise<void> {
         claimCheckToNoClaimCheck: { max: TARGET_CLAIM_CHECK_RATIO, value: claimCheckRatio, pass: claimCheckOk },
       },
     };
-    const file = resultsFile();
+    const file = resultsFile('orchestration');
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
     console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);

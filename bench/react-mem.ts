@@ -22,8 +22,9 @@ import { connectClient } from '../src/temporal/connection';
 import { Runs } from '../src/temporal/runs';
 import { createWorker } from '../src/worker';
 import { benchGoal, NOOP_TOOL, ZeroLatencyProvider } from './zero-latency-provider';
+import { resultsFile } from './server-metrics';
 
-const RESULTS_FILE = path.join(__dirname, 'results', 'react-mem.json');
+const RESULTS_FILE = resultsFile('react-mem');
 const USER = 'bench-memory-user';
 const TOPICS = ['garden', 'printer', 'trip to Kyoto', 'sourdough', 'tax return', 'bicycle', 'piano lessons', 'the flat in Porto', 'a new laptop', 'the dentist'];
 

@@ -8,6 +8,17 @@
  * it passes in THREADLINE_BENCH_SERVER_PID.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Where a benchmark on the dev server writes its results: `bench/results/<name>.json`, or
+ * `<name>-<variant>.json` when scripts/bench.mjs ran the server with other settings
+ * (THREADLINE_BENCH_VARIANT: `--server-defaults`, extra `--dynamic-config`, `--db-file`), so the
+ * standard results stay comparable.
+ */
+export function resultsFile(name: string, variant = process.env.THREADLINE_BENCH_VARIANT): string {
+  return path.join(__dirname, 'results', variant ? `${name}-${variant}.json` : `${name}.json`);
+}
 
 /** Histograms read, by the label that names what was measured. */
 const HISTOGRAMS = {

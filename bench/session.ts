@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { connectClient } from '../src/temporal/connection';
 import { encodedBytes } from './history';
-import { serverCpuMs } from './server-metrics';
+import { resultsFile, serverCpuMs } from './server-metrics';
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { bareMessageUpdate, bareReportSignal, type BareSessionActivities, type bareSessionWorkflow, type BareTurn } from './bare-session';
@@ -59,7 +59,7 @@ const TARGET_MS_PER_TURN = 50;
  * take; the real rate is printed as it goes.
  */
 const EXPECTED_MS_PER_TURN = 90;
-const RESULTS_FILE = path.join(__dirname, 'results', 'session.json');
+const RESULTS_FILE = resultsFile('session');
 
 class UsageError extends Error {}
 

@@ -16,16 +16,20 @@
 // from bench/peers/langgraph/, whose pinned packages this script installs there on first use.
 //
 //   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
-//                    [--server-defaults] [--session-turns N] [--many-runs N]
+//                    [--server-defaults] [--db-file] [--session-turns N] [--many-runs N]
 //                    [--mcp-pairs N] [--only orchestration|memory|session|many-runs|mcp|longterm|longterm-eval|react-mem]
 //
 // The server gets the low-latency dynamic config every Threadline dev server gets
 // (LOW_LATENCY_DYNAMIC_CONFIG in scripts/lib.mjs); --server-defaults leaves the server's own defaults,
-// to compare. --dynamic-config (repeatable) goes to the server after it as `--dynamic-config-value
-// KEY=VALUE` (VALUE in JSON), e.g. system.enableActivityEagerExecution=true. The benchmark gets the
+// to compare. --db-file keeps the server's data in a SQLite file (in a temporary folder, removed
+// afterwards), as `npm start` does, with the same SQLite settings (SQLITE_FILE_PRAGMAS).
+// --dynamic-config (repeatable) goes to the server after it as `--dynamic-config-value KEY=VALUE`
+// (VALUE in JSON), e.g. system.enableActivityEagerExecution=true. The benchmark gets the
 // effective list as a JSON array in THREADLINE_BENCH_DYNAMIC_CONFIG, to record it, and the server's
 // Prometheus endpoint in THREADLINE_BENCH_METRICS_URL; every other argument is passed on to it.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
@@ -52,6 +56,8 @@ const mcpArgs = [];
 const BENCHES = ['orchestration', 'memory', 'session', 'many-runs', 'mcp', 'longterm', 'longterm-eval', 'react-mem'];
 let only = null;
 let lowLatency = true;
+/** --db-file: the server keeps its data in a SQLite file, as under `npm start`, instead of in memory. */
+let dbFile = null;
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const arg = argv[i];
@@ -77,6 +83,9 @@ for (let i = 0; i < argv.length; i++) {
     continue;
   } else if (arg === '--server-defaults') {
     lowLatency = false;
+    continue;
+  } else if (arg === '--db-file') {
+    dbFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-db-')), 'temporal.sqlite');
     continue;
   } else if (arg === '--dynamic-config') {
     pair = argv[++i];
@@ -110,6 +119,7 @@ async function finish(code, signal) {
   // On a terminal's Ctrl-C the benchmark has the signal already; on `kill` of this script it has not.
   if (bench) await stopProcess(bench, { signal: signal ?? 'SIGTERM', graceMs: 10_000 });
   await stopTemporalServers(); // even one still starting
+  if (dbFile) rmSync(path.dirname(dbFile), { recursive: true, force: true });
   process.exit(code);
 }
 process.on('SIGINT', () => void finish(130, 'SIGINT'));
@@ -124,7 +134,7 @@ let server;
 try {
   const [port, metricsPort] = [await freePort(), await freePort()];
   log(
-    `starting an in-memory Temporal dev server on 127.0.0.1:${port} (${lowLatency ? 'low-latency settings' : "the server's default settings"}` +
+    `starting ${dbFile ? `a Temporal dev server with its data in ${dbFile}` : 'an in-memory Temporal dev server'} on 127.0.0.1:${port} (${lowLatency ? 'low-latency settings' : "the server's default settings"}` +
       `${dynamicConfig.length ? `; dynamic config: ${dynamicConfig.join(', ')}` : ''})`,
   );
   const started = performance.now();
@@ -132,6 +142,7 @@ try {
     bin: temporalBin,
     port,
     uiPort: null,
+    ...(dbFile ? { dbFile } : {}),
     onLine: () => {}, // its warnings would break up the benchmark's table; a failed start still reports them
     dynamicConfig,
     lowLatency,
@@ -152,7 +163,7 @@ const env = {
   THREADLINE_TEMPORAL_BIN: temporalBin,
   THREADLINE_BENCH_DYNAMIC_CONFIG: JSON.stringify(effectiveConfig),
   // Which results file: the standard settings, the server's defaults, or extra dynamic config.
-  THREADLINE_BENCH_VARIANT: !lowLatency ? 'server-defaults' : dynamicConfig.length ? 'dynamic-config' : '',
+  THREADLINE_BENCH_VARIANT: [!lowLatency ? 'server-defaults' : dynamicConfig.length ? 'dynamic-config' : '', dbFile ? 'db-file' : ''].filter(Boolean).join('-'),
   THREADLINE_BENCH_METRICS_URL: server.metricsUrl,
   THREADLINE_BENCH_SERVER_PID: String(server.process.pid ?? ''),
 };
