@@ -7,7 +7,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { PLAN_WORKFLOW_TYPE, runSearchAttributes, SESSION_ID_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionInput } from '../workflows/definitions';
+import { PLAN_WORKFLOW_TYPE, runMemo, runSearchAttributes, SESSION_ID_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionInput } from '../workflows/definitions';
 import { runReportSignal, type RunReport } from '../workflows/session-definitions';
 import { parentReport } from '../engine/report';
 import { isTerminal, type ExecutionState } from '../planning/execution-state';
@@ -42,7 +42,7 @@ export async function startSessionRun({ runId, input, summary }: StartRunInput):
       args: [withRunFeatures(input)],
       workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
       staticSummary: summary.slice(0, 200),
-      memo: { goal: input.goal },
+      memo: runMemo(input.goal),
       typedSearchAttributes: runSearchAttributes(input.userId, 'planning', input.sessionId),
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'REJECT_DUPLICATE',

@@ -27,6 +27,7 @@ import {
   SESSION_ID_ATTR,
   STATUS_ATTR,
   USER_ID_ATTR,
+  runMemo,
   withRunFeatures,
   WORKFLOW_TASK_TIMEOUT,
   type PlanExecutionInput,
@@ -128,7 +129,7 @@ export class Runs {
       workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
       args: [withRunFeatures(input)],
       staticSummary: `${request.userId}: ${request.goal}`.slice(0, 200),
-      memo: { goal: request.goal },
+      memo: runMemo(request.goal),
       typedSearchAttributes: runSearchAttributes(request.userId, 'planning', request.sessionId),
     });
     return { runId, status: 'planning' };

@@ -53,6 +53,18 @@ export const RUN_FEATURES_PATCH = 'run-features-2026-11';
 /** `input` as today's code starts it: with its features named (`PlanExecutionInput.features`). */
 export const withRunFeatures = (input: PlanExecutionInput): PlanExecutionInput => ({ ...input, features: RUN_FEATURES_PATCH });
 
+/**
+ * Characters of a run's goal kept in its memo, which run lists show (`GET /v1/runs`, the Web UI). A memo is
+ * stored with every visibility record, and the SDK warns past 2 KiB; the whole goal is in the run's input and state.
+ */
+export const MEMO_GOAL_CHARS = 400;
+
+/** A run's memo: its goal, cut to MEMO_GOAL_CHARS (ending in "…" when cut). */
+export function runMemo(goal: string): { goal: string } {
+  const chars = [...goal];
+  return { goal: chars.length <= MEMO_GOAL_CHARS ? goal : `${chars.slice(0, MEMO_GOAL_CHARS - 1).join('')}…` };
+}
+
 export interface PlanExecutionInput {
   userId: string;
   goal: string;

@@ -31,7 +31,7 @@ import { isBlocking, withoutCloseOnAnswer, type ActivityMap, type CallPolicy, ty
 import { SENT_STATE_QUERY, type SentState } from '../engine/state-ref';
 import { Caller, type CallOptions } from './calls';
 import type { ExecutionState } from '../planning/execution-state';
-import { PLAN_WORKFLOW_TYPE, replySignal, STATUS_ATTR, USER_ID_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT } from './definitions';
+import { PLAN_WORKFLOW_TYPE, replySignal, runMemo, STATUS_ATTR, USER_ID_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT } from './definitions';
 import { runReportSignal } from './session-definitions';
 import type { planExecutionWorkflow } from './plan-execution';
 
@@ -259,7 +259,7 @@ async function perform<S, A extends ActivityMap, Person>(
         workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
         args: [withRunFeatures({ ...command.input, lastCallMs: caller.lastCallMs })],
         staticSummary: command.summary,
-        memo: { goal: command.input.goal },
+        memo: runMemo(command.input.goal),
         typedSearchAttributes: [{ key: USER_ID_ATTR, value: options.userId }],
         // A cancelled parent asks its children to cancel; they record it in their own state.
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,

@@ -38,7 +38,7 @@ import {
   renderSessionState,
   waitingRuns,
 } from '../sessions/session-state';
-import { replySignal, runSearchAttributes, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT, type PlanExecutionInput } from './definitions';
+import { replySignal, runMemo, runSearchAttributes, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT, type PlanExecutionInput } from './definitions';
 import { Caller, callsThrough } from './calls';
 import { planExecutionWorkflow } from './plan-execution';
 import { getSessionQuery, HANDING_OVER, runReportSignal, sendMessageUpdate, type MessageOutcome, type RunReport, type SessionInput, type SessionWorkflowView } from './session-definitions';
@@ -315,7 +315,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
       workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
       args: [runInput],
       staticSummary: summary,
-      memo: { goal: runInput.goal },
+      memo: runMemo(runInput.goal),
       typedSearchAttributes: runSearchAttributes(userId, 'planning', sessionId),
       // Runs outlive the session's continue-as-new; they report back to the session by its id.
       parentClosePolicy: ParentClosePolicy.ABANDON,

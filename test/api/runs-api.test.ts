@@ -237,6 +237,22 @@ test('GET /v1/runs lists a user’s runs, filtered by status', async () => {
   assert.deepEqual(waiting.body.runs, []);
 });
 
+test('GET /v1/runs shows a long goal cut to its first 400 characters; the run keeps the whole goal', async () => {
+  const user = `long-goal-${randomUUID().slice(0, 8)}`;
+  const goal = `api: what is 2+3?${' Context pasted by the person.'.repeat(60)}`;
+  scriptAddition(goal, '2+3', '5');
+  const runId = await startRun(goal, user);
+  const done = await waitForStatus(runId, 'completed');
+  assert.equal(done.goal, goal, 'the run’s state has the whole goal');
+  const [listed] = await waitFor('the run to be listed', async () => {
+    const res = await call<{ runs: RunSummary[] }>('GET', `/v1/runs?userId=${encodeURIComponent(user)}`);
+    assert.equal(res.status, 200);
+    return res.body.runs.length > 0 ? res.body.runs : undefined;
+  });
+  assert.equal(listed?.runId, runId);
+  assert.equal(listed?.goal, `${goal.slice(0, 399)}…`);
+});
+
 test('GET /v1/runs/:runId/events streams states with increasing versions, then done with the final state', async () => {
   const goal = 'api: stream me the sum of 20+22';
   scriptAddition(goal, '20+22', '42');
