@@ -162,7 +162,7 @@ const env = {
   TEMPORAL_NAMESPACE: 'default',
   THREADLINE_TEMPORAL_BIN: temporalBin,
   THREADLINE_BENCH_DYNAMIC_CONFIG: JSON.stringify(effectiveConfig),
-  // Which results file: the standard settings, the server's defaults, or extra dynamic config.
+  // Which results file: the standard settings, the server's defaults, extra dynamic config; data in a file.
   THREADLINE_BENCH_VARIANT: [!lowLatency ? 'server-defaults' : dynamicConfig.length ? 'dynamic-config' : '', dbFile ? 'db-file' : ''].filter(Boolean).join('-'),
   THREADLINE_BENCH_METRICS_URL: server.metricsUrl,
   THREADLINE_BENCH_SERVER_PID: String(server.process.pid ?? ''),

@@ -358,10 +358,11 @@ export const LOW_LATENCY_DYNAMIC_CONFIG = Object.freeze({
 /**
  * SQLite settings of a dev server that keeps its data in a file (`npm start`, `npm run temporal`, chaos):
  * a write-ahead log, synced to disk at its checkpoints. SQLite's default (a rollback journal,
- * `synchronous=FULL`) syncs the file several times per transaction, and the server writes one per
- * workflow task: a session turn took 88 ms against 73 ms with these settings, and the server's CPU per
- * turn fell from 57 to 44 ms (README "Server latency settings"). A killed server loses nothing
- * (the chaos run SIGKILLs it); a power cut or an OS crash may lose the last transactions, never the file.
+ * `synchronous=FULL`) syncs the file several times per transaction, and the server commits one per
+ * workflow task: a session turn took 91–98 ms against 78–84 ms with these settings, and the server's
+ * CPU per turn fell from 56–64 to 48–51 ms (README "Server latency settings"). A killed server loses no
+ * committed transaction (the chaos run SIGKILLs it); a power cut or an OS crash may lose the last ones,
+ * never the file.
  */
 export const SQLITE_FILE_PRAGMAS = Object.freeze({ journal_mode: 'wal', synchronous: 'normal' });
 
