@@ -10,6 +10,7 @@ import { stepMark, stepNote } from '../planning/progress';
 import { STEP_TYPES } from '../planning/schemas';
 import { TaskSpecSchema } from '../planning/tree-schemas';
 import { SESSION_RUN_STATUSES, WAITING } from '../sessions/session-model';
+import { oneLine } from '../text/clip';
 
 /**
  * ExecutionState as the REST API sends it (DESIGN.md §4), validated at the
@@ -63,14 +64,9 @@ export type ChatEvent =
   | { kind: 'failed'; error: string }
   | { kind: 'cancelled' };
 
-
 /** Long observations are cut so one step stays one line. */
 export const MAX_OBSERVATION_WIDTH = 200;
 
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
 
 /** Longest step description shown; the rest of the line is the observation. */
 export const MAX_STEP_WIDTH = 160;

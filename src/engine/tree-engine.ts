@@ -37,6 +37,7 @@ import { Outbox } from './outbox';
 import type { RunReport } from '../workflows/session-definitions';
 import { DEFAULT_SPIN_LIMITS, repeatedCalls, shouldCheckSpin } from './spin';
 import type { SpinCheckReply } from '../planning/tree-schemas';
+import { oneLine } from '../text/clip';
 
 export interface ReviewEvent extends ReviewDecision {
   kind: 'review';
@@ -79,10 +80,7 @@ type Waiting =
   | { for: 'nothing' };
 
 /** One line of a result for the progress tree. */
-const summaryOf = (text: string) => {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
-};
+const summaryOf = (text: string) => oneLine(text, 120);
 
 export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePersonEvent, ExecutionState> {
   #state: ExecutionState;

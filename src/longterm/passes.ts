@@ -6,6 +6,7 @@
  */
 import type { ChatMessage, MemoryPassContext } from '../llm/provider';
 import type { MemoryExtraction, MemoryPromotion } from './contract';
+import { clip, oneLine } from '../text/clip';
 
 /** Characters of one transcript line a prompt shows (a tool's 100 kB result is not memory). */
 export const LINE_CHARS = 1_500;
@@ -44,7 +45,6 @@ export function memoryPassMessages(context: MemoryPassContext): ChatMessage[] {
   ];
 }
 
-const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
 const sentence = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 /**
@@ -69,11 +69,11 @@ export function plainFacts(text: string): MemoryExtraction['facts'] {
 export function demoMemoryPass(context: MemoryPassContext): MemoryExtraction | MemoryPromotion {
   const said = context.transcript.filter((l) => l.role === 'user').map((l) => l.text);
   const answered = context.transcript.filter((l) => l.role === 'assistant').map((l) => l.text);
-  const tools = context.transcript.filter((l) => l.role === 'tool').map((l) => clip(sentence(l.text), 200));
+  const tools = context.transcript.filter((l) => l.role === 'tool').map((l) => oneLine(l.text, 200));
   const known = new Set(context.known.map((k) => k.toLowerCase()));
   const facts = said.flatMap(plainFacts).filter((f) => !known.has(f.text.toLowerCase()));
-  const goal = clip(sentence(context.goals[0] ?? said[0] ?? 'a request'), 300);
-  const outcome = clip(sentence(answered.at(-1) ?? 'no answer'), 500);
+  const goal = oneLine(context.goals[0] ?? said[0] ?? 'a request', 300);
+  const outcome = oneLine(answered.at(-1) ?? 'no answer', 500);
   const episode = tools.length > 0 ? { goal, steps: tools.slice(0, 20), outcome, lessons: [] } : null;
   if (context.call === 'memory_promotion') return { facts, episode };
   return { summary: clip(`The user asked: ${goal}. The agent answered: ${outcome}`, 1_000), facts, episode };

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import type { Chunk, ChunkInput } from '../memory/model';
 import type { TaskState, Turn } from './session-model';
+import { oneLine } from '../text/clip';
 
 /** TaskState as read back from a chunk (here, not in session-model: the workflows must not load zod). */
 const TaskStateSchema: z.ZodType<TaskState> = z.object({
@@ -105,8 +106,7 @@ function readEarlier(c: Chunk): EarlierTurn[] {
 
 export function earlierTurn(turn: Turn): EarlierTurn | null {
   if (!turn.messageId) return null;
-  const text = turn.text.replace(/\s+/g, ' ').trim();
-  return { messageId: turn.messageId, role: turn.role, preview: text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS - 1)}…` : text };
+  return { messageId: turn.messageId, role: turn.role, preview: oneLine(turn.text, PREVIEW_CHARS) };
 }
 
 /** The conversation a thread holds: its TaskState, its last `maxTurns` turns and the turns compressed earlier. */

@@ -8,6 +8,7 @@ import type { RunAgent } from '../agents/names';
 import type { CodeVersion } from '../planning/code-version';
 import type { ExecutionState } from '../planning/execution-state';
 import type { TaskNode, TaskSpec } from '../planning/task-tree';
+import { clip } from '../text/clip';
 
 /** The person's answer to the question a waiting run asked. */
 export const replySignal = defineSignal<[{ text: string }]>('reply');
@@ -61,8 +62,7 @@ export const MEMO_GOAL_CHARS = 400;
 
 /** A run's memo: its goal, cut to MEMO_GOAL_CHARS (ending in "…" when cut). */
 export function runMemo(goal: string): { goal: string } {
-  const chars = [...goal];
-  return { goal: chars.length <= MEMO_GOAL_CHARS ? goal : `${chars.slice(0, MEMO_GOAL_CHARS - 1).join('')}…` };
+  return { goal: clip(goal, MEMO_GOAL_CHARS) };
 }
 
 export interface PlanExecutionInput {
