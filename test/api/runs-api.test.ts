@@ -209,19 +209,21 @@ test('cancelling a waiting run is 202 and the run ends cancelled', async () => {
   assert.equal(late.status, 409, 'a cancelled run takes no reply');
 });
 
+/** The runs `GET /v1/runs?<query>` lists, once it lists any (visibility lags a little behind the runs). */
+function listed(query: string): Promise<RunSummary[]> {
+  return waitFor(`the run to be listed for ${query}`, async () => {
+    const res = await call<{ runs: RunSummary[] }>('GET', `/v1/runs?${query}`);
+    assert.equal(res.status, 200);
+    return res.body.runs.length > 0 ? res.body.runs : undefined;
+  });
+}
+
 test('GET /v1/runs lists a user’s runs, filtered by status', async () => {
   const user = `lister-${randomUUID().slice(0, 8)}`;
   const goal = 'api: what is 6+1?';
   scriptAddition(goal, '6+1', '7');
   const runId = await startRun(goal, user);
   await waitForStatus(runId, 'completed');
-
-  const listed = (query: string) =>
-    waitFor(`the run to be listed for ${query}`, async () => {
-      const res = await call<{ runs: RunSummary[] }>('GET', `/v1/runs?${query}`);
-      assert.equal(res.status, 200);
-      return res.body.runs.length > 0 ? res.body.runs : undefined;
-    });
 
   const byUser = await listed(`userId=${encodeURIComponent(user)}`);
   assert.deepEqual(byUser.map((r) => r.runId), [runId]);
@@ -244,13 +246,9 @@ test('GET /v1/runs shows a long goal cut to its first 400 characters; the run ke
   const runId = await startRun(goal, user);
   const done = await waitForStatus(runId, 'completed');
   assert.equal(done.goal, goal, 'the run’s state has the whole goal');
-  const [listed] = await waitFor('the run to be listed', async () => {
-    const res = await call<{ runs: RunSummary[] }>('GET', `/v1/runs?userId=${encodeURIComponent(user)}`);
-    assert.equal(res.status, 200);
-    return res.body.runs.length > 0 ? res.body.runs : undefined;
-  });
-  assert.equal(listed?.runId, runId);
-  assert.equal(listed?.goal, `${goal.slice(0, 399)}…`);
+  const [run] = await listed(`userId=${encodeURIComponent(user)}`);
+  assert.equal(run?.runId, runId);
+  assert.equal(run?.goal, `${goal.slice(0, 399)}…`);
 });
 
 test('GET /v1/runs/:runId/events streams states with increasing versions, then done with the final state', async () => {
