@@ -11,12 +11,14 @@
  *     last turn — target ratio ≤ 1.1 (the prompt must not grow with the conversation).
  *
  *   npm run bench -- [--session-turns N]    (or BENCH_SESSION_TURNS=N; default 1,000)
+ *                    [--session-store memory|file]   (or BENCH_SESSION_STORE; default memory: the
+ *                    in-memory store; file: the file store under DATA_DIR, what `npm start` uses)
  *   npm run bench -- --only session --session-turns 1000
  *
  * scripts/bench.mjs starts the private dev server and runs this file with
  * TEMPORAL_ADDRESS set. Results also go to bench/results/session.json.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -60,23 +62,26 @@ const TARGET_MS_PER_TURN = 50;
  * take; the real rate is printed as it goes.
  */
 const EXPECTED_MS_PER_TURN = 90;
-const RESULTS_FILE = resultsFile('session');
 
 class UsageError extends Error {}
 
 const TurnsSchema = z.coerce.number().int().min(2).max(1_000_000);
+const StoreSchema = z.enum(['memory', 'file']);
 
-function parseTurns(): number {
+function parseOptions(): { turns: number; store: z.infer<typeof StoreSchema> } {
   let values;
   try {
-    ({ values } = parseArgs({ options: { 'session-turns': { type: 'string' } } }));
+    ({ values } = parseArgs({ options: { 'session-turns': { type: 'string' }, 'session-store': { type: 'string' } } }));
   } catch (err) {
     throw new UsageError(`bad arguments: ${err instanceof Error ? err.message : String(err)}`);
   }
   const raw = values['session-turns'] ?? process.env.BENCH_SESSION_TURNS ?? String(DEFAULT_TURNS);
   const parsed = TurnsSchema.safeParse(raw);
   if (!parsed.success) throw new UsageError(`--session-turns / BENCH_SESSION_TURNS: expected an integer ≥ 2, got "${raw}"`);
-  return parsed.data;
+  const rawStore = values['session-store'] ?? process.env.BENCH_SESSION_STORE ?? 'memory';
+  const store = StoreSchema.safeParse(rawStore);
+  if (!store.success) throw new UsageError(`--session-store / BENCH_SESSION_STORE: expected memory or file, got "${rawStore}"`);
+  return { turns: parsed.data, store: store.data };
 }
 
 const round = (x: number, digits = 2) => Number(x.toFixed(digits));
@@ -174,13 +179,15 @@ class Baseline {
 }
 
 async function main(): Promise<void> {
-  const turns = parseTurns();
+  const { turns, store } = parseOptions();
+  /** Results of the file store's runs go apart: the two are not the same measurement. */
+  const resultsPath = resultsFile(store === 'memory' ? 'session' : `session-${store}-store`);
   const address = process.env.TEMPORAL_ADDRESS;
   if (!address) throw new UsageError('TEMPORAL_ADDRESS is not set: run the benchmark with `npm run bench`, which starts its Temporal dev server.');
   const lastTurn = turns;
   const baselineTurn = Math.min(BASELINE_TURN, Math.max(1, Math.floor(turns / 2)));
 
-  console.log(`Threadline session benchmark — one session, ${turns.toLocaleString('en-US')} turns, zero-latency model, in-memory memory store`);
+  console.log(`Threadline session benchmark — one session, ${turns.toLocaleString('en-US')} turns, zero-latency model, ${store === 'memory' ? 'in-memory store' : 'file store (as under npm start)'}`);
   console.log(
     `expected duration: ~${duration(turns * EXPECTED_MS_PER_TURN)} at ~${EXPECTED_MS_PER_TURN} ms/turn (as measured on the development machine; ` +
       'set --session-turns N or BENCH_SESSION_TURNS=N for a shorter run)',
@@ -189,12 +196,14 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   process.once('SIGINT', () => process.exit(130));
 
+  /** The journal's and (with --session-store file) the memory's files; removed at the end. */
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-session-'));
   const config = loadConfig({
     TEMPORAL_ADDRESS: address,
     TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE ?? 'default',
     TASK_QUEUE: QUEUE,
-    MEMORY_STORE: 'memory',
-    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-session-')),
+    MEMORY_STORE: store,
+    DATA_DIR: dataDir,
   });
   const provider = new RecordingProvider(new ZeroLatencyProvider(), new Set([baselineTurn, lastTurn]));
   // One memory for the worker and for Sessions (which creates the session's thread).
@@ -352,7 +361,7 @@ async function main(): Promise<void> {
     const report = {
       generatedAt: new Date().toISOString(),
       machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', platform: `${os.platform()} ${os.release()} ${os.arch()}`, node: process.version },
-      params: { turns, provider: provider.label, memoryStore: 'memory', baselineTurn, sampledPlanRuns: sampled.length },
+      params: { turns, provider: provider.label, memoryStore: store, baselineTurn, sampledPlanRuns: sampled.length },
       method: {
         turn: 'Sessions.send(message) → the plan run it starts completes (handle.result()) → next message',
         bareTurn: `bench/bare-session.ts: an update to a long-lived workflow whose local activity starts the turn's workflow (eager start); that workflow makes one local call, which signals the first, and ends; ${BARE_PER_BLOCK} such turns after every ${BLOCK} of Threadline's, timed apart`,
@@ -384,14 +393,15 @@ async function main(): Promise<void> {
         plannerPromptTokenRatio: { max: TARGET_TOKEN_RATIO, value: tokenRatio, pass: tokenRatio <= TARGET_TOKEN_RATIO },
       },
     };
-    mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-    writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
-    console.log(`\nresults written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
+    mkdirSync(path.dirname(resultsPath), { recursive: true });
+    writeFileSync(resultsPath, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`\nresults written to ${path.relative(process.cwd(), resultsPath)}`);
   } finally {
     for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     await running.catch(() => undefined);
     for (const connection of connections.reverse()) await connection.close().catch(() => undefined);
     await opened.close();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

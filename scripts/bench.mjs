@@ -3,7 +3,8 @@
 // memory benchmark (bench/memory.ts), which needs no Temporal server but PostgreSQL at
 // BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); then the session benchmark
 // (bench/session.ts) on the same server: one session of --session-turns turns (or BENCH_SESSION_TURNS;
-// default 1,000; the issue's 10,000 takes long — it prints the expected duration first); then the
+// default 1,000; the issue's 10,000 takes long — it prints the expected duration first; its memory in
+// the in-memory store, or with --session-store file in the file store `npm start` uses); then the
 // many-runs benchmark (bench/many-runs.ts): --many-runs N runs (default 1,000) parked on a question
 // and resumed by N replies over the REST API, with one worker in a child process; then the MCP
 // benchmark (bench/mcp-tools.ts): per-call overhead of an MCP tool over stdio against a built-in
@@ -16,7 +17,7 @@
 // from bench/peers/langgraph/, whose pinned packages this script installs there on first use.
 //
 //   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
-//                    [--server-defaults] [--db-file] [--session-turns N] [--many-runs N]
+//                    [--server-defaults] [--db-file] [--session-turns N] [--session-store memory|file] [--many-runs N]
 //                    [--mcp-pairs N] [--only orchestration|memory|session|many-runs|mcp|longterm|longterm-eval|react-mem]
 //
 // The server gets the low-latency dynamic config every Threadline dev server gets
@@ -66,6 +67,11 @@ for (let i = 0; i < argv.length; i++) {
     const value = arg === '--session-turns' ? argv[++i] : arg.slice('--session-turns='.length);
     if (!/^\d+$/.test(value ?? '')) fail('--session-turns needs a number of turns');
     sessionArgs.push('--session-turns', value);
+    continue;
+  } else if (arg === '--session-store' || arg.startsWith('--session-store=')) {
+    const value = arg === '--session-store' ? argv[++i] : arg.slice('--session-store='.length);
+    if (value !== 'memory' && value !== 'file') fail('--session-store needs memory or file');
+    sessionArgs.push('--session-store', value);
     continue;
   } else if (arg === '--many-runs' || arg.startsWith('--many-runs=')) {
     const value = arg === '--many-runs' ? argv[++i] : arg.slice('--many-runs='.length);

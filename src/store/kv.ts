@@ -2,11 +2,11 @@
  * A small durable key-value store for tool data (notes) and tool-run results.
  * The file backend keeps one JSON file per key under DATA_DIR and writes by
  * rename, so a crash never leaves a half-written value and concurrent writers
- * of one key never interleave.
+ * of one key never interleave (synchronous calls: see small-files.ts).
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { readJsonIfExists, writeByRename } from './small-files';
 
 export interface KeyValueStore {
   get<T = unknown>(namespace: string, key: string): Promise<T | undefined>;
@@ -30,6 +30,8 @@ const fileName = (key: string) => `${createHash('sha256').update(key).digest('he
 const dirName = (namespace: string) => namespace.replace(/[^A-Za-z0-9_-]/g, (c) => `%${c.charCodeAt(0).toString(16)}`);
 
 export class FileKeyValueStore implements KeyValueStore {
+  /** Namespace directories made by this store (one mkdir each, not one per write). */
+  private readonly dirs = new Set<string>();
   constructor(private readonly root: string) {}
 
   private file(namespace: string, key: string): string {
@@ -37,20 +39,10 @@ export class FileKeyValueStore implements KeyValueStore {
   }
 
   async get<T>(namespace: string, key: string): Promise<T | undefined> {
-    try {
-      const record = JSON.parse(await readFile(this.file(namespace, key), 'utf8')) as { key: string; value: T };
-      return record.value;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
-    }
+    return readJsonIfExists<{ key: string; value: T }>(this.file(namespace, key))?.value;
   }
 
   async put(namespace: string, key: string, value: unknown): Promise<void> {
-    const target = this.file(namespace, key);
-    await mkdir(path.dirname(target), { recursive: true });
-    const tmp = `${target}.${randomUUID()}.tmp`;
-    await writeFile(tmp, JSON.stringify({ key, value }));
-    await rename(tmp, target);
+    writeByRename(this.file(namespace, key), JSON.stringify({ key, value }), this.dirs);
   }
 }

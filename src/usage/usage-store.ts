@@ -2,7 +2,8 @@
  * Where usage records live, beside the memory (MEMORY_STORE): one JSON line per record in a file
  * per user under DATA_DIR/usage, a PostgreSQL table, or process memory for tests.
  */
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { appendFileSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Pool } from 'pg';
 import { z } from 'zod';
@@ -74,7 +75,10 @@ export class MemoryUsageStore implements UsageStore {
   async end(): Promise<void> {}
 }
 
-/** Appends of one short line are atomic (O_APPEND), so worker processes may write side by side. */
+/**
+ * Appends of one short line are atomic (O_APPEND), so worker processes may write side by side. One per
+ * model call, so synchronous (src/store/small-files.ts says why).
+ */
 export class FileUsageStore implements UsageStore {
   constructor(private readonly dir: string) {}
   async setup(): Promise<void> {
@@ -84,7 +88,7 @@ export class FileUsageStore implements UsageStore {
     return path.join(this.dir, `${encodeURIComponent(userId)}.jsonl`);
   }
   async record(record: UsageRecord): Promise<void> {
-    await appendFile(this.#file(record.userId), `${JSON.stringify(record)}\n`);
+    appendFileSync(this.#file(record.userId), `${JSON.stringify(record)}\n`);
   }
   async records(userId: string, since?: Date): Promise<UsageRecord[]> {
     let text = '';

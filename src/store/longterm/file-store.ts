@@ -14,7 +14,7 @@
  * section takes the lock, catches up (cutting off a torn trailing line a crash left), runs,
  * then appends its records and audit entries.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileSafe, JsonlTail, withDirLock } from '../memory/file-store';
 import { KeyedMutex, readerOf, writeSection } from './in-memory-store';
@@ -47,7 +47,7 @@ export class FileLongTermStore implements LongTermStore {
   constructor(private readonly root: string) {}
 
   async setup(): Promise<void> {
-    await mkdir(this.root, { recursive: true });
+    mkdirSync(this.root, { recursive: true });
   }
 
   async end(): Promise<void> {
@@ -84,7 +84,7 @@ export class FileLongTermStore implements LongTermStore {
   write<T>(userId: string, fn: (tx: LongTermWriter) => Promise<T>): Promise<T> {
     const user = this.user(userId);
     return this.mutex.run(userId, async () => {
-      await mkdir(user.dir, { recursive: true });
+      mkdirSync(user.dir, { recursive: true });
       return withDirLock(user.dir, async () => {
         await this.catchUp(user, true);
         await user.audit.read(true); // only to cut a torn line and learn the offset before appending

@@ -23,8 +23,8 @@
  * bytes appended since, so a read after another process's write sees it.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { FileHandle } from 'node:fs/promises';
-import { link, lstat, mkdir, open, readdir, readFile, rename, stat, truncate, writeFile } from 'node:fs/promises';
+import { appendFileSync, closeSync, linkSync, mkdirSync, openSync, statSync, truncateSync } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { Chunk, MemoryState, MemoryThread, OperationRecord, ReadRecord } from '../../memory/model';
@@ -41,6 +41,7 @@ import {
   type ReadFilter,
   type StateSummary,
 } from '../memory-store';
+import { readAt, readJsonIfExists, readTextIfExists, withOpenFile, writeByRename } from '../small-files';
 import { cloneCommitInput, DEFAULT_THREAD_LIMIT, jsonClone, newestFirst, ThreadExistsError, ThreadLog, UnknownThreadError, type CommitPlan } from './in-memory-store';
 
 /** One line of operations.jsonl. */
@@ -89,12 +90,11 @@ export async function withDirLock<T>(dir: string, fn: () => Promise<T>): Promise
   }
 }
 
-const isMissing = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
-
-/** Reads the complete lines appended to a JSONL file since the last call. */
+/** Reads the complete lines appended to a JSONL file since the last call (synchronous I/O: see small-files.ts). */
 export class JsonlTail<T> {
   offset = 0;
-  private handle: FileHandle | undefined;
+  /** The file open for appending, kept between commits: one write instead of open, write and close. */
+  private fd: number | undefined;
   constructor(readonly file: string) {}
 
   /**
@@ -103,35 +103,22 @@ export class JsonlTail<T> {
    */
   async read(repair = false): Promise<T[]> {
     // One stat when nothing was appended (the common case) instead of open, fstat and close.
-    const size = await stat(this.file).then(
-      (s) => s.size,
-      (err: unknown) => (isMissing(err) ? -1 : Promise.reject(err)),
-    );
+    const size = statSync(this.file, { throwIfNoEntry: false })?.size ?? -1;
     if (size === this.offset || size === -1) return [];
-    let handle;
-    try {
-      handle = await open(this.file, 'r');
-    } catch (err) {
-      if (isMissing(err)) return [];
-      throw err;
-    }
-    let grown: number;
     const items: T[] = [];
-    try {
-      grown = (await handle.stat()).size;
-      if (grown > this.offset) {
-        const buf = Buffer.alloc(grown - this.offset);
-        const { bytesRead } = await handle.read(buf, 0, buf.length, this.offset);
-        const end = buf.subarray(0, bytesRead).lastIndexOf(10);
+    const grown = withOpenFile(this.file, (fd, now) => {
+      if (now > this.offset) {
+        const data = readAt(fd, this.offset, now - this.offset);
+        const end = data.lastIndexOf(10);
         if (end >= 0) {
-          for (const line of buf.toString('utf8', 0, end).split('\n')) if (line !== '') items.push(JSON.parse(line) as T);
+          for (const line of data.toString('utf8', 0, end).split('\n')) if (line !== '') items.push(JSON.parse(line) as T);
           this.offset += end + 1;
         }
       }
-    } finally {
-      await handle.close();
-    }
-    if (repair && grown > this.offset) await truncate(this.file, this.offset);
+      return now;
+    });
+    if (grown === undefined) return [];
+    if (repair && grown > this.offset) truncateSync(this.file, this.offset);
     return items;
   }
 
@@ -139,35 +126,24 @@ export class JsonlTail<T> {
   async append(items: readonly unknown[]): Promise<void> {
     if (items.length === 0) return;
     const text = items.map((i) => `${JSON.stringify(i)}\n`).join('');
-    // The handle stays open between commits: one write instead of open, write and close.
-    this.handle ??= await open(this.file, 'a');
-    await this.handle.appendFile(text);
+    this.fd ??= openSync(this.file, 'a');
+    appendFileSync(this.fd, text);
     this.offset += Buffer.byteLength(text);
   }
 
   async close(): Promise<void> {
-    const handle = this.handle;
-    this.handle = undefined;
-    await handle?.close();
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
 /** The last complete line of a JSONL file, read from its end (a thread's head without loading the thread). */
-async function readLastLine<T>(file: string): Promise<T | undefined> {
-  let handle;
-  try {
-    handle = await open(file, 'r');
-  } catch (err) {
-    if (isMissing(err)) return undefined;
-    throw err;
-  }
-  try {
-    const size = (await handle.stat()).size;
+function readLastLine<T>(file: string): T | undefined {
+  return withOpenFile(file, (fd, size) => {
     for (let window = 16 * 1024; ; window *= 4) {
       const start = Math.max(0, size - window);
-      const buf = Buffer.alloc(size - start);
-      const { bytesRead } = await handle.read(buf, 0, buf.length, start);
-      const data = buf.subarray(0, bytesRead);
+      const data = readAt(fd, start, size - start);
       const end = data.lastIndexOf(10);
       if (end < 0) {
         if (start === 0) return undefined;
@@ -177,30 +153,13 @@ async function readLastLine<T>(file: string): Promise<T | undefined> {
       if (before < 0 && start > 0) continue;
       return JSON.parse(data.toString('utf8', before + 1, end)) as T;
     }
-  } finally {
-    await handle.close();
-  }
-}
-
-async function writeByRename(file: string, text: string): Promise<void> {
-  const tmp = `${file}.${randomUUID()}.tmp`;
-  await writeFile(tmp, text);
-  await rename(tmp, file);
-}
-
-async function readJson<T>(file: string): Promise<T | undefined> {
-  try {
-    return JSON.parse(await readFile(file, 'utf8')) as T;
-  } catch (err) {
-    if (isMissing(err)) return undefined;
-    throw err;
-  }
+  });
 }
 
 /** Adds an index entry unless it exists (ids are immutable: the first entry stays). */
-async function linkOnce(target: string, entry: string): Promise<void> {
+function linkOnce(target: string, entry: string): void {
   try {
-    await link(target, entry);
+    linkSync(target, entry);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
@@ -251,8 +210,8 @@ export class FileMemoryStore implements MemoryStore {
   }
 
   async setup(): Promise<void> {
-    await mkdir(path.join(this.root, 'threads'), { recursive: true });
-    for (const kind of ['states', 'chunks', 'messages']) await mkdir(path.join(this.root, 'index', kind), { recursive: true });
+    mkdirSync(path.join(this.root, 'threads'), { recursive: true });
+    for (const kind of ['states', 'chunks', 'messages']) mkdirSync(path.join(this.root, 'index', kind), { recursive: true });
   }
 
   async end(): Promise<void> {
@@ -283,7 +242,7 @@ export class FileMemoryStore implements MemoryStore {
       return hit;
     }
     const dir = this.threadDir(threadId);
-    const thread = await readJson<MemoryThread>(path.join(dir, 'thread.json'));
+    const thread = readJsonIfExists<MemoryThread>(path.join(dir, 'thread.json'));
     if (!thread) return undefined;
     const raced = this.loaded.get(threadId);
     if (raced) return raced;
@@ -343,12 +302,12 @@ export class FileMemoryStore implements MemoryStore {
   async createThread(input: { thread: MemoryThread; state: MemoryState; chunks: Chunk[]; record: NewOperationRecord }): Promise<OperationRecord> {
     const thread = jsonClone(input.thread);
     const dir = this.threadDir(thread.id);
-    await mkdir(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true });
     return this.withLock(dir, async () => {
       // thread.json may be left from a creation that crashed before its record; the record decides.
-      if (await readLastLine<OperationLine>(path.join(dir, 'operations.jsonl'))) throw new ThreadExistsError(thread.id);
-      await writeByRename(path.join(dir, 'id'), thread.id);
-      await writeByRename(path.join(dir, 'thread.json'), JSON.stringify(thread));
+      if (readLastLine<OperationLine>(path.join(dir, 'operations.jsonl'))) throw new ThreadExistsError(thread.id);
+      writeByRename(path.join(dir, 'id'), thread.id);
+      writeByRename(path.join(dir, 'thread.json'), JSON.stringify(thread));
       // Whatever this process read of an earlier, unfinished creation is stale now.
       const stale = this.loaded.get(thread.id);
       if (stale) {
@@ -369,7 +328,7 @@ export class FileMemoryStore implements MemoryStore {
 
   private async appendThreadIndex(line: ThreadIndexLine): Promise<void> {
     const file = this.threadIndex.file;
-    await mkdir(path.dirname(file), { recursive: true });
+    mkdirSync(path.dirname(file), { recursive: true });
     const release = await lockfile.lock(file, { ...LOCK_OPTIONS, lockfilePath: `${file}.lock` });
     try {
       // A separate tail: the shared one is read without the lock and must not be moved here.
@@ -388,14 +347,14 @@ export class FileMemoryStore implements MemoryStore {
   /** Appends a planned commit (record line last) and applies it to the in-memory log. */
   private async persist(t: LoadedThread, plan: CommitPlan & { kind: 'commit' }): Promise<void> {
     const threadId = t.log.thread.id;
-    // Everything the record line refers to is written first, in any order.
-    await Promise.all([
-      t.chunks.append(plan.chunks),
-      t.states.append(plan.state ? [plan.state] : []),
-      ...plan.chunks.map((c) => linkOnce(path.join(t.dir, 'id'), this.indexFile('chunks', c.id))),
-      ...plan.chunks.filter((c) => c.messageId !== null).map((c) => writeByRename(this.indexFile('messages', c.messageId as string), JSON.stringify({ threadId, chunkId: c.id }))),
-      ...(plan.state ? [linkOnce(path.join(t.dir, 'id'), this.indexFile('states', plan.state.id))] : []),
-    ]);
+    // Everything the record line refers to is written first.
+    await t.chunks.append(plan.chunks);
+    await t.states.append(plan.state ? [plan.state] : []);
+    for (const c of plan.chunks) {
+      linkOnce(path.join(t.dir, 'id'), this.indexFile('chunks', c.id));
+      if (c.messageId !== null) writeByRename(this.indexFile('messages', c.messageId), JSON.stringify({ threadId, chunkId: c.id }));
+    }
+    if (plan.state) linkOnce(path.join(t.dir, 'id'), this.indexFile('states', plan.state.id));
     const line: OperationLine = plan.checkpoint ? { record: plan.record, checkpoint: plan.checkpoint.name } : { record: plan.record };
     await t.ops.append([line]);
     t.log.apply(plan);
@@ -415,9 +374,9 @@ export class FileMemoryStore implements MemoryStore {
   /** Thread and head from thread.json and the last record line, without loading the thread's log. */
   private async peekThread(threadId: string): Promise<MemoryThread | undefined> {
     const dir = this.threadDir(threadId);
-    const thread = await readJson<MemoryThread>(path.join(dir, 'thread.json'));
+    const thread = readJsonIfExists<MemoryThread>(path.join(dir, 'thread.json'));
     if (!thread) return undefined;
-    const last = await readLastLine<OperationLine>(path.join(dir, 'operations.jsonl'));
+    const last = readLastLine<OperationLine>(path.join(dir, 'operations.jsonl'));
     return last ? { ...thread, headStateId: last.record.toStateId } : undefined;
   }
 
@@ -443,7 +402,7 @@ export class FileMemoryStore implements MemoryStore {
   /** The loaded thread an id belongs to, from this process's maps or the on-disk index. */
   private async threadOf(kind: 'states' | 'chunks', id: string): Promise<LoadedThread | undefined> {
     const known = (kind === 'states' ? this.stateThread : this.chunkThread).get(id);
-    const threadId = known ?? (await readFile(this.indexFile(kind, id), 'utf8').catch((err: unknown) => (isMissing(err) ? undefined : Promise.reject(err))));
+    const threadId = known ?? readTextIfExists(this.indexFile(kind, id));
     return threadId === undefined ? undefined : this.load(threadId);
   }
 
@@ -481,7 +440,7 @@ export class FileMemoryStore implements MemoryStore {
   }
 
   async findChunkByMessageId(messageId: string): Promise<MessageHit | undefined> {
-    const entry = await readJson<{ threadId: string; chunkId: string }>(this.indexFile('messages', messageId));
+    const entry = readJsonIfExists<{ threadId: string; chunkId: string }>(this.indexFile('messages', messageId));
     if (!entry) return undefined;
     const t = await this.load(entry.threadId);
     if (!t) return undefined;
