@@ -16,7 +16,8 @@
  *   npm run bench -- --only session --session-turns 1000
  *
  * scripts/bench.mjs starts the private dev server and runs this file with
- * TEMPORAL_ADDRESS set. Results also go to bench/results/session.json.
+ * TEMPORAL_ADDRESS set. Results also go to bench/results/session.json (session-file-store.json with
+ * --session-store file; a server variant of scripts/bench.mjs adds its name).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

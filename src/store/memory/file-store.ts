@@ -22,7 +22,7 @@
  * writer. Each process caches what it has read of a thread and reads only the
  * bytes appended since, so a read after another process's write sees it.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { appendFileSync, closeSync, linkSync, mkdirSync, openSync, statSync, truncateSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -244,8 +244,6 @@ export class FileMemoryStore implements MemoryStore {
     const dir = this.threadDir(threadId);
     const thread = readJsonIfExists<MemoryThread>(path.join(dir, 'thread.json'));
     if (!thread) return undefined;
-    const raced = this.loaded.get(threadId);
-    if (raced) return raced;
     const t: LoadedThread = {
       dir,
       log: new ThreadLog(thread, this.cache),
