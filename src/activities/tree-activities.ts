@@ -11,7 +11,7 @@ import type { ReactActionReply, ReflectionReply, SpinCheckReply, TaskTreeReply }
 import { completeStructured } from '../llm/structured';
 import { buildTreeMessages, type TreeContext } from '../llm/tree-prompts';
 import type { ChunkInput } from '../memory/model';
-import { stepChunks } from '../memory/run-chunks';
+import { eventChunks, stepChunks } from '../memory/run-chunks';
 import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } from '../blueprints/blueprint';
 import type { SpinLimits } from '../engine/spin';
 import type { CodeVersion } from '../planning/code-version';
@@ -38,7 +38,18 @@ export interface TreeActivityDeps extends PlanActivityDeps {
   blueprints?: Blueprint[];
 }
 
-export interface ProposeTreeInput {
+/**
+ * What a tree run's call may carry besides its own input (the tree engine adds it): the run whose memory
+ * thread to open when the state names none yet (a run started from a blueprint proposed no tree, and a
+ * group's run writes to its root's thread), and what happened since the run's last call that no call
+ * wrote — observations from `from` on, and the plan when `plan` (src/memory/run-chunks.ts `eventChunks`).
+ */
+export interface TreeCallMemory {
+  openThread?: string;
+  unrecorded?: { from: number; plan: boolean };
+}
+
+export interface ProposeTreeInput extends TreeCallMemory {
   state: ExecutionState;
   /** A person's revision request on the plan they reviewed. */
   feedback?: string;
@@ -54,6 +65,8 @@ export interface ReactStepResult {
   agent?: AgentInvocation;
   /** The worker's code version, for a run that has none yet (one started from a blueprint never proposed a tree). */
   codeVersion?: CodeVersion;
+  /** The memory thread the call opened (`TreeCallMemory.openThread`), for a run whose state names none yet. */
+  threadId?: string;
 }
 
 const JOURNAL = 'step-journal';
@@ -87,6 +100,17 @@ export function createTreeActivities(deps: TreeActivityDeps) {
     };
   }
 
+  /**
+   * The run's state as the call works with it: its memory thread opened when asked, and what happened since
+   * the last call written there first (once: a retry finds the operation done).
+   */
+  async function prepared(state: ExecutionState, { openThread, unrecorded }: TreeCallMemory): Promise<ExecutionState> {
+    const threadId = state.threadId ?? (openThread ? await ensureRunThread(deps, { ...state, runId: openThread }) : null);
+    const ready = threadId && threadId !== state.threadId ? { ...state, threadId } : state;
+    if (unrecorded) await rememberInRun(deps, ready, eventChunks(ready, unrecorded.from, unrecorded.plan), 'events since the last call', `${idempotencyKey()}:since`);
+    return ready;
+  }
+
   async function ask<N extends TreeCallName | 'final_answer'>(ctx: TreeContext & { call: N }, signal: AbortSignal, check?: Parameters<typeof completeStructured<N>>[4]) {
     try {
       const model = ctx.state.agent?.model;
@@ -101,12 +125,13 @@ export function createTreeActivities(deps: TreeActivityDeps) {
      * `task_tree`: the plan of a tree run, a revision of it after a person's feedback, or the
      * subtasks a task plans for itself. A tree past the limits is sent back for repair.
      */
-    async proposeTree({ state, feedback, plan }: ProposeTreeInput): Promise<{ tree: TaskTreeReply; model: string; codeVersion?: CodeVersion; threadId?: string }> {
+    async proposeTree({ state: given, feedback, plan, ...memory }: ProposeTreeInput): Promise<{ tree: TaskTreeReply; model: string; codeVersion?: CodeVersion; threadId?: string }> {
       // A task planning its subtasks is a step of the run; a (revised) plan of the whole run is made afresh.
-      if (plan) current(state);
+      if (plan) current(given);
       // Taken before the prompt lists the tools (see planRun).
       const codeVersion = codeVersionOf(deps.provider, deps.tools);
       return withHeartbeats(async (signal) => {
+        const state = await prepared(given, memory);
         const threadId = state.threadId ?? (await ensureRunThread(deps, state));
         const withThread = threadId ? { ...state, threadId } : state;
         const base = await context('task_tree', withThread, plan?.taskIndex);
@@ -128,11 +153,16 @@ export function createTreeActivities(deps: TreeActivityDeps) {
      * Both are journaled under the activity's idempotency key, so a retry after a crash neither
      * asks the model again nor repeats a finished tool call.
      */
-    async reactStep({ state, taskIndex, stepId }: { state: ExecutionState; taskIndex: string; stepId: string }): Promise<ReactStepResult> {
-      current(state);
+    async reactStep({ state: given, taskIndex, stepId, ...memory }: { state: ExecutionState; taskIndex: string; stepId: string } & TreeCallMemory): Promise<ReactStepResult> {
+      current(given);
       return withHeartbeats(async (signal) => {
+        const state = await prepared(given, memory);
         const key = idempotencyKey();
-        const version = state.codeVersion ? {} : { codeVersion: codeVersionOf(deps.provider, deps.tools) };
+        // What the run's state lacks: the code version (a run started from a blueprint), the thread this call opened.
+        const version = {
+          ...(state.codeVersion ? {} : { codeVersion: codeVersionOf(deps.provider, deps.tools) }),
+          ...(state.threadId && state.threadId !== given.threadId ? { threadId: state.threadId } : {}),
+        };
         if (!state.tree || !findTask(state.tree, taskIndex)) throw ApplicationFailure.nonRetryable(`no task ${taskIndex} in run ${state.runId}`, 'UnknownStep');
         // A local call that chose a slow tool handed over under its key: the journaled reply is found, the model not asked again.
         let reply = await deps.store.get<ReactActionReply>(JOURNAL, `${key}:action`);
@@ -165,9 +195,10 @@ export function createTreeActivities(deps: TreeActivityDeps) {
      * any invalid reply), and its tree becomes the task's subtree. An unknown name, or a tree too
      * deep for the task's level, is an error the next iteration sees.
      */
-    async expandBlueprint({ state, taskIndex, name }: { state: ExecutionState; taskIndex: string; name: string }): Promise<{ tree: TaskSpec } | { error: string }> {
-      current(state);
+    async expandBlueprint({ state: given, taskIndex, name, ...memory }: { state: ExecutionState; taskIndex: string; name: string } & TreeCallMemory): Promise<{ tree: TaskSpec } | { error: string }> {
+      current(given);
       return withHeartbeats(async (signal) => {
+        const state = await prepared(given, memory);
         const blueprint = blueprints.find((b) => b.name === name);
         if (!blueprint) return { error: `no blueprint "${name}"; the blueprints are: ${blueprints.map((b) => b.name).join(', ') || 'none'}` };
         const ctx: TreeContext & { call: 'blueprint_params' } = { ...(await context('blueprint_params', state, taskIndex)), call: 'blueprint_params', blueprint: describeBlueprint(blueprint) };
@@ -182,15 +213,19 @@ export function createTreeActivities(deps: TreeActivityDeps) {
     },
 
     /** `spin_check`: the task's latest calls look alike; is it going round in circles? */
-    async checkSpin({ state, taskIndex }: { state: ExecutionState; taskIndex: string }): Promise<SpinCheckReply> {
-      current(state);
-      return withHeartbeats(async (signal) => ask({ ...(await context('spin_check', state, taskIndex)), call: 'spin_check' }, signal));
+    async checkSpin({ state: given, taskIndex, ...memory }: { state: ExecutionState; taskIndex: string } & TreeCallMemory): Promise<SpinCheckReply> {
+      current(given);
+      return withHeartbeats(async (signal) => {
+        const state = await prepared(given, memory);
+        return ask({ ...(await context('spin_check', state, taskIndex)), call: 'spin_check' }, signal);
+      });
     },
 
     /** `reflection`: the task's last action failed; what went wrong, and the lesson for the next attempt. */
-    async reflect({ state, taskIndex }: { state: ExecutionState; taskIndex: string }): Promise<ReflectionReply> {
-      current(state);
+    async reflect({ state: given, taskIndex, ...memory }: { state: ExecutionState; taskIndex: string } & TreeCallMemory): Promise<ReflectionReply> {
+      current(given);
       return withHeartbeats(async (signal) => {
+        const state = await prepared(given, memory);
         const reply = await ask({ ...(await context('reflection', state, taskIndex)), call: 'reflection' }, signal);
         // The lesson stays in the task's working memory, past compaction of older steps.
         const lesson: ChunkInput = { type: 'thinking', content: { kind: 'text', text: `task ${taskIndex} lesson: ${reply.lesson}` }, priority: 70, provenance: { runId: state.runId } };
@@ -200,9 +235,12 @@ export function createTreeActivities(deps: TreeActivityDeps) {
     },
 
     /** `final_answer` of a tree run, from what its tasks produced (it enters the thread when the run closes). */
-    async treeAnswer({ state }: { state: ExecutionState }): Promise<{ answer: string }> {
-      current(state);
-      return withHeartbeats(async (signal) => ask({ ...(await context('final_answer', state)), call: 'final_answer' }, signal));
+    async treeAnswer({ state: given, ...memory }: { state: ExecutionState } & TreeCallMemory): Promise<{ answer: string }> {
+      current(given);
+      return withHeartbeats(async (signal) => {
+        const state = await prepared(given, memory);
+        return ask({ ...(await context('final_answer', state)), call: 'final_answer' }, signal);
+      });
     },
   };
 }

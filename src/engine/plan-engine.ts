@@ -17,6 +17,7 @@ import type { ReplanDecisionReply } from '../planning/schemas';
 import type { PlanExecutionInput } from '../workflows/definitions';
 import type { CloseOnAnswer, Command, Engine, EngineEvent } from './core';
 import { Outbox } from './outbox';
+import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
 
 /** A person's answer to the question the run waits on. */
 export interface ReplyEvent {
@@ -24,13 +25,17 @@ export interface ReplyEvent {
   text: string;
 }
 
+/** What reaches a plan run from outside: a person's reply, or a child run's report that it waits for one. */
+export type PlanPersonEvent = ReplyEvent | ChildReportEvent;
 export type PlanCommand = Command<PlanActivities>;
-export type PlanEvent = EngineEvent<PlanActivities, ReplyEvent, ExecutionState>;
+export type PlanEvent = EngineEvent<PlanActivities, PlanPersonEvent, ExecutionState>;
 
 export interface PlanEngineInput extends PlanExecutionInput {
   runId: string;
   /** The workflow a run reports its waits and ends to (its session), or null. */
   reportTo: string | null;
+  /** The parent run that shows this run's questions as its own (`relayQuestions`): it gets the waits, not the end. */
+  questionsTo?: string | null;
   /** Whether the calls that may answer the run are asked to close it too (`CloseOnAnswer`): runs recorded before it were not. */
   closeOnAnswer?: boolean;
 }
@@ -47,12 +52,17 @@ type Waiting =
   | { for: 'decision' }
   | { for: 'nothing' };
 
-export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyEvent, ExecutionState> {
+/** A wait on a child run (a sub-plan, a sub-agent), whose questions this run shows as its own. */
+const isChildWait = (w: Waiting): w is Extract<Waiting, { for: 'child' | 'agent_run' }> => w.for === 'child' || w.for === 'agent_run';
+
+export class PlanEngine implements Engine<ExecutionState, PlanActivities, PlanPersonEvent, ExecutionState> {
   #state: ExecutionState;
   #waiting: Waiting = { for: 'nothing' };
   /** Steps started so far, checked against `limits.maxSteps`. */
   #executed = 0;
   readonly #out = new Outbox<PlanActivities>();
+  /** A question of the child run in flight, shown as this run's own until someone answers it. */
+  readonly #relay = new QuestionRelay();
 
   constructor(
     private readonly input: PlanEngineInput,
@@ -68,9 +78,9 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
     return this.#state;
   }
 
-  /** True while a reply would be taken: the run waits on a person and has none yet. */
+  /** True while a reply would be taken: the run waits on a person (or shows a child's question) and has none yet. */
   canTakeReply(): boolean {
-    return this.#state.status === 'waiting_user' && this.#waiting.for === 'reply';
+    return this.#state.status === 'waiting_user' && (this.#waiting.for === 'reply' || (isChildWait(this.#waiting) && this.#relay.open));
   }
 
   start(_now: Date): PlanCommand[] {
@@ -91,12 +101,22 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
       case 'cancelled':
         this.#publish(model.cancel(this.#state, now));
         return this.#end('cancelled');
+      case 'child_report':
+        if (isChildWait(waiting)) this.#relay.report(this.#relayHost(now), event.report, this.#childOf(waiting), now);
+        return this.#aside(waiting);
       case 'reply': {
+        if (isChildWait(waiting) && this.#relay.open) {
+          const relayed = this.#relay.answer(this.#relayHost(now), event.text, now);
+          if (relayed) this.#out.push(relayed);
+          return this.#aside(waiting);
+        }
         if (waiting.for !== 'reply') throw new Error(`a reply arrived while the run waits for ${waiting.for}`);
         this.#publish(model.recordReply(this.#state, waiting.stepId, event.text, now));
         return this.#replan(`replan after the reply to ${waiting.stepId}`);
       }
       case 'child_ended': {
+        // A question it asked through this run and nobody answered (it was cancelled, say) is dropped.
+        if (this.#relay.drop(this.#relayHost(now), now) && this.#state.status === 'waiting_user') this.#publish(model.resume(this.#state, now));
         if (waiting.for === 'agent_run') return this.#agentEnded(waiting, event.value, now);
         if (waiting.for !== 'child') throw new Error(`a child ended while the run waits for ${waiting.for}`);
         const child = event.value;
@@ -240,6 +260,8 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
       parentRunId: this.#state.runId,
       depth: this.#state.depth + 1,
       limits,
+      // Its questions reach the person through this run.
+      relayQuestions: true,
       ...(this.input.sessionThreadId ? { sessionThreadId: this.input.sessionThreadId } : {}),
       // A sub-plan of an agent's run is still that agent's work.
       ...(this.input.agent ? { agent: this.input.agent } : {}),
@@ -291,6 +313,29 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
     return this.#advance(now);
   }
 
+  /** The child run a wait is on: a step's `childRunId` (its id is `<run>.<step>`). */
+  #childOf(waiting: Extract<Waiting, { for: 'child' | 'agent_run' }>): string {
+    return model.findStep(this.#state, waiting.stepId)?.childRunId ?? `${this.#state.runId}.${waiting.stepId}`;
+  }
+
+  /** The relay's view of this run: a child's question is an open ask_user step right after the step that waits on the child. */
+  #relayHost(now: Date): RelayHost {
+    return {
+      state: () => this.#state,
+      publish: (next) => this.#publish(next),
+      ask: (question, childRunId) => {
+        this.#publish(model.insertStepAfterCurrent(this.#state, { type: 'ask_user', description: `asked in run ${childRunId}`, question }, now, { childRunId }));
+        return this.#state.currentStepId ?? '';
+      },
+    };
+  }
+
+  /** An event taken aside: what changed goes out, and the run goes on waiting for the same thing. */
+  #aside(waiting: Waiting): PlanCommand[] {
+    this.#waiting = waiting;
+    return this.#out.drain();
+  }
+
   #replan(summary: string): PlanCommand[] {
     this.#waiting = { for: 'decision' };
     return this.#emit({ kind: 'call', activity: 'replan', input: { state: this.#state }, policy: 'model', summary });
@@ -309,6 +354,8 @@ export class PlanEngine implements Engine<ExecutionState, PlanActivities, ReplyE
   #publish(next: ExecutionState, reportEnds = true): void {
     const previous = this.#state.status;
     this.#state = next;
-    this.#out.changed(next, previous, this.input.reportTo, reportEnds);
+    // A child run whose parent shows its questions tells the parent of its waits; its end comes back as the child's result.
+    const questionsTo = this.input.questionsTo ?? null;
+    this.#out.changed(next, previous, this.input.reportTo ?? questionsTo, reportEnds && questionsTo === null);
   }
 }

@@ -37,6 +37,7 @@ export function agentRunInput(
     depth: parent.depth + 1,
     limits: parent.input.limits,
     agent: call.agent,
+    relayQuestions: true,
     ...(call.engine === 'tree' ? { engine: 'tree' as const, ...(parent.input.treeLimits ? { treeLimits: parent.input.treeLimits } : {}) } : {}),
   };
 }

@@ -34,7 +34,7 @@ import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../workflows
 import type { Command, Engine, EngineEvent } from './core';
 import type { ReplyEvent } from './plan-engine';
 import { Outbox } from './outbox';
-import type { RunReport } from '../workflows/session-definitions';
+import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
 import { DEFAULT_SPIN_LIMITS, repeatedCalls, shouldCheckSpin } from './spin';
 import type { SpinCheckReply } from '../planning/tree-schemas';
 import { oneLine } from '../text/clip';
@@ -46,11 +46,7 @@ export interface ReviewEvent extends ReviewDecision {
 export interface SteerEvent extends TaskSteer {
   kind: 'skip' | 'redo';
 }
-/** A child run (a group's) reports that it waits for a reply, or resumed. */
-export interface ChildReportEvent {
-  kind: 'child_report';
-  report: RunReport;
-}
+export type { ChildReportEvent } from './relay';
 export type TreePersonEvent = ReplyEvent | ReviewEvent | SteerEvent | ChildReportEvent;
 
 /** Why a skip or redo cannot be taken: the task is unknown, it cannot be now, or a child run executes it. */
@@ -61,6 +57,8 @@ export type TreeEvent = EngineEvent<TreeActivities, TreePersonEvent, ExecutionSt
 export interface TreeEngineInput extends PlanExecutionInput {
   runId: string;
   reportTo: string | null;
+  /** The parent run that shows this run's questions as its own (`relayQuestions`), or null. */
+  questionsTo?: string | null;
   review: boolean;
   limits: PlanExecutionInput['limits'];
   treeLimits: TreeLimits;
@@ -79,6 +77,9 @@ type Waiting =
   | { for: 'answer' }
   | { for: 'nothing' };
 
+/** A wait on a child run (a group's or a sub-agent's), whose questions this run shows as its own. */
+const isChildWait = (w: Waiting): w is Extract<Waiting, { for: 'child' | 'agent' }> => w.for === 'child' || w.for === 'agent';
+
 /** One line of a result for the progress tree. */
 const summaryOf = (text: string) => oneLine(text, 120);
 
@@ -86,9 +87,13 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
   #state: ExecutionState;
   #waiting: Waiting = { for: 'nothing' };
   #plans = 0;
+  /** Observations already in the run's memory thread; the next call writes the rest (`TreeCallMemory.unrecorded`). */
+  #recorded = 0;
+  /** The plan last written to the thread. */
+  #recordedPlan: string | null = null;
   readonly #out = new Outbox<TreeActivities>();
-  /** A question a child run asked, shown as this run's own until the person answers it here (or there). */
-  #relay: { childRunId: string; stepId: string } | null = null;
+  /** A question a child run (a group's, a sub-agent's) asked, shown as this run's own until the person answers it here (or there). */
+  readonly #relay = new QuestionRelay();
 
   constructor(
     private readonly input: TreeEngineInput,
@@ -106,7 +111,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
   }
 
   canTakeReply(): boolean {
-    return this.#state.status === 'waiting_user' && (this.#waiting.for === 'reply' || (this.#waiting.for === 'child' && this.#relay !== null));
+    return this.#state.status === 'waiting_user' && (this.#waiting.for === 'reply' || (isChildWait(this.#waiting) && this.#relay.open));
   }
 
   /** Why a review decision cannot be taken now, or null when it can (the update's validator). */
@@ -168,7 +173,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
         this.#publish(model.cancel(this.#state, now));
         return this.#end('cancelled');
       case 'reply':
-        if (waiting.for === 'child' && this.#relay) return this.#relayReply(waiting, event.text, now);
+        if (isChildWait(waiting) && this.#relay.open) return this.#relayReply(waiting, event.text, now);
         if (waiting.for !== 'reply') throw new Error(`a reply arrived while the run waits for ${waiting.for}`);
         this.#publish(model.recordReply(this.#state, waiting.stepId, event.text, now));
         return this.#schedule(now);
@@ -210,7 +215,8 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
         if (waiting.for !== 'reflection') throw new Error(`a reflection arrived while the run waits for ${waiting.for}`);
         const { assessment, lesson } = event.value;
         const content = `reflection on the failed action: ${assessment} Lesson: ${lesson}`;
-        this.#publish(model.appendStep(this.#state, { type: 'reason', description: `[${waiting.taskIndex}] reflection` }, 'completed', { kind: 'reason', content }, now, { task: waiting.taskIndex }));
+        // The call wrote its lesson to the thread.
+        this.#recordedBy(() => this.#publish(model.appendStep(this.#state, { type: 'reason', description: `[${waiting.taskIndex}] reflection` }, 'completed', { kind: 'reason', content }, now, { task: waiting.taskIndex })));
         return this.#afterCall(waiting.taskIndex, now);
       }
       case 'checkSpin':
@@ -327,32 +333,36 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
   }
 
   /**
-   * A child run waits for a reply: its question becomes this run's (a step of the group's task, status
-   * `waiting_user`), so whoever follows this run — a person, the run above, a session — sees and answers
-   * it here; the reply is passed down. Resumed there (answered directly): the question here is closed.
+   * A child run (a group's, a sub-agent's) waits for a reply: its question becomes this run's (a step of
+   * the task, status `waiting_user`), so whoever follows this run — a person, the run above, a session —
+   * sees and answers it here; the reply is passed down. Resumed there (answered directly): the question here is closed.
    */
-  #childReport(waiting: Waiting, report: RunReport, now: Date): TreeCommand[] {
-    if (waiting.for === 'child' && report.runId === waiting.childRunId) {
-      if (report.status === 'waiting_user' && !this.#relay) {
-        const question = report.question ?? `run ${report.runId} waits for a reply`;
-        this.#publish(model.appendStep(this.#state, { type: 'ask_user', description: `[${waiting.taskIndex}] asked in run ${report.runId}`, question }, 'running', null, now, { task: waiting.taskIndex, childRunId: report.runId }));
-        this.#relay = { childRunId: report.runId, stepId: this.#state.currentStepId ?? '' };
-        this.#publish(model.waitForUser(this.#state, this.#relay.stepId, now));
-      } else if (report.status === 'running' && this.#relay) {
-        this.#publish(model.recordReply(this.#state, this.#relay.stepId, `(answered in run ${report.runId})`, now));
-        this.#relay = null;
-      }
-    }
+  #childReport(waiting: Waiting, report: ChildReportEvent['report'], now: Date): TreeCommand[] {
+    if (isChildWait(waiting)) this.#relay.report(this.#relayHost(waiting.taskIndex, now), report, waiting.childRunId, now);
     return this.#aside(waiting);
   }
 
   #relayReply(waiting: Waiting, text: string, now: Date): TreeCommand[] {
-    const relay = this.#relay;
-    if (!relay) return this.#aside(waiting);
-    this.#relay = null;
-    this.#publish(model.recordReply(this.#state, relay.stepId, text, now));
-    this.#out.push({ kind: 'relay_reply', runId: relay.childRunId, text });
+    const relayed = this.#relay.answer(this.#relayHost('', now), text, now);
+    if (relayed) this.#out.push(relayed);
     return this.#aside(waiting);
+  }
+
+  /** The relay's view of this run: a child's question is a step of `taskIndex`'s, appended. */
+  #relayHost(taskIndex: string, now: Date): RelayHost {
+    return {
+      state: () => this.#state,
+      publish: (next) => this.#publish(next),
+      ask: (question, childRunId) => {
+        this.#publish(model.appendStep(this.#state, { type: 'ask_user', description: `[${taskIndex}] asked in run ${childRunId}`, question }, 'running', null, now, { task: taskIndex, childRunId }));
+        return this.#state.currentStepId ?? '';
+      },
+    };
+  }
+
+  /** A child ended with its question still shown here (it was cancelled, say): the question is dropped, the run goes on. */
+  #dropRelay(now: Date): void {
+    if (this.#relay.drop(this.#relayHost('', now), now) && this.#state.status === 'waiting_user') this.#publish(model.withTree(this.#state, this.#tree(), now, { status: 'running' }));
   }
 
   /** An event taken aside: what changed goes out, and the run goes on waiting for the same thing. */
@@ -363,6 +373,9 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
 
   /** The child's subtree replaces ours (statuses, results); a failed child aborts what it left undone. */
   #childEnded(waiting: Extract<Waiting, { for: 'child' }>, child: ExecutionState, now: Date): TreeCommand[] {
+    this.#dropRelay(now);
+    // A group's run opened this run's thread when it had none (a blueprint whose first task is a group).
+    if (child.threadId && !this.#state.threadId) this.#state = { ...this.#state, threadId: child.threadId };
     const { taskIndex, stepId, childRunId } = waiting;
     const theirs = child.tree ? findTask(child.tree, taskIndex) : undefined;
     const ok = child.status === 'completed' && theirs !== undefined;
@@ -390,10 +403,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     if (event.kind === 'skip') {
       this.#setTask(event.index, (n) => skipSubtree(n, reason), now);
       if (concerned && 'stepId' in waiting) {
-        if (this.#relay) {
-          this.#publish(model.finishStep(this.#state, this.#relay.stepId, 'skipped', null, now));
-          this.#relay = null;
-        }
+        this.#relay.drop(this.#relayHost(event.index, now), now);
         const observation = { kind: 'user_reply' as const, content: `task ${event.index} skipped by the user${reason ? `: ${reason}` : ''}` };
         // An iteration's step is written when its action comes back; a skipped one is written now.
         if (waiting.for === 'iteration') {
@@ -430,6 +440,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
 
   /** The agent's answer is the iteration's observation; a failed agent run is a failed action, reflected on like any. */
   #agentEnded(waiting: Extract<Waiting, { for: 'agent' }>, child: ExecutionState, now: Date): TreeCommand[] {
+    this.#dropRelay(now);
     const { taskIndex, stepId } = waiting;
     const ok = child.status === 'completed';
     const observation = ok ? { kind: 'tool' as const, content: child.finalAnswer ?? '' } : { kind: 'error' as const, content: `agent ${waiting.agent} (run ${child.runId}) ended ${child.status}${child.lastError ? `: ${child.lastError}` : ''}` };
@@ -439,10 +450,12 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
     return this.#emit({ kind: 'call', activity: 'reflect', input: { state: this.#state, taskIndex }, policy: 'model', summary: `task ${taskIndex} · reflection on a failed call of agent ${waiting.agent}`.slice(0, 200) });
   }
 
-  #acted(waiting: Extract<Waiting, { for: 'iteration' }>, { reply, observation, codeVersion, agent }: ReactStepResult, now: Date): TreeCommand[] {
+  #acted(waiting: Extract<Waiting, { for: 'iteration' }>, { reply, observation, codeVersion, agent, threadId }: ReactStepResult, now: Date): TreeCommand[] {
     const { taskIndex } = waiting;
     // A run that never proposed a tree (started from a blueprint) takes its code version from its first iteration.
     if (codeVersion && !this.#state.codeVersion) this.#state = { ...this.#state, codeVersion };
+    // …and its memory thread, which that iteration opened.
+    if (threadId && !this.#state.threadId) this.#state = { ...this.#state, threadId };
     const description = `[${taskIndex}] ${reply.thought}`.slice(0, 2000);
     /** The iteration as a step of the run, marked with its task. */
     const step = (spec: Omit<StepSpec, 'description'>, outcome: 'completed' | 'failed' | 'running', obs: Omit<Observation, 'at' | 'stepId'> | null) =>
@@ -451,7 +464,8 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
       case 'tool': {
         if (agent) return this.#startAgent(taskIndex, description, reply, agent, now);
         const obs = observation ?? { kind: 'error' as const, content: 'the tool gave no result' };
-        step({ type: 'tool', tool: reply.tool ?? '', args: reply.args ?? {} }, obs.kind === 'error' ? 'failed' : 'completed', obs);
+        // The call wrote the step's record (its thought, the call, the result) to the thread.
+        this.#recordedBy(() => step({ type: 'tool', tool: reply.tool ?? '', args: reply.args ?? {} }, obs.kind === 'error' ? 'failed' : 'completed', obs));
         if (obs.kind !== 'error') return this.#afterCall(taskIndex, now);
         // Self-reflection (seed §5.3): a failed action is examined, and the lesson kept for the next iteration.
         this.#waiting = { for: 'reflection', taskIndex };
@@ -564,14 +578,43 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
   }
 
   #emit(last: TreeCommand): TreeCommand[] {
-    return this.#out.emit(last);
+    return this.#out.emit(last.kind === 'call' ? this.#withMemory(last) : last);
+  }
+
+  /**
+   * A call carries what the run's memory thread lacks: the thread itself when the state names none yet
+   * (a run started from a blueprint; a group's run writes to its root's), and what happened since the
+   * last call that no call wrote (a reply, a task's result, a skip, a child's answer) with the plan when
+   * it is new — so the thread holds the run's whole timeline, as seed 003's does.
+   */
+  #withMemory(call: Extract<TreeCommand, { kind: 'call' }>): TreeCommand {
+    const from = this.#recorded;
+    const { observations, planId, status } = this.#state;
+    // The plan of the whole run, once it executes (a proposal under review is not yet the plan).
+    const plan = !this.input.scope && planId !== null && planId !== this.#recordedPlan && status !== 'waiting_review' && status !== 'planning';
+    this.#recorded = observations.length;
+    if (plan) this.#recordedPlan = planId;
+    const openThread = this.#state.threadId ? null : (this.input.scope?.rootRunId ?? this.#state.runId);
+    if (from === observations.length && !plan && !openThread) return call;
+    const memory = { ...(openThread ? { openThread } : {}), ...(from < observations.length || plan ? { unrecorded: { from, plan } } : {}) };
+    // Every tree call takes these (TreeCallMemory); TypeScript cannot follow that through the call's activity union.
+    return { ...call, input: { ...call.input, ...memory } } as typeof call;
+  }
+
+  /** `write` adds observations the call just made wrote to the thread itself: they count as recorded (when nothing before them waits). */
+  #recordedBy(write: () => void): void {
+    const caughtUp = this.#recorded === this.#state.observations.length;
+    write();
+    if (caughtUp) this.#recorded = this.#state.observations.length;
   }
 
   #publish(next: ExecutionState): void {
     const previous = this.#state.status;
     this.#state = next;
     // A group's child run tells the run above when it waits and resumes (its end comes back as the child's result).
+    // So does a sub-agent's run whose parent shows its questions (`questionsTo`).
     const scoped = this.input.scope !== undefined;
-    this.#out.changed(next, previous, scoped ? (this.input.parentRunId ?? null) : this.input.reportTo, !scoped);
+    const questionsTo = this.input.questionsTo ?? null;
+    this.#out.changed(next, previous, scoped ? (this.input.parentRunId ?? null) : (this.input.reportTo ?? questionsTo), !scoped && questionsTo === null);
   }
 }

@@ -80,6 +80,29 @@ export function stepChunks(state: ExecutionState, step: PlanStep, observation: S
   }
 }
 
+/** A tree run's plan as it is executed: a workflow chunk (seed 001's running plan) with the progress tree. */
+export function planChunk(state: ExecutionState): ChunkInput {
+  return {
+    type: 'workflow',
+    content: { kind: 'json', data: { kind: 'task_tree', planId: state.planId, progress: state.progress ?? '' } },
+    priority: 80,
+    provenance: provenance(state, null),
+  };
+}
+
+/**
+ * What happened in a run since observation `from` that no call wrote as it happened — a person's reply,
+ * a task's result, a skip, a child run's answer — as its step records; first the plan when it is new.
+ */
+export function eventChunks(state: ExecutionState, from: number, plan: boolean): ChunkInput[] {
+  const chunks = plan && state.tree ? [planChunk(state)] : [];
+  for (const observation of state.observations.slice(from)) {
+    const step = observation.stepId ? state.steps.find((s) => s.id === observation.stepId) : undefined;
+    if (step) chunks.push(...stepChunks(state, step, observation));
+  }
+  return chunks;
+}
+
 /** A live snapshot taken before planning: environment state, gone when the run ends (EPHEMERAL). */
 export function snapshotChunk(state: ExecutionState, observation: Pick<Observation, 'kind' | 'content'>): ChunkInput {
   return { type: 'environment', content: { kind: 'text', text: observation.content }, priority: 85, retention: 'EPHEMERAL', provenance: provenance(state, null) };

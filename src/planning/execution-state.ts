@@ -157,14 +157,17 @@ export function replaceRemaining(state: ExecutionState, specs: readonly StepSpec
   );
 }
 
-/** Appends one step (e.g. an ask_user the replanner decided on) after the current one. */
-export function insertStepAfterCurrent(state: ExecutionState, spec: StepSpec, now: Date): ExecutionState {
+/**
+ * Appends one step (e.g. an ask_user the replanner decided on) after the current one. `open`: the step
+ * is under way already (a child's question shown by its parent) and becomes the current step.
+ */
+export function insertStepAfterCurrent(state: ExecutionState, spec: StepSpec, now: Date, open?: Pick<PlanStep, 'childRunId'>): ExecutionState {
   // Remaining pending steps stay after the inserted one, in order.
   const pending = state.steps.filter((s) => s.status === 'pending');
   const done = state.steps.filter((s) => s.status !== 'pending');
-  const inserted = toPlanSteps([spec], done.length + 1, state.steps.length + 1);
+  const inserted = toPlanSteps([spec], done.length + 1, state.steps.length + 1).map((s) => (open ? { ...s, ...open, status: 'running' as const } : s));
   const reindexed = [...done, ...inserted, ...pending].map((s, i) => ({ ...s, index: i + 1 }));
-  return next(state, { steps: reindexed }, now);
+  return next(state, { steps: reindexed, ...(open ? { currentStepId: inserted[0]?.id ?? state.currentStepId } : {}) }, now);
 }
 
 export function nextPendingStep(state: ExecutionState): PlanStep | undefined {
@@ -214,6 +217,11 @@ export function headForHistory<O extends { content: string }>(obs: O): O {
 
 export function waitForUser(state: ExecutionState, stepId: string, now: Date): ExecutionState {
   return next(state, { status: 'waiting_user', currentStepId: stepId }, now);
+}
+
+/** The run goes on without the reply it showed it waited for (the question was dropped). */
+export function resume(state: ExecutionState, now: Date): ExecutionState {
+  return next(state, { status: 'running' }, now);
 }
 
 /** The person's reply: recorded as a user_reply observation, the ask step completed. */

@@ -105,6 +105,12 @@ export interface PlanExecutionInput {
    * (src/engine/local-calls.ts). Absent: the first call is a regular activity.
    */
   lastCallMs?: number | null;
+  /**
+   * A child run (a sub-plan, a sub-agent) whose parent shows its questions as its own and passes the
+   * person's reply down: it reports its waits for a reply to the parent (src/engine/relay.ts). Absent
+   * on runs started before parents did (their questions stayed with them).
+   */
+  relayQuestions?: boolean;
 }
 
 /** A person's decision on the task tree a run proposed (DESIGN.md: POST /v1/runs/:runId/review). */

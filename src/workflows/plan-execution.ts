@@ -7,7 +7,7 @@
 import { ApplicationFailure, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities/plan-activities';
 import type { TreeActivities } from '../activities/tree-activities';
-import { PlanEngine, type ReplyEvent } from '../engine/plan-engine';
+import { PlanEngine, type PlanPersonEvent } from '../engine/plan-engine';
 import { TreeEngine, type TreePersonEvent } from '../engine/tree-engine';
 import type { ExecutionState } from '../planning/execution-state';
 import { renderProgress } from '../planning/progress';
@@ -34,9 +34,11 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
   // recorded before this existed have no marker and never report (`patched` is false there).
   const current = input.features === RUN_FEATURES_PATCH || patched(RUN_FEATURES_PATCH);
   const reportTo = input.sessionId && !input.parentRunId && (current || patched('report-to-session')) ? input.sessionId : null;
+  // A sub-plan's or sub-agent's questions reach the person through its parent (src/engine/relay.ts).
+  const questionsTo = input.parentRunId && input.relayQuestions ? input.parentRunId : null;
   const runId = workflowInfo().workflowId;
   if (input.engine === 'tree') {
-    const engine = new TreeEngine({ ...input, runId, reportTo, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS }, new Date());
+    const engine = new TreeEngine({ ...input, runId, reportTo, questionsTo, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS }, new Date());
     const inbox: TreePersonEvent[] = [];
     wireCommon(input, current, () => engine.state, () => engine.canTakeReply() && inbox.length === 0, inbox);
     setHandler(
@@ -52,10 +54,6 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
         },
       },
     );
-    // A group's child run reports its questions here (the same signal a session gets from its runs).
-    setHandler(runReportSignal, (report) => {
-      inbox.push({ kind: 'child_report', report });
-    });
     for (const [update, kind] of [
       [skipTaskUpdate, 'skip'],
       [redoTaskUpdate, 'redo'],
@@ -81,15 +79,20 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
     }
     return runEngine<ExecutionState, TreeActivities, TreePersonEvent>(engine, { userId: input.userId, current, eventsWhileBusy: true, details: treeDetails, inbox, lastCallMs: input.lastCallMs ?? null });
   }
-  const engine = new PlanEngine({ ...input, runId, reportTo, closeOnAnswer: current }, new Date());
-  const inbox: ReplyEvent[] = [];
+  const engine = new PlanEngine({ ...input, runId, reportTo, questionsTo, closeOnAnswer: current }, new Date());
+  const inbox: PlanPersonEvent[] = [];
   wireCommon(input, current, () => engine.state, () => engine.canTakeReply() && inbox.length === 0, inbox);
-  return runEngine<ExecutionState, PlanActivities, ReplyEvent>(engine, { userId: input.userId, current, eventsWhileBusy: false, details: renderProgress, inbox, lastCallMs: input.lastCallMs ?? null });
+  // A child run's questions reach the plan while it waits on that child; nothing else comes while a call runs.
+  return runEngine<ExecutionState, PlanActivities, PlanPersonEvent>(engine, { userId: input.userId, current, eventsWhileBusy: 'children', details: renderProgress, inbox, lastCallMs: input.lastCallMs ?? null });
 }
 
-/** What every run has: the state query, replies by update and by signal, its search attributes. */
-function wireCommon(input: PlanExecutionInput, current: boolean, state: () => ExecutionState, canTakeReply: () => boolean, inbox: ReplyEvent[] | TreePersonEvent[]): void {
+/** What every run has: the state query, replies by update and by signal, its children's reports, its search attributes. */
+function wireCommon(input: PlanExecutionInput, current: boolean, state: () => ExecutionState, canTakeReply: () => boolean, inbox: PlanPersonEvent[] | TreePersonEvent[]): void {
   setHandler(getStateQuery, state);
+  // A child run reports its questions here (the same signal a session gets from its runs).
+  setHandler(runReportSignal, (report) => {
+    inbox.push({ kind: 'child_report', report });
+  });
   setHandler(replySignal, ({ text }) => {
     // Only the first reply to a waiting run counts; late or duplicate signals are dropped.
     if (canTakeReply()) inbox.push({ kind: 'reply', text });

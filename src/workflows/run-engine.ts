@@ -67,8 +67,11 @@ export interface RunEngineOptions<S, Person> {
   userId: string;
   /** Whether the run has today's features (RUN_FEATURES_PATCH: in its input, or `patched` when the workflow began). */
   current: boolean;
-  /** Whether a person's event can reach the engine while a call or child run is in flight (a tree's skip or redo). */
-  eventsWhileBusy: boolean;
+  /**
+   * Whether a person's event can reach the engine while a call or child run is in flight (a tree's skip or
+   * redo): always, or only while a child run is (its question, src/engine/relay.ts).
+   */
+  eventsWhileBusy: boolean | 'children';
   /** What the Web UI shows as the workflow's current details, after every batch. */
   details: (state: S) => string;
   /** Events delivered by message handlers (a reply); `await_person` waits for the first. */
@@ -163,7 +166,7 @@ export async function runEngine<S, A extends ActivityMap, Person>(
           if (next.some(isBlocking)) return next;
           carryOut(next);
         }
-      } else if (!options.eventsWhileBusy) {
+      } else if (!(options.eventsWhileBusy === true || (options.eventsWhileBusy === 'children' && command.kind === 'start_child'))) {
         // Nothing can reach the engine while this is in flight: no race to set up (each promise a workflow
         // makes costs a stack trace in the SDK's sandbox).
         event = await perform(command, options, caller);

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { expandBlueprint } from '../../src/blueprints/blueprint';
 import { loadBlueprints } from '../../src/blueprints/load';
 import type { ExecutionState } from '../../src/planning/execution-state';
+import { renderContent } from '../../src/memory/parser';
 import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
 import { requestJson } from '../helpers/http';
@@ -331,6 +332,23 @@ test('blueprints over REST: listed with their parameter schemas; a run starts fr
   assert.equal(stub.requestsFor(goal, 'task_tree').length, 0, 'the blueprint is the plan: no task_tree call');
   assert.deepEqual(done.tree?.subtasks.map((n) => `${n.index} ${n.goal} ${n.status}`), ['1-1 Calculate 120/4 completed', '1-2 Remember that my dinner share is 120/4 completed']);
   assert.equal(done.tree?.name, 'Split 120 between 4');
+
+  // Its memory thread (issue 34): opened at the first iteration, with the plan, each step and each task's result, and the answer.
+  assert.equal(done.threadId, `thread_${runId}`);
+  const { memory, close } = await openMemory(env.config);
+  try {
+    const { chunks } = await memory.view(done.threadId ?? '');
+    const lines = chunks.map((c) => `${c.type} ${renderContent(c.content)}`);
+    assert.equal(chunks[0]?.type, 'delegation', 'the goal comes first');
+    assert.ok(lines.some((l) => l.startsWith('workflow') && /task_tree/.test(l) && /1-1\. "Compute the share"/.test(l)), `the plan, in: ${lines.join(' | ')}`);
+    assert.ok(lines.some((l) => l.startsWith('action ') && /calculator/.test(l)), 'the tool step');
+    assert.ok(lines.some((l) => l === 'thinking task 1-1 finished: 30 each'), 'the first task’s result');
+    assert.ok(lines.some((l) => l === 'thinking task 1-2 finished: noted'), 'the last task’s result, written by the answer’s call');
+    assert.equal(lines.at(-1), 'output 30 each, noted.');
+    assert.equal(lines.filter((l) => l.startsWith('workflow')).length, 1, 'the plan is written once');
+  } finally {
+    await close();
+  }
 });
 
 test('a ReAct iteration invokes a blueprint: blueprint_params repaired until they fit the schema, its tree runs as the task’s subtree', async () => {

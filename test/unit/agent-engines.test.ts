@@ -34,7 +34,7 @@ test('an agent step resolves the agent, starts it as a child run with the task a
   const child = start[0];
   assert.ok(child?.kind === 'start_child');
   assert.equal(child.workflowId, 'run-a.s1');
-  assert.deepEqual(child.input, { userId: 'alice', goal: 'find x', sessionId: null, parentRunId: 'run-a', depth: 1, limits: { maxSteps: 10, maxDepth: 1 }, agent: INVOCATION.agent, engine: 'tree' });
+  assert.deepEqual(child.input, { userId: 'alice', goal: 'find x', sessionId: null, parentRunId: 'run-a', depth: 1, limits: { maxSteps: 10, maxDepth: 1 }, agent: INVOCATION.agent, relayQuestions: true, engine: 'tree' });
   assert.equal(e.state.steps[0]?.childRunId, 'run-a.s1');
   const answer = { runId: 'run-a.s1', status: 'completed', finalAnswer: 'x is 4' } as ExecutionState;
   assert.deepEqual(kinds(e.handle({ kind: 'child_ended', value: answer }, T0)), ['call:replan']);

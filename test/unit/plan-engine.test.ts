@@ -215,3 +215,80 @@ test('an event the engine did not wait for is a bug, not a silent turn', () => {
   e.start(T0);
   assert.throws(() => e.handle({ kind: 'reply', text: 'early' }, T0), /waits for plan/);
 });
+
+/** A child run's report of its status (what `runReportSignal` delivers). */
+const childReport = (runId: string, status: 'waiting_user' | 'running', question: string | null = null) => ({
+  kind: 'child_report' as const,
+  report: { runId, status, question, finalAnswer: null, lastError: null },
+});
+const childEnded = (runId: string, status: 'completed' | 'cancelled', finalAnswer: string | null = null) => ({
+  kind: 'child_ended' as const,
+  value: { runId, status, finalAnswer, lastError: null } as ExecutionState,
+});
+
+test("a sub-plan's question becomes the parent's: shown as an open ask step, reported to the session, the reply passed down", () => {
+  const e = engine({ reportTo: 'session-a' });
+  e.start(T0);
+  const start = e.handle(planned([SUB, RESPOND]), T0).at(-1);
+  assert.ok(start?.kind === 'start_child');
+  assert.equal(start.input.relayQuestions, true, 'the child is told to send its questions up');
+  assert.equal(e.canTakeReply(), false);
+
+  // Another run's report changes nothing; the child's question makes the parent wait, as if it asked.
+  assert.deepEqual(kinds(e.handle(childReport('someone-else', 'waiting_user', 'Who?'), T0)), []);
+  const asked = e.handle(childReport('run-a.s1', 'waiting_user', 'Which city?'), T0);
+  assert.deepEqual(kinds(asked), ['status:waiting_user', 'notify_parent']);
+  const notice = asked[1];
+  assert.ok(notice?.kind === 'notify_parent');
+  assert.equal(notice.parentId, 'session-a');
+  assert.equal(notice.report.question, 'Which city?');
+  assert.equal(e.state.status, 'waiting_user');
+  assert.deepEqual(e.state.steps.map((s) => [s.id, s.index, s.type, s.status, s.childRunId ?? null]), [
+    ['s1', 1, 'subplan', 'running', 'run-a.s1'],
+    ['s3', 2, 'ask_user', 'running', 'run-a.s1'],
+    ['s2', 3, 'respond', 'pending', null],
+  ]);
+  assert.equal(e.canTakeReply(), true);
+
+  // The reply: recorded here, the run resumes (reported), and it goes down to the child; the run still waits on the child.
+  const replied = e.handle({ kind: 'reply', text: 'Lisbon' }, T0);
+  assert.deepEqual(kinds(replied), ['status:running', 'notify_parent', 'relay_reply']);
+  assert.deepEqual(replied[2], { kind: 'relay_reply', runId: 'run-a.s1', text: 'Lisbon' });
+  assert.equal(e.canTakeReply(), false);
+  assert.deepEqual(e.state.observations.map((o) => [o.stepId, o.kind, o.content]), [['s3', 'user_reply', 'Lisbon']]);
+  // The child resuming after it (its report) changes nothing more; its answer ends the step as before.
+  assert.deepEqual(kinds(e.handle(childReport('run-a.s1', 'running'), T0)), []);
+  assert.deepEqual(kinds(e.handle(childEnded('run-a.s1', 'completed', 'sunny in Lisbon'), T0)), ['call:replan']);
+  assert.deepEqual(e.state.steps.map((s) => s.status), ['completed', 'completed', 'pending']);
+});
+
+test("a sub-plan's question answered at the child directly closes the parent's; a child that ends without an answer drops it", () => {
+  const e = engine();
+  e.start(T0);
+  e.handle(planned([SUB, RESPOND]), T0);
+  e.handle(childReport('run-a.s1', 'waiting_user', 'Which city?'), T0);
+  assert.deepEqual(kinds(e.handle(childReport('run-a.s1', 'running'), T0)), ['status:running']);
+  assert.equal(e.state.observations.at(-1)?.content, '(answered in run run-a.s1)');
+  assert.equal(e.canTakeReply(), false);
+
+  const f = engine();
+  f.start(T0);
+  f.handle(planned([SUB, RESPOND]), T0);
+  f.handle(childReport('run-a.s1', 'waiting_user', 'Which city?'), T0);
+  assert.deepEqual(kinds(f.handle(childEnded('run-a.s1', 'cancelled'), T0)), ['status:running', 'call:replan']);
+  assert.deepEqual(f.state.steps.map((s) => [s.type, s.status]), [['subplan', 'failed'], ['ask_user', 'skipped'], ['respond', 'pending']]);
+});
+
+test('a child run told to relay its questions reports its waits to the parent, never its end', () => {
+  const e = engine({ parentRunId: 'run-p', questionsTo: 'run-p' });
+  e.start(T0);
+  const asked = e.handle(planned([ASK, RESPOND]), T0);
+  assert.deepEqual(kinds(asked), ['status:running', 'status:waiting_user', 'notify_parent', 'await_person']);
+  const notice = asked[2];
+  assert.ok(notice?.kind === 'notify_parent');
+  assert.equal(notice.parentId, 'run-p');
+  assert.equal(notice.report.question, 'Which city?');
+  assert.deepEqual(kinds(e.handle({ kind: 'reply', text: 'Porto' }, T0)), ['status:running', 'notify_parent', 'call:replan']);
+  e.handle({ kind: 'result', activity: 'replan', value: { decision: 'continue' } }, T0);
+  assert.deepEqual(kinds(e.handle(answered('sunny'), T0)), ['status:completed', 'close', 'end']);
+});

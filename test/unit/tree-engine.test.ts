@@ -294,3 +294,55 @@ test('spin detection also counts the same kind of action refused again and again
   assert.equal(iterationOf(e.handle(plan, T0)), '1-1');
   assert.deepEqual(kinds(e.handle(plan, T0)), ['call:checkSpin'], 'the third refused plan asks whether the task spins');
 });
+
+/** What a call carries for the run's memory thread (TreeCallMemory), if anything. */
+const memoryOf = (cs: TreeCommand[]) => {
+  const last = cs.at(-1);
+  if (last?.kind !== 'call') return null;
+  const input = last.input as { openThread?: string; unrecorded?: { from: number; plan: boolean } };
+  return { openThread: input.openThread ?? null, unrecorded: input.unrecorded ?? null };
+};
+
+test('a run started from a blueprint opens its memory thread at its first call, and writes its plan there', () => {
+  const flat: TaskTreeReply = { name: 'Check', goal: 'Check the list', subtasks: [{ name: 'One', goal: 'first' }, { name: 'Two', goal: 'second' }] };
+  const e = engine({ blueprint: { name: 'checklist', tree: flat } });
+  const first = e.start(T0);
+  assert.equal(iterationOf(first), '1-1');
+  assert.deepEqual(memoryOf(first), { openThread: 'run-t', unrecorded: { from: 0, plan: true } });
+  // The iteration opened it: the run takes it, and later calls neither open it again nor write the plan twice.
+  const second = e.handle({ kind: 'result', activity: 'reactStep', value: { reply: { thought: 'done', action: 'finish', result: 'one done' }, observation: null, threadId: 'thread_run-t' } }, T0);
+  assert.equal(e.state.threadId, 'thread_run-t');
+  assert.equal(iterationOf(second), '1-2');
+  assert.deepEqual(memoryOf(second), { openThread: null, unrecorded: { from: 0, plan: false } }, "the finished task's result is written by the next call");
+});
+
+test("a group's run with no thread opens its root's; the root takes it when the group ends", () => {
+  const child = engine({ runId: 'run-t.t1-1', parentRunId: 'run-t', scope: { index: '1-1', tree: buildTree(TREE), rootRunId: 'run-t', threadId: null } });
+  assert.deepEqual(memoryOf(child.start(T0)), { openThread: 'run-t', unrecorded: null }, 'a group never writes the plan: its root did');
+  const root = engine({ blueprint: { name: 'trip', tree: TREE } });
+  root.start(T0);
+  root.handle({ kind: 'child_ended', value: { ...child.state, status: 'completed', threadId: 'thread_run-t' } }, T0);
+  assert.equal(root.state.threadId, 'thread_run-t');
+});
+
+test("a question, its reply, a task's result and a skip reach the thread through the next call; a tool's record is written once, by its own call", () => {
+  const e = engine();
+  e.start(T0);
+  const first = e.handle(proposed({ name: 'Trip', goal: 'Plan a trip', subtasks: [{ name: 'A', goal: 'a' }, { name: 'B', goal: 'b' }, { name: 'C', goal: 'c' }] }), T0);
+  assert.deepEqual(memoryOf(first), { openThread: null, unrecorded: { from: 0, plan: true } });
+  // A tool call: its own call wrote it, so the next call has nothing to add.
+  const afterTool = e.handle(acted({ thought: 'add', action: 'tool', tool: 'calculator', args: { expression: '1+1' } }, { kind: 'tool', content: '{"value":2}' }), T0);
+  assert.deepEqual(memoryOf(afterTool), { openThread: null, unrecorded: null });
+  e.handle(acted({ thought: 'which?', action: 'ask_user', question: 'Who is your sister?' }), T0);
+  const afterReply = e.handle({ kind: 'reply', text: 'My sister is Ana.' }, T0);
+  const replyAt = e.state.observations.findIndex((o) => o.kind === 'user_reply');
+  assert.deepEqual(memoryOf(afterReply), { openThread: null, unrecorded: { from: replyAt, plan: false } });
+  const afterFinish = e.handle(finish('A done'), T0);
+  assert.equal(iterationOf(afterFinish), '1-2');
+  assert.deepEqual(memoryOf(afterFinish), { openThread: null, unrecorded: { from: replyAt + 1, plan: false } });
+  // Skipping the task in flight: the skip is written by the call that follows.
+  const skipped = e.handle({ kind: 'skip', index: '1-2', reason: 'not needed' }, T0);
+  assert.equal(iterationOf(skipped), '1-3');
+  assert.deepEqual(memoryOf(skipped), { openThread: null, unrecorded: { from: replyAt + 2, plan: false } });
+  assert.match(e.state.observations[replyAt + 2]?.content ?? '', /skipped by the user: not needed/);
+});

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { ExecutionState } from '../../src/planning/execution-state';
+import { plainFacts } from '../../src/longterm/passes';
 import { runThreadId } from '../../src/memory/run-chunks';
 import { readConversation } from '../../src/sessions/session-chunks';
 import { openLongTerm } from '../../src/store/longterm/open-longterm';
@@ -21,7 +22,7 @@ import pino from 'pino';
 import { loadConfig } from '../../src/config';
 import { startApi } from '../../src/api/server';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
-import { StubModelServer, lastMessage } from '../helpers/stub-model-server';
+import { StubModelServer, lastMessage, type StubRequest } from '../helpers/stub-model-server';
 import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
@@ -220,4 +221,33 @@ test('an import with a model configured is extracted in the background: the resp
   } finally {
     await api.close();
   }
+});
+
+test("a tree run's question and the person's reply reach its memory thread, so extraction makes a fact of what they said", async () => {
+  const userId = 'mp-tree';
+  const goal = 'plan a birthday dinner';
+  stub.script(goal, {
+    task_tree: [{ name: 'Dinner', goal, subtasks: [{ name: 'Guests', goal: 'Who comes' }, { name: 'Table', goal: 'Book a table' }] }],
+    react_action: [
+      { thought: 'I need the guest', action: 'ask_user', question: 'Who is the dinner for?' },
+      { thought: 'the guest is known', action: 'finish', result: 'dinner for Ana' },
+      { thought: 'booked', action: 'finish', result: 'table for two at 8' },
+    ],
+    final_answer: [answer('A table for two at 8, for Ana.')],
+    // The extraction model's facts are what the transcript says: what the person said must be in it.
+    memory_extraction: [(req: StubRequest) => ({ summary: 'A birthday dinner was planned.', facts: plainFacts(lastMessage(req)), episode: null })],
+  });
+  const { runId } = await new Runs(env.client, env.config).start({ userId, goal, engine: 'tree' });
+  await waitFor('the question', async () => ((await new Runs(env.client, env.config).get(runId)).status === 'waiting_user' ? true : null));
+  await new Runs(env.client, env.config).reply(runId, 'My sister is Ana, she turns 30.');
+  const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
+  assert.equal(state.status, 'completed', state.lastError ?? '');
+  const facts = await waitFor('the fact', async () => {
+    const f = await longterm.longterm.listFacts(userId, {});
+    return f.length > 0 ? f : null;
+  });
+  assert.deepEqual(facts.map((f) => f.text), ["The user's sister is Ana."]);
+  const transcript = lastMessage(stub.requestsFor(goal, 'memory_extraction')[0]);
+  assert.match(transcript, /Who is the dinner for\?[\s\S]*My sister is Ana/, 'the question, then the reply');
+  assert.match(transcript, /task 1-1 finished: dinner for Ana/, "a task's result");
 });

@@ -205,6 +205,37 @@ test('with two runs waiting, replies reach the right one; "ok" to a yes/no quest
   await s.terminate();
 });
 
+test("a sub-plan's question reaches the person in the session, and the reply reaches the sub-plan", async () => {
+  const s = await startSession();
+  const goal = 'organise the team lunch';
+  const inner = 'pick the restaurant';
+  stub.script(goal, { execution_plan: [{ steps: [{ type: 'subplan', description: 'choose where', goal: inner }, respondStep] }], replan_decision: [cont], final_answer: [answer('Lunch is at Thai House.')] });
+  stub.script(inner, { execution_plan: [{ steps: [askStep('Which cuisine does the team like?'), respondStep] }], replan_decision: [cont], final_answer: [answer('Thai House it is.')] });
+
+  const started = await send(s, goal);
+  assert.equal(started.kind, 'new_run');
+  const runId = started.runId ?? '';
+  await waitRunStatus(s, runId, 'waiting_user');
+  // The question is the run's, in the conversation, though the sub-plan asked it.
+  const waiting = await runState(runId);
+  const shown = waiting.steps.find((st) => st.id === waiting.currentStepId);
+  assert.deepEqual([shown?.type, shown?.question, shown?.childRunId], ['ask_user', 'Which cuisine does the team like?', `${runId}.s1`]);
+  assert.equal((await runState(`${runId}.s1`)).status, 'waiting_user');
+  assert.deepEqual((await viewOf(s)).chatHistory.map((t) => [t.role, t.text]).slice(-2), [['user', goal], ['assistant', 'Which cuisine does the team like?']]);
+
+  // The person answers in the session: the reply goes to the run, and down to the sub-plan that asked.
+  assert.deepEqual(await send(s, 'thai food'), { kind: 'reply', runId });
+  await waitRunStatus(s, runId, 'completed');
+  const child = await runState(`${runId}.s1`);
+  assert.deepEqual(child.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content), ['thai food']);
+  assert.equal(child.finalAnswer, 'Thai House it is.');
+  const done = await runState(runId);
+  assert.equal(done.finalAnswer, 'Lunch is at Thai House.');
+  assert.deepEqual(done.observations.map((o) => [o.kind, o.content]), [['user_reply', 'thai food'], ['subplan', 'Thai House it is.']]);
+  assert.deepEqual((await viewOf(s)).chatHistory.map((t) => [t.role, t.text]).slice(-2), [['user', 'thai food'], ['assistant', 'Lunch is at Thai House.']]);
+  await s.terminate();
+});
+
 test('"try again" after a failed run starts its goal again as a new run', async () => {
   const s = await startSession();
   // Three invalid plans: the run fails; the retry gets a good one.

@@ -43,6 +43,8 @@ test(`a ${1 + GROUPS + GROUPS * LEAVES}-node tree completes with every workflow 
     react_action: Array.from({ length: GROUPS * LEAVES }, () => (r: StubRequest) => ({ thought: 'quick', action: 'finish', result: `done ${taskOf(r)}` })),
     final_answer: [{ answer: 'all leaves done' }],
   });
+  // Past the soft token limit, the shared thread's older records are summarized (summaries have no goal line).
+  stub.script('', { memory_summary: Array.from({ length: 200 }, (_, i) => ({ summary: `leaves done so far (${i})` })) });
   const runs = new Runs(env.client, env.config);
   const { runId } = await runs.start({ userId: 'tree-tester', goal, engine: 'tree' });
   const done = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
