@@ -19,5 +19,5 @@ ENV DATA_DIR=/app/data \
     TEMPORAL_ADDRESS=temporal:7233 \
     TASK_QUEUE=threadline
 
-# The worker by default, its V8 heap bounded (README "Worker memory"); the api service overrides this with `npx tsx src/api/server.ts`.
+# The worker by default, its V8 heap bounded (docs/operations.md "Worker memory"); the api service overrides this with `npx tsx src/api/server.ts`.
 CMD ["npx", "tsx", "--max-old-space-size=1024", "src/worker.ts"]

@@ -1,10 +1,15 @@
 // ESLint guards for the codebase (run by `npm test` and `npm run lint`).
 // Workflow code is replayed by Temporal: it must not reach Node built-ins, I/O or the worker/client
 // SDKs (the rules Temporal's TypeScript samples use), and no promise anywhere may float unhandled.
+// Import circles and imports up a layer are refused by dependency-cruiser (.dependency-cruiser.cjs).
 import { builtinModules } from 'node:module';
 import tseslint from 'typescript-eslint';
 
 const nodeModules = builtinModules.filter((m) => !m.startsWith('_')).flatMap((m) => [m, `node:${m}`]);
+const nodeBan = nodeModules.map((name) => ({ name, message: 'workflow code is deterministic: no Node built-ins (do I/O in an activity)' }));
+
+/** What workflow code imports besides its own folder: it must be as deterministic as the workflows (no Node built-ins). */
+const WORKFLOW_IMPORTS = ['src/engine/**/*.ts', 'src/planning/**/*.ts', 'src/memory/**/*.ts', 'src/sessions/**/*.ts', 'src/text/**/*.ts', 'src/agents/names.ts', 'src/agents/profile.ts', 'src/blueprints/blueprint.ts'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.tools/**', 'data/**', 'bench/peers/**', 'dist/**'] },
@@ -23,6 +28,10 @@ export default tseslint.config(
     },
   },
   {
+    files: WORKFLOW_IMPORTS,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: nodeBan }] },
+  },
+  {
     files: ['src/workflows/**/*.ts'],
     rules: {
       // Types from activity modules are fine (erased); their values are not.
@@ -30,7 +39,7 @@ export default tseslint.config(
         'error',
         {
           paths: [
-            ...nodeModules.map((name) => ({ name, message: 'workflow code is deterministic: no Node built-ins (do I/O in an activity)' })),
+            ...nodeBan,
             { name: '@temporalio/activity', message: 'workflows call activities through proxyActivities, not this module' },
             { name: '@temporalio/client', message: 'workflow code cannot use the client: start children with @temporalio/workflow' },
             { name: '@temporalio/worker', message: 'the worker SDK does not belong in workflow code' },

@@ -83,7 +83,7 @@ function logMessage(line: string): string | undefined {
 
 /** The worker process: `node --max-old-space-size=1024 --import tsx src/worker.ts`, resolved once it has started polling. */
 async function startWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string; tail: () => string }> {
-  // Started as `npm run worker` starts it: with its V8 heap bounded (README "Worker memory").
+  // Started as `npm run worker` starts it: with its V8 heap bounded (docs/operations.md "Worker memory").
   const child = spawn(process.execPath, ['--max-old-space-size=1024', '--import', 'tsx', path.join(ROOT, 'src', 'worker.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {

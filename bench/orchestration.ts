@@ -50,11 +50,12 @@ import { MemoryKeyValueStore } from '../src/store/kv';
 import { openMemory } from '../src/store/open-memory';
 import { BUILTIN_TOOLS, ToolRegistry } from '../src/tools/registry';
 import { createWorker } from '../src/worker';
-import { PLAN_WORKFLOW_TYPE, withRunFeatures, type PlanExecutionInput } from '../src/workflows/definitions';
+import { PLAN_WORKFLOW_TYPE, withRunFeatures } from '../src/workflows/definitions';
 import type { planExecutionWorkflow } from '../src/workflows/plan-execution';
 import type { bareWorkflow } from './bare-workflow';
 import { startLangGraphPeer, type LangGraphPeer, type PeerRun } from './peers/langgraph';
 import { benchGoal, benchTreeGoal, BIG_TOOL, FIXED_ANSWER, NOOP_TOOL, ZeroLatencyProvider } from './zero-latency-provider';
+import type { PlanExecutionInput } from '../src/engine/contract';
 
 const PLAN_QUEUE = 'bench-plan';
 /** (g): the same plan workflow with every payload encrypted (THREADLINE_ENCRYPTION_KEY). */

@@ -22,7 +22,7 @@ export const SEARCH_ATTRIBUTES = ['ThreadlineUserId', 'ThreadlineStatus', 'Threa
  * Node flags of the worker (as `npm run worker`, the Dockerfile and docker-compose.yml also start it):
  * V8's heap bound. Without it V8 lets garbage pile up toward a limit sized for the machine (≈ 4 GB on
  * 24 GiB) before it collects; with it the 1,000-run benchmark's peak fell from 557–761 to ≈ 465 MB, while
- * the worker's live heap there was ≈ 100 MB (README "Worker memory").
+ * the worker's live heap there was ≈ 100 MB (docs/operations.md "Worker memory").
  */
 export const WORKER_NODE_FLAGS = Object.freeze(['--max-old-space-size=1024']);
 
@@ -343,7 +343,7 @@ export function stopTemporalServers() {
  * a second (default 20, meant to protect a shared database in a many-shard cluster). Every workflow
  * task and activity task passes the transfer queue, so at 20 reads/s a task waits ≈ 38 ms before
  * it is even loaded: most of a step's ≈ 100 ms. Measured from the server's own metrics
- * (`task_latency_load`; `npm run bench` reports them) — README "Server latency settings".
+ * (`task_latency_load`; `npm run bench` reports them) — docs/operations.md "Server latency settings".
  * Timer (activity timeouts, retries' back-off, `sleep`), visibility (list endpoints) and outbound
  * (Nexus, callbacks) readers share the same limit and get the same setting. A production cluster
  * has many shards, each with its own reader, and should keep its defaults.
@@ -360,7 +360,7 @@ export const LOW_LATENCY_DYNAMIC_CONFIG = Object.freeze({
  * a write-ahead log, synced to disk at its checkpoints. SQLite's default (a rollback journal,
  * `synchronous=FULL`) syncs the file several times per transaction, and the server commits one per
  * workflow task: a session turn took 91–98 ms against 78–84 ms with these settings, and the server's
- * CPU per turn fell from 56–64 to 48–51 ms (README "Server latency settings"). A killed server loses no
+ * CPU per turn fell from 56–64 to 48–51 ms (docs/operations.md "Server latency settings"). A killed server loses no
  * committed transaction (the chaos run SIGKILLs it); a power cut or an OS crash may lose the last ones,
  * never the file.
  */

@@ -81,13 +81,19 @@ else {
     console.log('0 passed, 0 failed');
     process.exit(r.status || 1);
   }
-  // The guards of eslint.config.mjs (deterministic workflow code, no floating promises).
-  log('lint: eslint .');
-  const lint = spawnSync(binPath('eslint'), ['.'], { cwd: ROOT, stdio: 'inherit', shell: IS_WINDOWS });
-  if (lint.status !== 0) {
-    console.error('[threadline] lint failed (see above; `npm run lint` runs it alone); no tests were run');
-    console.log('0 passed, 0 failed');
-    process.exit(lint.status || 1);
+  // The guards of eslint.config.mjs (deterministic workflow code, no floating promises), then the import
+  // graph's (.dependency-cruiser.cjs: no circle, no import up a layer).
+  for (const [name, args] of [
+    ['eslint', ['.']],
+    ['depcruise', ['src', '--config', '.dependency-cruiser.cjs']],
+  ]) {
+    log(`lint: ${name} ${args.join(' ')}`);
+    const lint = spawnSync(binPath(name), args, { cwd: ROOT, stdio: 'inherit', shell: IS_WINDOWS });
+    if (lint.status !== 0) {
+      console.error('[threadline] lint failed (see above; `npm run lint` runs it alone); no tests were run');
+      console.log('0 passed, 0 failed');
+      process.exit(lint.status || 1);
+    }
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { answer as answeredState, applyPlan, complete, finishStep, findStep, headForHistory, makeObservation, nextPendingStep, startStep, type ExecutionState, type Observation, type ObservationKind, type RunEnding } from '../planning/execution-state';
+import { answer as answeredState, applyPlan, complete, finishStep, findStep, headForHistory, makeObservation, nextPendingStep, startStep, type ExecutionState, type Observation, type RunEnding } from '../planning/execution-state';
 import type { PlannerCallName, ReplanDecisionReply, StepSpec } from '../planning/schemas';
 import type { PlannerContext } from '../llm/prompts';
 import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
@@ -14,7 +14,6 @@ import { endingChunk, goalChunk, lastStepEvent, runThreadId, snapshotChunk, step
 import type { ChunkInput } from '../memory/model';
 import type { KeyValueStore } from '../store/kv';
 import { operationIdFor, ThreadNotFoundError, type MemoryService, type Reader } from '../store/memory-service';
-import type { CloseOnAnswer, CloseRunInput } from '../engine/core';
 import { runReport } from '../engine/report';
 import type { ToolRegistry } from '../tools/registry';
 import type { ToolContext } from '../tools/tool';
@@ -22,16 +21,16 @@ import { boundToolResult, type ToolResultStore } from '../tools/large-results';
 import type { LongTermMemory } from '../longterm/contract';
 import { longTermChunks } from '../longterm/context-chunks';
 import { readConversation } from '../sessions/session-chunks';
-import type { CodeVersion } from '../planning/code-version';
 import { assertCurrent, codeVersionOf } from './code-version';
 import { handOverUnlessQuick, idempotencyKey, withHeartbeats } from './heartbeat';
 import { sendMemoryJob } from './memory-jobs';
-import { notifyParent, type ParentNotice } from './run-starts';
+import { notifyParent } from './run-starts';
 import { recordEnding } from './session-turns';
 import type { MemoryWorkflowSettings } from '../workflows/memory-definitions';
 import { agentNameOf, notAllowedMessage, toolAllowed, type AgentInvocation } from '../agents/names';
 import type { AgentProfile } from '../agents/profile';
-import { resolveAgentCall, toolsForRun } from '../agents/tools';
+import { resolveAgentCall, toolsForRun } from '../tools/agent-tools';
+import type { CloseOnAnswer, CloseRunCall, CloseRunInput, ClosedRun, ParentNotice, PlanAnswer, PlanCalls, PlannedRun, RespondResult, StepObservation, StepResult } from '../engine/contract';
 
 export interface PlanActivityDeps {
   provider: ModelProvider;
@@ -53,17 +52,6 @@ export interface PlanActivityDeps {
   agents?: readonly AgentProfile[];
   /** Tool results past `maxBytes` are kept as a head and a reference to the whole in `store` (absent: kept whole). */
   toolResults?: { maxBytes: number; store?: ToolResultStore };
-}
-
-export interface StepObservation {
-  kind: ObservationKind;
-  content: string;
-}
-
-export interface StepResult {
-  observation: StepObservation;
-  outcome: 'completed' | 'failed';
-  decision: ReplanDecisionReply;
 }
 
 /** Error types the workflow's retry policy treats as final. */
@@ -176,37 +164,6 @@ export async function runToolStep(
   if (!outcome.ok) return { kind: 'error', content: outcome.error };
   const content = JSON.stringify(outcome.result) ?? 'null';
   return { kind: 'tool', content: deps.toolResults ? await boundToolResult(content, deps.toolResults.maxBytes, deps.toolResults.store) : content };
-}
-
-/** The answer of a plan's first step, a respond step, given with the plan (`answerAtOnce`); `closed`: the call closed the run too. */
-export interface PlanAnswer {
-  stepId: string;
-  text: string;
-  closed?: true;
-}
-
-/** respond's result; `closed`: the call closed the run too (`CloseOnAnswer`). */
-export interface RespondResult {
-  answer: string;
-  closed?: true;
-}
-
-/** planRun's result: the plan, what it was made with, and the answer when the plan begins with it. */
-export interface PlannedRun {
-  steps: StepSpec[];
-  model: string;
-  codeVersion?: CodeVersion;
-  threadId?: string;
-  snapshots?: Observation[];
-  answer?: PlanAnswer;
-}
-
-/** closeRun's input: how the run ended, and the report its parent gets once the run is closed. */
-export type CloseRunCall = CloseRunInput & { notify?: ParentNotice };
-
-/** What `closeRun` found: the answer an answering call closed the run with before (`CloseOnAnswer`), if one had. */
-export interface ClosedRun {
-  answeredBefore?: string;
 }
 
 /**
@@ -501,7 +458,8 @@ export function createPlanActivities(deps: PlanActivityDeps) {
     },
 
     closeRun: (input: CloseRunCall) => withHeartbeats(() => closeRun(deps, input)),
-  };
+  } satisfies PlanCalls;
 }
 
-export type PlanActivities = ReturnType<typeof createPlanActivities>;
+/** The plan run's calls, as the engine's contract names them (`PlanCalls`). */
+export type PlanActivities = PlanCalls;

@@ -7,22 +7,17 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { PLAN_WORKFLOW_TYPE, runMemo, runSearchAttributes, SESSION_ID_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionInput } from '../workflows/definitions';
-import { runReportSignal, type RunReport } from '../workflows/session-definitions';
+import { PLAN_WORKFLOW_TYPE, runMemo, runSearchAttributes, SESSION_ID_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT } from '../workflows/definitions';
+import { runReportSignal } from '../workflows/session-definitions';
 import { parentReport } from '../engine/report';
 import { isTerminal, type ExecutionState } from '../planning/execution-state';
+import type { ParentNotice, PlanExecutionInput, RunReport } from '../engine/contract';
 
 export interface StartRunInput {
   runId: string;
   input: PlanExecutionInput;
   /** What the Web UI shows for the run. */
   summary: string;
-}
-
-/** A report for a run's parent (its session, or its parent run), sent by the activity that closes the run. */
-export interface ParentNotice {
-  parentId: string;
-  report: RunReport;
 }
 
 export const RUN_ID_TAKEN = 'RunIdTaken';

@@ -11,7 +11,7 @@ import { isTaskStateChunk, isTurnChunk, planCompression, readConversation, taskS
 import { emptyTaskState, estimateTokens, type TaskState, type Turn } from '../sessions/session-model';
 import { DEFAULT_SESSION_LIMITS } from '../sessions/session-state';
 import { describeDropped, enforceTaskStateRules } from '../sessions/task-state-rules';
-import { taskStateSummaryContext, taskStateSummaryMessages } from '../sessions/task-state-summary';
+import { taskStateSummaryContext, taskStateSummaryMessages } from '../llm/task-state-summary';
 import { operationIdFor, type MemoryService } from '../store/memory-service';
 import type { ToolRegistry } from '../tools/registry';
 import { describeCodeVersion } from '../planning/code-version';
@@ -24,7 +24,7 @@ import type { MemoryWorkflowSettings } from '../workflows/memory-definitions';
 import { sendMemoryJob } from './memory-jobs';
 import { startSessionRun, type StartRunInput } from './run-starts';
 import { addSessionTurns, sessionMeta, shortHash } from './session-turns';
-import type { RunReport } from '../workflows/session-definitions';
+import type { RunReport } from '../engine/contract';
 
 export interface SessionActivityDeps {
   provider: ModelProvider;

@@ -10,7 +10,7 @@ import { turnChunk } from '../sessions/session-chunks';
 import type { Turn } from '../sessions/session-model';
 import { endingTurnKey, reportTurn } from '../sessions/session-state';
 import { operationIdFor, type MemoryService } from '../store/memory-service';
-import type { RunReport } from '../workflows/session-definitions';
+import type { RunReport } from '../engine/contract';
 
 export interface SessionTurnDeps {
   memory: MemoryService;

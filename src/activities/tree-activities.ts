@@ -13,60 +13,18 @@ import { buildTreeMessages, type TreeContext } from '../llm/tree-prompts';
 import type { ChunkInput } from '../memory/model';
 import { eventChunks, stepChunks } from '../memory/run-chunks';
 import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } from '../blueprints/blueprint';
-import type { SpinLimits } from '../engine/spin';
 import type { CodeVersion } from '../planning/code-version';
-import { agentNameOf, type AgentInvocation } from '../agents/names';
-import { resolveAgentCall, toolsForRun } from '../agents/tools';
+import { agentNameOf } from '../agents/names';
+import { resolveAgentCall, toolsForRun } from '../tools/agent-tools';
 import { assertCurrent, codeVersionOf } from './code-version';
 import { handOverUnlessQuick, idempotencyKey, withHeartbeats } from './heartbeat';
-import { asFailure, ensureRunThread, journaledWork, promptReader, rememberInRun, runToolStep, type PlanActivityDeps, type StepObservation } from './plan-activities';
-
-export interface TreeLimits {
-  /** Levels of a tree, the root counting as 1 (`MAX_TREE_DEPTH`). @default 4 */
-  maxDepth: number;
-  /** Subtasks of one task (`MAX_TREE_FANOUT`). @default 8 */
-  maxFanout: number;
-  /** ReAct iterations of one task before it is aborted (`MAX_ITERATIONS`). @default 10 */
-  maxIterations: number;
-  /** Spin detection thresholds (`SPIN_WARN_AT`, `SPIN_STOP_AT`); runs started before they existed use the defaults. */
-  spin?: SpinLimits;
-}
+import { asFailure, ensureRunThread, journaledWork, promptReader, rememberInRun, runToolStep, type PlanActivityDeps } from './plan-activities';
+import type { ProposeTreeInput, ReactStepResult, TreeCallMemory, TreeCalls, TreeLimits } from '../engine/contract';
 
 export interface TreeActivityDeps extends PlanActivityDeps {
   treeLimits: TreeLimits;
   /** Plan templates a ReAct iteration may invoke (`blueprint` action). @default none */
   blueprints?: Blueprint[];
-}
-
-/**
- * What a tree run's call may carry besides its own input (the tree engine adds it): the run whose memory
- * thread to open when the state names none yet (a run started from a blueprint proposed no tree, and a
- * group's run writes to its root's thread), and what happened since the run's last call that no call
- * wrote — observations from `from` on, and the plan when `plan` (src/memory/run-chunks.ts `eventChunks`).
- */
-export interface TreeCallMemory {
-  openThread?: string;
-  unrecorded?: { from: number; plan: boolean };
-}
-
-export interface ProposeTreeInput extends TreeCallMemory {
-  state: ExecutionState;
-  /** A person's revision request on the plan they reviewed. */
-  feedback?: string;
-  /** Planning as an action: the task that plans, and for what. Its subtree must fit under it. */
-  plan?: { taskIndex: string; goal: string };
-}
-
-export interface ReactStepResult {
-  reply: ReactActionReply;
-  /** The tool's result (or error) when the action was a tool call. */
-  observation: StepObservation | null;
-  /** The action called a sub-agent (`agent.<name>`): the engine runs it as a child run, whose answer is the observation. */
-  agent?: AgentInvocation;
-  /** The worker's code version, for a run that has none yet (one started from a blueprint never proposed a tree). */
-  codeVersion?: CodeVersion;
-  /** The memory thread the call opened (`TreeCallMemory.openThread`), for a run whose state names none yet. */
-  threadId?: string;
 }
 
 const JOURNAL = 'step-journal';
@@ -242,7 +200,8 @@ export function createTreeActivities(deps: TreeActivityDeps) {
         return ask({ ...(await context('final_answer', state)), call: 'final_answer' }, signal);
       });
     },
-  };
+  } satisfies TreeCalls;
 }
 
-export type TreeActivities = ReturnType<typeof createTreeActivities>;
+/** The tree run's calls, as the engine's contract names them (`TreeCalls`). */
+export type TreeActivities = TreeCalls;

@@ -5,24 +5,14 @@
  * unit-tested without Temporal. Deterministic: time comes in with each event, nothing here
  * touches the world.
  */
-import type { ExecutionState, RunEnding, RunStatus } from '../planning/execution-state';
-import type { PlanExecutionInput } from '../workflows/definitions';
-import type { RunReport } from '../workflows/session-definitions';
+import type { RunStatus } from '../planning/execution-state';
+import type { CloseRunInput, PlanExecutionInput, RunReport } from './contract';
 
 /**
  * How an activity is retried and timed out; the workflow maps each to ActivityOptions. `answer`: a model
  * call that may close the run (`CloseOnAnswer`), which a cancellation waits for when it runs locally.
  */
 export type CallPolicy = 'model' | 'step' | 'answer';
-
-/**
- * Asked of a call that may answer the run (`planRun`, `respond`): run locally, it also closes the run once
- * it has the answer — what the `close` command and the final report to `reportTo` would do — and says so
- * in its result (`closed`), so an answered run needs no closing call of its own.
- */
-export interface CloseOnAnswer {
-  reportTo: string | null;
-}
 
 /**
  * The call without its `CloseOnAnswer`: for a run whose earlier reports are still on their way (a resumed run's
@@ -49,12 +39,6 @@ export type CallCommand<A extends ActivityMap> = {
 export type ResultEvent<A extends ActivityMap> = {
   [K in keyof A & string]: { kind: 'result'; activity: K; value: OutputOf<A[K]> };
 }[keyof A & string];
-
-/** What closing a run's memory needs: its final state and how it ended. */
-export interface CloseRunInput {
-  state: ExecutionState;
-  ending: RunEnding;
-}
 
 /** Commands an engine gives; at most one that waits (call, start_child, await_person) per step, and it comes last. */
 export type Command<A extends ActivityMap> =

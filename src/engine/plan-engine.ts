@@ -8,16 +8,15 @@
  * them out in order, so a change here that reorders them breaks replay (test/workflows/replay).
  */
 import { agentRunInput, newRunOf } from './run-inputs';
-import type { PlanActivities, PlanAnswer } from '../activities/plan-activities';
 import { agentNameOf, type AgentInvocation } from '../agents/names';
 import * as model from '../planning/execution-state';
 import type { ExecutionState, Observation, PlanStep, RunEnding } from '../planning/execution-state';
 import { stepSummary } from '../planning/progress';
 import type { ReplanDecisionReply } from '../planning/schemas';
-import type { PlanExecutionInput } from '../workflows/definitions';
-import type { CloseOnAnswer, Command, Engine, EngineEvent } from './core';
+import type { Command, Engine, EngineEvent } from './core';
 import { Outbox } from './outbox';
 import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
+import type { CloseOnAnswer, PlanAnswer, PlanCalls, PlanExecutionInput } from './contract';
 
 /** A person's answer to the question the run waits on. */
 export interface ReplyEvent {
@@ -27,8 +26,8 @@ export interface ReplyEvent {
 
 /** What reaches a plan run from outside: a person's reply, or a child run's report that it waits for one. */
 export type PlanPersonEvent = ReplyEvent | ChildReportEvent;
-export type PlanCommand = Command<PlanActivities>;
-export type PlanEvent = EngineEvent<PlanActivities, PlanPersonEvent, ExecutionState>;
+export type PlanCommand = Command<PlanCalls>;
+export type PlanEvent = EngineEvent<PlanCalls, PlanPersonEvent, ExecutionState>;
 
 export interface PlanEngineInput extends PlanExecutionInput {
   runId: string;
@@ -55,12 +54,12 @@ type Waiting =
 /** A wait on a child run (a sub-plan, a sub-agent), whose questions this run shows as its own. */
 const isChildWait = (w: Waiting): w is Extract<Waiting, { for: 'child' | 'agent_run' }> => w.for === 'child' || w.for === 'agent_run';
 
-export class PlanEngine implements Engine<ExecutionState, PlanActivities, PlanPersonEvent, ExecutionState> {
+export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonEvent, ExecutionState> {
   #state: ExecutionState;
   #waiting: Waiting = { for: 'nothing' };
   /** Steps started so far, checked against `limits.maxSteps`. */
   #executed = 0;
-  readonly #out = new Outbox<PlanActivities>();
+  readonly #out = new Outbox<PlanCalls>();
   /** A question of the child run in flight, shown as this run's own until someone answers it. */
   readonly #relay = new QuestionRelay();
 

@@ -7,7 +7,7 @@
  */
 import * as model from '../planning/execution-state';
 import type { ExecutionState } from '../planning/execution-state';
-import type { RunReport } from '../workflows/session-definitions';
+import type { RunReport } from './contract';
 
 /** A child run (a sub-plan, a sub-agent, a tree's group) reports that it waits for a reply, or resumed. */
 export interface ChildReportEvent {

@@ -1,8 +1,8 @@
 /** What a run tells whoever waits on it (its session) when its status changes: shared by every engine. */
 import * as model from '../planning/execution-state';
 import type { ExecutionState, RunStatus } from '../planning/execution-state';
-import type { RunReport } from '../workflows/session-definitions';
 import type { ActivityMap, Command } from './core';
+import type { RunReport } from './contract';
 
 /**
  * The `notify_parent` command for a change from `previous` to the state's status, or null: a run

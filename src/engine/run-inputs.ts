@@ -4,7 +4,7 @@
  */
 import type { AgentInvocation } from '../agents/names';
 import type { NewRunInput } from '../planning/execution-state';
-import type { PlanExecutionInput } from '../workflows/definitions';
+import type { PlanExecutionInput } from './contract';
 
 /** The first state's fields from the run's input (the model is named by the first model call). */
 export function newRunOf(input: PlanExecutionInput & { runId: string }): NewRunInput {

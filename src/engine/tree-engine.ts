@@ -8,7 +8,6 @@
  * the state's `tree` and `progress`.
  */
 import { agentRunInput, newRunOf } from './run-inputs';
-import type { ReactStepResult, TreeActivities, TreeLimits } from '../activities/tree-activities';
 import type { AgentInvocation } from '../agents/names';
 import * as model from '../planning/execution-state';
 import type { ExecutionState, Observation, RunEnding } from '../planning/execution-state';
@@ -30,7 +29,6 @@ import {
   type TaskNode,
   type TaskSpec,
 } from '../planning/task-tree';
-import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../workflows/definitions';
 import type { Command, Engine, EngineEvent } from './core';
 import type { ReplyEvent } from './plan-engine';
 import { Outbox } from './outbox';
@@ -38,6 +36,7 @@ import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
 import { DEFAULT_SPIN_LIMITS, repeatedCalls, shouldCheckSpin } from './spin';
 import type { SpinCheckReply } from '../planning/tree-schemas';
 import { oneLine } from '../text/clip';
+import type { PlanExecutionInput, ReactStepResult, ReviewDecision, TaskSteer, TreeCalls, TreeLimits } from './contract';
 
 export interface ReviewEvent extends ReviewDecision {
   kind: 'review';
@@ -51,8 +50,8 @@ export type TreePersonEvent = ReplyEvent | ReviewEvent | SteerEvent | ChildRepor
 
 /** Why a skip or redo cannot be taken: the task is unknown, it cannot be now, or a child run executes it. */
 export type SteerRefusal = { kind: 'unknown' | 'notNow'; message: string } | { kind: 'delegated'; message: string; childRunId: string };
-export type TreeCommand = Command<TreeActivities>;
-export type TreeEvent = EngineEvent<TreeActivities, TreePersonEvent, ExecutionState>;
+export type TreeCommand = Command<TreeCalls>;
+export type TreeEvent = EngineEvent<TreeCalls, TreePersonEvent, ExecutionState>;
 
 export interface TreeEngineInput extends PlanExecutionInput {
   runId: string;
@@ -83,7 +82,7 @@ const isChildWait = (w: Waiting): w is Extract<Waiting, { for: 'child' | 'agent'
 /** One line of a result for the progress tree. */
 const summaryOf = (text: string) => oneLine(text, 120);
 
-export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePersonEvent, ExecutionState> {
+export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonEvent, ExecutionState> {
   #state: ExecutionState;
   #waiting: Waiting = { for: 'nothing' };
   #plans = 0;
@@ -91,7 +90,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeActivities, TreePe
   #recorded = 0;
   /** The plan last written to the thread. */
   #recordedPlan: string | null = null;
-  readonly #out = new Outbox<TreeActivities>();
+  readonly #out = new Outbox<TreeCalls>();
   /** A question a child run (a group's, a sub-agent's) asked, shown as this run's own until the person answers it here (or there). */
   readonly #relay = new QuestionRelay();
 

@@ -4,52 +4,18 @@
  * and time requests with the built-in tools, asks when it cannot tell what is
  * wanted, and says in every answer that it is the demo model.
  */
-import type { ExecutionState, PlanStep } from '../planning/execution-state';
+import type { ExecutionState } from '../planning/execution-state';
 import type { ReplanDecisionReply, StepSpec, TaskStateSummaryReply } from '../planning/schemas';
 import { countTextTokens } from '../memory/tokens';
+import { CLARIFY, demoIntents, describeToolResult, TAG } from './demo-intents';
 import { demoReactAction, demoTaskTree, demoTreeAnswer } from './demo-tree';
 import { isTreeContext, type TreeContext } from './tree-prompts';
 import { demoMemoryPass } from '../longterm/passes';
 import { isMemoryPassContext, isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest, type TaskStateSummaryContext } from './provider';
 
 export const DEMO_LABEL = 'offline-demo';
-export const TAG = '[offline demo model]';
 const SUMMARY_TAG = '[offline demo summary]';
 const SENTENCE_CHARS = 200;
-export const CLARIFY =
-  'I am the offline demo model, so I can only calculate, keep notes and tell the time. What would you like me to do? ' +
-  '(e.g. "what is 12*7", "remember that my color is green", "what is my color", "what time is it in Europe/Paris")';
-
-/** Finds the requests the demo understands in a piece of text, in order. */
-export function demoIntents(text: string): StepSpec[] {
-  const steps: StepSpec[] = [];
-  const remember = /\b(?:remember|note|save)(?: that)?\s+(?:my\s+)?(.+?)\s+(?:is|=)\s+(.+?)(?:[.!]|$|\band\b)/i.exec(text);
-  if (remember?.[1] && remember[2]) {
-    const key = remember[1].trim().toLowerCase();
-    steps.push({ type: 'tool', description: `Save the note "${key}"`, tool: 'notes_write', args: { key, value: remember[2].trim() } });
-  }
-  const recall = /\b(?:what(?:'s| is| was)\s+my|recall(?:\s+my)?|read\s+(?:my\s+)?note)\s+([\w -]+?)(?:\?|[.!]|$|\band\b)/i.exec(text);
-  if (recall?.[1]) {
-    const key = recall[1].trim().toLowerCase();
-    steps.push({ type: 'tool', description: `Read the note "${key}"`, tool: 'notes_read', args: { key } });
-  }
-  // A note's value ("555-1234", "1990-05-03") is data, not arithmetic.
-  const rest = remember ? text.replace(remember[0], ' ') : text;
-  const candidates = rest.replace(/×/g, '*').matchAll(/(?:sqrt\s*\(|[-(]?\d)[\d\s.+\-*/^%()]*(?:sqrt\s*\([^)]*\)[\d\s.+\-*/^%()]*)*/gi);
-  const expression = [...candidates]
-    .map((m) => m[0].trim().replace(/[\s(]+$/, ''))
-    .find((e) => /[-+*/^%]|sqrt/.test(e) && /\d/.test(e));
-  if (expression) {
-    steps.push({ type: 'tool', description: `Calculate ${expression}`, tool: 'calculator', args: { expression } });
-  }
-  if (/\b(time|date|clock)\b/i.test(text)) {
-    const zone = /\b([A-Z][a-z]+\/[A-Za-z_]+(?:\/[A-Za-z_]+)?|UTC)\b/.exec(text)?.[1];
-    steps.push({ type: 'tool', description: 'Look up the current time', tool: 'current_time', args: zone ? { timezone: zone } : {} });
-  }
-  const wait = /\bwait\s+(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds?)\b/i.exec(text);
-  if (wait?.[1]) steps.push({ type: 'tool', description: `Wait ${wait[1]} seconds`, tool: 'wait', args: { seconds: Number(wait[1]) } });
-  return steps;
-}
 
 const withAnswer = (steps: StepSpec[]): StepSpec[] => [...steps, { type: 'respond', description: 'Answer the user' }];
 
@@ -57,31 +23,6 @@ function describeObservation(state: ExecutionState, stepId: string | null, conte
   const step = state.steps.find((s) => s.id === stepId);
   if (!step || step.type !== 'tool') return null;
   return describeToolResult(step, content);
-}
-
-/** A tool step's result in a sentence. */
-export function describeToolResult(step: Pick<PlanStep, 'tool' | 'args'>, content: string): string {
-  let result: Record<string, unknown> = {};
-  try {
-    result = JSON.parse(content) as Record<string, unknown>;
-  } catch {
-    return content;
-  }
-  const args = step.args ?? {};
-  switch (step.tool) {
-    case 'calculator':
-      return `${String(args.expression)} = ${String(result.value)}.`;
-    case 'notes_write':
-      return `I saved your ${String(args.key)}.`;
-    case 'notes_read':
-      return result.value === null ? `I have no note about your ${String(args.key)}.` : `Your ${String(args.key)} is ${String(result.value)}.`;
-    case 'current_time':
-      return `The time is ${String(result.iso)}.`;
-    case 'wait':
-      return `I waited ${String(result.waited)} seconds.`;
-    default:
-      return content;
-  }
 }
 
 function answer(state: ExecutionState): string {

@@ -7,7 +7,7 @@
 import type { StepSpec } from '../planning/schemas';
 import { dfs, type TaskSpec } from '../planning/task-tree';
 import type { ReactActionReply, TaskTreeReply } from '../planning/tree-schemas';
-import { CLARIFY, demoIntents, describeToolResult, TAG } from './demo-provider';
+import { CLARIFY, demoIntents, describeToolResult, TAG } from './demo-intents';
 import type { TreeContext } from './tree-prompts';
 
 /** A subtask whose goal the demo's own rules read back to the same tool call. */

@@ -7,7 +7,7 @@ import type { PlannerCallName } from '../planning/schemas';
 import { renderSessionContext, type SessionContext } from '../sessions/session-state';
 import type { ToolDescription } from '../tools/registry';
 import { agentInstructions } from '../agents/names';
-import type { ChatMessage } from './provider';
+import type { ChatMessage } from '../text/chat-message';
 
 export interface PlannerContext {
   call: PlannerCallName;

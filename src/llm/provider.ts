@@ -5,11 +5,7 @@
 import type { MemoryPassName, ModelCallName, TaskStateSummaryReply } from '../planning/schemas';
 import type { PlannerContext } from './prompts';
 import type { TreeContext } from './tree-prompts';
-
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
+import type { ChatMessage } from '../text/chat-message';
 
 /** What a `memory_summary` call is made from: the texts to summarize and the summary's token allowance. */
 export interface SummaryContext {

@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { MODEL_CALLS, type ModelCallName, type ModelReply, type PlannerCallName, replyJsonSchema } from '../planning/schemas';
 import { buildMessages, type PlannerContext } from './prompts';
-import type { ChatMessage, ModelProvider, ModelRequest } from './provider';
+import type { ChatMessage } from '../text/chat-message';
+import type { ModelProvider, ModelRequest } from './provider';
 
 /** The model kept answering outside the schema; retrying the activity would not help. */
 export class InvalidModelReplyError extends Error {

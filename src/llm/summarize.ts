@@ -4,7 +4,8 @@
  * repaired like every structured call.
  */
 import { countTextTokens } from '../memory/tokens';
-import type { ChatMessage, ModelProvider, SummaryContext } from './provider';
+import type { ChatMessage } from '../text/chat-message';
+import type { ModelProvider, SummaryContext } from './provider';
 import { completeStructured } from './structured';
 
 export type { SummaryContext } from './provider';

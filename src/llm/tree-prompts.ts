@@ -10,7 +10,7 @@ import { renderTaskProgress, type TaskNode } from '../planning/task-tree';
 import type { TreeCallName } from '../planning/schemas';
 import type { ToolDescription } from '../tools/registry';
 import { agentInstructions } from '../agents/names';
-import type { ChatMessage } from './provider';
+import type { ChatMessage } from '../text/chat-message';
 
 export interface TreeContext {
   /** The tree engine's calls, plus its final answer. */

@@ -4,7 +4,8 @@
  * `memory_promotion` at a conversation's end (what of the whole conversation is worth keeping).
  * Pure: the activities (src/activities/memory-activities.ts) gather the transcript and write the reply.
  */
-import type { ChatMessage, MemoryPassContext } from '../llm/provider';
+import type { ChatMessage } from '../text/chat-message';
+import type { MemoryPassContext } from '../llm/provider';
 import type { MemoryExtraction, MemoryPromotion } from './contract';
 import { clip, oneLine } from '../text/clip';
 

@@ -31,7 +31,7 @@ import type {
 import type { Embedder } from './embedder';
 import { chainOf, decide, isAliasPredicate, strengthened, validAt } from './facts';
 import { screenTexts } from './redact';
-import { entitiesNamed, isSelf, lexicalQuery, MAX_QUERY_CHARS, retrieve, SELF_ENTITY, type DenseRanker } from './retrieval';
+import { entitiesNamed, isSelf, MAX_QUERY_CHARS, retrieve, SELF_ENTITY, type DenseRanker } from './retrieval';
 import { normalizeName, words } from './text';
 
 /** Confidence of a fact stated once: by a person, or inferred by the agent. */

@@ -5,7 +5,7 @@
  * Pure: the token counter is passed in (activities pass the real tokenizer), so
  * this module can be imported by workflow code.
  */
-import type { ChatMessage } from '../llm/provider';
+import type { ChatMessage } from '../text/chat-message';
 import type { Chunk, ChunkContent, ChunkType } from './model';
 
 export interface RenderOptions {

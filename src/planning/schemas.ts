@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { BlueprintParamsReplySchema, ReactActionReplySchema, ReflectionReplySchema, SpinCheckReplySchema, TaskTreeReplySchema } from './tree-schemas';
-import { MemoryExtractionSchema, MemoryPromotionSchema } from '../longterm/contract';
+import { MemoryExtractionSchema, MemoryPromotionSchema } from './memory-schemas';
 
 export const STEP_TYPES = ['tool', 'reason', 'ask_user', 'respond', 'subplan'] as const;
 export type StepType = (typeof STEP_TYPES)[number];

@@ -3,7 +3,7 @@
  * and long-term memory's files), done with synchronous calls on purpose. Their files are small and
  * local: a synchronous call returns in microseconds, while a promise-based one costs about five
  * times the CPU (a round trip through libuv's thread pool, its wake-ups and a FileHandle) — ≈ 0.5 ms
- * against ≈ 0.1 ms per journal read and write here, and every local call writes one (README
+ * against ≈ 0.1 ms per journal read and write here, and every local call writes one (docs/operations.md
  * "Embedded stores' file I/O"). Calls keep their promise-returning signatures.
  */
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs';

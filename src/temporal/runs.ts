@@ -15,26 +15,9 @@ import {
 import { treeLimitsOf, type Config } from '../config';
 import type { TaskSpec } from '../planning/task-tree';
 import { isTerminal, type ExecutionState, type RunStatus } from '../planning/execution-state';
-import {
-  getStateQuery,
-  PLAN_WORKFLOW_TYPE,
-  runSearchAttributes,
-  submitReplyUpdate,
-  submitReviewUpdate,
-  redoTaskUpdate,
-  skipTaskUpdate,
-  STEER_REFUSALS,
-  SESSION_ID_ATTR,
-  STATUS_ATTR,
-  USER_ID_ATTR,
-  runMemo,
-  withRunFeatures,
-  WORKFLOW_TASK_TIMEOUT,
-  type PlanExecutionInput,
-  type ReviewDecision,
-  type TaskSteer,
-} from '../workflows/definitions';
+import { getStateQuery, PLAN_WORKFLOW_TYPE, runSearchAttributes, submitReplyUpdate, submitReviewUpdate, redoTaskUpdate, skipTaskUpdate, STEER_REFUSALS, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, runMemo, withRunFeatures, WORKFLOW_TASK_TIMEOUT } from '../workflows/definitions';
 import { DEFAULT_RESEND, isNotReady, isUnavailable, resendUntilTaken, type ResendPolicy } from './resend';
+import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../engine/contract';
 
 export class RunNotFoundError extends Error {
   constructor(readonly runId: string) {

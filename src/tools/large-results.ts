@@ -9,9 +9,7 @@ import { createHash } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import type { Config } from '../config';
-import { createBlobStore, type BlobStore } from '../temporal/codec/blob-store';
-import { payloadCodecs } from '../temporal/data-converter';
+import type { BlobStore } from '../store/blob-store';
 
 /** What of a bounded result its record keeps, in characters (the memory's compaction shortens it further as needed). */
 export const TOOL_RESULT_HEAD_CHARS = 16_000;
@@ -59,21 +57,6 @@ export class ToolResultStore {
 
   end(): Promise<void> {
     return this.blobs.end();
-  }
-}
-
-/** The store `config` asks for: the blob store beside the memory store, sealing with the payload encryption key when set. */
-export function toolResultStoreFor(config: Config): ToolResultStore {
-  return new ToolResultStore(createBlobStore(config), payloadCodecs({ ...config, CLAIM_CHECK_THRESHOLD: 0 }));
-}
-
-/** The whole result a bounded record names (for tests and tools; opens and closes its own store). */
-export async function readToolResult(config: Config, ref: string): Promise<string | null> {
-  const store = toolResultStoreFor(config);
-  try {
-    return await store.get(ref);
-  } finally {
-    await store.end();
   }
 }
 

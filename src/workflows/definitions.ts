@@ -4,11 +4,9 @@
  */
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { RunAgent } from '../agents/names';
-import type { CodeVersion } from '../planning/code-version';
 import type { ExecutionState } from '../planning/execution-state';
-import type { TaskNode, TaskSpec } from '../planning/task-tree';
 import { clip } from '../text/clip';
+import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../engine/contract';
 
 /** The person's answer to the question a waiting run asked. */
 export const replySignal = defineSignal<[{ text: string }]>('reply');
@@ -65,69 +63,6 @@ export function runMemo(goal: string): { goal: string } {
   return { goal: clip(goal, MEMO_GOAL_CHARS) };
 }
 
-export interface PlanExecutionInput {
-  userId: string;
-  goal: string;
-  /**
-   * The run features its starter has (RUN_FEATURES_PATCH), set by every starter of today's code. A run
-   * started without it (recorded before, or by hand) asks `patched` instead, which records a marker.
-   */
-  features?: string;
-  sessionId?: string | null;
-  parentRunId?: string | null;
-  /** 0 for a top-level run. @default 0 */
-  depth?: number;
-  limits: { maxSteps: number; maxDepth: number };
-  /** The memory thread of the session that started this run (its conversation and TaskState reach the planner). */
-  sessionThreadId?: string | null;
-  /** Seed 003's tree engine instead of seed 000's planner (absent: the planner). */
-  engine?: 'tree';
-  /** Tree runs: wait for a person to review the proposed tree before executing it. @default false */
-  review?: boolean;
-  /** Tree runs: limits on the tree and its tasks. */
-  treeLimits?: { maxDepth: number; maxFanout: number; maxIterations: number; spin?: { warnAt: number; stopAt: number } };
-  /**
-   * A tree run's child run: it executes the subtree at `scope.index` of the tree it was handed
-   * (the whole tree, so its prompts show the root's progress), and returns that tree.
-   */
-  scope?: { index: string; tree: TaskNode; rootRunId: string; threadId?: string | null; codeVersion?: CodeVersion };
-  /** A tree run started from a blueprint: its expanded tree is the plan (reviewed like a proposal when asked). */
-  blueprint?: { name: string; tree: TaskSpec };
-  /**
-   * A run of a sub-agent (a parent called `agent.<name>`): its prompts carry the agent's
-   * instructions, it may call only the agent's tools, and its model calls ask for the agent's model.
-   * Its sub-plans and task groups carry it on.
-   */
-  agent?: RunAgent;
-  /**
-   * How long the last call of the run that started this one (its session's previous run, or its
-   * parent) took, in ms: a run whose caller's calls were fast makes its first call locally too
-   * (src/engine/local-calls.ts). Absent: the first call is a regular activity.
-   */
-  lastCallMs?: number | null;
-  /**
-   * A child run (a sub-plan, a sub-agent) whose parent shows its questions as its own and passes the
-   * person's reply down: it reports its waits for a reply to the parent (src/engine/relay.ts). Absent
-   * on runs started before parents did (their questions stayed with them).
-   */
-  relayQuestions?: boolean;
-}
-
-/** A person's decision on the task tree a run proposed (DESIGN.md: POST /v1/runs/:runId/review). */
-export interface ReviewDecision {
-  decision: 'approve' | 'revise' | 'reject';
-  /** The plan the decision answers; a stale one is refused. */
-  planId: string;
-  /** An edited tree: with approve it runs as edited, with revise it is shown for review again. */
-  tree?: TaskSpec;
-  /** With revise: what the model should change; with reject: why. */
-  feedback?: string;
-}
-/** A person steering a tree run while it executes (POST /v1/runs/:runId/tasks/:index/skip and /redo). */
-export interface TaskSteer {
-  index: string;
-  reason?: string;
-}
 /** Skip a task: whatever of it runs is cancelled; it and its pending subtasks become `skipped`. */
 export const skipTaskUpdate = defineUpdate<{ accepted: true }, [TaskSteer]>('skipTask');
 /** Redo a finished, aborted or skipped task: it and its subtree are queued again, the reason and old result noted. */
@@ -139,3 +74,5 @@ export const STEER_REFUSALS = { unknown: 'UnknownTask', notNow: 'TaskNotNow', de
 export const submitReviewUpdate = defineUpdate<{ accepted: true; planId: string }, [ReviewDecision]>('submitReview');
 
 export const PLAN_WORKFLOW_TYPE = 'planExecutionWorkflow';
+/** A run's workflow, as its starters (the API, a session, a parent run) call it by PLAN_WORKFLOW_TYPE. */
+export type PlanExecutionWorkflow = (input: PlanExecutionInput) => Promise<ExecutionState>;

@@ -11,20 +11,10 @@ import { PlanEngine, type PlanPersonEvent } from '../engine/plan-engine';
 import { TreeEngine, type TreePersonEvent } from '../engine/tree-engine';
 import type { ExecutionState } from '../planning/execution-state';
 import { renderProgress } from '../planning/progress';
-import {
-  getStateQuery,
-  redoTaskUpdate,
-  replySignal,
-  skipTaskUpdate,
-  STEER_REFUSALS,
-  submitReplyUpdate,
-  submitReviewUpdate,
-  runSearchAttributes,
-  RUN_FEATURES_PATCH,
-  type PlanExecutionInput,
-} from './definitions';
+import { getStateQuery, redoTaskUpdate, replySignal, skipTaskUpdate, STEER_REFUSALS, submitReplyUpdate, submitReviewUpdate, runSearchAttributes, RUN_FEATURES_PATCH } from './definitions';
 import { runEngine } from './run-engine';
 import { runReportSignal } from './session-definitions';
+import type { PlanExecutionInput } from '../engine/contract';
 
 /** Tree limits of runs started without them. */
 const DEFAULT_TREE_LIMITS = { maxDepth: 4, maxFanout: 8, maxIterations: 10 };

@@ -24,16 +24,15 @@ import {
   upsertSearchAttributes,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type { ClosedRun, CloseRunCall, PlanActivities } from '../activities/plan-activities';
-import type { ParentNotice } from '../activities/run-starts';
+import type { PlanActivities } from '../activities/plan-activities';
 import { TERMINAL_STATUSES } from '../planning/execution-state';
-import { isBlocking, withoutCloseOnAnswer, type ActivityMap, type CallPolicy, type CloseRunInput, type Command, type Engine, type EngineEvent } from '../engine/core';
+import { isBlocking, withoutCloseOnAnswer, type ActivityMap, type CallPolicy, type Command, type Engine, type EngineEvent } from '../engine/core';
 import { SENT_STATE_QUERY, type SentState } from '../engine/state-ref';
 import { Caller, type CallOptions } from './calls';
 import type { ExecutionState } from '../planning/execution-state';
-import { PLAN_WORKFLOW_TYPE, replySignal, runMemo, STATUS_ATTR, USER_ID_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT } from './definitions';
+import { PLAN_WORKFLOW_TYPE, replySignal, runMemo, STATUS_ATTR, USER_ID_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionWorkflow } from './definitions';
 import { runReportSignal } from './session-definitions';
-import type { planExecutionWorkflow } from './plan-execution';
+import type { CloseRunCall, CloseRunInput, ClosedRun, ParentNotice } from '../engine/contract';
 
 const NON_RETRYABLE = ['InvalidModelReply', 'ModelRequestRefused', 'UnknownStep'];
 
@@ -257,7 +256,7 @@ async function perform<S, A extends ActivityMap, Person>(
       return { kind: 'result', activity: command.activity, value } as EngineEvent<A, Person, ExecutionState>;
     }
     case 'start_child': {
-      const value = await executeChild<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, {
+      const value = await executeChild<PlanExecutionWorkflow>(PLAN_WORKFLOW_TYPE, {
         workflowId: command.workflowId,
         workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
         args: [withRunFeatures({ ...command.input, lastCallMs: caller.lastCallMs })],

@@ -3,8 +3,9 @@
  * the API, the chat client and tests.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { SessionRun, SessionRunStatus, TaskState, Turn } from '../sessions/session-model';
+import type { SessionRun, TaskState, Turn } from '../sessions/session-model';
 import type { SessionLimits } from '../sessions/session-state';
+import type { RunReport } from '../engine/contract';
 
 export const SESSION_WORKFLOW_TYPE = 'agentSessionWorkflow';
 
@@ -18,18 +19,6 @@ export interface MessageOutcome {
 /** A person's message to the session; handled in arrival order. */
 export const sendMessageUpdate = defineUpdate<MessageOutcome, [{ text: string }]>('sendMessage');
 
-/** A run of this session reports a change of status (sent by the run itself). */
-export interface RunReport {
-  runId: string;
-  status: SessionRunStatus;
-  question: string | null;
-  finalAnswer: string | null;
-  lastError: string | null;
-  /** How long the run's latest activity call took (ms), for the speed of the session's next run's first call. */
-  lastCallMs?: number | null;
-  /** The report's turn is in the session's thread already: the call that closed the run added it (src/activities/session-turns.ts). */
-  recorded?: boolean;
-}
 export const runReportSignal = defineSignal<[RunReport]>('runReport');
 
 /** What the session workflow holds: its runs and counters. The conversation itself lives in its memory thread. */

@@ -38,10 +38,11 @@ import {
   renderSessionState,
   waitingRuns,
 } from '../sessions/session-state';
-import { replySignal, runMemo, runSearchAttributes, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT, type PlanExecutionInput } from './definitions';
+import { replySignal, runMemo, runSearchAttributes, SESSION_ID_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT } from './definitions';
 import { Caller, callsThrough } from './calls';
 import { planExecutionWorkflow } from './plan-execution';
-import { getSessionQuery, HANDING_OVER, runReportSignal, sendMessageUpdate, type MessageOutcome, type RunReport, type SessionInput, type SessionWorkflowView } from './session-definitions';
+import { getSessionQuery, HANDING_OVER, runReportSignal, sendMessageUpdate, type MessageOutcome, type SessionInput, type SessionWorkflowView } from './session-definitions';
+import type { PlanExecutionInput, RunReport } from '../engine/contract';
 
 /** Memory writes: quick, retried through a short outage of the store. */
 const MEMORY: ActivityOptions = {

@@ -17,7 +17,6 @@ import { startTestEnv, testConfig, waitFor, type TestEnv } from '../helpers/temp
 
 const stub = new StubModelServer();
 let env: TestEnv;
-let runs: Runs;
 let base = '';
 let api: RunsApi | undefined;
 const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => requestJson<T>(base, method, path, body);
@@ -25,7 +24,7 @@ const call = <T = Record<string, unknown>>(method: string, path: string, body?: 
 before(async () => {
   const config = testConfig({ MAX_TREE_DEPTH: '3', MAX_TREE_FANOUT: '4', MAX_ITERATIONS: '6', SPIN_WARN_AT: '2', SPIN_STOP_AT: '3' });
   api = await startRunsApi(stub, { config, app: { blueprints: loadBlueprints() } });
-  ({ env, runs, url: base } = api);
+  ({ env, url: base } = api);
 });
 after(async () => {
   await api?.stop();

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { appendFile, mkdir, readFile, rm, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { HeadMovedError, type MemoryStore } from '../../src/store/memory-store';
+import type { MemoryStore } from '../../src/store/memory-store';
 import { FileMemoryStore, fileSafe } from '../../src/store/memory/file-store';
 import { createMemoryStore } from '../../src/store/memory/select-store';
 import { scratchDirs } from '../helpers/scratch-dirs';
@@ -45,22 +45,6 @@ memoryStoreConformance(
   },
   { persistent: true },
 );
-
-/** Appends one chunk to the thread's head, re-reading and retrying when another writer got there first. */
-async function appendWithRetry(store: MemoryStore, f: Fixture, threadId: string, text: string): Promise<void> {
-  const chunk = f.chunk(text);
-  for (;;) {
-    const thread = await store.getThread(threadId);
-    const head = thread && (await store.getState(thread.headStateId));
-    assert.ok(head);
-    try {
-      await store.commit(f.change(head, [chunk]));
-      return;
-    } catch (err) {
-      if (!(err instanceof HeadMovedError)) throw err;
-    }
-  }
-}
 
 const CHILD = `
 const { FileMemoryStore } = require(process.env.MODULE);

@@ -4,7 +4,6 @@
  * Never skipped: without a reachable server these tests fail and say why.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { Client } from 'pg';
 import type { MemoryStore } from '../../src/store/memory-store';

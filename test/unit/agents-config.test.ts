@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { agentsConfigPath, AgentsConfigError, loadAgents, parseAgents } from '../../src/agents/load';
 import { agentNameOf, toolAllowed } from '../../src/agents/names';
 import { summarizeAgent } from '../../src/agents/profile';
-import { resolveAgentCall, toolsForRun } from '../../src/agents/tools';
+import { resolveAgentCall, toolsForRun } from '../../src/tools/agent-tools';
 import type { ToolDescription } from '../../src/tools/registry';
 
 const FILE = '/etc/threadline/agents.json';

@@ -22,7 +22,8 @@ import {
   type PlanStep,
 } from '../../src/planning/execution-state';
 import type { PlannerCallName, ModelReply, StepSpec } from '../../src/planning/schemas';
-import { DEMO_LABEL, DemoProvider, demoIntents } from '../../src/llm/demo-provider';
+import { demoIntents } from '../../src/llm/demo-intents';
+import { DEMO_LABEL, DemoProvider } from '../../src/llm/demo-provider';
 import { callModel } from '../../src/llm/structured';
 import { MemoryKeyValueStore, type KeyValueStore } from '../../src/store/kv';
 import { ToolRegistry } from '../../src/tools/registry';

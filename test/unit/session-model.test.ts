@@ -19,7 +19,7 @@ import {
   type Turn,
 } from '../../src/sessions/session-model';
 import { appendTurns, applyReport, endingTurnKey, markReplied, reportTurn, shownTurns, newSessionRun, pruneRuns, renderSessionContext, renderSessionState, renderTaskState } from '../../src/sessions/session-state';
-import { taskStateSummaryContext, taskStateSummaryMessages } from '../../src/sessions/task-state-summary';
+import { taskStateSummaryContext, taskStateSummaryMessages } from '../../src/llm/task-state-summary';
 import type { Chunk, ChunkInput } from '../../src/memory/model';
 
 const T0 = new Date('2025-01-01T00:00:00.000Z');

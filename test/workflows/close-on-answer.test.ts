@@ -16,10 +16,11 @@ import { runThreadId } from '../../src/memory/run-chunks';
 import { applyPlan, cancel, complete, initialState, startStep, type ExecutionState } from '../../src/planning/execution-state';
 import type { MemoryService } from '../../src/store/memory-service';
 import { openMemory } from '../../src/store/open-memory';
-import { PLAN_WORKFLOW_TYPE, type PlanExecutionInput } from '../../src/workflows/definitions';
-import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
+import { PLAN_WORKFLOW_TYPE } from '../../src/workflows/definitions';
+import { answer, cont, respondStep } from '../helpers/scenarios';
 import { StubModelServer, type StubScript } from '../helpers/stub-model-server';
 import { activitiesOf, startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
+import type { PlanExecutionInput } from '../../src/engine/contract';
 
 const stub = new StubModelServer();
 let env: TestEnv;

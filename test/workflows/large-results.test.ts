@@ -15,7 +15,7 @@ import type { ExecutionState } from '../../src/planning/execution-state';
 import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
 import { defineTool } from '../../src/tools/tool';
-import { readToolResult } from '../../src/tools/large-results';
+import { readToolResult } from '../../src/temporal/tool-results';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { StubModelServer } from '../helpers/stub-model-server';
 import { startTestEnv, stubProvider, testConfig, type TestEnv } from '../helpers/temporal-env';

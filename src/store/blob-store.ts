@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Pool } from 'pg';
-import { byBackend, type BackendConfig } from '../../store/backend';
+import { byBackend, type BackendConfig } from './backend';
 
 export interface BlobStore {
   /** Stores `data` under `key` (a hex SHA-256); storing the same key again only marks it used. */

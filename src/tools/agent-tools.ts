@@ -3,9 +3,9 @@
  * and how an `agent.<name>` call becomes an AgentInvocation the engine starts as a child run.
  */
 import { z } from 'zod';
-import type { ToolDescription } from '../tools/registry';
-import { agentNameOf, agentToolName, notAllowedMessage, toolAllowed, type AgentInvocation, type RunAgent } from './names';
-import type { AgentProfile } from './profile';
+import type { ToolDescription } from './registry';
+import { agentNameOf, agentToolName, notAllowedMessage, toolAllowed, type AgentInvocation, type RunAgent } from '../agents/names';
+import type { AgentProfile } from '../agents/profile';
 
 const AgentArgs = z.object({ task: z.string().trim().min(1, 'the task for the agent is required') });
 

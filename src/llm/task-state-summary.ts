@@ -3,10 +3,11 @@
  * conversation folded into the TaskState, under seed 000's rules for what
  * belongs there. Pure; the session's activity sends it with `completeStructured`.
  */
-import type { ChatMessage, TaskStateSummaryContext } from '../llm/provider';
+import type { ChatMessage } from '../text/chat-message';
+import type { TaskStateSummaryContext } from './provider';
 import type { TaskStateSummaryReply } from '../planning/schemas';
-import { renderTurn } from './session-state';
-import type { TaskState, Turn } from './session-model';
+import { renderTurn } from '../sessions/session-state';
+import type { TaskState, Turn } from '../sessions/session-model';
 
 export const TASK_STATE_SYSTEM = `You maintain the TaskState of a conversation between a person and an AI agent: a durable, structured summary of what still matters across turns.
 You are given the current TaskState and older turns that are about to leave the recent history. Fold what matters in those turns into a new TaskState.

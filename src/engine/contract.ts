@@ -1,0 +1,225 @@
+/**
+ * The engine's contract: what a run is started with, what reaches it from people and from its
+ * children, what it reports, and the calls it makes with their inputs and results. Workflows
+ * carry the engine's commands out and activities implement its calls (`satisfies PlanCalls`,
+ * `TreeCalls`); nothing here depends on either. Types only.
+ */
+import type { AgentInvocation, RunAgent } from '../agents/names';
+import type { CodeVersion } from '../planning/code-version';
+import type { ExecutionState, Observation, ObservationKind, RunEnding } from '../planning/execution-state';
+import type { ReplanDecisionReply, StepSpec } from '../planning/schemas';
+import type { TaskNode, TaskSpec } from '../planning/task-tree';
+import type { ReactActionReply, ReflectionReply, SpinCheckReply, TaskTreeReply } from '../planning/tree-schemas';
+import type { SessionRunStatus } from '../sessions/session-model';
+import type { SpinLimits } from './spin';
+
+// ---- a run's input
+
+export interface PlanExecutionInput {
+  userId: string;
+  goal: string;
+  /**
+   * The run features its starter has (RUN_FEATURES_PATCH), set by every starter of today's code. A run
+   * started without it (recorded before, or by hand) asks `patched` instead, which records a marker.
+   */
+  features?: string;
+  sessionId?: string | null;
+  parentRunId?: string | null;
+  /** 0 for a top-level run. @default 0 */
+  depth?: number;
+  limits: { maxSteps: number; maxDepth: number };
+  /** The memory thread of the session that started this run (its conversation and TaskState reach the planner). */
+  sessionThreadId?: string | null;
+  /** Seed 003's tree engine instead of seed 000's planner (absent: the planner). */
+  engine?: 'tree';
+  /** Tree runs: wait for a person to review the proposed tree before executing it. @default false */
+  review?: boolean;
+  /** Tree runs: limits on the tree and its tasks. */
+  treeLimits?: { maxDepth: number; maxFanout: number; maxIterations: number; spin?: { warnAt: number; stopAt: number } };
+  /**
+   * A tree run's child run: it executes the subtree at `scope.index` of the tree it was handed
+   * (the whole tree, so its prompts show the root's progress), and returns that tree.
+   */
+  scope?: { index: string; tree: TaskNode; rootRunId: string; threadId?: string | null; codeVersion?: CodeVersion };
+  /** A tree run started from a blueprint: its expanded tree is the plan (reviewed like a proposal when asked). */
+  blueprint?: { name: string; tree: TaskSpec };
+  /**
+   * A run of a sub-agent (a parent called `agent.<name>`): its prompts carry the agent's
+   * instructions, it may call only the agent's tools, and its model calls ask for the agent's model.
+   * Its sub-plans and task groups carry it on.
+   */
+  agent?: RunAgent;
+  /**
+   * How long the last call of the run that started this one (its session's previous run, or its
+   * parent) took, in ms: a run whose caller's calls were fast makes its first call locally too
+   * (src/engine/local-calls.ts). Absent: the first call is a regular activity.
+   */
+  lastCallMs?: number | null;
+  /**
+   * A child run (a sub-plan, a sub-agent) whose parent shows its questions as its own and passes the
+   * person's reply down: it reports its waits for a reply to the parent (src/engine/relay.ts). Absent
+   * on runs started before parents did (their questions stayed with them).
+   */
+  relayQuestions?: boolean;
+}
+
+/** A person's decision on the task tree a run proposed (DESIGN.md: POST /v1/runs/:runId/review). */
+export interface ReviewDecision {
+  decision: 'approve' | 'revise' | 'reject';
+  /** The plan the decision answers; a stale one is refused. */
+  planId: string;
+  /** An edited tree: with approve it runs as edited, with revise it is shown for review again. */
+  tree?: TaskSpec;
+  /** With revise: what the model should change; with reject: why. */
+  feedback?: string;
+}
+/** A person steering a tree run while it executes (POST /v1/runs/:runId/tasks/:index/skip and /redo). */
+export interface TaskSteer {
+  index: string;
+  reason?: string;
+}
+// ---- what a run reports
+
+/** A run of this session reports a change of status (sent by the run itself). */
+export interface RunReport {
+  runId: string;
+  status: SessionRunStatus;
+  question: string | null;
+  finalAnswer: string | null;
+  lastError: string | null;
+  /** How long the run's latest activity call took (ms), for the speed of the session's next run's first call. */
+  lastCallMs?: number | null;
+  /** The report's turn is in the session's thread already: the call that closed the run added it (src/activities/session-turns.ts). */
+  recorded?: boolean;
+}
+/** A report for a run's parent (its session, or its parent run), sent by the activity that closes the run. */
+export interface ParentNotice {
+  parentId: string;
+  report: RunReport;
+}
+
+// ---- the calls of a plan run (seed 000's planner)
+
+/**
+ * Asked of a call that may answer the run (`planRun`, `respond`): run locally, it also closes the run once
+ * it has the answer — what the `close` command and the final report to `reportTo` would do — and says so
+ * in its result (`closed`), so an answered run needs no closing call of its own.
+ */
+export interface CloseOnAnswer {
+  reportTo: string | null;
+}
+
+/** What closing a run's memory needs: its final state and how it ended. */
+export interface CloseRunInput {
+  state: ExecutionState;
+  ending: RunEnding;
+}
+
+export interface StepObservation {
+  kind: ObservationKind;
+  content: string;
+}
+
+export interface StepResult {
+  observation: StepObservation;
+  outcome: 'completed' | 'failed';
+  decision: ReplanDecisionReply;
+}
+
+/** The answer of a plan's first step, a respond step, given with the plan (`answerAtOnce`); `closed`: the call closed the run too. */
+export interface PlanAnswer {
+  stepId: string;
+  text: string;
+  closed?: true;
+}
+
+/** respond's result; `closed`: the call closed the run too (`CloseOnAnswer`). */
+export interface RespondResult {
+  answer: string;
+  closed?: true;
+}
+
+/** planRun's result: the plan, what it was made with, and the answer when the plan begins with it. */
+export interface PlannedRun {
+  steps: StepSpec[];
+  model: string;
+  codeVersion?: CodeVersion;
+  threadId?: string;
+  snapshots?: Observation[];
+  answer?: PlanAnswer;
+}
+
+/** closeRun's input: how the run ended, and the report its parent gets once the run is closed. */
+export type CloseRunCall = CloseRunInput & { notify?: ParentNotice };
+
+/** What `closeRun` found: the answer an answering call closed the run with before (`CloseOnAnswer`), if one had. */
+export interface ClosedRun {
+  answeredBefore?: string;
+}
+
+/** resolveAgent's result: the agent's run to start, or the error the step observes. */
+export type AgentResolution = { ok: true; invocation: AgentInvocation } | { ok: false; error: string };
+
+/** The activities a plan run calls, by name: `src/activities/plan-activities.ts` implements them. */
+export type PlanCalls = {
+  planRun(input: { state: ExecutionState; close?: CloseOnAnswer }): Promise<PlannedRun>;
+  executeStep(input: { state: ExecutionState; stepId: string }): Promise<StepResult>;
+  replan(input: { state: ExecutionState }): Promise<ReplanDecisionReply>;
+  resolveAgent(input: { state: ExecutionState; stepId: string }): Promise<AgentResolution>;
+  respond(input: { state: ExecutionState; stepId: string; close?: CloseOnAnswer }): Promise<RespondResult>;
+  closeRun(input: CloseRunCall): Promise<ClosedRun>;
+};
+
+// ---- the calls of a tree run (seed 003)
+
+export interface TreeLimits {
+  /** Levels of a tree, the root counting as 1 (`MAX_TREE_DEPTH`). @default 4 */
+  maxDepth: number;
+  /** Subtasks of one task (`MAX_TREE_FANOUT`). @default 8 */
+  maxFanout: number;
+  /** ReAct iterations of one task before it is aborted (`MAX_ITERATIONS`). @default 10 */
+  maxIterations: number;
+  /** Spin detection thresholds (`SPIN_WARN_AT`, `SPIN_STOP_AT`); runs started before they existed use the defaults. */
+  spin?: SpinLimits;
+}
+
+/**
+ * What a tree run's call may carry besides its own input (the tree engine adds it): the run whose memory
+ * thread to open when the state names none yet (a run started from a blueprint proposed no tree, and a
+ * group's run writes to its root's thread), and what happened since the run's last call that no call
+ * wrote — observations from `from` on, and the plan when `plan` (src/memory/run-chunks.ts `eventChunks`).
+ */
+export interface TreeCallMemory {
+  openThread?: string;
+  unrecorded?: { from: number; plan: boolean };
+}
+
+export interface ProposeTreeInput extends TreeCallMemory {
+  state: ExecutionState;
+  /** A person's revision request on the plan they reviewed. */
+  feedback?: string;
+  /** Planning as an action: the task that plans, and for what. Its subtree must fit under it. */
+  plan?: { taskIndex: string; goal: string };
+}
+
+export interface ReactStepResult {
+  reply: ReactActionReply;
+  /** The tool's result (or error) when the action was a tool call. */
+  observation: StepObservation | null;
+  /** The action called a sub-agent (`agent.<name>`): the engine runs it as a child run, whose answer is the observation. */
+  agent?: AgentInvocation;
+  /** The worker's code version, for a run that has none yet (one started from a blueprint never proposed a tree). */
+  codeVersion?: CodeVersion;
+  /** The memory thread the call opened (`TreeCallMemory.openThread`), for a run whose state names none yet. */
+  threadId?: string;
+}
+
+/** The activities a tree run calls, by name: `src/activities/tree-activities.ts` implements them. */
+export type TreeCalls = {
+  proposeTree(input: ProposeTreeInput): Promise<{ tree: TaskTreeReply; model: string; codeVersion?: CodeVersion; threadId?: string }>;
+  reactStep(input: { state: ExecutionState; taskIndex: string; stepId: string } & TreeCallMemory): Promise<ReactStepResult>;
+  expandBlueprint(input: { state: ExecutionState; taskIndex: string; name: string } & TreeCallMemory): Promise<{ tree: TaskSpec } | { error: string }>;
+  checkSpin(input: { state: ExecutionState; taskIndex: string } & TreeCallMemory): Promise<SpinCheckReply>;
+  reflect(input: { state: ExecutionState; taskIndex: string } & TreeCallMemory): Promise<ReflectionReply>;
+  treeAnswer(input: { state: ExecutionState } & TreeCallMemory): Promise<{ answer: string }>;
+};
