@@ -16,6 +16,7 @@ import { z } from 'zod';
 import type { ExecutionState } from '../src/planning/execution-state';
 import type { ReplanDecisionReply, StepSpec } from '../src/planning/schemas';
 import { isMemoryPassContext, isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest } from '../src/llm/provider';
+import { isMessageRouteContext } from '../src/llm/message-route';
 import { isTreeContext, type TreeContext } from '../src/llm/tree-prompts';
 import { defineTool } from '../src/tools/tool';
 
@@ -115,6 +116,8 @@ export class ZeroLatencyProvider implements ModelProvider {
     if (isTreeContext(request.context)) return JSON.stringify(treeReply(request.context));
     // Long-term memory's passes run off the answer path; they learn nothing from a benchmark.
     if (isMemoryPassContext(request.context)) return JSON.stringify({ summary: 'bench', facts: [], episode: null });
+    // A message sent while a run waits is its reply.
+    if (isMessageRouteContext(request.context)) return JSON.stringify({ route: 'reply', ...(request.context.waiting[0] ? { runId: request.context.waiting[0].runId } : {}) });
     const { state } = request.context;
     const total = stepsOf(state.goal) ?? 0;
     switch (request.name) {
@@ -141,6 +144,7 @@ export class ZeroLatencyProvider implements ModelProvider {
       case 'spin_check':
       case 'reflection':
       case 'blueprint_params':
+      case 'message_route':
         throw new Error(`${request.name} is answered above`);
     }
   }

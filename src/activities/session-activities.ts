@@ -12,6 +12,8 @@ import { emptyTaskState, estimateTokens, type TaskState, type Turn } from '../se
 import { DEFAULT_SESSION_LIMITS } from '../sessions/session-state';
 import { describeDropped, enforceTaskStateRules } from '../sessions/task-state-rules';
 import { taskStateSummaryContext, taskStateSummaryMessages } from '../llm/task-state-summary';
+import { messageRouteMessages, type MessageRouteContext } from '../llm/message-route';
+import type { MessageRouteReply } from '../planning/schemas';
 import { operationIdFor, type MemoryService } from '../store/memory-service';
 import type { ToolRegistry } from '../tools/registry';
 import { describeCodeVersion } from '../planning/code-version';
@@ -116,6 +118,21 @@ export function createSessionActivities(deps: SessionActivityDeps) {
      * them: readers never see half a compression, and a retry finds either all of it done or none.
      * Returns the token estimates of the turns left. (`keepMessageIds`: what sessions from before send.)
      */
+    /**
+     * Seed 000's routing (`message_route`): a message sent while runs wait is a reply (to which run) or
+     * a new request. The session treats a failure as no judgement: the message stays a reply.
+     */
+    async judgeMessage(input: { text: string; waiting: MessageRouteContext['waiting'] }): Promise<MessageRouteReply> {
+      const context: MessageRouteContext = { call: 'message_route', text: input.text, waiting: input.waiting };
+      return withHeartbeats(async (signal) => {
+        try {
+          return await completeStructured(deps.provider, { name: 'message_route', messages: messageRouteMessages(context), context }, attempts, signal);
+        } catch (err) {
+          throw asFailure(err);
+        }
+      });
+    },
+
     async compressHistory(input: { sessionId: string; threadId: string; keep?: number; keepMessageIds?: string[] }): Promise<{ taskState: TaskState; window: number[] }> {
       return withHeartbeats(async (signal) => {
         const key = idempotencyKey();

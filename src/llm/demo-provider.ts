@@ -9,6 +9,7 @@ import type { ReplanDecisionReply, StepSpec, TaskStateSummaryReply } from '../pl
 import { countTextTokens } from '../memory/tokens';
 import { CLARIFY, demoIntents, describeToolResult, TAG } from './demo-intents';
 import { demoReactAction, demoTaskTree, demoTreeAnswer } from './demo-tree';
+import { demoMessageRoute, isMessageRouteContext } from './message-route';
 import { isTreeContext, type TreeContext } from './tree-prompts';
 import { demoMemoryPass } from '../longterm/passes';
 import { isMemoryPassContext, isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest, type TaskStateSummaryContext } from './provider';
@@ -128,6 +129,7 @@ export class DemoProvider implements ModelProvider {
     if (isTaskStateSummaryContext(request.context)) return JSON.stringify(demoTaskState(request.context));
     if (isMemoryPassContext(request.context)) return JSON.stringify(demoMemoryPass(request.context));
     if (isTreeContext(request.context)) return JSON.stringify(demoTreeReply(request.context));
+    if (isMessageRouteContext(request.context)) return JSON.stringify(demoMessageRoute(request.context));
     const { state } = request.context;
     switch (request.name) {
       case 'memory_summary':
@@ -137,6 +139,8 @@ export class DemoProvider implements ModelProvider {
       case 'memory_extraction':
       case 'memory_promotion':
         throw new Error(`a ${request.name} request needs a MemoryPassContext (goals, transcript)`);
+      case 'message_route':
+        throw new Error('a message_route request needs a MessageRouteContext (text, waiting)');
       case 'live_state_check': {
         // The demo's rule: a live tool concerns a goal that names it (e.g. "balance" for account_balance).
         const words = state.goal.toLowerCase();

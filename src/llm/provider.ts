@@ -4,6 +4,7 @@
  */
 import type { MemoryPassName, ModelCallName, TaskStateSummaryReply } from '../planning/schemas';
 import type { PlannerContext } from './prompts';
+import type { MessageRouteContext } from './message-route';
 import type { TreeContext } from './tree-prompts';
 import type { ChatMessage } from '../text/chat-message';
 
@@ -46,7 +47,7 @@ export interface ModelRequest {
    */
   model?: string;
   /** The structured context the messages were rendered from; offline providers read it instead of prose. */
-  context: PlannerContext | TreeContext | SummaryContext | TaskStateSummaryContext | MemoryPassContext;
+  context: PlannerContext | TreeContext | SummaryContext | TaskStateSummaryContext | MemoryPassContext | MessageRouteContext;
 }
 
 /** Tells a session's TaskState summary request from the others. */

@@ -80,23 +80,52 @@ export type Route =
   | { kind: 'nothing_to_retry' }
   | { kind: 'new_run'; goal: string };
 
+/** A judgement of a message sent while runs wait (the `message_route` call): a reply (to which run), or a new request. */
+export interface RouteJudgement {
+  route: 'reply' | 'new_request';
+  runId?: string;
+}
+
+/** The runs waiting for the person, the most recently asked first (what a judgement chooses from). */
+export function waitingNewestFirst(runs: readonly SessionRun[]): SessionRun[] {
+  return runs.filter((r) => WAITING.includes(r.status)).sort((a, b) => (b.askedAt ?? '').localeCompare(a.askedAt ?? ''));
+}
+
+/**
+ * Whether a message needs judging (seed 000's routing between a reply and a new request): some run
+ * waits, and the message is neither a command, nor addressed to a run (`@<runId> …`), nor a yes/no
+ * answer to a yes/no question — those are replies by rule, with no model call.
+ */
+export function needsJudgement(runs: readonly SessionRun[], text: string): boolean {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('/')) return false;
+  const waiting = runs.filter((r) => WAITING.includes(r.status));
+  if (waiting.length === 0) return false;
+  const addressed = /^@(\S+)\s+/.exec(trimmed);
+  if (addressed && waiting.some((r) => r.runId === addressed[1])) return false;
+  return !(confirmation(trimmed) !== null && waiting.some((r) => r.status === 'waiting_user_confirmation'));
+}
+
 /**
  * Decides what a message is (seed 000's resume and reset rules), in this order:
  * slash commands; a reply to the run that waits (the most recently asked one when several wait,
- * or the one named with `@<runId>`), with yes/no confirmations normalized for yes/no questions;
+ * or the one named with `@<runId>`), with yes/no confirmations normalized for yes/no questions —
+ * unless `judged` says the message is a new request, or a reply to another waiting run;
  * a retry phrase when nothing waits (retries the latest failed or cancelled run); else a new run.
  */
-export function routeMessage(runs: readonly SessionRun[], text: string): Route {
+export function routeMessage(runs: readonly SessionRun[], text: string, judged?: RouteJudgement): Route {
   const trimmed = text.trim();
   if (trimmed.startsWith('/')) {
     const command = trimmed.split(/\s+/)[0]?.toLowerCase() ?? '';
     return { kind: 'command', command: (COMMANDS as readonly string[]).includes(command) ? (command as (typeof COMMANDS)[number]) : 'unknown', text: trimmed };
   }
   const waiting = runs.filter((r) => WAITING.includes(r.status));
-  if (waiting.length > 0) {
+  const judgedNew = judged?.route === 'new_request' && needsJudgement(runs, text);
+  if (waiting.length > 0 && !judgedNew) {
     const addressed = /^@(\S+)\s+([\s\S]*)$/.exec(trimmed);
     const named = addressed ? waiting.find((r) => r.runId === addressed[1]) : undefined;
-    const target = named ?? [...waiting].sort((a, b) => (b.askedAt ?? '').localeCompare(a.askedAt ?? ''))[0]!;
+    const chosen = judged?.route === 'reply' && !named ? waiting.find((r) => r.runId === judged.runId) : undefined;
+    const target = named ?? chosen ?? waitingNewestFirst(waiting)[0]!;
     const body = named && addressed ? (addressed[2] ?? '') : trimmed;
     const answer = target.status === 'waiting_user_confirmation' ? confirmation(body) : null;
     return { kind: 'reply', runId: target.runId, text: answer ?? body };

@@ -25,7 +25,19 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { SessionActivities } from '../activities/session-activities';
-import { emptyTaskState, estimateTokens, HELP_TEXT, needsCompression, routeMessage, type Route, type SessionRun, type Turn } from '../sessions/session-model';
+import {
+  emptyTaskState,
+  estimateTokens,
+  HELP_TEXT,
+  needsCompression,
+  needsJudgement,
+  routeMessage,
+  waitingNewestFirst,
+  type Route,
+  type RouteJudgement,
+  type SessionRun,
+  type Turn,
+} from '../sessions/session-model';
 import {
   appendTurns,
   applyReport,
@@ -56,6 +68,13 @@ const SUMMARY: ActivityOptions = {
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['InvalidModelReply', 'ModelRequestRefused'] },
 };
 const SUMMARY_CALL: ActivityOptions = { ...SUMMARY, summary: 'task_state_summary: compress older turns into the task state' };
+/** The routing call: on the person's path, so short and tried twice; without an answer the message stays a reply. */
+const ROUTE_CALL: ActivityOptions = {
+  ...SUMMARY,
+  startToCloseTimeout: '30 seconds',
+  retry: { ...SUMMARY.retry, maximumAttempts: 2 },
+  summary: 'message_route: a reply to a waiting run, or a new request?',
+};
 
 /**
  * Patch id of today's session code: compression runs after the sender's answer, and the hand-over
@@ -72,6 +91,8 @@ const LOCAL_CALLS = 'local-calls';
 const RUNS_STARTED_BY_ACTIVITY = 'runs-started-by-activity';
 /** Patch id of sessions whose idle timeout is one timer per idle stretch, not a timer started and cancelled per message. */
 const IDLE_TIMER_ONCE = 'idle-timer-once';
+/** Patch id of sessions that ask whether a message sent while runs wait is a reply or a new request (seed 000's routing). */
+const ROUTE_BY_MODEL = 'route-by-model';
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
 const DEFAULT_HAND_OVER_GRACE = 500;
 export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
@@ -127,9 +148,11 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const caller = new Caller(patched(LOCAL_CALLS));
   const startsByActivity = patched(RUNS_STARTED_BY_ACTIVITY);
   const idleTimerOnce = patched(IDLE_TIMER_ONCE);
+  const judges = patched(ROUTE_BY_MODEL);
   // Memory writes and the summary model are timed apart: fast writes say nothing of the model's speed.
   const memory = callsThrough<SessionActivities>(caller, MEMORY, 'memory');
   const summary = callsThrough<SessionActivities>(caller, SUMMARY_CALL, 'summary');
+  const routing = callsThrough<SessionActivities>(caller, ROUTE_CALL, 'route');
   /** Why the conversation ended, once it has: it takes no more messages. */
   let ended: string | null = null;
   const idleTimeoutMs = input.settings?.idleTimeoutMs ?? 0;
@@ -374,9 +397,25 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     return cancelled.length;
   }
 
+  /**
+   * Seed 000's routing: while runs wait, a message that is not a reply by rule (a confirmation, `@<runId>`)
+   * is judged by the model — a reply, to which run, or a new request. No judgement (the call failed): a reply.
+   */
+  async function judge(text: string): Promise<RouteJudgement | undefined> {
+    if (!judges || !needsJudgement(runs, text)) return undefined;
+    const waiting = waitingNewestFirst(runs).map((r) => ({ runId: r.runId, goal: r.goal, question: r.question ?? '' }));
+    try {
+      return await routing.judgeMessage({ text, waiting });
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      return undefined;
+    }
+  }
+
   async function onMessage(text: string): Promise<MessageOutcome> {
     turns++;
-    const first = routeMessage(runs, text);
+    const judged = await judge(text);
+    const first = routeMessage(runs, text, judged);
     if (first.kind === 'command') return command(first);
     // The run the message goes to, as the thread records it with the turn (a reply's run, or the run it starts).
     const runId = first.kind === 'reply' ? first.runId : first.kind === 'new_run' || first.kind === 'retry' ? nextRunId() : undefined;
@@ -391,7 +430,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     const current = await remember([turn]);
     if (current !== null) await noticeCapabilities(current);
     // Routed after the capability check: a reply to a run cancelled just now starts afresh instead.
-    const route = routeMessage(runs, text);
+    const route = routeMessage(runs, text, judged);
     let outcome: MessageOutcome;
     switch (route.kind) {
       case 'command': // unreachable: commands were answered above

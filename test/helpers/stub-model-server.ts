@@ -24,6 +24,12 @@ export interface StubRequest {
 /** The last message of a request: the prompt of that call. */
 export const lastMessage = (request: Pick<StubRequest, 'messages'> | undefined): string => request?.messages.at(-1)?.content ?? '';
 
+/**
+ * An unscripted `message_route` (a session's message while a run waits) is a reply to the newest
+ * question, as before sessions asked: tests script the call only where they mean a new request.
+ */
+const ROUTE_AS_REPLY = { route: 'reply' };
+
 /** The token usage the stub reports for every reply. */
 export const STUB_USAGE = { prompt: 100, completion: 20, cached: 40 };
 
@@ -142,7 +148,7 @@ export class StubModelServer {
     const request: StubRequest = { name, goal, messages, body };
     this.requests.push(request);
     const queue = this.scripts.get(goal)?.[name];
-    const fallback = !queue || queue.length === 0 ? this.fallback?.(request) : undefined;
+    const fallback = !queue || queue.length === 0 ? (this.fallback?.(request) ?? (name === 'message_route' ? ROUTE_AS_REPLY : undefined)) : undefined;
     if ((!queue || queue.length === 0) && fallback === undefined) {
       this.misses.push(request);
       res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `stub: no scripted ${name} reply for goal "${goal}"` } }));

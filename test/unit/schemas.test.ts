@@ -138,6 +138,7 @@ test('replyJsonSchema gives an object schema per call name with the protocol top
     reflection: { properties: ['assessment', 'lesson'], required: ['assessment', 'lesson'] },
     blueprint_params: { properties: ['params'], required: ['params'] },
     memory_extraction: { properties: ['episode', 'facts', 'summary'], required: ['summary', 'facts', 'episode'] },
+    message_route: { properties: ['route', 'runId'], required: ['route'] },
     memory_promotion: { properties: ['episode', 'facts'], required: ['facts', 'episode'] },
   };
   assert.deepEqual(Object.keys(MODEL_CALLS).sort(), Object.keys(expected).sort());

@@ -13,13 +13,17 @@ import {
   isConfirmationQuestion,
   isRetryPhrase,
   needsCompression,
+  needsJudgement,
   routeMessage,
+  waitingNewestFirst,
   type SessionRun,
   type TaskState,
   type Turn,
 } from '../../src/sessions/session-model';
 import { appendTurns, applyReport, endingTurnKey, markReplied, reportTurn, shownTurns, newSessionRun, pruneRuns, renderSessionContext, renderSessionState, renderTaskState } from '../../src/sessions/session-state';
 import { taskStateSummaryContext, taskStateSummaryMessages } from '../../src/llm/task-state-summary';
+import { CLARIFY } from '../../src/llm/demo-intents';
+import { demoMessageRoute, messageRouteMessages } from '../../src/llm/message-route';
 import type { Chunk, ChunkInput } from '../../src/memory/model';
 
 const T0 = new Date('2025-01-01T00:00:00.000Z');
@@ -31,6 +35,39 @@ test('routing: commands first, whatever else is waiting', () => {
   assert.deepEqual(routeMessage(runs, '/clear'), { kind: 'command', command: '/clear', text: '/clear' });
   assert.deepEqual(routeMessage(runs, '  /STATE please'), { kind: 'command', command: '/state', text: '/STATE please' });
   assert.deepEqual(routeMessage([], '/nope'), { kind: 'command', command: 'unknown', text: '/nope' });
+});
+
+test('routing while runs wait: a message is judged unless it is a reply by rule; a judgement makes it a new request or picks the run', () => {
+  const runs = [run('r1', 'waiting_user', { askedAt: '2025-01-01T00:00:01Z', question: 'Which city?' }), run('r2', 'waiting_user', { askedAt: '2025-01-01T00:00:02Z', question: 'How many?' }), run('r3', 'running')];
+  assert.equal(needsJudgement(runs, 'what is 12*7'), true);
+  assert.equal(needsJudgement([run('r3', 'running')], 'what is 12*7'), false, 'nothing waits: a new run by rule');
+  assert.equal(needsJudgement(runs, '/state'), false);
+  assert.equal(needsJudgement(runs, '@r1 Lisbon'), false, 'addressed to a waiting run');
+  assert.equal(needsJudgement(runs, '@r9 Lisbon'), true, 'an address naming no waiting run is just text');
+  const confirm = [run('r1', 'waiting_user_confirmation', { question: 'Shall I send it?' })];
+  assert.equal(needsJudgement(confirm, 'ok'), false, 'a yes/no answer to a yes/no question');
+  assert.equal(needsJudgement(confirm, 'what time is it'), true);
+  assert.deepEqual(waitingNewestFirst(runs).map((r) => r.runId), ['r2', 'r1']);
+
+  assert.deepEqual(routeMessage(runs, 'what is 12*7', { route: 'new_request' }), { kind: 'new_run', goal: 'what is 12*7' });
+  assert.deepEqual(routeMessage(runs, 'Lisbon', { route: 'reply', runId: 'r1' }), { kind: 'reply', runId: 'r1', text: 'Lisbon' });
+  assert.deepEqual(routeMessage(runs, 'Lisbon', { route: 'reply', runId: 'nope' }), { kind: 'reply', runId: 'r2', text: 'Lisbon' }, 'an unknown run: the newest question');
+  // A judgement cannot overrule the rules: an addressed message stays that run's reply, a command a command.
+  assert.deepEqual(routeMessage(runs, '@r1 Lisbon', { route: 'new_request' }), { kind: 'reply', runId: 'r1', text: 'Lisbon' });
+  assert.equal(routeMessage(runs, '/help', { route: 'new_request' }).kind, 'command');
+  assert.deepEqual(routeMessage(confirm, 'ok', { route: 'new_request' }), { kind: 'reply', runId: 'r1', text: 'yes' });
+});
+
+test('message_route: the prompt names the message and every waiting question; the demo model tells a request it can do from an answer', () => {
+  const waiting = [{ runId: 'r2', goal: 'book a table', question: 'For how many people?' }, { runId: 'r1', goal: 'plan a trip', question: 'Which city?' }];
+  const prompt = messageRouteMessages({ call: 'message_route', text: 'what is 12*7', waiting }).map((m) => m.content).join('\n');
+  assert.match(prompt, /^Goal: what is 12\*7$/m);
+  assert.match(prompt, /runId r2 — task: book a table\n {3}question: For how many people\?/);
+  assert.match(prompt, /runId r1 — task: plan a trip/);
+  assert.deepEqual(demoMessageRoute({ call: 'message_route', text: 'what is 12*7', waiting }), { route: 'new_request' });
+  assert.deepEqual(demoMessageRoute({ call: 'message_route', text: 'four of us', waiting }), { route: 'reply', runId: 'r2' });
+  // Its own "what would you like me to do?" is answered by a request.
+  assert.deepEqual(demoMessageRoute({ call: 'message_route', text: 'what is 12*7', waiting: [{ runId: 'r3', goal: 'hm', question: CLARIFY }] }), { route: 'reply', runId: 'r3' });
 });
 
 test('routing: a waiting run takes the message; the most recently asked one when several wait, or the one addressed', () => {

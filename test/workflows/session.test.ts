@@ -205,6 +205,35 @@ test('with two runs waiting, replies reach the right one; "ok" to a yes/no quest
   await s.terminate();
 });
 
+test('a new request sent while a run waits starts its own run (the model judges it); the waiting run still takes its reply', async () => {
+  const s = await startSession();
+  stub.script('book a table for friday', { execution_plan: [{ steps: [askStep('For how many people?'), respondStep] }], replan_decision: [cont], final_answer: [answer('Booked for four on Friday.')] });
+  const table = await send(s, 'book a table for friday');
+  await waitRunStatus(s, table.runId ?? '', 'waiting_user');
+
+  // Not an answer to "how many?": the message_route call says so, and the request runs on its own.
+  stub.script('what is the time in Lisbon?', {
+    message_route: [{ route: 'new_request' }],
+    execution_plan: [{ steps: [respondStep] }],
+    final_answer: [answer('It is noon in Lisbon.')],
+  });
+  const other = await send(s, 'what is the time in Lisbon?');
+  assert.equal(other.kind, 'new_run');
+  assert.notEqual(other.runId, table.runId);
+  await waitRunStatus(s, other.runId ?? '', 'completed');
+  const judged = stub.requestsFor('what is the time in Lisbon?', 'message_route');
+  assert.equal(judged.length, 1);
+  assert.match(prompt(judged[0]), new RegExp(`runId ${table.runId} — task: book a table for friday\\n {3}question: For how many people\\?`));
+  assert.equal(await runStatus(s, table.runId ?? ''), 'waiting_user', 'the waiting run did not take it');
+
+  // The answer to the question is judged a reply (the stub's default), and reaches the run that asked.
+  assert.deepEqual(await send(s, 'four of us'), { kind: 'reply', runId: table.runId });
+  await waitRunStatus(s, table.runId ?? '', 'completed');
+  assert.deepEqual((await runState(table.runId ?? '')).observations.filter((o) => o.kind === 'user_reply').map((o) => o.content), ['four of us']);
+  assert.equal(stub.requestsFor('four of us', 'message_route').length, 1);
+  await s.terminate();
+});
+
 test("a sub-plan's question reaches the person in the session, and the reply reaches the sub-plan", async () => {
   const s = await startSession();
   const goal = 'organise the team lunch';
