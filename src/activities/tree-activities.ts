@@ -4,7 +4,9 @@
  * step journal and memory threads.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { findTask, levelOf, pathTo, treeProblems, type TaskSpec } from '../planning/task-tree';
+import { findTask, levelOf, pathTo, treeProblems, type TaskNode, type TaskSpec } from '../planning/task-tree';
+import { episodeLine, factLine } from '../longterm/context-chunks';
+import type { ChatMessage } from '../text/chat-message';
 import { headForHistory, type ExecutionState } from '../planning/execution-state';
 import type { TreeCallName } from '../planning/schemas';
 import type { ReactActionReply, ReflectionReply, SpinCheckReply, TaskTreeReply } from '../planning/tree-schemas';
@@ -28,6 +30,20 @@ export interface TreeActivityDeps extends PlanActivityDeps {
 }
 
 const JOURNAL = 'step-journal';
+/** What one iteration's recall may add to its prompt, in characters (seed 003's memory size limit). */
+export const TASK_RECALL_CHARS = 1_500;
+
+/** The first lines that fit in `max` characters together. */
+function withinChars(lines: readonly string[], max: number): string[] {
+  const kept: string[] = [];
+  let used = 0;
+  for (const line of lines) {
+    if (used + line.length + 1 > max) break;
+    kept.push(line);
+    used += line.length + 1;
+  }
+  return kept;
+}
 
 /** A ReAct iteration's thought and chosen action, as a `thinking` chunk of the run's thread. */
 function thoughtChunk(state: ExecutionState, stepId: string, taskIndex: string, reply: ReactActionReply): ChunkInput {
@@ -46,6 +62,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
     const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget, promptReader(state, call)) : undefined;
     const path = taskIndex && state.tree ? pathTo(state.tree, taskIndex) : [];
     const task = path.at(-1);
+    const recall = task && call === 'react_action' ? await recallFor(state, task, memory?.messages ?? []) : [];
     return {
       call,
       tree: true,
@@ -54,8 +71,22 @@ export function createTreeActivities(deps: TreeActivityDeps) {
       limits,
       ...(task ? { task, path } : {}),
       ...(memory ? { memory: { messages: memory.messages, tokens: memory.tokens } } : {}),
+      ...(recall.length ? { recall } : {}),
       ...(blueprints.length ? { blueprints: blueprints.map(describeBlueprint) } : {}),
     };
+  }
+
+  /**
+   * Seed 003's observe phase under react_mem: long-term memory searched for the current task at each
+   * iteration (not once per run, for the goal), in the run's session; facts and similar earlier tasks the
+   * thread's messages show already are left out, and the rest is cut to TASK_RECALL_CHARS.
+   */
+  async function recallFor(state: ExecutionState, task: TaskNode, shown: readonly ChatMessage[]): Promise<string[]> {
+    if (!deps.longterm) return [];
+    const found = await deps.longterm.contextFor(state.userId, `${task.name}: ${task.goal}`, { maxFacts: 5, maxEpisodes: 2, ...(state.sessionId ? { sessionId: state.sessionId } : {}) });
+    const seen = shown.map((m) => m.content).join('\n');
+    const lines = [...found.facts.filter((f) => !seen.includes(f.id)).map(factLine), ...found.episodes.filter((e) => !seen.includes(e.id)).map(episodeLine)];
+    return withinChars(lines, TASK_RECALL_CHARS);
   }
 
   /**

@@ -31,6 +31,11 @@ export interface TreeContext {
   /** `task_tree` after a person asked for a revision: what they said, and the plan they saw. */
   feedback?: { text: string; previous: TaskNode };
   memory?: { messages: ChatMessage[]; tokens: number };
+  /**
+   * Seed 003's observe phase: what long-term memory holds for the current task (facts, similar earlier
+   * tasks), recalled at each iteration and bounded (TASK_RECALL_CHARS); what the thread shows already is left out.
+   */
+  recall?: string[];
 }
 
 export const isTreeContext = (context: { call: string }): context is TreeContext => 'tree' in context && context.tree === true;
@@ -86,6 +91,7 @@ export function buildTreeMessages(ctx: TreeContext): ChatMessage[] {
     const mine = state.steps.filter((s) => s.task === ctx.task?.index);
     const seen = mine.flatMap((s) => state.observations.filter((o) => o.stepId === s.id).map((o) => `${s.id} ${s.type}${s.tool ? ` ${s.tool}(${JSON.stringify(s.args ?? {})})` : ''}: ${o.kind}: ${o.content}`));
     if (seen.length) parts.push(`This task's actions so far:\n${seen.join('\n')}`);
+    if (ctx.recall?.length) parts.push(`What long-term memory holds for this task:\n${ctx.recall.join('\n')}`);
   }
   if (ctx.call === 'blueprint_params' && ctx.blueprint) parts.push(`Blueprint ${ctx.blueprint.name}: ${ctx.blueprint.description}\nParameters (JSON Schema):\n${JSON.stringify(ctx.blueprint.params)}`);
   parts.push(INSTRUCTIONS[ctx.call]);

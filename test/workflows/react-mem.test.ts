@@ -126,3 +126,31 @@ test('session messages join the user recall memory as they happen: searchable by
     await longterm.close();
   }
 });
+
+test("a tree run recalls long-term memory for each task as it comes (seed 003's observe phase), not only for the goal", async () => {
+  const longterm = await openLongTerm(mem.config);
+  const meta = { origin: 'user' as const, reason: 'test setup' };
+  try {
+    await longterm.longterm.recordFact('rm-tree', { subject: 'user', predicate: 'sister', object: 'Ana', text: "The user's sister Ana is vegetarian" }, { messageIds: [] }, meta);
+    await longterm.longterm.recordFact('rm-tree', { subject: 'user', predicate: 'car', object: 'red van', text: 'The user drives a red van' }, { messageIds: [] }, meta);
+  } finally {
+    await longterm.close();
+  }
+  const goal = 'organise the weekend';
+  stub.script(goal, {
+    task_tree: [{ name: 'Weekend', goal, subtasks: [{ name: 'Transport', goal: 'Decide how to travel by car' }, { name: 'Dinner', goal: 'Choose a restaurant my sister likes' }] }],
+    react_action: [
+      { thought: 'the van', action: 'finish', result: 'we take the van' },
+      { thought: 'vegetarian', action: 'finish', result: 'a vegetarian place' },
+    ],
+    final_answer: [answer('Van, then a vegetarian dinner.')],
+  });
+  const { runId } = await new Runs(mem.client, mem.config).start({ userId: 'rm-tree', goal, engine: 'tree' });
+  const state = (await mem.client.workflow.getHandle(runId).result()) as ExecutionState;
+  assert.equal(state.status, 'completed', state.lastError ?? '');
+  const [first, second] = stub.requestsFor(goal, 'react_action').map((r) => r.messages.at(-1)?.content ?? '');
+  const section = (prompt: string | undefined) => /What long-term memory holds for this task:\n([\s\S]*?)(\n\n|$)/.exec(prompt ?? '')?.[1] ?? '';
+  // Each task's recall leads with what bears on it.
+  assert.match(section(first).split('\n')[0] ?? '', /red van/, 'the transport task recalls the car first');
+  assert.match(section(second).split('\n')[0] ?? '', /sister Ana is vegetarian/, 'the dinner task recalls the sister first');
+});
