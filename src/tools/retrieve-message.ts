@@ -2,13 +2,17 @@
  * `retrieve_message` (seed 004's ConversationMemory): a conversation message —
  * what the user said or what the agent answered — by its short id, so a plan can
  * go back to a message whose full text was compacted out of its context. It
- * looks only in the caller's own threads (its run's, its parent run's, its
- * session's), and finds only what their heads still hold or folded in.
+ * looks in the caller's own threads first (its run's, its parent run's, its
+ * session's: what their heads still hold or folded in), then — under react_mem —
+ * in the user's recall memory, which keeps every message of the user's earlier
+ * sessions under the same ids (seed 004: conversation memory persists across
+ * tasks and sessions). Never another user's.
  */
 import { z } from 'zod';
 import type { ChunkType } from '../memory/model';
 import { renderContent } from '../memory/parser';
-import { defineTool } from './tool';
+import type { LongTermMemory } from '../longterm/contract';
+import { defineTool, type ToolDefinition } from './tool';
 
 /** Chunk types that are conversation messages, and who spoke. */
 const ROLE_OF: Partial<Record<ChunkType, 'user' | 'assistant'>> = { user: 'user', response: 'assistant', output: 'assistant' };
@@ -19,7 +23,8 @@ export interface RetrievedMessage {
   at: string;
 }
 
-export const retrieveMessage = defineTool({
+/** The tool, reading the user's recall memory too when `recall` is given (react_mem). */
+export const retrieveMessageTool = (recall?: Pick<LongTermMemory, 'getMessage'>): ToolDefinition => defineTool({
   name: 'retrieve_message',
   quick: true,
   description:
@@ -34,7 +39,13 @@ export const retrieveMessage = defineTool({
       { origin: 'agent', reason: 'retrieve_message', trigger: `tool step ${ctx.stepId}`, runId: ctx.runId, stepId: ctx.stepId },
     );
     const role = chunk ? ROLE_OF[chunk.type] : undefined;
-    if (!chunk || !role) throw new Error(`no message "${messageId}"`);
-    return { role, content: renderContent(chunk.content), at: chunk.createdAt };
+    if (chunk && role) return { role, content: renderContent(chunk.content), at: chunk.createdAt };
+    // An earlier session's message, kept in the user's recall memory (the user's own only).
+    const kept = recall ? await recall.getMessage(ctx.userId, messageId) : null;
+    if (kept) return { role: kept.role, content: kept.text, at: kept.at };
+    throw new Error(`no message "${messageId}"`);
   },
 });
+
+/** The tool without recall memory (MEMORY_MANAGER=react): the caller's own threads only. */
+export const retrieveMessage = retrieveMessageTool();

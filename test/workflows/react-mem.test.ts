@@ -129,7 +129,7 @@ test('session messages join the user recall memory as they happen: searchable by
 
 test("a tree run recalls long-term memory for each task as it comes (seed 003's observe phase), not only for the goal", async () => {
   const longterm = await openLongTerm(mem.config);
-  const meta = { origin: 'user' as const, reason: 'test setup' };
+  const meta = { origin: 'person' as const, reason: 'test setup' };
   try {
     await longterm.longterm.recordFact('rm-tree', { subject: 'user', predicate: 'sister', object: 'Ana', text: "The user's sister Ana is vegetarian" }, { messageIds: [] }, meta);
     await longterm.longterm.recordFact('rm-tree', { subject: 'user', predicate: 'car', object: 'red van', text: 'The user drives a red van' }, { messageIds: [] }, meta);
@@ -153,4 +153,40 @@ test("a tree run recalls long-term memory for each task as it comes (seed 003's 
   // Each task's recall leads with what bears on it.
   assert.match(section(first).split('\n')[0] ?? '', /red van/, 'the transport task recalls the car first');
   assert.match(section(second).split('\n')[0] ?? '', /sister Ana is vegetarian/, 'the dinner task recalls the sister first');
+});
+
+test("retrieve_message finds a message of the user's earlier session by its id (recall memory), never another user's", async () => {
+  const threads = await openMemory(mem.config);
+  const longterm = await openLongTerm(mem.config);
+  try {
+    const sessions = new Sessions(mem.client, threads.memory, mem.config);
+    const earlier = await sessions.create({ userId: 'rm-erin' });
+    const said = 'the locker code at the gym is 4711';
+    stub.script(said, { execution_plan: [{ steps: [respondStep] }], final_answer: [answer('Noted the locker code.')] });
+    await sessions.send(earlier.sessionId, said);
+    const [hit] = await waitFor('the message in recall memory', async () => {
+      const hits = await longterm.longterm.search('rm-erin', { query: 'locker code gym', kinds: ['message'], k: 1 });
+      return hits[0]?.text === said ? hits : null;
+    });
+    const messageId = hit?.id ?? '';
+    assert.match(messageId, /^msg_/);
+
+    // A later session's run (another thread altogether) asks for it by id; another user's run cannot.
+    const later = await sessions.create({ userId: 'rm-erin' });
+    const goal = 'what did I say the locker code was';
+    stub.script(goal, { execution_plan: [{ steps: [toolStep('retrieve_message', { messageId }), respondStep] }], replan_decision: [cont], final_answer: [answer('4711.')] });
+    const asked = await sessions.send(later.sessionId, goal);
+    const found = (await mem.client.workflow.getHandle(asked.runId ?? '').result()) as ExecutionState;
+    assert.match(found.observations[0]?.content ?? '', /"content":"the locker code at the gym is 4711"/);
+    assert.match(found.observations[0]?.content ?? '', /"role":"user"/);
+
+    const stranger = 'fetch that message please';
+    stub.script(stranger, { execution_plan: [{ steps: [toolStep('retrieve_message', { messageId }), respondStep] }], replan_decision: [cont], final_answer: [answer('Not found.')] });
+    const theirs = await run(mem, 'rm-frank', stranger);
+    assert.equal(theirs.observations[0]?.kind, 'error');
+    assert.match(theirs.observations[0]?.content ?? '', /no message "msg_/);
+  } finally {
+    await threads.close();
+    await longterm.close();
+  }
 });
