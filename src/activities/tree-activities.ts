@@ -124,7 +124,9 @@ export function createTreeActivities(deps: TreeActivityDeps) {
         const threadId = state.threadId ?? (await ensureRunThread(deps, state));
         const withThread = threadId ? { ...state, threadId } : state;
         const base = await context('task_tree', withThread, plan?.taskIndex);
-        const previous = feedback && state.tree ? { feedback: { text: feedback, previous: state.tree } } : {};
+        // A task's revised subtree is shown with that task's part of the tree; a revised plan with the whole.
+        const shown = state.tree && plan ? findTask(state.tree, plan.taskIndex) : undefined;
+        const previous = feedback && state.tree ? { feedback: { text: feedback, previous: shown ?? state.tree } } : {};
         const ctx: TreeContext & { call: 'task_tree' } = { ...base, call: 'task_tree', ...previous, ...(plan ? { planGoal: plan.goal } : {}) };
         // A task at level L plans a subtree whose root is itself: it may use the levels left below it.
         const levels = plan ? limits.maxDepth - levelOf(plan.taskIndex) + 1 : limits.maxDepth;

@@ -38,6 +38,8 @@ export function agentRunInput(
     limits: parent.input.limits,
     agent: call.agent,
     relayQuestions: true,
+    // A run under review has its sub-agents' plans reviewed too.
+    ...(parent.input.review ? { review: true } : {}),
     ...(call.engine === 'tree' ? { engine: 'tree' as const, ...(parent.input.treeLimits ? { treeLimits: parent.input.treeLimits } : {}) } : {}),
   };
 }

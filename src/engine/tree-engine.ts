@@ -58,6 +58,11 @@ export interface TreeEngineInput extends PlanExecutionInput {
   reportTo: string | null;
   /** The parent run that shows this run's questions as its own (`relayQuestions`), or null. */
   questionsTo?: string | null;
+  /**
+   * Whether a subtree a `plan` or `blueprint` action makes waits for review too, when the run is reviewed
+   * (asked when one is made: runs recorded before answer false, the workflow's `patched`). @default none
+   */
+  reviewsSubtrees?: () => boolean;
   review: boolean;
   limits: PlanExecutionInput['limits'];
   treeLimits: TreeLimits;
@@ -66,9 +71,11 @@ export interface TreeEngineInput extends PlanExecutionInput {
 type Waiting =
   | { for: 'tree' }
   | { for: 'review' }
+  /** A subtree a task planned (or took from a blueprint), shown for review before it runs. */
+  | { for: 'subtree_review'; taskIndex: string; stepId: string; goal: string }
   | { for: 'iteration'; taskIndex: string; stepId: string }
   | { for: 'reply'; taskIndex: string; stepId: string }
-  | { for: 'subtasks'; taskIndex: string; stepId: string }
+  | { for: 'subtasks'; taskIndex: string; stepId: string; goal?: string }
   | { for: 'child'; taskIndex: string; stepId: string; childRunId: string }
   | { for: 'agent'; taskIndex: string; stepId: string; childRunId: string; agent: string }
   | { for: 'reflection'; taskIndex: string }
@@ -115,10 +122,13 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
 
   /** Why a review decision cannot be taken now, or null when it can (the update's validator). */
   reviewProblem(decision: ReviewDecision): string | null {
-    if (this.#state.status !== 'waiting_review' || this.#waiting.for !== 'review') return `run is ${this.#state.status}, not waiting for a review`;
+    const waiting = this.#waiting;
+    if (this.#state.status !== 'waiting_review' || (waiting.for !== 'review' && waiting.for !== 'subtree_review')) return `run is ${this.#state.status}, not waiting for a review`;
     if (decision.planId !== this.#state.planId) return `plan ${decision.planId} is not the plan under review (${this.#state.planId ?? 'none'})`;
     if (decision.tree) {
-      const problems = treeProblems(decision.tree, this.input.treeLimits);
+      // A subtree under review is rooted at its task: it may use the levels left below it.
+      const limits = waiting.for === 'subtree_review' ? { ...this.input.treeLimits, maxDepth: this.input.treeLimits.maxDepth - levelOf(waiting.taskIndex) + 1 } : this.input.treeLimits;
+      const problems = treeProblems(decision.tree, limits);
       if (problems.length) return `the edited tree breaks the limits: ${problems.join('; ')}`;
     }
     if (decision.decision === 'revise' && !decision.tree && !decision.feedback) return 'a revision needs feedback or an edited tree';
@@ -179,6 +189,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       case 'child_report':
         return this.#childReport(waiting, event.report, now);
       case 'review':
+        if (waiting.for === 'subtree_review') return this.#subtreeReview(waiting, event, now);
         if (waiting.for !== 'review') throw new Error(`a review arrived while the run waits for ${waiting.for}`);
         return this.#review(event, now);
       case 'skip':
@@ -490,7 +501,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
         }
         step({ type: 'subplan', goal: reply.goal ?? '' }, 'running', null);
         const stepId = this.#state.currentStepId ?? waiting.stepId;
-        this.#waiting = { for: 'subtasks', taskIndex, stepId };
+        this.#waiting = { for: 'subtasks', taskIndex, stepId, goal: reply.goal ?? '' };
         return this.#emit({
           kind: 'call',
           activity: 'proposeTree',
@@ -508,7 +519,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
         const name = reply.blueprint ?? '';
         step({ type: 'subplan', goal: `blueprint ${name}` }, 'running', null);
         const stepId = this.#state.currentStepId ?? waiting.stepId;
-        this.#waiting = { for: 'subtasks', taskIndex, stepId };
+        this.#waiting = { for: 'subtasks', taskIndex, stepId, goal: `blueprint ${name}` };
         return this.#emit({ kind: 'call', activity: 'expandBlueprint', input: { state: this.#state, taskIndex, name }, policy: 'model', summary: `task ${taskIndex} · blueprint ${name}`.slice(0, 200) });
       }
     }
@@ -543,10 +554,53 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
   /** Planning as an action: the subtasks go under the task that planned, and run before it ends. */
   #planned(waiting: Extract<Waiting, { for: 'subtasks' }>, subtasks: TaskSpec[], now: Date): TreeCommand[] {
     const tree = this.#tree();
+    // Under review, a subtree made mid-run is shown before it runs, like the first plan.
+    if (this.input.review && this.input.reviewsSubtrees?.()) {
+      const planId = `${this.#state.runId}#tree${++this.#plans}`;
+      this.#publish(model.withTree(this.#state, attachSubtasks(tree, waiting.taskIndex, subtasks), now, { planId, status: 'waiting_review' }));
+      this.#waiting = { for: 'subtree_review', taskIndex: waiting.taskIndex, stepId: waiting.stepId, goal: waiting.goal ?? '' };
+      return this.#emit({ kind: 'await_person' });
+    }
     const names = subtasks.map((s, i) => `${waiting.taskIndex}-${i + 1} ${s.name}`).join('; ');
     this.#publish(model.finishStep(this.#state, waiting.stepId, 'completed', { kind: 'subplan', content: `task ${waiting.taskIndex} planned ${subtasks.length} subtasks: ${names}` }, now));
     this.#publish(model.withTree(this.#state, attachSubtasks(tree, waiting.taskIndex, subtasks), now));
     return this.#schedule(now);
+  }
+
+  /**
+   * A person's decision on a subtree a task made: approved (as made, or edited) it runs; revised, the task
+   * plans again with the feedback (or the edited subtree is shown again); rejected, the subtree is dropped
+   * and the task goes on with actions, the rejection among its observations.
+   */
+  #subtreeReview(waiting: Extract<Waiting, { for: 'subtree_review' }>, event: ReviewEvent, now: Date): TreeCommand[] {
+    const { taskIndex, stepId, goal } = waiting;
+    switch (event.decision) {
+      case 'approve': {
+        const subtasks = event.tree ? (event.tree.subtasks ?? []) : (findTask(this.#tree(), taskIndex)?.subtasks ?? []);
+        const names = subtasks.map((s, i) => `${taskIndex}-${i + 1} ${s.name}`).join('; ');
+        this.#publish(model.finishStep(this.#state, stepId, 'completed', { kind: 'subplan', content: `task ${taskIndex} planned ${subtasks.length} subtasks (approved${event.tree ? ', edited' : ''}): ${names}` }, now));
+        const tree = event.tree ? attachSubtasks(this.#tree(), taskIndex, event.tree.subtasks ?? []) : this.#tree();
+        this.#publish(model.withTree(this.#state, tree, now, { status: 'running' }));
+        return this.#schedule(now);
+      }
+      case 'revise':
+        if (event.tree) return this.#planned({ for: 'subtasks', taskIndex, stepId, goal }, event.tree.subtasks ?? [], now);
+        this.#publish(model.withTree(this.#state, this.#tree(), now, { status: 'running' }));
+        this.#waiting = { for: 'subtasks', taskIndex, stepId, goal };
+        return this.#emit({
+          kind: 'call',
+          activity: 'proposeTree',
+          input: { state: this.#state, plan: { taskIndex, goal }, feedback: event.feedback ?? '' },
+          policy: 'model',
+          summary: `task ${taskIndex} · plan, revised: ${event.feedback ?? ''}`.slice(0, 200),
+        });
+      case 'reject': {
+        const why = `the person rejected the subtasks planned for task ${taskIndex}${event.feedback ? `: ${event.feedback}` : ''}; carry the task out with actions`;
+        this.#publish(model.withTree(this.#state, attachSubtasks(this.#tree(), taskIndex, []), now, { status: 'running' }));
+        this.#publish(model.finishStep(this.#state, stepId, 'failed', { kind: 'error', content: why }, now));
+        return this.#afterCall(taskIndex, now);
+      }
+    }
   }
 
   /** On failure or cancellation: the leaf under way ends too. */

@@ -16,6 +16,8 @@ import { runEngine } from './run-engine';
 import { runReportSignal } from './session-definitions';
 import type { PlanExecutionInput } from '../engine/contract';
 
+/** Patch id of tree runs whose subtrees made by `plan` and `blueprint` actions wait for review when the run is reviewed. */
+const REVIEW_SUBTREES_PATCH = 'review-subtrees';
 /** Tree limits of runs started without them. */
 const DEFAULT_TREE_LIMITS = { maxDepth: 4, maxFanout: 8, maxIterations: 10 };
 
@@ -28,7 +30,9 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
   const questionsTo = input.parentRunId && input.relayQuestions ? input.parentRunId : null;
   const runId = workflowInfo().workflowId;
   if (input.engine === 'tree') {
-    const engine = new TreeEngine({ ...input, runId, reportTo, questionsTo, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS }, new Date());
+    // Subtrees made mid-run wait for review too; runs recorded before did not (`patched`, asked only when one is made).
+    const reviewsSubtrees = () => patched(REVIEW_SUBTREES_PATCH);
+    const engine = new TreeEngine({ ...input, runId, reportTo, questionsTo, reviewsSubtrees, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS }, new Date());
     const inbox: TreePersonEvent[] = [];
     wireCommon(input, current, () => engine.state, () => engine.canTakeReply() && inbox.length === 0, inbox);
     setHandler(

@@ -141,6 +141,35 @@ test('review over REST: the run waits with its plan; stale planId 409; revise wi
   assert.equal(done.planId, `${runId}#tree3`);
 });
 
+test('review over REST reaches subtrees too: a task that plans mid-run waits with its subtree; the person edits and approves it', async () => {
+  const goal = 'prepare the product launch';
+  stub.script(goal, {
+    task_tree: [
+      { name: 'Launch', goal, subtasks: [{ name: 'Press', goal: 'Brief the press' }] },
+      { name: 'Press', goal: 'Brief the press', subtasks: [{ name: 'List', goal: 'List the outlets' }, { name: 'Mail', goal: 'Mail them' }] },
+    ],
+    react_action: [{ thought: 'too big', action: 'plan', goal: 'split the press work' }, finish('outlets listed'), finish('kit ready')],
+    final_answer: [{ answer: 'Press briefed.' }],
+  });
+  const runId = await startTree(goal, { review: true });
+  const first = await waitFor('the plan under review', async () => {
+    const s = await stateOf(runId);
+    return s.status === 'waiting_review' ? s : null;
+  });
+  assert.equal((await call('POST', `/v1/runs/${runId}/review`, { decision: 'approve', planId: first.planId })).status, 202);
+  const sub = await waitFor('the subtree under review', async () => {
+    const s = await stateOf(runId);
+    return s.status === 'waiting_review' && s.planId === `${runId}#tree2` ? s : null;
+  });
+  assert.deepEqual(sub.tree?.subtasks[0]?.subtasks.map((t) => `${t.index} ${t.name}`), ['1-1-1 List', '1-1-2 Mail']);
+  // The person keeps the list and swaps the mailing for a press kit.
+  const edited = { name: 'Press', goal: 'Brief the press', subtasks: [{ name: 'List', goal: 'List the outlets' }, { name: 'Kit', goal: 'Prepare a press kit' }] };
+  assert.equal((await call('POST', `/v1/runs/${runId}/review`, { decision: 'approve', planId: sub.planId, tree: edited })).status, 202);
+  const done = await result(runId);
+  assert.equal(done.status, 'completed', done.lastError ?? '');
+  assert.deepEqual(done.tree?.subtasks[0]?.subtasks.map((t) => `${t.index} ${t.name} ${t.result}`), ['1-1-1 List outlets listed', '1-1-2 Kit kit ready']);
+});
+
 test('reject ends the run cancelled; review is refused on plan runs and blueprints are unknown', async () => {
   const goal = 'repaint the office';
   stub.script(goal, { task_tree: [{ name: 'Paint', goal, subtasks: [{ name: 'Buy paint', goal: 'buy' }] }] });

@@ -346,3 +346,50 @@ test("a question, its reply, a task's result and a skip reach the thread through
   assert.deepEqual(memoryOf(skipped), { openThread: null, unrecorded: { from: replyAt + 2, plan: false } });
   assert.match(e.state.observations[replyAt + 2]?.content ?? '', /skipped by the user: not needed/);
 });
+
+test('under review, a subtree a task plans waits for review too: approved it runs, revised the task plans again, rejected the task goes on with actions', () => {
+  const flat: TaskTreeReply = { name: 'r', goal: 'g', subtasks: [{ name: 'Big', goal: 'big job' }, { name: 'After', goal: 'later' }] };
+  const split: TaskTreeReply = { name: 'big', goal: 'big job', subtasks: [{ name: 'Part 1', goal: 'p1' }, { name: 'Part 2', goal: 'p2' }] };
+  const reviewed = () => {
+    const e = engine({ review: true, reviewsSubtrees: () => true });
+    e.start(T0);
+    e.handle(proposed(flat), T0);
+    e.handle({ kind: 'review', decision: 'approve', planId: 'run-t#tree1' }, T0);
+    e.handle(acted({ thought: 'too big', action: 'plan', goal: 'split big job' }), T0);
+    assert.deepEqual(kinds(e.handle(proposed(split), T0)), ['status:waiting_review', 'await_person']);
+    return e;
+  };
+  const e = reviewed();
+  assert.equal(e.state.planId, 'run-t#tree2');
+  assert.deepEqual(e.state.tree?.subtasks[0]?.subtasks.map((n) => n.name), ['Part 1', 'Part 2'], 'shown in the tree under review');
+  // An edited subtree is checked against the levels left below its task (1-1 is at level 2 of 3).
+  const tooDeep: TaskTreeReply = { name: 'big', goal: 'big job', subtasks: [{ name: 'A', goal: 'a', subtasks: [{ name: 'A1', goal: 'a1' }] }] };
+  assert.match(e.reviewProblem({ decision: 'approve', planId: 'run-t#tree2', tree: tooDeep }) ?? '', /levels/);
+  const approved = e.handle({ kind: 'review', decision: 'approve', planId: 'run-t#tree2' }, T0);
+  assert.deepEqual(kinds(approved), ['status:running', 'start_child']);
+  assert.match(e.state.observations.at(-1)?.content ?? '', /task 1-1 planned 2 subtasks \(approved\)/);
+
+  const f = reviewed();
+  const revise = f.handle({ kind: 'review', decision: 'revise', planId: 'run-t#tree2', feedback: 'one part is enough' }, T0);
+  assert.deepEqual(kinds(revise), ['status:running', 'call:proposeTree']);
+  const call = revise.at(-1);
+  assert.ok(call?.kind === 'call' && call.activity === 'proposeTree');
+  assert.deepEqual([call.input.plan, call.input.feedback], [{ taskIndex: '1-1', goal: 'split big job' }, 'one part is enough']);
+  assert.deepEqual(kinds(f.handle(proposed({ name: 'big', goal: 'big job', subtasks: [{ name: 'Only part', goal: 'p' }] }), T0)), ['status:waiting_review', 'await_person']);
+  assert.equal(f.state.planId, 'run-t#tree3');
+
+  const g = reviewed();
+  const rejected = g.handle({ kind: 'review', decision: 'reject', planId: 'run-t#tree2', feedback: 'just do it' }, T0);
+  assert.deepEqual(kinds(rejected), ['status:running', 'call:reactStep']);
+  assert.equal(iterationOf(rejected), '1-1', 'the same task, as a leaf again');
+  assert.deepEqual(g.state.tree?.subtasks[0]?.subtasks, []);
+  assert.match(g.state.observations.at(-1)?.content ?? '', /the person rejected the subtasks planned for task 1-1: just do it/);
+
+  // A run recorded before (no `reviewsSubtrees`) runs the subtree at once, as it did.
+  const old = engine({ review: true });
+  old.start(T0);
+  old.handle(proposed(flat), T0);
+  old.handle({ kind: 'review', decision: 'approve', planId: 'run-t#tree1' }, T0);
+  old.handle(acted({ thought: 'too big', action: 'plan', goal: 'split big job' }), T0);
+  assert.equal(old.handle(proposed(split), T0).at(-1)?.kind, 'start_child');
+});
