@@ -20,6 +20,7 @@ import type { ToolContext } from '../tools/tool';
 import { boundToolResult, type ToolResultStore } from '../tools/large-results';
 import type { LongTermMemory } from '../longterm/contract';
 import { longTermChunks } from '../longterm/context-chunks';
+import { allows } from '../planning/capabilities';
 import { readConversation } from '../sessions/session-chunks';
 import { assertCurrent, codeVersionOf } from './code-version';
 import { handOverUnlessQuick, idempotencyKey, withHeartbeats } from './heartbeat';
@@ -93,7 +94,7 @@ export async function ensureRunThread(deps: Pick<PlanActivityDeps, 'memory' | 'l
   if (!deps.memory) return null;
   // react_mem (seed 002): a top-level run starts with what long-term memory holds for its goal; its sub-runs read its thread.
   const recalled =
-    deps.longterm && !state.parentRunId
+    deps.longterm && !state.parentRunId && allows(state.allow, 'recall')
       ? longTermChunks(await deps.longterm.contextFor(state.userId, state.goal, state.sessionId ? { sessionId: state.sessionId } : {}), {
           runId: state.runId,
           ...(state.sessionId ? { sessionId: state.sessionId } : {}),

@@ -6,6 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { findTask, levelOf, pathTo, treeProblems, type TaskNode, type TaskSpec } from '../planning/task-tree';
 import { episodeLine, factLine } from '../longterm/context-chunks';
+import { allows, refusedAction } from '../planning/capabilities';
 import type { ChatMessage } from '../text/chat-message';
 import { headForHistory, type ExecutionState } from '../planning/execution-state';
 import type { TreeCallName } from '../planning/schemas';
@@ -82,7 +83,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
    * thread's messages show already are left out, and the rest is cut to TASK_RECALL_CHARS.
    */
   async function recallFor(state: ExecutionState, task: TaskNode, shown: readonly ChatMessage[]): Promise<string[]> {
-    if (!deps.longterm) return [];
+    if (!deps.longterm || !allows(state.allow, 'recall')) return [];
     const found = await deps.longterm.contextFor(state.userId, `${task.name}: ${task.goal}`, { maxFacts: 5, maxEpisodes: 2, ...(state.sessionId ? { sessionId: state.sessionId } : {}) });
     const seen = shown.map((m) => m.content).join('\n');
     const lines = [...found.facts.filter((f) => !seen.includes(f.id)).map(factLine), ...found.episodes.filter((e) => !seen.includes(e.id)).map(episodeLine)];
@@ -170,6 +171,8 @@ export function createTreeActivities(deps: TreeActivityDeps) {
           return { reply, observation: null, ...version };
         }
         const call = { stepId, tool: reply.tool ?? '', args: reply.args ?? {} };
+        // Tools turned off for the run (a capability switch): the call is refused, not made.
+        if (!allows(state.allow, 'tools')) return { reply, observation: { kind: 'error' as const, content: refusedAction('tools') }, ...version };
         // A sub-agent runs as a child run the engine starts; a call that cannot be made is the action's error.
         const resolved = agentNameOf(call.tool) !== null ? resolveAgentCall(deps.agents ?? [], state.agent, call.tool, call.args) : null;
         if (resolved?.ok) return { reply, observation: null, agent: resolved.invocation, ...version };

@@ -5,6 +5,7 @@
  * `TreeCalls`); nothing here depends on either. Types only.
  */
 import type { AgentInvocation, RunAgent } from '../agents/names';
+import type { Allow } from '../planning/capabilities';
 import type { CodeVersion } from '../planning/code-version';
 import type { ExecutionState, Observation, ObservationKind, RunEnding } from '../planning/execution-state';
 import type { ReplanDecisionReply, StepSpec } from '../planning/schemas';
@@ -61,6 +62,8 @@ export interface PlanExecutionInput {
    * on runs started before parents did (their questions stayed with them).
    */
   relayQuestions?: boolean;
+  /** Capability switches (src/planning/capabilities.ts): what the run and its children may not do. @default everything on */
+  allow?: Allow;
 }
 
 /** A person's decision on the task tree a run proposed (DESIGN.md: POST /v1/runs/:runId/review). */

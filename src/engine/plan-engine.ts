@@ -16,6 +16,7 @@ import type { ReplanDecisionReply } from '../planning/schemas';
 import type { Command, Engine, EngineEvent } from './core';
 import { Outbox } from './outbox';
 import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
+import { allows, refusedAction, type Allow, type Capability } from '../planning/capabilities';
 import type { CloseOnAnswer, PlanAnswer, PlanCalls, PlanExecutionInput } from './contract';
 
 /** A person's answer to the question the run waits on. */
@@ -50,6 +51,13 @@ type Waiting =
   | { for: 'agent_run'; stepId: string; agent: string }
   | { for: 'decision' }
   | { for: 'nothing' };
+
+/** The capability a step needs that is off for the run, if any (src/planning/capabilities.ts). */
+function offFor(step: PlanStep, allow: Allow | undefined): Capability | null {
+  if (!allow) return null;
+  const needs: Capability | null = step.type === 'tool' ? 'tools' : step.type === 'ask_user' ? 'askUser' : step.type === 'subplan' ? 'plan' : null;
+  return needs && !allows(allow, needs) ? needs : null;
+}
 
 /** A wait on a child run (a sub-plan, a sub-agent), whose questions this run shows as its own. */
 const isChildWait = (w: Waiting): w is Extract<Waiting, { for: 'child' | 'agent_run' }> => w.for === 'child' || w.for === 'agent_run';
@@ -187,6 +195,13 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
   }
 
   #run(step: PlanStep, now: Date, given?: PlanAnswer): PlanCommand[] {
+    const off = offFor(step, this.#state.allow);
+    if (off) {
+      // A step its starter turned off (a capability switch) is a failed step the replan sees.
+      this.#publish(model.startStep(this.#state, step.id, now));
+      this.#publish(model.finishStep(this.#state, step.id, 'failed', { kind: 'error', content: refusedAction(off) }, now));
+      return this.#replan(`replan after refused step ${step.id}`);
+    }
     switch (step.type) {
       case 'respond':
         this.#publish(model.startStep(this.#state, step.id, now));
@@ -261,6 +276,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
       limits,
       // Its questions reach the person through this run.
       relayQuestions: true,
+      ...(this.input.allow ? { allow: this.input.allow } : {}),
       ...(this.input.sessionThreadId ? { sessionThreadId: this.input.sessionThreadId } : {}),
       // A sub-plan of an agent's run is still that agent's work.
       ...(this.input.agent ? { agent: this.input.agent } : {}),

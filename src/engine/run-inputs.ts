@@ -18,6 +18,7 @@ export function newRunOf(input: PlanExecutionInput & { runId: string }): NewRunI
     model: '',
     sessionThreadId: input.sessionThreadId ?? null,
     ...(input.agent ? { agent: input.agent } : {}),
+    ...(input.allow ? { allow: input.allow } : {}),
   };
 }
 
@@ -38,6 +39,8 @@ export function agentRunInput(
     limits: parent.input.limits,
     agent: call.agent,
     relayQuestions: true,
+    // What the run may not do, its sub-agents may not either.
+    ...(parent.input.allow ? { allow: parent.input.allow } : {}),
     // A run under review has its sub-agents' plans reviewed too.
     ...(parent.input.review ? { review: true } : {}),
     ...(call.engine === 'tree' ? { engine: 'tree' as const, ...(parent.input.treeLimits ? { treeLimits: parent.input.treeLimits } : {}) } : {}),

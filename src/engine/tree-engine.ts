@@ -33,6 +33,7 @@ import type { Command, Engine, EngineEvent } from './core';
 import type { ReplyEvent } from './plan-engine';
 import { Outbox } from './outbox';
 import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
+import { allows, refusedAction } from '../planning/capabilities';
 import { DEFAULT_SPIN_LIMITS, repeatedCalls, shouldCheckSpin } from './spin';
 import type { SpinCheckReply } from '../planning/tree-schemas';
 import { oneLine } from '../text/clip';
@@ -335,6 +336,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       treeLimits: this.input.treeLimits,
       scope: { index: group.index, tree: this.#tree(), rootRunId, threadId: this.#state.threadId, ...(this.#state.codeVersion ? { codeVersion: this.#state.codeVersion } : {}) },
       ...(this.input.sessionThreadId ? { sessionThreadId: this.input.sessionThreadId } : {}),
+      ...(this.input.allow ? { allow: this.input.allow } : {}),
       // A group of an agent's run is still that agent's work.
       ...(this.input.agent ? { agent: this.input.agent } : {}),
     };
@@ -470,6 +472,12 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     /** The iteration as a step of the run, marked with its task. */
     const step = (spec: Omit<StepSpec, 'description'>, outcome: 'completed' | 'failed' | 'running', obs: Omit<Observation, 'at' | 'stepId'> | null) =>
       this.#publish(model.appendStep(this.#state, { ...spec, description }, outcome, obs, now, { task: taskIndex }));
+    // An action its starter turned off (a capability switch) is refused; the task goes on (a tool call is refused by its own call).
+    const needs = ({ ask_user: 'askUser', plan: 'plan', blueprint: 'blueprints' } as const)[reply.action as 'ask_user' | 'plan' | 'blueprint'] ?? null;
+    if (needs && !allows(this.#state.allow, needs)) {
+      step({ type: 'reason' }, 'failed', { kind: 'error', content: refusedAction(needs) });
+      return this.#afterCall(taskIndex, now);
+    }
     switch (reply.action) {
       case 'tool': {
         if (agent) return this.#startAgent(taskIndex, description, reply, agent, now);

@@ -7,6 +7,7 @@ import type { PlannerCallName } from '../planning/schemas';
 import { renderSessionContext, type SessionContext } from '../sessions/session-state';
 import type { ToolDescription } from '../tools/registry';
 import { agentInstructions } from '../agents/names';
+import { offForRun } from '../planning/capabilities';
 import type { ChatMessage } from '../text/chat-message';
 
 export interface PlannerContext {
@@ -80,6 +81,8 @@ export function buildMessages(ctx: PlannerContext): ChatMessage[] {
   if (conversation) parts.push(conversation);
   const executed = state.steps.filter((s) => s.status !== 'pending').length;
   parts.push(`Steps used: ${executed} of at most ${ctx.maxSteps}. Sub-plans allowed: ${state.depth < ctx.maxDepth ? 'yes' : 'no'}.`);
+  const off = offForRun(state.allow);
+  if (off) parts.push(off);
   if (state.steps.length > 0) parts.push(`Plan:\n${state.steps.map(renderStep).join('\n')}`);
   // With a memory thread, the observations reach the model as working memory (above), within budget.
   if (!ctx.memory && state.observations.length > 0) parts.push(`Observations:\n${state.observations.map(renderObservation).join('\n')}`);

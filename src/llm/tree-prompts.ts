@@ -10,6 +10,7 @@ import { renderTaskProgress, type TaskNode } from '../planning/task-tree';
 import type { TreeCallName } from '../planning/schemas';
 import type { ToolDescription } from '../tools/registry';
 import { agentInstructions } from '../agents/names';
+import { offForRun } from '../planning/capabilities';
 import type { ChatMessage } from '../text/chat-message';
 
 export interface TreeContext {
@@ -74,6 +75,8 @@ function timeline(root: TaskNode): string[] {
 export function buildTreeMessages(ctx: TreeContext): ChatMessage[] {
   const { state } = ctx;
   const parts: string[] = [`Goal: ${state.goal}`];
+  const off = offForRun(state.allow);
+  if (off) parts.push(off);
   const tree = state.tree;
   if (ctx.call === 'task_tree') {
     if (ctx.planGoal && ctx.task) parts.push(`Task ${ctx.task.index} (${ctx.task.name}) decided to plan: ${ctx.planGoal}\nPlan subtasks for it only.`);

@@ -5,6 +5,7 @@
  * Shape and names follow DESIGN.md §4 exactly; a few extra fields are additive.
  */
 import type { RunAgent } from '../agents/names';
+import type { Allow } from './capabilities';
 import type { CodeVersion } from './code-version';
 import type { StepSpec, StepType } from './schemas';
 import { renderTaskProgress, type TaskNode } from './task-tree';
@@ -81,6 +82,8 @@ export interface ExecutionState {
   codeVersion?: CodeVersion;
   /** A sub-agent's run: which agent, its instructions, the tools it may call (absent on other runs). */
   agent?: RunAgent;
+  /** Capability switches its starter turned off (src/planning/capabilities.ts); absent: everything on. */
+  allow?: Allow;
 }
 
 export interface NewRunInput {
@@ -93,6 +96,7 @@ export interface NewRunInput {
   model: string;
   sessionThreadId?: string | null;
   agent?: RunAgent;
+  allow?: Allow;
 }
 
 /** Observations longer than this are cut in state; the model and the UI see the head. */
@@ -120,6 +124,7 @@ export function initialState(input: NewRunInput, now: Date): ExecutionState {
     // Only runs of a session carry it, so states of other runs keep their shape.
     ...(input.sessionThreadId ? { sessionThreadId: input.sessionThreadId } : {}),
     ...(input.agent ? { agent: input.agent } : {}),
+    ...(input.allow ? { allow: input.allow } : {}),
   };
 }
 

@@ -17,6 +17,7 @@ import type { TaskSpec } from '../planning/task-tree';
 import { isTerminal, type ExecutionState, type RunStatus } from '../planning/execution-state';
 import { getStateQuery, PLAN_WORKFLOW_TYPE, runSearchAttributes, submitReplyUpdate, submitReviewUpdate, redoTaskUpdate, skipTaskUpdate, STEER_REFUSALS, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, runMemo, withRunFeatures, WORKFLOW_TASK_TIMEOUT } from '../workflows/definitions';
 import { DEFAULT_RESEND, isNotReady, isUnavailable, resendUntilTaken, type ResendPolicy } from './resend';
+import type { Allow } from '../planning/capabilities';
 import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../engine/contract';
 
 export class RunNotFoundError extends Error {
@@ -94,6 +95,8 @@ export class Runs {
     review?: boolean;
     /** A tree run from a blueprint: its name and its tree, expanded with validated parameters. */
     blueprint?: { name: string; tree: TaskSpec };
+    /** Capability switches: what the run may not do (src/planning/capabilities.ts). @default everything on */
+    allow?: Allow;
   }): Promise<{ runId: string; status: RunStatus }> {
     const runId = newRunId(request.userId);
     const tree = request.engine === 'tree';
@@ -105,6 +108,8 @@ export class Runs {
       // Plan runs keep the input they always had, so their histories look as before.
       ...(tree ? { engine: 'tree' as const, review: request.review === true || this.config.PLAN_REVIEW === 'always', treeLimits: treeLimitsOf(this.config) } : {}),
       ...(tree && request.blueprint ? { blueprint: request.blueprint } : {}),
+      // Only switches turned off are kept: a run with everything on has the input it always had.
+      ...(request.allow && Object.values(request.allow).includes(false) ? { allow: request.allow } : {}),
     };
     await this.client.workflow.start(PLAN_WORKFLOW_TYPE, {
       taskQueue: this.config.TASK_QUEUE,

@@ -292,3 +292,24 @@ test('a child run told to relay its questions reports its waits to the parent, n
   e.handle({ kind: 'result', activity: 'replan', value: { decision: 'continue' } }, T0);
   assert.deepEqual(kinds(e.handle(answered('sunny'), T0)), ['status:completed', 'close', 'end']);
 });
+
+test('capability switches: a step its starter turned off is a failed step the replan sees, and counts as a step; children inherit them', () => {
+  const e = engine({ allow: { askUser: false, plan: false } });
+  e.start(T0);
+  assert.deepEqual(e.state.allow, { askUser: false, plan: false });
+  const refused = e.handle(planned([ASK, SUB, RESPOND]), T0);
+  assert.deepEqual(kinds(refused), ['status:running', 'call:replan']);
+  assert.deepEqual(e.state.steps.map((s) => s.status), ['failed', 'pending', 'pending']);
+  assert.match(e.state.observations[0]?.content ?? '', /refused: asking the person \(ask_user\): nobody is there to answer is off for this run/);
+  // The replan goes on: the sub-plan is refused too; the tool step runs.
+  assert.deepEqual(kinds(e.handle({ kind: 'result', activity: 'replan', value: { decision: 'continue' } }, T0)), ['call:replan']);
+  assert.match(e.state.observations[1]?.content ?? '', /sub-plans and planning a task into subtasks is off/);
+  const tools = engine({ allow: { askUser: false } });
+  tools.start(T0);
+  assert.deepEqual(kinds(tools.handle(planned([CALC, RESPOND]), T0)), ['status:running', 'call:executeStep']);
+  const sub = engine({ allow: { askUser: false } });
+  sub.start(T0);
+  const start = sub.handle(planned([SUB, RESPOND]), T0).at(-1);
+  assert.ok(start?.kind === 'start_child');
+  assert.deepEqual(start.input.allow, { askUser: false }, 'a sub-plan may not ask either');
+});

@@ -393,3 +393,20 @@ test('under review, a subtree a task plans waits for review too: approved it run
   old.handle(acted({ thought: 'too big', action: 'plan', goal: 'split big job' }), T0);
   assert.equal(old.handle(proposed(split), T0).at(-1)?.kind, 'start_child');
 });
+
+test('capability switches: ask_user, plan and blueprint actions turned off are refused, and the task goes on', () => {
+  const e = engine({ allow: { askUser: false, plan: false, blueprints: false } });
+  e.start(T0);
+  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Only', goal: 'do it' }] }), T0);
+  for (const action of [
+    { thought: 'ask', action: 'ask_user', question: 'Who?' },
+    { thought: 'split', action: 'plan', goal: 'split' },
+    { thought: 'template', action: 'blueprint', blueprint: 'x' },
+  ] as const) {
+    const next = e.handle(acted(action), T0);
+    // The task goes on; the third refusal in a row looks like a spin, and the model is asked.
+    assert.ok(iterationOf(next) === '1-1' || kinds(next).includes('call:checkSpin'), `${action.action}: ${kinds(next).join(', ')}`);
+    assert.match(e.state.observations.at(-1)?.content ?? '', /^refused: .* is off for this run/);
+  }
+  assert.notEqual(e.state.status, 'waiting_user');
+});

@@ -266,3 +266,19 @@ test('a reply signal (as sent from the Temporal CLI or Web UI) also resumes a wa
   assert.equal(state.status, 'completed');
   assert.equal(state.observations[0]?.content, 'ready');
 });
+
+test('a run started with ask_user off (an unattended run) never waits: the question is refused as a failed step, and the plan goes on', async () => {
+  const goal = 'check the nightly build unattended';
+  stub.script(goal, {
+    execution_plan: [{ steps: [askStep('Which branch?'), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [answer('Checked main: green.')],
+  });
+  const { runId } = await runs.start({ userId: 'unattended', goal, allow: { askUser: false } });
+  const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
+  assert.equal(state.status, 'completed');
+  assert.deepEqual(state.allow, { askUser: false });
+  assert.deepEqual(state.steps.map((s) => [s.type, s.status]), [['ask_user', 'failed'], ['respond', 'completed']]);
+  assert.match(state.observations[0]?.content ?? '', /^refused: asking the person \(ask_user\): nobody is there to answer is off for this run/);
+  assert.match(stub.requestsFor(goal, 'execution_plan')[0]?.messages.map((m) => m.content).join('\n') ?? '', /Off for this run — do not use: asking the person/);
+});
