@@ -60,7 +60,7 @@ export const NON_RETRYABLE_ERRORS = ['InvalidModelReply', 'ModelRequestRefused']
 const JOURNAL = 'step-journal';
 
 /** The most recent turns of its session a run's prompt shows (the session keeps fewer once it compresses). */
-const SESSION_TURNS_IN_PROMPT = 20;
+export const SESSION_TURNS_IN_PROMPT = 20;
 
 /** Maps provider errors onto Temporal failures: bad replies and refusals are final, outages are retried. */
 export function asFailure(err: unknown): unknown {

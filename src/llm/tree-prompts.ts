@@ -11,6 +11,7 @@ import type { TreeCallName } from '../planning/schemas';
 import type { ToolDescription } from '../tools/registry';
 import { agentInstructions } from '../agents/names';
 import { offForRun } from '../planning/capabilities';
+import { renderSessionContext, type SessionContext } from '../sessions/session-state';
 import type { ChatMessage } from '../text/chat-message';
 
 export interface TreeContext {
@@ -37,6 +38,8 @@ export interface TreeContext {
    * tasks), recalled at each iteration and bounded (TASK_RECALL_CHARS); what the thread shows already is left out.
    */
   recall?: string[];
+  /** The conversation a session's run belongs to: recent turns and TaskState. */
+  session?: SessionContext;
 }
 
 export const isTreeContext = (context: { call: string }): context is TreeContext => 'tree' in context && context.tree === true;
@@ -77,6 +80,8 @@ export function buildTreeMessages(ctx: TreeContext): ChatMessage[] {
   const parts: string[] = [`Goal: ${state.goal}`];
   const off = offForRun(state.allow);
   if (off) parts.push(off);
+  const conversation = ctx.session ? renderSessionContext(ctx.session) : null;
+  if (conversation) parts.push(conversation);
   const tree = state.tree;
   if (ctx.call === 'task_tree') {
     if (ctx.planGoal && ctx.task) parts.push(`Task ${ctx.task.index} (${ctx.task.name}) decided to plan: ${ctx.planGoal}\nPlan subtasks for it only.`);

@@ -40,6 +40,8 @@ export interface SessionRun {
   startedAt: string;
   /** When the run last asked its question (orders replies when several runs wait). */
   askedAt: string | null;
+  /** A run of seed 003's tree engine (absent: the planner), so a retry runs the same way. */
+  engine?: 'tree';
 }
 
 export const WAITING: readonly SessionRunStatus[] = ['waiting_user', 'waiting_user_confirmation'];

@@ -28,8 +28,8 @@ export interface RunStatusReport {
   lastError: string | null;
 }
 
-export function newSessionRun(runId: string, goal: string, now: Date): SessionRun {
-  return { runId, goal, status: 'planning', question: null, finalAnswer: null, lastError: null, startedAt: now.toISOString(), askedAt: null };
+export function newSessionRun(runId: string, goal: string, now: Date, engine?: 'plan' | 'tree'): SessionRun {
+  return { runId, goal, status: 'planning', question: null, finalAnswer: null, lastError: null, startedAt: now.toISOString(), askedAt: null, ...(engine === 'tree' ? { engine } : {}) };
 }
 
 /**

@@ -5,7 +5,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SessionRun, TaskState, Turn } from '../sessions/session-model';
 import type { SessionLimits } from '../sessions/session-state';
-import type { RunReport } from '../engine/contract';
+import type { RunReport, TreeLimits } from '../engine/contract';
 
 export const SESSION_WORKFLOW_TYPE = 'agentSessionWorkflow';
 
@@ -16,8 +16,8 @@ export interface MessageOutcome {
   reply?: string;
 }
 
-/** A person's message to the session; handled in arrival order. */
-export const sendMessageUpdate = defineUpdate<MessageOutcome, [{ text: string }]>('sendMessage');
+/** A person's message to the session; handled in arrival order. `engine`: a new run it starts runs on this engine (else the session's). */
+export const sendMessageUpdate = defineUpdate<MessageOutcome, [{ text: string; engine?: 'plan' | 'tree' }]>('sendMessage');
 
 export const runReportSignal = defineSignal<[RunReport]>('runReport');
 
@@ -49,6 +49,10 @@ export interface SessionInput {
   userId: string;
   threadId: string;
   limits: { maxSteps: number; maxDepth: number };
+  /** The engine of the runs the session starts: seed 000's planner (absent) or seed 003's task tree. */
+  engine?: 'tree';
+  /** Tree runs' limits (with `engine: "tree"`, or a message that asks for a tree run). */
+  treeLimits?: TreeLimits;
   /** Compact state carried across continue-as-new. */
   carried?: Omit<SessionWorkflowView, 'sessionId' | 'userId' | 'threadId'> & {
     /** Estimated tokens of the turns in the thread's recent window (decides compression). */

@@ -99,13 +99,15 @@ export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this s
 export const SESSION_ENDED = 'This conversation has ended; start a new one to go on.';
 export const CAPABILITIES_CHANGED = 'My capabilities changed (my model, prompts or tools), so I cancelled the request that was waiting for you; please ask again.';
 
+type Engine = 'plan' | 'tree';
+
 /** Failed activities and run starts (an id already taken included) — not bugs in this code. */
 const isExpectedFailure = (err: unknown): err is TemporalFailure => err instanceof TemporalFailure;
 /** The innermost message of a failure: an activity's own reason rather than "Activity task failed". */
 const rootMessage = (err: Error): string => (err.cause instanceof Error ? rootMessage(err.cause) : err.message);
 
 type InboxItem =
-  | { kind: 'message'; text: string; done: boolean; outcome: MessageOutcome | null; failure: string | null }
+  | { kind: 'message'; text: string; engine?: 'plan' | 'tree'; done: boolean; outcome: MessageOutcome | null; failure: string | null }
   | { kind: 'report'; report: RunReport };
 
 export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
@@ -192,9 +194,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   });
   setHandler(
     sendMessageUpdate,
-    async ({ text }) => {
+    async ({ text, engine }) => {
       answeredInTask = false;
-      const item: InboxItem = { kind: 'message', text, done: false, outcome: null, failure: null };
+      const item: InboxItem = { kind: 'message', text, ...(engine ? { engine } : {}), done: false, outcome: null, failure: null };
       inbox.push(item);
       await condition(() => item.done);
       if (item.outcome === null) throw ApplicationFailure.nonRetryable(item.failure ?? 'the message could not be handled', 'MessageFailed');
@@ -281,10 +283,10 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const nextRunId = () => `${sessionId}.r${turns}`;
 
   /** Starts the run of a message whose turn `remember` already recorded (sessions from before RUNS_STARTED_BY_ACTIVITY). */
-  async function startRun(goal: string): Promise<string> {
-    const runId = listRun(goal);
+  async function startRun(goal: string, engine: Engine): Promise<string> {
+    const runId = listRun(goal, engine);
     try {
-      await startAsChild(runId, runInputFor(goal), summaryFor(goal));
+      await startAsChild(runId, runInputFor(goal, engine), summaryFor(goal));
     } catch (err) {
       throw notStarted(runId, err);
     }
@@ -292,9 +294,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   }
 
   /** Lists the run a message starts (as `planning`) and returns its id. */
-  function listRun(goal: string): string {
+  function listRun(goal: string, engine: Engine): string {
     const runId = nextRunId();
-    runs = pruneRuns([...runs, newSessionRun(runId, goal, now())]);
+    runs = pruneRuns([...runs, newSessionRun(runId, goal, now(), engine)]);
     return runId;
   }
 
@@ -309,11 +311,11 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
    * no child-start round trip, and the run's first task runs on this worker at once (eager start).
    * Returns the worker's capabilities, as `remember` does. Runs report back to the session by its id.
    */
-  async function rememberAndStart(turn: Turn, goal: string): Promise<string> {
-    const runId = listRun(goal);
+  async function rememberAndStart(turn: Turn, goal: string, engine: Engine): Promise<string> {
+    const runId = listRun(goal, engine);
     window = appendTurns(window, [estimateTokens(turn.text)], limits.maxTurns);
     try {
-      const { capabilities: current, ended } = await memory.recordTurns({ sessionId, threadId, turns: [turn], start: { runId, input: runInputFor(goal), summary: summaryFor(goal) } });
+      const { capabilities: current, ended } = await memory.recordTurns({ sessionId, threadId, turns: [turn], start: { runId, input: runInputFor(goal, engine), summary: summaryFor(goal) } });
       // Handled again after a replay, the message found its run already ended: its report came when the session did not know the run.
       if (ended) inbox.push({ kind: 'report', report: ended });
       return current;
@@ -322,12 +324,14 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     }
   }
 
-  const runInputFor = (goal: string): PlanExecutionInput => ({
+  const runInputFor = (goal: string, engine: Engine): PlanExecutionInput => ({
     userId,
     goal,
     sessionId,
     sessionThreadId: threadId,
     limits: input.limits,
+    // Plan runs keep the input they always had.
+    ...(engine === 'tree' ? { engine: 'tree' as const, ...(input.treeLimits ? { treeLimits: input.treeLimits } : {}) } : {}),
     ...(lastRunCallMs !== null ? { lastCallMs: lastRunCallMs } : {}),
   });
   const summaryFor = (goal: string) => `${userId} (session ${sessionId}): ${goal}`.slice(0, 200);
@@ -412,7 +416,11 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     }
   }
 
-  async function onMessage(text: string): Promise<MessageOutcome> {
+  /** The engine of the run a message starts: the message's choice, else the session's; a retry runs as the run it retries. */
+  const engineFor = (route: Route, asked: Engine | undefined): Engine =>
+    route.kind === 'retry' ? (runs.find((r) => r.runId === route.runId)?.engine ?? 'plan') : (asked ?? input.engine ?? 'plan');
+
+  async function onMessage(text: string, asked?: Engine): Promise<MessageOutcome> {
     turns++;
     const judged = await judge(text);
     const first = routeMessage(runs, text, judged);
@@ -422,8 +430,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     const turn: Turn = { role: 'user', text, at: now().toISOString(), ...(runId ? { runId } : {}) };
     if (startsByActivity && (first.kind === 'new_run' || first.kind === 'retry')) {
       // Nothing waits for the person (else the message would be a reply), so a change of capabilities cancels nothing here.
+      const engine = engineFor(first, asked);
       if (first.kind === 'retry') runs = runs.filter((r) => r.runId !== first.runId);
-      const current = await rememberAndStart(turn, first.goal);
+      const current = await rememberAndStart(turn, first.goal, engine);
       await noticeCapabilities(current);
       return { kind: first.kind, runId: runId ?? nextRunId() };
     }
@@ -448,13 +457,15 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
         }
         break;
       }
-      case 'retry':
+      case 'retry': {
         // The failed run is reset: forgotten here, its goal runs again as a new run.
+        const engine = engineFor(route, asked);
         runs = runs.filter((r) => r.runId !== route.runId);
-        outcome = { kind: 'retry', runId: await startRun(route.goal) };
+        outcome = { kind: 'retry', runId: await startRun(route.goal, engine) };
         break;
+      }
       case 'new_run':
-        outcome = { kind: 'new_run', runId: await startRun(route.goal) };
+        outcome = { kind: 'new_run', runId: await startRun(route.goal, engineFor(route, asked)) };
         break;
     }
     if (!v2) await maybeCompress();
@@ -524,7 +535,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
       await onReport(item.report);
     } else {
       try {
-        item.outcome = await onMessage(item.text);
+        item.outcome = await onMessage(item.text, item.engine);
       } catch (err) {
         // A failed activity or run start answers this message with an error; anything else is a bug here.
         if (!isExpectedFailure(err)) throw err;

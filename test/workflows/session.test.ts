@@ -234,6 +234,36 @@ test('a new request sent while a run waits starts its own run (the model judges 
   await s.terminate();
 });
 
+test('a session starts tree runs when it or a message asks: the tree sees the conversation, asks through the session, and its answer joins it', async () => {
+  const sessions = new Sessions(env.client, mem.memory, env.config);
+  const { sessionId } = await sessions.create({ userId: 'tree-talker', engine: 'tree' });
+  const handle = env.client.workflow.getHandle(sessionId);
+  const s = Object.assign(handle, { sessionId, threadId: `thread_${sessionId}` }) as unknown as Session;
+  const goal = 'plan a picnic';
+  stub.script(goal, {
+    task_tree: [{ name: 'Picnic', goal, subtasks: [{ name: 'Place', goal: 'Pick the park' }, { name: 'Food', goal: 'Choose the food' }] }],
+    react_action: [{ thought: 'which park?', action: 'ask_user', question: 'Which park do you like?' }, { thought: 'ok', action: 'finish', result: 'Hyde Park' }, { thought: 'food', action: 'finish', result: 'sandwiches' }],
+    final_answer: [answer('Picnic in Hyde Park with sandwiches.')],
+  });
+  const started = await sessions.send(sessionId, goal);
+  assert.equal(started.kind, 'new_run');
+  const runId = started.runId ?? '';
+  await waitRunStatus(s, runId, 'waiting_user');
+  assert.equal((await runState(runId)).engine, 'tree');
+  assert.match(prompt(stub.requestsFor(goal, 'react_action')[0]), /Conversation so far[^]*User: plan a picnic/);
+  assert.deepEqual(await sessions.send(sessionId, 'Hyde Park'), { kind: 'reply', runId });
+  await waitRunStatus(s, runId, 'completed');
+  const view = await viewOf(s);
+  assert.deepEqual(view.chatHistory.map((t) => [t.role, t.text]).slice(-2), [['user', 'Hyde Park'], ['assistant', 'Picnic in Hyde Park with sandwiches.']]);
+
+  // A message may choose the planner in a tree session, and a plan session's message may ask for a tree.
+  answers('just say hi', 'Hi!');
+  const plain = await sessions.send(sessionId, 'just say hi', { engine: 'plan' });
+  await waitRunStatus(s, plain.runId ?? '', 'completed');
+  assert.equal((await runState(plain.runId ?? '')).engine, undefined);
+  await handle.terminate();
+});
+
 test("a sub-plan's question reaches the person in the session, and the reply reaches the sub-plan", async () => {
   const s = await startSession();
   const goal = 'organise the team lunch';
