@@ -9,8 +9,9 @@ import { generateKey, publicInfo, ROLES } from '../auth/keys';
 import type { ApiKeyStore } from '../auth/key-store';
 import { requireAdmin } from './authenticate';
 import { ApiError } from './errors';
+import { KeyCreatedSchema, KeyListSchema } from './response-schemas';
+import { documented } from './routes-registry';
 import { UserIdSchema } from './schemas';
-import { validated } from './validate';
 
 const CreateKeyBody = z.object({
   userId: UserIdSchema,
@@ -23,28 +24,33 @@ const KeyParams = z.object({ keyId: z.string().regex(/^[0-9a-f]{16}$/, 'keyId is
 export function adminRouter(store: ApiKeyStore): Router {
   const router = Router();
   router.use('/v1/admin', requireAdmin);
-  router.post(
+  const routes = documented(router, 'admin');
+  const admin = { 403: 'Not an admin key' } as const;
+  routes.post(
     '/v1/admin/keys',
-    validated({ body: CreateKeyBody }, async ({ body }, _req, res) => {
+    { summary: 'Create an API key for a user (admin keys only)', request: { body: CreateKeyBody }, responses: { 201: { description: 'The key, shown this once', schema: KeyCreatedSchema } }, errors: admin },
+    async ({ body }, _req, res) => {
       const now = new Date();
       if (body.expiresAt && Date.parse(body.expiresAt) <= now.getTime()) throw new ApiError(400, 'invalid_request', 'expiresAt is in the past');
       const { key, record } = generateKey({ userId: body.userId, role: body.role ?? 'user', expiresAt: body.expiresAt ?? null }, now);
       await store.create(record);
       res.status(201).json({ keyId: record.keyId, key, userId: record.userId, role: record.role, expiresAt: record.expiresAt });
-    }),
+    },
   );
-  router.get(
+  routes.get(
     '/v1/admin/keys',
-    validated({ query: ListKeysQuery }, async ({ query }, _req, res) => {
+    { summary: 'List API keys, of one user or all (admin keys only); never the secrets', request: { query: ListKeysQuery }, responses: { 200: { description: 'The keys', schema: KeyListSchema } }, errors: admin },
+    async ({ query }, _req, res) => {
       res.json({ keys: (await store.list(query.userId)).map(publicInfo) });
-    }),
+    },
   );
-  router.delete(
+  routes.delete(
     '/v1/admin/keys/:keyId',
-    validated({ params: KeyParams }, async ({ params }, _req, res) => {
+    { summary: 'Revoke an API key, from the next request on (admin keys only)', request: { params: KeyParams }, responses: { 204: { description: 'Revoked' } }, errors: { ...admin, 404: 'No such key' } },
+    async ({ params }, _req, res) => {
       if (!(await store.revoke(params.keyId, new Date()))) throw new ApiError(404, 'not_found', `no API key ${params.keyId}`);
       res.status(204).end();
-    }),
+    },
   );
   return router;
 }

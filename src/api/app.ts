@@ -24,12 +24,26 @@ import { perMinute, streamsPerCaller, type ApiLimits } from './limits';
 import { longTermRouter, type LongTermRouterOptions } from './longterm-routes';
 import { ownedBy } from './ownership';
 import { usageRouter, withinBudget } from './usage-routes';
+import { apiDocsRouter } from './docs-routes';
 import { ApiError, errorHandler, notFoundRoute } from './errors';
+import { openApiDocument, type OpenApiDocument } from './openapi';
 import { streamRunEvents, type RunEventsOptions } from './run-events';
+import {
+  AgentListSchema,
+  BlueprintListSchema,
+  CancelAcceptedSchema,
+  ExecutionStateSchema,
+  HealthSchema,
+  ReplyAcceptedSchema,
+  ReviewAcceptedSchema,
+  RunListSchema,
+  RunStartedSchema,
+  SteerAcceptedSchema,
+} from './response-schemas';
+import { documented, mount, routesOf } from './routes-registry';
 import { CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
 import { sessionsRouter } from './sessions-routes';
 import { threadsRouter } from './threads-routes';
-import { validated } from './validate';
 import { traceRequests } from '../telemetry/http-spans';
 
 export interface AppOptions {
@@ -80,7 +94,10 @@ export function createApp(options: AppOptions): Express {
     throw new Error('API keys need services that know who owns what (runs.ownerOf, sessions.ownerOf)');
   }
   // The inspector page holds no data and may load without a key; its API calls send one.
-  app.use(inspectorRouter({ runUiPrefix: runUiUrl(config, '') }));
+  mount(app, inspectorRouter({ runUiPrefix: runUiUrl(config, '') }));
+  // The API's description is public too; built at its first request, once every route below is declared.
+  let description: OpenApiDocument | undefined;
+  mount(app, apiDocsRouter(() => (description ??= openApiDocument(routesOf(app), { auth: auth.mode === 'apikey' }))));
   app.use(authenticate(auth));
   const limits: ApiLimits = { runsPerMinute: 0, messagesPerMinute: 0, streamsPerUser: 0, ...options.limits };
   // One count of open streams across runs, sessions and threads.
@@ -88,25 +105,43 @@ export function createApp(options: AppOptions): Express {
   const runOwner = runs.ownerOf?.bind(runs);
   if (runOwner) app.param('runId', ownedBy(runOwner, (id) => new RunNotFoundError(id)));
   // Before the small-body parser: codec batches are larger.
-  app.use(codecRouter(options.codecs ?? []));
+  mount(app, codecRouter(options.codecs ?? []));
   // Also before it: an import is up to IMPORT_BODY_LIMIT; the router parses its own bodies.
-  if (options.longterm) app.use(longTermRouter(options.longterm));
+  if (options.longterm) mount(app, longTermRouter(options.longterm));
   app.use(express.json({ limit: BODY_LIMIT }));
 
-  app.get('/healthz', async (_req, res) => {
-    const ok = await isHealthy().catch(() => false);
-    if (ok) res.json({ ok: true });
-    else res.status(503).json({ ok: false, error: { code: 'unavailable', message: 'Temporal is not reachable' } });
-  });
+  documented(app, 'meta').get(
+    '/healthz',
+    {
+      summary: 'Whether the API can reach Temporal',
+      public: true,
+      responses: { 200: { description: 'Temporal answers', schema: HealthSchema } },
+      errors: { 503: 'Temporal is not reachable (the body also has `ok: false`)' },
+    },
+    async (_input, _req, res) => {
+      const ok = await isHealthy().catch(() => false);
+      if (ok) res.json({ ok: true });
+      else res.status(503).json({ ok: false, error: { code: 'unavailable', message: 'Temporal is not reachable' } });
+    },
+  );
 
-  app.post(
+  const runRoutes = documented(app, 'runs');
+  runRoutes.post(
     '/v1/runs',
-    perMinute(limits.runsPerMinute, 'runs started'),
-    withinBudget(options.usage?.store, options.usage?.budget ?? 0, async (req) => {
-      const userId = (req.body as { userId?: unknown } | undefined)?.userId;
-      return typeof userId === 'string' ? userId : null;
-    }),
-    validated({ body: CreateRunBody }, async ({ body }, _req, res) => {
+    {
+      summary: 'Start a run: a plan execution (engine `plan`) or a task tree (engine `tree`, optionally from a blueprint)',
+      request: { body: CreateRunBody },
+      responses: { 201: { description: 'Started; `Location` is the run', schema: RunStartedSchema } },
+      errors: { 403: "The API key may not act for this user, or the user's monthly token budget is used up (`budget_exceeded`)", 404: "The session is not the caller's", 429: 'Too many runs started this minute (see Retry-After)' },
+      use: [
+        perMinute(limits.runsPerMinute, 'runs started'),
+        withinBudget(options.usage?.store, options.usage?.budget ?? 0, async (req) => {
+          const userId = (req.body as { userId?: unknown } | undefined)?.userId;
+          return typeof userId === 'string' ? userId : null;
+        }),
+      ],
+    },
+    async ({ body }, _req, res) => {
       const caller = principalOf(res);
       const tree = body.engine === 'tree' || (body.engine === undefined && body.blueprint !== undefined);
       if (!tree && (body.review || body.blueprint !== undefined)) throw new ApiError(400, 'invalid_request', 'review and blueprint apply to tree runs: set engine to "tree"');
@@ -133,42 +168,64 @@ export function createApp(options: AppOptions): Express {
         .status(201)
         .location(`/v1/runs/${encodeURIComponent(runId)}`)
         .json({ runId, status, uiUrl: runUiUrl(config, runId) });
-    }),
+    },
   );
 
-  app.get('/v1/blueprints', (_req, res) => {
-    res.json({ blueprints: blueprints.map(describeBlueprint) });
-  });
+  documented(app, 'blueprints').get(
+    '/v1/blueprints',
+    { summary: 'The blueprints (plan templates) tree runs may start from', responses: { 200: { description: 'Each with a JSON Schema of its params', schema: BlueprintListSchema } } },
+    (_input, _req, res) => {
+      res.json({ blueprints: blueprints.map(describeBlueprint) });
+    },
+  );
 
-  app.get('/v1/agents', (_req, res) => {
-    res.json({ agents: (options.agents ?? []).map(summarizeAgent) });
-  });
+  documented(app, 'agents').get(
+    '/v1/agents',
+    { summary: 'The sub-agent profiles (AGENTS_CONFIG) runs may call', responses: { 200: { description: "Each profile's summary (`tools: null`: every tool)", schema: AgentListSchema } } },
+    (_input, _req, res) => {
+      res.json({ agents: (options.agents ?? []).map(summarizeAgent) });
+    },
+  );
 
-  app.get(
+  runRoutes.get(
     '/v1/runs',
-    validated({ query: ListRunsQuery }, async ({ query }, _req, res) => {
+    { summary: 'List runs, newest first', request: { query: ListRunsQuery }, responses: { 200: { description: 'The runs', schema: RunListSchema } } },
+    async ({ query }, _req, res) => {
       res.json({ runs: await runs.list(query) });
-    }),
+    },
   );
 
-  app.get(
+  runRoutes.get(
     '/v1/runs/:runId',
-    validated({ params: RunParams }, async ({ params }, _req, res) => {
+    { summary: "A run's ExecutionState", request: { params: RunParams }, responses: { 200: { description: "The run's state", schema: ExecutionStateSchema } }, errors: { 404: "No such run (or not the caller's)" } },
+    async ({ params }, _req, res) => {
       res.json(await runs.get(params.runId));
-    }),
+    },
   );
 
-  app.post(
+  runRoutes.post(
     '/v1/runs/:runId/reply',
-    validated({ params: RunParams, body: ReplyBody }, async ({ params, body }, _req, res) => {
+    {
+      summary: "Deliver the person's reply to a run waiting for one",
+      request: { params: RunParams, body: ReplyBody },
+      responses: { 202: { description: 'Delivered', schema: ReplyAcceptedSchema } },
+      errors: { 404: 'No such run', 409: 'The run is not waiting for a reply (`not_waiting`)' },
+    },
+    async ({ params, body }, _req, res) => {
       await runs.reply(params.runId, body.text);
       res.status(202).json({ runId: params.runId, status: 'running' });
-    }),
+    },
   );
 
-  app.post(
+  runRoutes.post(
     '/v1/runs/:runId/review',
-    validated({ params: RunParams, body: ReviewBody }, async ({ params, body }, _req, res) => {
+    {
+      summary: "Approve, revise or reject a tree run's proposed plan",
+      request: { params: RunParams, body: ReviewBody },
+      responses: { 202: { description: 'Delivered', schema: ReviewAcceptedSchema } },
+      errors: { 404: 'No such run', 409: 'The run is not waiting for a review, or `planId` is stale (`not_waiting`)' },
+    },
+    async ({ params, body }, _req, res) => {
       const { MAX_TREE_DEPTH: maxDepth, MAX_TREE_FANOUT: maxFanout } = config;
       if (body.tree && maxDepth !== undefined && maxFanout !== undefined) {
         const problems = treeProblems(body.tree, { maxDepth, maxFanout });
@@ -176,45 +233,59 @@ export function createApp(options: AppOptions): Express {
       }
       await runs.review(params.runId, body);
       res.status(202).json({ runId: params.runId, decision: body.decision, planId: body.planId });
-    }),
+    },
   );
 
   for (const action of ['skip', 'redo'] as const) {
-    app.post(
+    runRoutes.post(
       `/v1/runs/:runId/tasks/:index/${action}`,
-      validated({ params: TaskParams, body: SteerBody }, async ({ params, body }, _req, res) => {
+      {
+        summary: action === 'skip' ? 'Skip a task of a tree run' : 'Run a task of a tree run again',
+        request: { params: TaskParams, body: SteerBody },
+        responses: { 202: { description: 'Delivered', schema: SteerAcceptedSchema } },
+        errors: { 404: 'No such run, or no task at that index', 409: `The task cannot be ${action === 'skip' ? 'skipped' : 'redone'} now (\`not_now\`)` },
+      },
+      async ({ params, body }, _req, res) => {
         await runs[action](params.runId, params.index, body.reason || undefined);
         res.status(202).json({ runId: params.runId, index: params.index, action });
-      }),
+      },
     );
   }
 
-  app.post(
+  runRoutes.post(
     '/v1/runs/:runId/cancel',
-    validated({ params: RunParams }, async ({ params }, _req, res) => {
+    { summary: 'Cancel a run', request: { params: RunParams }, responses: { 202: { description: 'Cancellation requested', schema: CancelAcceptedSchema } }, errors: { 404: 'No such run' } },
+    async ({ params }, _req, res) => {
       await runs.cancel(params.runId);
       res.status(202).json({ runId: params.runId });
-    }),
+    },
   );
 
-  app.get(
+  runRoutes.get(
     '/v1/runs/:runId/events',
-    streams,
-    validated({ params: RunParams }, async ({ params }, _req, res) => {
+    {
+      summary: 'Watch a run: Server-Sent Events',
+      description: '`event: state` with the ExecutionState as `data` at each change (`id`: its version), then `event: done` with the final state when the run ends. Comments keep the stream alive.',
+      request: { params: RunParams },
+      responses: { 200: { description: 'The event stream', contentType: 'text/event-stream' } },
+      errors: { 404: 'No such run (answered before the stream starts)', 429: 'Too many open event streams' },
+      use: [streams],
+    },
+    async ({ params }, _req, res) => {
       await streamRunEvents({ runs, logger, shutdown: options.shutdown }, params.runId, res, options.events);
-    }),
+    },
   );
 
   if (options.sessions) {
-    app.use(sessionsRouter({ sessions: options.sessions, runs, config, logger, shutdown: options.shutdown, events: options.events, limits: { messages: perMinute(limits.messagesPerMinute, 'messages sent'), streams, budget: withinBudget(options.usage?.store, options.usage?.budget ?? 0, async (req) => (options.sessions?.ownerOf ? options.sessions.ownerOf(String(req.params.sessionId)) : null)) } }));
+    mount(app, sessionsRouter({ sessions: options.sessions, runs, config, logger, shutdown: options.shutdown, events: options.events, limits: { messages: perMinute(limits.messagesPerMinute, 'messages sent'), streams, budget: withinBudget(options.usage?.store, options.usage?.budget ?? 0, async (req) => (options.sessions?.ownerOf ? options.sessions.ownerOf(String(req.params.sessionId)) : null)) } }));
   }
 
   if (options.memory) {
-    app.use(threadsRouter({ memory: options.memory, logger, shutdown: options.shutdown, stream: options.events, streams }));
+    mount(app, threadsRouter({ memory: options.memory, logger, shutdown: options.shutdown, stream: options.events, streams }));
   }
 
-  if (options.usage) app.use(usageRouter(options.usage.store));
-  if (auth.mode === 'apikey' && auth.store) app.use(adminRouter(auth.store));
+  if (options.usage) mount(app, usageRouter(options.usage.store));
+  if (auth.mode === 'apikey' && auth.store) mount(app, adminRouter(auth.store));
   app.use(notFoundRoute);
   app.use(errorHandler(logger));
   return app;

@@ -1,6 +1,7 @@
 /**
  * Who is calling: with THREADLINE_AUTH=apikey every request but `/healthz` (and browsers' CORS
- * preflights, which carry no credentials) needs `Authorization: Bearer <key>`, checked against the
+ * preflights, which carry no credentials; and the routes mounted before this middleware, which hold
+ * no data: the `/inspector` page, `/openapi.json` and `/docs`) needs `Authorization: Bearer <key>`, checked against the
  * key store on each request — a revoked key fails at once. The caller becomes `res.locals.principal`;
  * `validated()` then takes a user's id from the key (src/api/validate.ts).
  */

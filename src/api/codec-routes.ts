@@ -12,7 +12,7 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import cors from 'cors';
 import express, { Router } from 'express';
 import { z } from 'zod';
-import { validated } from './validate';
+import { documented } from './routes-registry';
 
 /** A payload as the protocol writes it: metadata values and data in base64. */
 const JsonPayload = z.object({ metadata: z.record(z.string(), z.string()).default({}), data: z.string().default('') });
@@ -34,21 +34,24 @@ const toJson = (p: Payload): JsonPayload => ({
 export function codecRouter(codecs: PayloadCodec[]): Router {
   const router = Router();
   router.use('/v1/codec', cors({ allowedHeaders: ['Content-Type', 'X-Namespace', 'Authorization'], maxAge: 600 }), express.json({ limit: CODEC_BODY_LIMIT }));
-  router.post(
+  const routes = documented(router, 'codec');
+  routes.post(
     '/v1/codec/encode',
-    validated({ body: CodecBody }, async ({ body }, _req, res) => {
+    { summary: "Encode payloads with the data converter's codecs (Temporal's remote codec protocol)", request: { body: CodecBody }, responses: { 200: { description: 'The encoded payloads', schema: CodecBody } }, errors: { 413: 'Over 4 MB' } },
+    async ({ body }, _req, res) => {
       let payloads = body.payloads.map(fromJson);
       for (const codec of codecs) payloads = await codec.encode(payloads);
       res.json({ payloads: payloads.map(toJson) });
-    }),
+    },
   );
-  router.post(
+  routes.post(
     '/v1/codec/decode',
-    validated({ body: CodecBody }, async ({ body }, _req, res) => {
+    { summary: "Decode payloads found in Temporal history, for the Web UI and the CLI (Temporal's remote codec protocol)", request: { body: CodecBody }, responses: { 200: { description: 'The decoded payloads', schema: CodecBody } }, errors: { 413: 'Over 4 MB' } },
+    async ({ body }, _req, res) => {
       let payloads = body.payloads.map(fromJson);
       for (const codec of [...codecs].reverse()) payloads = await codec.decode(payloads);
       res.json({ payloads: payloads.map(toJson) });
-    }),
+    },
   );
   return router;
 }

@@ -12,8 +12,9 @@ import { MAX_QUERY_CHARS } from '../longterm/retrieval';
 import { newSessionId } from '../temporal/sessions';
 import { ApiError } from './errors';
 import { ownedBy } from './ownership';
+import { EpisodeListSchema, FactListSchema, FactSchema, ImportedSchema, RecordedFactSchema, SearchResultsSchema } from './longterm-schemas';
+import { documented } from './routes-registry';
 import { UserIdSchema } from './schemas';
-import { validated } from './validate';
 
 /** An import is a whole chat export: up to 10 MB of JSON (about 20,000 messages of average length) in one request. */
 export const IMPORT_BODY_LIMIT = '10mb';
@@ -88,24 +89,32 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
   const router = Router();
   router.param('userId', ownedBy(async (userId) => userId, (userId) => new ApiError(404, 'not_found', `no memory for user "${userId}"`)));
   const factNotFound = (userId: string, factId: string) => new ApiError(404, 'not_found', `user "${userId}" has no fact "${factId}"`);
+  const routes = documented(router, 'long-term memory');
+  const notFound = { 404: "Not the caller's user" } as const;
 
-  router.post(
+  routes.post(
     '/v1/users/:userId/memory/import',
-    express.json({ limit: IMPORT_BODY_LIMIT }),
-    validated({ params: UserParams, body: ImportBody }, async ({ params, body }, _req, res) => {
+    {
+      summary: "Import conversations (a chat export) into the user's long-term memory; searchable on return",
+      request: { params: UserParams, body: ImportBody },
+      responses: { 201: { description: 'Imported; given session and message ids are kept. `extraction` says where a background extraction runs, when one started', schema: ImportedSchema } },
+      errors: { ...notFound, 413: 'Over 10 MB', 422: 'An observer refused a message (`refused`)' },
+      use: [express.json({ limit: IMPORT_BODY_LIMIT })],
+    },
+    async ({ params, body }, _req, res) => {
       const conversations: ImportedConversation[] = body.conversations;
       const result = await longterm.importConversations(params.userId, conversations, { origin: 'person', reason: 'imported through the API' }, newSessionId);
       const extraction = (await options.onImported?.({ userId: params.userId, sessionIds: result.sessionIds })) ?? null;
       res.status(201).json(extraction ? { ...result, extraction } : result);
-    }),
+    },
   );
 
   const small = express.json({ limit: BODY_LIMIT });
 
-  router.post(
+  routes.post(
     '/v1/users/:userId/memory/search',
-    small,
-    validated({ params: UserParams, body: SearchBody }, async ({ params, body }, _req, res) => {
+    { summary: "Search the user's long-term memory (messages, facts, episodes, summaries)", request: { params: UserParams, body: SearchBody }, responses: { 200: { description: 'The hits, best first', schema: SearchResultsSchema } }, errors: notFound, use: [small] },
+    async ({ params, body }, _req, res) => {
       const results = await longterm.search(params.userId, {
         query: body.query,
         ...(body.k !== undefined ? { k: body.k } : {}),
@@ -114,12 +123,13 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
         ...(body.sessionId ? { sessionId: body.sessionId } : {}),
       });
       res.json({ results });
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/users/:userId/facts',
-    validated({ params: UserParams, query: FactsQuery }, async ({ params, query }, _req, res) => {
+    { summary: "The user's facts (valid ones, or as believed at `asOf`)", request: { params: UserParams, query: FactsQuery }, responses: { 200: { description: 'The facts', schema: FactListSchema } }, errors: notFound },
+    async ({ params, query }, _req, res) => {
       const facts = await longterm.listFacts(params.userId, {
         ...(query.q ? { q: query.q } : {}),
         ...(query.asOf ? { asOf: query.asOf } : {}),
@@ -127,41 +137,50 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
         ...(query.limit !== undefined ? { limit: query.limit } : {}),
       });
       res.json({ facts });
-    }),
+    },
   );
 
-  router.post(
+  routes.post(
     '/v1/users/:userId/facts',
-    small,
-    validated({ params: UserParams, body: FactInputSchema }, async ({ params, body }, _req, res) => {
+    {
+      summary: 'Record a fact the person states',
+      request: { params: UserParams, body: FactInputSchema },
+      responses: { 201: { description: 'Added, strengthened (a duplicate) or superseding an earlier fact; `Location` is its history', schema: RecordedFactSchema } },
+      errors: { ...notFound, 422: 'An observer refused it (`refused`)' },
+      use: [small],
+    },
+    async ({ params, body }, _req, res) => {
       const recorded = await longterm.recordFact(params.userId, body, { messageIds: [] }, { origin: 'person', reason: 'stated through the API' });
       res.status(201).location(`/v1/users/${encodeURIComponent(params.userId)}/facts/${encodeURIComponent(recorded.fact.id)}/history`).json(recorded);
-    }),
+    },
   );
 
-  router.delete(
+  routes.delete(
     '/v1/users/:userId/facts/:factId',
-    validated({ params: FactParams }, async ({ params }, _req, res) => {
+    { summary: "End a fact's validity (it stays in its history)", request: { params: FactParams }, responses: { 200: { description: 'The fact, ended', schema: FactSchema } }, errors: { 404: 'No such fact of this user' } },
+    async ({ params }, _req, res) => {
       const fact = await longterm.endFact(params.userId, params.factId, { origin: 'person', reason: 'ended through the API' });
       if (!fact) throw factNotFound(params.userId, params.factId);
       res.json(fact);
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/users/:userId/facts/:factId/history',
-    validated({ params: FactParams }, async ({ params }, _req, res) => {
+    { summary: 'A fact and the facts it superseded or that superseded it', request: { params: FactParams }, responses: { 200: { description: 'The history, oldest first', schema: FactListSchema } }, errors: { 404: 'No such fact of this user' } },
+    async ({ params }, _req, res) => {
       const facts = await longterm.factHistory(params.userId, params.factId);
       if (facts.length === 0) throw factNotFound(params.userId, params.factId);
       res.json({ facts });
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/users/:userId/episodes',
-    validated({ params: UserParams, query: EpisodesQuery }, async ({ params, query }, _req, res) => {
+    { summary: "The user's episodes (what was tried and learnt), optionally matching `q`", request: { params: UserParams, query: EpisodesQuery }, responses: { 200: { description: 'The episodes', schema: EpisodeListSchema } }, errors: notFound },
+    async ({ params, query }, _req, res) => {
       res.json({ episodes: await longterm.listEpisodes(params.userId, { ...(query.q ? { q: query.q } : {}), ...(query.limit !== undefined ? { limit: query.limit } : {}) }) });
-    }),
+    },
   );
   return router;
 }

@@ -11,10 +11,11 @@ import type { Runs } from '../temporal/runs';
 import { SessionNotFoundError, type Sessions } from '../temporal/sessions';
 import { noLimit } from './limits';
 import { ownedBy } from './ownership';
+import { MessageOutcomeSchema, SessionCreatedSchema, SessionEndedSchema, SessionListSchema } from './response-schemas';
+import { documented } from './routes-registry';
 import { streamSessionEvents } from './session-events';
 import { CreateSessionBody, ListSessionsQuery, MessageBody, SessionParams } from './session-schemas';
 import type { SseTiming } from './sse';
-import { validated } from './validate';
 
 export interface SessionsRouterOptions {
   sessions: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear' | 'end'> & Partial<Pick<Sessions, 'ownerOf'>>;
@@ -35,64 +36,93 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
   const router = Router();
   const sessionOwner = sessions.ownerOf?.bind(sessions);
   if (sessionOwner) router.param('sessionId', ownedBy(sessionOwner, (id) => new SessionNotFoundError(id)));
+  const routes = documented(router, 'sessions');
+  const notFound = { 404: "No such session (or not the caller's)" } as const;
 
-  router.post(
+  routes.post(
     '/v1/sessions',
-    validated({ body: CreateSessionBody }, async ({ body }, _req, res) => {
+    { summary: 'Start a conversation', request: { body: CreateSessionBody }, responses: { 201: { description: 'Started; `Location` is the session', schema: SessionCreatedSchema } }, errors: { 403: 'The API key may not act for this user' } },
+    async ({ body }, _req, res) => {
       const { sessionId, threadId } = await sessions.create(body);
       res
         .status(201)
         .location(`/v1/sessions/${encodeURIComponent(sessionId)}`)
         .json({ sessionId, threadId, uiUrl: runUiUrl(config, sessionId) });
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/sessions',
-    validated({ query: ListSessionsQuery }, async ({ query }, _req, res) => {
+    { summary: 'List sessions', request: { query: ListSessionsQuery }, responses: { 200: { description: 'The sessions', schema: SessionListSchema } }, errors: { 403: 'The API key may not act for this user' } },
+    async ({ query }, _req, res) => {
       res.json({ sessions: await sessions.list(query) });
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/sessions/:sessionId',
-    validated({ params: SessionParams }, async ({ params }, _req, res) => {
+    {
+      summary: 'A session: its runs, chat history and task state',
+      request: { params: SessionParams },
+      responses: { 200: { description: 'The session as its workflow and its memory thread show it', contentType: 'application/json' } },
+      errors: notFound,
+    },
+    async ({ params }, _req, res) => {
       res.json(await sessions.get(params.sessionId));
-    }),
+    },
   );
 
-  router.post(
+  routes.post(
     '/v1/sessions/:sessionId/messages',
-    options.limits?.messages ?? noLimit,
-    options.limits?.budget ?? noLimit,
-    validated({ params: SessionParams, body: MessageBody }, async ({ params, body }, _req, res) => {
+    {
+      summary: "Send the person's message: a command, a reply to a waiting run, a retry or a new run",
+      request: { params: SessionParams, body: MessageBody },
+      responses: { 200: { description: 'What became of the message', schema: MessageOutcomeSchema } },
+      errors: { ...notFound, 403: "The user's monthly token budget is used up (`budget_exceeded`)", 409: 'The session has ended (`session_closed`)', 422: 'The session refused the message (`refused`)', 429: 'Too many messages this minute' },
+      use: [options.limits?.messages ?? noLimit, options.limits?.budget ?? noLimit],
+    },
+    async ({ params, body }, _req, res) => {
       const outcome = await sessions.send(params.sessionId, body.text);
       // Where to watch the run the message started or answered (as `POST /v1/runs` says for its run).
       res.json(outcome.runId ? { ...outcome, uiUrl: runUiUrl(config, outcome.runId) } : outcome);
-    }),
+    },
   );
 
   // Ends the conversation (as `/end`): runs still open are cancelled, long-term memory promotes what is worth keeping.
-  router.delete(
+  routes.delete(
     '/v1/sessions/:sessionId',
-    validated({ params: SessionParams }, async ({ params }, _req, res) => {
+    {
+      summary: 'End the conversation: open runs are cancelled, long-term memory keeps what is worth keeping',
+      request: { params: SessionParams },
+      responses: { 200: { description: 'Ended', schema: SessionEndedSchema } },
+      errors: notFound,
+    },
+    async ({ params }, _req, res) => {
       res.json(await sessions.end(params.sessionId));
-    }),
+    },
   );
 
-  router.delete(
+  routes.delete(
     '/v1/sessions/:sessionId/memory',
-    validated({ params: SessionParams }, async ({ params }, _req, res) => {
+    { summary: "Clear the conversation's memory", request: { params: SessionParams }, responses: { 200: { description: 'What was cleared', contentType: 'application/json' } }, errors: notFound },
+    async ({ params }, _req, res) => {
       res.json(await sessions.clear(params.sessionId));
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/sessions/:sessionId/events',
-    options.limits?.streams ?? noLimit,
-    validated({ params: SessionParams }, async ({ params }, _req, res) => {
+    {
+      summary: 'Watch a session: Server-Sent Events',
+      description: '`event: session` with the session (as `GET /v1/sessions/{sessionId}` shows it) whenever it changes; `event: run` with the ExecutionState of each of its open runs at each change. Lasts while the client stays.',
+      request: { params: SessionParams },
+      responses: { 200: { description: 'The event stream', contentType: 'text/event-stream' } },
+      errors: { ...notFound, 429: 'Too many open event streams' },
+      use: [options.limits?.streams ?? noLimit],
+    },
+    async ({ params }, _req, res) => {
       await streamSessionEvents({ sessions, runs, logger, shutdown: options.shutdown }, params.sessionId, res, options.events);
-    }),
+    },
   );
 
   return router;

@@ -25,9 +25,11 @@ import {
   ThreadParams,
   ThreadStateParams,
 } from './thread-schemas';
+import { CheckpointCreatedSchema, OperationAppliedSchema, ThreadCreatedSchema } from './response-schemas';
+import { documented, type RouteSpec } from './routes-registry';
 import { streamThreadOperations } from './thread-stream';
 import type { SseTiming } from './sse';
-import { validated, validationError } from './validate';
+import { validationError } from './validate';
 
 export interface ThreadsRouterOptions {
   memory: MemoryService;
@@ -79,6 +81,9 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
   const { memory, logger } = options;
   const router = Router();
   router.param('threadId', ownedBy((id) => memory.ownerOf(id), (id) => new ThreadNotFoundError(id)));
+  const routes = documented(router, 'threads');
+  const notFound = { 404: "No such thread (or not the caller's)" } as const;
+  const json = (description: string): RouteSpec['responses'] => ({ 200: { description, contentType: 'application/json' } });
   const trigger = (method: string, path: string) => `${method} ${path}`;
   const asUser = (reason: string, triggeredBy: string): OperationMeta => ({ origin: 'user', reason, trigger: triggeredBy });
   /** Reads of chunks through the API are a person's, recorded in the thread's audit. */
@@ -96,37 +101,41 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
     if (!state || state.threadId !== threadId) throw new StateNotFoundError(stateId);
   };
 
-  router.post(
+  routes.post(
     '/v1/threads',
-    validated({ body: CreateThreadBody }, async ({ body }, _req, res) => {
+    { summary: 'Create a memory thread', request: { body: CreateThreadBody }, responses: { 201: { description: 'Created; `Location` is the thread', schema: ThreadCreatedSchema } }, errors: { 403: 'The API key may not act for this user' } },
+    async ({ body }, _req, res) => {
       const { thread } = await memory.createThread({
         userId: body.userId,
         ...(body.limits ? { limits: body.limits } : {}),
         meta: asUser('created through the API', trigger('POST', '/v1/threads')),
       });
       sendNewThread(res, thread);
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/threads',
-    validated({ query: ListThreadsQuery }, async ({ query }, _req, res) => {
+    { summary: 'List memory threads, newest first', request: { query: ListThreadsQuery }, responses: json('The threads'), errors: { 403: 'The API key may not act for this user' } },
+    async ({ query }, _req, res) => {
       const threads = await memory.store.listThreads({ limit: query.limit, ...(query.userId ? { userId: query.userId } : {}) });
       res.json({ threads: threads.map(threadJson) });
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/threads/:threadId',
-    validated({ params: ThreadParams }, async ({ params }, req, res) => {
+    { summary: "A thread, its head state and that state's chunks (a recorded read)", request: { params: ThreadParams }, responses: json('The thread at its head'), errors: notFound },
+    async ({ params }, req, res) => {
       const { thread, state, chunks } = await memory.view(params.threadId, reader(req.path));
       res.json({ ...threadJson(thread), state: stateJson(state), chunks });
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/threads/:threadId/states',
-    validated({ params: ThreadParams }, async ({ params }, _req, res) => {
+    { summary: 'Every state of a thread, with the operation that made it', request: { params: ThreadParams }, responses: json('The states, oldest first'), errors: notFound },
+    async ({ params }, _req, res) => {
       const states = await memory.states(params.threadId);
       const records = await memory.audit(params.threadId, { limit: ALL_RECORDS });
       const byId = new Map(records.map((r) => [r.id, r]));
@@ -142,28 +151,31 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
           };
         }),
       });
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/threads/:threadId/states/:stateId',
-    validated({ params: ThreadStateParams }, async ({ params }, req, res) => {
+    { summary: 'One state of a thread and its chunks (a recorded read)', request: { params: ThreadStateParams }, responses: json('The state'), errors: { 404: 'No such thread, or no such state in it' } },
+    async ({ params }, req, res) => {
       const { state, chunks } = await memory.stateView(params.threadId, params.stateId, reader(req.path));
       res.json({ state: stateJson(state), chunks });
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/threads/:threadId/diff',
-    validated({ params: ThreadParams, query: DiffQuery }, async ({ params, query }, req, res) => {
+    { summary: 'What changed between two states of a thread', request: { params: ThreadParams, query: DiffQuery }, responses: json('The chunks added, removed and changed'), errors: { 404: 'No such thread, or no such state in it' } },
+    async ({ params, query }, req, res) => {
       const to = query.to ?? (await requireThread(params.threadId)).headStateId;
       res.json(await memory.diff(params.threadId, query.from, to, reader(req.path)));
-    }),
+    },
   );
 
-  router.post(
+  routes.post(
     '/v1/threads/:threadId/operations',
-    validated({ params: ThreadParams, body: OperationBody }, async ({ params, body }, req, res) => {
+    { summary: 'Change a thread as a person (an operation of origin `user`)', request: { params: ThreadParams, body: OperationBody }, responses: { 201: { description: 'The new head state and the operation', schema: OperationAppliedSchema } }, errors: { ...notFound, 422: 'The reducer or an observer refused the operation (`refused`; `details.code` says why)' } },
+    async ({ params, body }, req, res) => {
       // A person's real-time modification: always origin user, whatever the body says.
       const meta = asUser(body.reason ?? 'edited through the API', body.trigger ?? trigger('POST', req.path));
       const { record, state } = await memory.apply(params.threadId, body.operation, meta);
@@ -171,49 +183,54 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
       // summarizer: this drops, applies the built-in compression and enforces the hard limit.
       await memory.compactIfNeeded(params.threadId, { reason: 'token limit exceeded', trigger: `after ${record.id} (${meta.trigger})` });
       res.status(201).json({ stateId: state.id, operationId: record.id });
-    }),
+    },
   );
 
-  router.post(
+  routes.post(
     '/v1/threads/:threadId/rollback',
-    validated({ params: ThreadParams, body: StateTargetBody }, async ({ params, body }, req, res) => {
+    { summary: 'Roll a thread back to an earlier state (a new state, history kept)', request: { params: ThreadParams, body: StateTargetBody }, responses: { 201: { description: 'The new head state and the operation', schema: OperationAppliedSchema } }, errors: { 404: 'No such thread, or no such state in it', 422: 'Refused (`refused`)' } },
+    async ({ params, body }, req, res) => {
       await requireStateOf(params.threadId, body.stateId);
       const meta = asUser(body.reason ?? `rolled back to ${body.stateId} through the API`, trigger('POST', req.path));
       const { record, state } = await memory.rollback(params.threadId, body.stateId, meta);
       res.status(201).json({ stateId: state.id, operationId: record.id });
-    }),
+    },
   );
 
-  router.post(
+  routes.post(
     '/v1/threads/:threadId/fork',
-    validated({ params: ThreadParams, body: StateTargetBody }, async ({ params, body }, req, res) => {
+    { summary: 'Fork a new thread from a state of this one', request: { params: ThreadParams, body: StateTargetBody }, responses: { 201: { description: 'The new thread; `Location` is it', schema: ThreadCreatedSchema } }, errors: { 404: 'No such thread, or no such state in it', 422: 'Refused (`refused`)' } },
+    async ({ params, body }, req, res) => {
       await requireStateOf(params.threadId, body.stateId);
       const meta = asUser(body.reason ?? `forked from ${body.stateId} through the API`, trigger('POST', req.path));
       const { thread } = await memory.fork(params.threadId, body.stateId, meta);
       sendNewThread(res, thread);
-    }),
+    },
   );
 
-  router.post(
+  routes.post(
     '/v1/threads/:threadId/checkpoints',
-    validated({ params: ThreadParams, body: CheckpointBody }, async ({ params, body }, req, res) => {
+    { summary: 'Name the head state (a checkpoint)', request: { params: ThreadParams, body: CheckpointBody }, responses: { 201: { description: 'The checkpoint', schema: CheckpointCreatedSchema } }, errors: { ...notFound, 422: 'Refused (`refused`)' } },
+    async ({ params, body }, req, res) => {
       const meta = asUser(body.reason ?? `checkpoint "${body.name}" through the API`, trigger('POST', req.path));
       const record = await memory.checkpoint(params.threadId, body.name, meta);
       res.status(201).json({ name: body.name, stateId: record.toStateId });
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/threads/:threadId/checkpoints',
-    validated({ params: ThreadParams }, async ({ params }, _req, res) => {
+    { summary: 'The checkpoints of a thread', request: { params: ThreadParams }, responses: json('The checkpoints'), errors: notFound },
+    async ({ params }, _req, res) => {
       await requireThread(params.threadId);
       res.json({ checkpoints: await memory.store.listCheckpoints(params.threadId) });
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/threads/:threadId/audit',
-    validated({ params: ThreadParams, query: AuditQuery }, async ({ params, query }, _req, res) => {
+    { summary: 'The audit trail of a thread: its operations, or its recorded reads (`kind=read`, `target`)', request: { params: ThreadParams, query: AuditQuery }, responses: json('`{ operations }`, oldest first'), errors: notFound },
+    async ({ params, query }, _req, res) => {
       const { after, kind, target, ...filter } = query;
       // Reads are listed when asked for (kind=read or a target), so the default listing stays the writes.
       if (kind === 'read' || target !== undefined) {
@@ -229,21 +246,22 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
         ...(after === undefined ? {} : { afterSeq: after }),
       });
       res.json({ operations });
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/threads/:threadId/context',
-    validated({ params: ThreadParams, query: ContextQuery }, async ({ params, query }, req, res) => {
+    { summary: "The thread rendered as a model's context within a token budget (a recorded read)", request: { params: ThreadParams, query: ContextQuery }, responses: json('`{ messages, tokens }`'), errors: notFound },
+    async ({ params, query }, req, res) => {
       const { messages, tokens } = await memory.context(params.threadId, query.budget, reader(req.path));
       res.json({ messages, tokens });
-    }),
+    },
   );
 
-  router.get(
+  routes.get(
     '/v1/threads/:threadId/stream',
-    options.streams ?? noLimit,
-    validated({ params: ThreadParams, query: StreamQuery }, async ({ params, query }, req, res) => {
+    { summary: 'Watch a thread: its operations as Server-Sent Events', description: '`event: operation` with each operation record after `after` (or `Last-Event-ID`), `id`: its seq, in seq order; then each new one as it is recorded.', request: { params: ThreadParams, query: StreamQuery }, responses: { 200: { description: 'The event stream', contentType: 'text/event-stream' } }, errors: { ...notFound, 429: 'Too many open event streams' }, use: [options.streams ?? noLimit] },
+    async ({ params, query }, req, res) => {
       // A reconnecting EventSource sends the last id it saw; it wins over the `?after=` of its URL.
       const header = req.get('last-event-id');
       let after = query.after ?? 0;
@@ -253,7 +271,7 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
         after = parsed.data;
       }
       await streamThreadOperations({ memory, logger, shutdown: options.shutdown }, params.threadId, after, res, options.stream);
-    }),
+    },
   );
 
   return router;

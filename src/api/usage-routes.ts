@@ -10,8 +10,9 @@ import { summarize } from '../usage/usage-store';
 import { principalOf } from './authenticate';
 import { ApiError } from './errors';
 import { ownedBy } from './ownership';
+import { UsageSummarySchema } from './response-schemas';
+import { documented } from './routes-registry';
 import { UserIdSchema } from './schemas';
-import { validated } from './validate';
 
 const UsageParams = z.object({ userId: UserIdSchema });
 const UsageQuery = z.object({ since: z.iso.datetime({ offset: true }).optional() });
@@ -20,12 +21,19 @@ export function usageRouter(store: UsageStore): Router {
   const router = Router();
   // A user's usage is theirs alone: another user's is a 404, as for runs.
   router.param('userId', ownedBy(async (userId) => userId, (userId) => new ApiError(404, 'not_found', `no usage for user "${userId}"`)));
-  router.get(
+  const routes = documented(router, 'usage');
+  routes.get(
     '/v1/users/:userId/usage',
-    validated({ params: UsageParams, query: UsageQuery }, async ({ params, query }, _req, res) => {
+    {
+      summary: "The user's model usage (tokens, calls) in total, per run and per session, since `since`",
+      request: { params: UsageParams, query: UsageQuery },
+      responses: { 200: { description: 'The usage', schema: UsageSummarySchema } },
+      errors: { 404: "Not the caller's user" },
+    },
+    async ({ params, query }, _req, res) => {
       const since = query.since ? new Date(query.since) : undefined;
       res.json(summarize(params.userId, await store.records(params.userId, since), since));
-    }),
+    },
   );
   return router;
 }

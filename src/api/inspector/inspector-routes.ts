@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import express, { Router } from 'express';
+import { documented } from '../routes-registry';
 
 export interface InspectorOptions {
   /** Where a run opens in the Temporal Web UI, less the run id (`runUiUrl(config, '')`). */
@@ -28,11 +29,14 @@ export function inspectorRouter(options: InspectorOptions): Router {
   const router = Router();
   // Read once: the page is small and does not change while the server runs.
   const page = readFileSync(path.join(PAGE_DIR, 'index.html'), 'utf8').replace('%RUN_UI_PREFIX%', escapeAttr(options.runUiPrefix));
-  const sendPage: express.RequestHandler = (_req, res) => {
-    res.type('html').set('cache-control', 'no-cache').send(page);
-  };
-  router.get('/inspector', sendPage);
-  router.get('/inspector/', sendPage);
+  // Also answers `/inspector/` (routing is not strict). The page's modules below are static files, not routes.
+  documented(router, 'inspector').get(
+    '/inspector',
+    { summary: 'The memory inspector: a page that reads and edits memory through this API', public: true, responses: { 200: { description: 'The page; its API calls send the key a person enters', contentType: 'text/html' } } },
+    (_input, _req, res) => {
+      res.type('html').set('cache-control', 'no-cache').send(page);
+    },
+  );
   // A file not found falls through to the app's own 404 (or 401 without a key), as any unknown path.
   for (const [name, dir] of Object.entries(VENDOR)) router.use(`/inspector/vendor/${name}`, express.static(dir, { index: false }));
   const modules = express.static(PAGE_DIR, { index: false });

@@ -1,0 +1,60 @@
+/**
+ * Response bodies of the long-term memory API (`/v1/users/:userId/memory/…`, `/facts`, `/episodes`)
+ * as zod schemas, for the API description; each is checked against its type (see `describes`).
+ */
+import { z } from 'zod';
+import { MEMORY_KINDS, type Episode, type Fact, type Provenance, type RecordedFact, type SearchHit } from '../longterm/contract';
+import { describes } from './response-schemas';
+
+const ProvenanceSchema = describes<Provenance>()(z.object({ sessionId: z.string().optional(), runId: z.string().optional(), messageIds: z.array(z.string()) }));
+
+export const FactSchema = describes<Fact>()(
+  z.object({
+    id: z.string(),
+    userId: z.string(),
+    subjectId: z.string(),
+    subject: z.string(),
+    predicate: z.string(),
+    objectId: z.string().nullable(),
+    object: z.string(),
+    text: z.string().meta({ description: 'The fact as a sentence' }),
+    validFrom: z.string(),
+    validTo: z.string().nullable().meta({ description: 'When it stopped being true; null while valid' }),
+    recordedAt: z.string(),
+    confidence: z.number(),
+    mentions: z.number().int(),
+    supersedes: z.string().nullable(),
+    supersededBy: z.string().nullable(),
+    provenance: ProvenanceSchema,
+  }),
+).meta({ id: 'Fact' });
+
+export const FactListSchema = z.object({ facts: z.array(FactSchema) });
+
+export const RecordedFactSchema = describes<RecordedFact>()(
+  z.object({ fact: FactSchema, outcome: z.enum(['added', 'strengthened', 'superseded']), previous: FactSchema.optional().meta({ description: 'The fact it superseded' }) }),
+);
+
+const EpisodeSchema = describes<Episode>()(
+  z.object({
+    id: z.string(),
+    userId: z.string(),
+    scope: z.enum(['invocation', 'conversation']),
+    goal: z.string(),
+    steps: z.array(z.string()),
+    outcome: z.string(),
+    lessons: z.array(z.string()),
+    at: z.string(),
+    provenance: ProvenanceSchema,
+  }),
+);
+export const EpisodeListSchema = z.object({ episodes: z.array(EpisodeSchema) });
+
+const SearchHitSchema = describes<SearchHit>()(z.object({ kind: z.enum(MEMORY_KINDS), id: z.string(), text: z.string(), score: z.number(), at: z.string().optional(), source: ProvenanceSchema }));
+export const SearchResultsSchema = z.object({ results: z.array(SearchHitSchema) });
+
+export const ImportedSchema = z.object({
+  imported: z.number().int().meta({ description: 'Messages stored (ones the user already had are left as they are)' }),
+  sessionIds: z.array(z.string()).meta({ description: 'One per conversation, in order' }),
+  extraction: z.object({ workflowId: z.string(), uiUrl: z.string() }).optional(),
+});
