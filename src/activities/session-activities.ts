@@ -191,6 +191,8 @@ export function createSessionActivities(deps: SessionActivityDeps) {
       const { userId } = thread;
       const { taskState } = readConversation(chunks, 0);
       if (taskState) await putTaskState(userId, taskState);
+      // Seed 001: EPHEMERAL chunks (live snapshots and the like) leave when their conversation ends.
+      await deps.memory.endSession(threadId, { reason: `conversation ended: ${reason}`, trigger: 'session ended' });
       await deps.memory.checkpoint(threadId, `ended-${shortHash(idempotencyKey(), 8)}`, sessionMeta(sessionId, `conversation ended: ${reason}`, 'session ended'));
       if (deps.longterm && deps.memoryPasses && userId) {
         const job = { kind: 'promote' as const, key: `promote:${sessionId}`, sessionId, threadId, reason, at: new Date().toISOString() };

@@ -163,6 +163,7 @@ export function createApp(options: AppOptions): Express {
         ...(tree ? { engine: 'tree' as const } : {}),
         ...(body.review !== undefined ? { review: body.review } : {}),
         ...(blueprint ? { blueprint } : {}),
+        ...(body.allow ? { allow: body.allow } : {}),
       });
       res
         .status(201)

@@ -3,6 +3,7 @@
  * truth for its request and its TypeScript type; routes see only parsed values.
  */
 import { z } from 'zod';
+import type { Allow } from '../planning/capabilities';
 import { RUN_STATUSES } from '../planning/execution-state';
 import { TaskTreeReplySchema } from '../planning/tree-schemas';
 
@@ -31,6 +32,16 @@ export const CreateRunBody = z.object({
   /** Tree runs: start from a blueprint (none are installed yet: any name is unknown). */
   blueprint: id('blueprint').optional(),
   params: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * Capability switches (seed 003's allow* gates): what the run and its children may not do — call tools,
+   * ask the person (off for unattended runs), plan sub-plans, invoke blueprints, recall long-term memory.
+   * @default all true
+   */
+  allow: z
+    .object({ tools: z.boolean(), askUser: z.boolean(), plan: z.boolean(), blueprints: z.boolean(), recall: z.boolean() })
+    .partial()
+    .strict()
+    .optional() satisfies z.ZodType<Allow | undefined>,
 });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
 

@@ -5,7 +5,11 @@
 import { z } from 'zod';
 import { ReplyBody, UserIdSchema } from './schemas';
 
-export const CreateSessionBody = z.object({ userId: UserIdSchema });
+/** The engine of the runs a session's messages start. */
+const EngineSchema = z.enum(['plan', 'tree']);
+
+/** A new session: whose, and on which engine its messages' runs run. @default engine "plan" */
+export const CreateSessionBody = z.object({ userId: UserIdSchema, engine: EngineSchema.optional() });
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
 
 export const ListSessionsQuery = z.object({
@@ -17,6 +21,9 @@ export type ListSessionsQuery = z.infer<typeof ListSessionsQuery>;
 
 export const SessionParams = z.object({ sessionId: z.string().min(1).max(255) });
 
-/** A person's message: the same rules as a run's reply (1–10,000 characters, not blank). */
-export const MessageBody = ReplyBody;
+/**
+ * A person's message: the same rules as a run's reply (1–10,000 characters, not blank); `engine`: a
+ * run it starts runs on this engine instead of the session's.
+ */
+export const MessageBody = ReplyBody.extend({ engine: EngineSchema.optional() });
 export type MessageBody = z.infer<typeof MessageBody>;

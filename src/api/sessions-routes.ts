@@ -82,7 +82,7 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
       use: [options.limits?.messages ?? noLimit, options.limits?.budget ?? noLimit],
     },
     async ({ params, body }, _req, res) => {
-      const outcome = await sessions.send(params.sessionId, body.text);
+      const outcome = await sessions.send(params.sessionId, body.text, body.engine ? { engine: body.engine } : {});
       // Where to watch the run the message started or answered (as `POST /v1/runs` says for its run).
       res.json(outcome.runId ? { ...outcome, uiUrl: runUiUrl(config, outcome.runId) } : outcome);
     },

@@ -351,3 +351,19 @@ test('startApi serves the API on its own listener and close() ends open event st
     await api.close();
   }
 });
+
+test('POST /v1/runs `allow`: a run started with ask_user off finishes without waiting, its state says so; unknown switches are 400', async () => {
+  const bad = await call<{ error: { code: string; message: string } }>('POST', '/v1/runs', { userId: USER, goal: 'x', allow: { teleport: false } });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.error.code, 'invalid_request');
+  const goal = 'check the overnight backups, nobody is around';
+  scriptQuestion(goal, 'Which server?', 'All backups are fine.');
+  const res = await call<{ runId: string }>('POST', '/v1/runs', { userId: USER, goal, allow: { askUser: false } });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  const done = await waitForStatus(res.body.runId, 'completed');
+  assert.deepEqual(done.allow, { askUser: false });
+  assert.equal(done.steps[0]?.status, 'failed');
+  assert.match(done.observations[0]?.content ?? '', /refused: asking the person/);
+  assert.equal(done.finalAnswer, 'All backups are fine.');
+  noMisses(goal);
+});

@@ -357,3 +357,30 @@ test('the event stream shows the session and its run step by step, in order', as
   assert.ok(toolDone.observations.some((o) => o.kind === 'tool' && o.content === '{"value":42}'), JSON.stringify(toolDone.observations));
   noMisses(goal);
 });
+
+test('over REST a session may run its messages as task trees (POST /v1/sessions {engine: "tree"}), and a message may choose its engine', async () => {
+  const bad = await call<{ error: { code: string } }>('POST', '/v1/sessions', { userId: USER, engine: 'graph' });
+  assert.equal(bad.status, 400);
+  const created = await call<{ sessionId: string }>('POST', '/v1/sessions', { userId: USER, engine: 'tree' });
+  assert.equal(created.status, 201);
+  const { sessionId } = created.body;
+  const goal = 'sort out the garden';
+  stub.script(goal, {
+    task_tree: [{ name: 'Garden', goal, subtasks: [{ name: 'Mow', goal: 'Mow the lawn' }] }],
+    react_action: [{ thought: 'done', action: 'finish', result: 'lawn mowed' }],
+    final_answer: [{ answer: 'The lawn is mowed.' }],
+  });
+  const tree = await send(sessionId, goal);
+  assert.equal(tree.kind, 'new_run');
+  const done = await waitForRun(tree.runId ?? '', 'completed');
+  assert.equal(done.engine, 'tree');
+  assert.equal(done.tree?.subtasks[0]?.result, 'lawn mowed');
+  await waitForView(sessionId, 'the answer', (v) => v.chatHistory.some((t) => t.text === 'The lawn is mowed.'));
+
+  scriptAddition('and add 2 and 3 as a plan', '2+3', 'Five.');
+  const res = await call<MessageOutcome>('POST', `/v1/sessions/${sessionId}/messages`, { text: 'and add 2 and 3 as a plan', engine: 'plan' });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  const plan = await waitForRun(res.body.runId ?? '', 'completed');
+  assert.equal(plan.engine, undefined);
+  assert.equal(plan.finalAnswer, 'Five.');
+});

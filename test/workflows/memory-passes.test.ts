@@ -251,3 +251,20 @@ test("a tree run's question and the person's reply reach its memory thread, so e
   assert.match(transcript, /Who is the dinner for\?[\s\S]*My sister is Ana/, 'the question, then the reply');
   assert.match(transcript, /task 1-1 finished: dinner for Ana/, "a task's result");
 });
+
+test('EPHEMERAL chunks of a conversation leave when it ends (seed 001); what is kept stays, and the drop is audited', async () => {
+  const s = await startSession('mp-eve');
+  await waitFor('the session thread', async () => (await threads.memory.view(s.threadId).catch(() => null)) !== null);
+  const meta = { origin: 'user' as const, reason: 'a live snapshot for the test', trigger: 'test' };
+  await threads.memory.apply(s.threadId, { op: 'add', chunks: [{ type: 'environment', content: { kind: 'text', text: 'balance right now: 12 EUR' }, retention: 'EPHEMERAL' }] }, meta);
+  await threads.memory.apply(s.threadId, { op: 'add', chunks: [{ type: 'environment', content: { kind: 'text', text: 'the user prefers euros' }, retention: 'CRITICAL' }] }, meta);
+  const ended = await s.send('/end');
+  assert.match(ended.reply ?? '', /Ended the conversation/);
+  await s.handle.result();
+  const { chunks } = await threads.memory.view(s.threadId);
+  const texts = chunks.map((c) => (c.content.kind === 'text' ? c.content.text : ''));
+  assert.ok(!texts.includes('balance right now: 12 EUR'), 'the EPHEMERAL chunk is gone');
+  assert.ok(texts.includes('the user prefers euros'), 'the rest stays');
+  const audit = await threads.memory.audit(s.threadId, { kind: 'delete' });
+  assert.ok(audit.some((op) => op.origin === 'system' && /conversation ended: \/end/.test(op.reason)), 'the drop is in the audit, said why');
+});
