@@ -15,9 +15,11 @@ export default tseslint.config(
   { ignores: ['node_modules/**', '.tools/**', 'data/**', 'bench/peers/**', 'dist/**'] },
   {
     files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
-    extends: [tseslint.configs.base],
+    extends: [tseslint.configs.recommended],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
+      // A leading underscore says "unused on purpose": a parameter a signature needs, a field taken out of a rest.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
       // node:test's test() and describe() return promises the runner itself awaits.
       '@typescript-eslint/no-floating-promises': [
         'error',

@@ -79,7 +79,10 @@ export function codecSnapshot(): CodecProfile {
 /** `later − earlier`, op by op. */
 export function codecDelta(earlier: CodecProfile, later: CodecProfile): CodecProfile {
   return Object.fromEntries(
-    OPS.map((op) => [op, { calls: later[op].calls - earlier[op].calls, payloads: later[op].payloads - earlier[op].payloads, bytes: later[op].bytes - earlier[op].bytes, ms: later[op].ms - earlier[op].ms }]),
+    OPS.map((op) => [
+      op,
+      { calls: later[op].calls - earlier[op].calls, payloads: later[op].payloads - earlier[op].payloads, bytes: later[op].bytes - earlier[op].bytes, ms: later[op].ms - earlier[op].ms },
+    ]),
   ) as CodecProfile;
 }
 

@@ -53,7 +53,12 @@ async function runOurs(set: EvalSet, store: LongTermStore): Promise<{ ours: Answ
   for (const u of set.users) {
     await svc.importConversations(user(u.userId), u.conversations, { origin: 'system', reason: 'eval import' }, () => 'unused');
     for (const f of u.facts) {
-      await svc.recordFact(user(u.userId), { subject: f.subject, predicate: f.predicate, object: f.object, text: f.text, validFrom: f.validFrom }, { sessionId: f.sessionId, messageIds: [f.messageId] }, { origin: 'agent', reason: 'eval extraction' });
+      await svc.recordFact(
+        user(u.userId),
+        { subject: f.subject, predicate: f.predicate, object: f.object, text: f.text, validFrom: f.validFrom },
+        { sessionId: f.sessionId, messageIds: [f.messageId] },
+        { origin: 'agent', reason: 'eval extraction' },
+      );
     }
   }
   const ours: Answers = new Map();
@@ -83,7 +88,10 @@ function runBaseline(set: EvalSet): { answers: Answers; latency: { p50: number; 
     const t = performance.now();
     const hits = (indexes.get(q.userId) as MiniSearch).search(q.query).slice(0, K);
     times.push(performance.now() - t);
-    answers.set(q.id, hits.map((h) => [String(h.id)]));
+    answers.set(
+      q.id,
+      hits.map((h) => [String(h.id)]),
+    );
   }
   return { answers, latency: { p50: +percentile(times, 0.5).toFixed(2), p95: +percentile(times, 0.95).toFixed(2) } };
 }
@@ -129,7 +137,11 @@ function report(set: EvalSet, systems: Record<string, Answers>): Report {
     for (const split of SPLITS) {
       const inSplit = set.questions.filter((q) => q.split === split);
       const byCategory = {} as Record<Category | 'overall', Score>;
-      for (const c of CATEGORIES) byCategory[c] = scoreOf(inSplit.filter((q) => q.category === c), answers);
+      for (const c of CATEGORIES)
+        byCategory[c] = scoreOf(
+          inSplit.filter((q) => q.category === c),
+          answers,
+        );
       byCategory.overall = scoreOf(inSplit, answers);
       bySplit[split] = byCategory;
     }

@@ -61,7 +61,15 @@ async function measure(name: string, store: LongTermStore): Promise<Record<strin
     await svc.search(user, { query: sentence(3 + (q % 3)), k: 10 });
     times.push(performance.now() - t);
   }
-  const row = { store: name, messages: MESSAGES, facts: FACTS, importPerSecond: Math.round(MESSAGES / importSeconds), factMs: +factMs.toFixed(2), searchP50Ms: +percentile(times, 0.5).toFixed(1), searchP95Ms: +percentile(times, 0.95).toFixed(1) };
+  const row = {
+    store: name,
+    messages: MESSAGES,
+    facts: FACTS,
+    importPerSecond: Math.round(MESSAGES / importSeconds),
+    factMs: +factMs.toFixed(2),
+    searchP50Ms: +percentile(times, 0.5).toFixed(1),
+    searchP95Ms: +percentile(times, 0.95).toFixed(1),
+  };
   await store.end();
   return row;
 }

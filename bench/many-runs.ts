@@ -151,7 +151,9 @@ async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS;
   if (!address) throw new UsageError('TEMPORAL_ADDRESS is not set: run the benchmark with `npm run bench`, which starts its Temporal dev server.');
   const dynamicConfig = JSON.parse(process.env.THREADLINE_BENCH_DYNAMIC_CONFIG ?? '[]') as string[];
-  console.log(`Threadline many-runs benchmark — ${n.toLocaleString('en-US')} runs asking a question, ${n.toLocaleString('en-US')} replies, ${IN_FLIGHT} requests in flight, offline demo model, one worker`);
+  console.log(
+    `Threadline many-runs benchmark — ${n.toLocaleString('en-US')} runs asking a question, ${n.toLocaleString('en-US')} replies, ${IN_FLIGHT} requests in flight, offline demo model, one worker`,
+  );
   console.log(`dev server: ${address}`);
 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-many-'));
@@ -257,12 +259,19 @@ async function main(): Promise<void> {
 
     const report = {
       generatedAt: new Date().toISOString(),
-      machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryMB: Math.round(os.totalmem() / 2 ** 20), platform: `${os.platform()} ${os.release()} ${os.arch()}`, node: process.version },
+      machine: {
+        cores: os.cpus().length,
+        cpu: os.cpus()[0]?.model ?? 'unknown',
+        memoryMB: Math.round(os.totalmem() / 2 ** 20),
+        platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+        node: process.version,
+      },
       params: { runs: n, inFlight: IN_FLIGHT, goal: GOAL, reply: REPLY, provider: 'offline demo model', memoryStore: config.MEMORY_STORE, worker: worker.banner },
       serverDynamicConfig: dynamicConfig,
       method: {
         api: 'src/api/server.ts startApi in the benchmark process; every request over HTTP',
-        worker: 'one `node --max-old-space-size=1024 --import tsx src/worker.ts` child process (as `npm run worker` starts it), otherwise its defaults; memory from /proc/<pid>/status every 200 ms (VmRSS per phase, VmHWM overall)',
+        worker:
+          'one `node --max-old-space-size=1024 --import tsx src/worker.ts` child process (as `npm run worker` starts it), otherwise its defaults; memory from /proc/<pid>/status every 200 ms (VmRSS per phase, VmHWM overall)',
         waiting: `visibility count of the runs with ${STATUS_ATTR.name} = 'waiting_user'`,
         completed: `visibility count of the runs closed Completed with ${STATUS_ATTR.name} = 'completed'`,
         lost: `a run not completed ${SETTLE_DEADLINE_MS / 1000} s after the last reply was answered`,

@@ -49,7 +49,16 @@ function buildThread(n: number): { state: MemoryState; chunks: Map<string, Chunk
     chunks.set(chunk.id, chunk);
     list.push(chunk);
   }
-  const state: MemoryState = { id: ids('state'), threadId: 'thread_bench', parentStateId: null, seq: 0, chunkIds: list.map((c) => c.id), tokens: list.reduce((s, c) => s + c.tokens, 0), operationId: null, createdAt: new Date(0).toISOString() };
+  const state: MemoryState = {
+    id: ids('state'),
+    threadId: 'thread_bench',
+    parentStateId: null,
+    seq: 0,
+    chunkIds: list.map((c) => c.id),
+    tokens: list.reduce((s, c) => s + c.tokens, 0),
+    operationId: null,
+    createdAt: new Date(0).toISOString(),
+  };
   return { state, chunks, ctx };
 }
 
@@ -221,7 +230,9 @@ async function main(): Promise<void> {
   const reducer = benchReducer();
   console.log(`1. reducer apply on a 10,000-chunk thread (µs/op, median of 20×100): add ${reducer.addUs.toFixed(1)}, update ${reducer.updateUs.toFixed(1)}, delete ${reducer.deleteUs.toFixed(1)}`);
   const render = benchRender();
-  console.log(`2. context rendering, 10,000 chunks, 8k budget: ${render.medianMs.toFixed(2)} ms (median of 21; ${render.included} chunks, ${render.tokens} tokens) — target ≤ 5 ms: ${render.medianMs <= 5 ? 'PASS' : 'MISS'}`);
+  console.log(
+    `2. context rendering, 10,000 chunks, 8k budget: ${render.medianMs.toFixed(2)} ms (median of 21; ${render.included} chunks, ${render.tokens} tokens) — target ≤ 5 ms: ${render.medianMs <= 5 ? 'PASS' : 'MISS'}`,
+  );
 
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-memory-'));
   const dbName = `threadline_bench_${process.pid}`;

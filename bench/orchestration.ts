@@ -92,8 +92,7 @@ type Args = z.infer<typeof ArgsSchema>;
 class UsageError extends Error {}
 
 /** The CLI that started the server (scripts/bench.mjs sets THREADLINE_TEMPORAL_BIN). */
-const TEMPORAL_BIN =
-  process.env.THREADLINE_TEMPORAL_BIN ?? path.resolve(__dirname, '..', '.tools', 'bin', process.platform === 'win32' ? 'temporal.exe' : 'temporal');
+const TEMPORAL_BIN = process.env.THREADLINE_TEMPORAL_BIN ?? path.resolve(__dirname, '..', '.tools', 'bin', process.platform === 'win32' ? 'temporal.exe' : 'temporal');
 
 /** Address of the server scripts/bench.mjs started for this run. */
 function serverAddress(): string {
@@ -280,7 +279,8 @@ async function runTreeWorkflow({ client }: Bench, fanout: number): Promise<TreeM
   clearInterval(sampler);
   const leaves = fanout * fanout;
   const done = state.tree ? dfsCount(state.tree) : 0;
-  if (state.status !== 'completed' || done !== 1 + fanout + leaves) throw new Error(`(d) tree run: expected ${1 + fanout + leaves} completed tasks; got status ${state.status}, ${done}, lastError ${state.lastError ?? 'none'}`);
+  if (state.status !== 'completed' || done !== 1 + fanout + leaves)
+    throw new Error(`(d) tree run: expected ${1 + fanout + leaves} completed tasks; got status ${state.status}, ${done}, lastError ${state.lastError ?? 'none'}`);
   const ids = [runId, ...Array.from({ length: fanout }, (_, g) => `${runId}.t1-${g + 1}`)];
   const histories = await Promise.all(ids.map(async (id) => historyStats(await client.workflow.getHandle(id).fetchHistory())));
   return {
@@ -308,8 +308,7 @@ async function runInProcess({ activities }: Bench, steps: number): Promise<Measu
   const started = performance.now();
   const workflowExecution = { workflowId: `bench-c-${steps}-${randomUUID().slice(0, 8)}`, runId: randomUUID() };
   let activityNo = 0;
-  const inActivity = <I, O>(fn: (input: I) => Promise<O>, input: I): Promise<O> =>
-    new MockActivityEnvironment({ activityId: String(++activityNo), workflowExecution }).run(fn, input);
+  const inActivity = <I, O>(fn: (input: I) => Promise<O>, input: I): Promise<O> => new MockActivityEnvironment({ activityId: String(++activityNo), workflowExecution }).run(fn, input);
   const input = planInput(steps);
 
   let state = model.initialState({ runId: workflowExecution.workflowId, userId: input.userId, goal: input.goal, model: '' }, new Date());
@@ -383,6 +382,7 @@ function machineInfo() {
     loadAverage: os.loadavg().map((x) => round(x)),
     platform: `${os.platform()} ${os.release()} ${os.arch()}`,
     node: process.version,
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a package's own version, read where it is reported
     temporalSdk: (require('@temporalio/worker/package.json') as { version: string }).version,
     temporalCli,
   };
@@ -496,7 +496,9 @@ async function main(): Promise<void> {
       const caseConfig = loadConfig({ TEMPORAL_ADDRESS: address, DATA_DIR: config.DATA_DIR, ...env });
       const caseClient = await connectClient(caseConfig);
       connections.push(caseClient.connection);
-      workers.push(await createWorker({ config: caseConfig, provider, extraTools: [NOOP_TOOL, BIG_TOOL], store: new MemoryKeyValueStore(), taskQueue: caseConfig.TASK_QUEUE, connection: nativeConnection }));
+      workers.push(
+        await createWorker({ config: caseConfig, provider, extraTools: [NOOP_TOOL, BIG_TOOL], store: new MemoryKeyValueStore(), taskQueue: caseConfig.TASK_QUEUE, connection: nativeConnection }),
+      );
       return caseClient;
     };
     // (g) Every payload sealed (AES-256-GCM).
@@ -556,7 +558,18 @@ async function main(): Promise<void> {
     console.log(`warm-up: done in ${Math.round(performance.now() - t)} ms\n`);
 
     // f: checkpoints written before each next super-step (as Temporal records each step); fAsync: LangGraph's default.
-    const runs = { g: [] as Measured[], h: [] as Measured[], h2: [] as Measured[], a: [] as Measured[], b: [] as Measured[], bLocal: [] as Measured[], c: [] as Measured[], d: [] as TreeMeasured[], f: [] as PeerRun[], fAsync: [] as PeerRun[] };
+    const runs = {
+      g: [] as Measured[],
+      h: [] as Measured[],
+      h2: [] as Measured[],
+      a: [] as Measured[],
+      b: [] as Measured[],
+      bLocal: [] as Measured[],
+      c: [] as Measured[],
+      d: [] as TreeMeasured[],
+      f: [] as PeerRun[],
+      fAsync: [] as PeerRun[],
+    };
     await guard(runTreeWorkflow(bench, 2)); // warm-up of the tree engine's code paths
     const metricsUrl = process.env.THREADLINE_BENCH_METRICS_URL;
     const serverLatency: { a: LatencyRow[][]; b: LatencyRow[][] } = { a: [], b: [] };
@@ -594,7 +607,9 @@ async function main(): Promise<void> {
       }
       const last = (xs: Measured[]) => ((xs.at(-1)?.ms ?? NaN) / args.steps).toFixed(2);
       const d = runs.d.at(-1);
-      console.log(`rep ${rep}/${args.reps}: a ${last(runs.a)} ms/step, b ${last(runs.b)} ms/step, c ${last(runs.c)} ms/step, g ${last(runs.g)}, h ${last(runs.h)}, h' ${last(runs.h2)} ms/step, d ${d ? (d.ms / d.iterations).toFixed(2) : '?'} ms/iteration${peer ? `, f ${last(runs.f)} ms/step` : ''}`);
+      console.log(
+        `rep ${rep}/${args.reps}: a ${last(runs.a)} ms/step, b ${last(runs.b)} ms/step, c ${last(runs.c)} ms/step, g ${last(runs.g)}, h ${last(runs.h)}, h' ${last(runs.h2)} ms/step, d ${d ? (d.ms / d.iterations).toFixed(2) : '?'} ms/iteration${peer ? `, f ${last(runs.f)} ms/step` : ''}`,
+      );
     }
 
     const a = summarize('(a) PlanExecutionWorkflow', runs.a, args.steps);
@@ -626,7 +641,11 @@ async function main(): Promise<void> {
     console.log(`ratio a/b: ${ratio.toFixed(2)}   (c) share of (a): ${((100 * c.msPerStepMedian) / a.msPerStepMedian).toFixed(1)}%`);
     const fLast = runs.f.at(-1);
     if (peer && fLast) {
-      console.log(`(f) ${Object.entries(peer.versions).map(([name, v]) => `${name} ${v}`).join(', ')}; durability 'sync' (each super-step's checkpoint written before the next), (f') 'async'`);
+      console.log(
+        `(f) ${Object.entries(peer.versions)
+          .map(([name, v]) => `${name} ${v}`)
+          .join(', ')}; durability 'sync' (each super-step's checkpoint written before the next), (f') 'async'`,
+      );
       console.log(`(f) per tool step: ${round(fLast.checkpoints / args.steps)} checkpoints, ${Math.round(fLast.bytes / args.steps)} bytes in PostgreSQL (one run)`);
     }
 
@@ -636,9 +655,13 @@ async function main(): Promise<void> {
     console.log('\ntargets:');
     const over = (value: number, max: number) => (value <= max ? '' : `, ${((value / max - 1) * 100).toFixed(0)}% over`);
     console.log(`  a/b ≤ ${TARGET_RATIO}:                      ${verdict(ratioOk, `${ratio.toFixed(2)}${over(ratio, TARGET_RATIO)}`)}`);
-    console.log(`  (a) ≤ ${TARGET_MS_PER_STEP} ms per step:          ${verdict(a.msPerStepMedian <= TARGET_MS_PER_STEP, `${a.msPerStepMedian.toFixed(2)}${over(a.msPerStepMedian, TARGET_MS_PER_STEP)}`)}`);
+    console.log(
+      `  (a) ≤ ${TARGET_MS_PER_STEP} ms per step:          ${verdict(a.msPerStepMedian <= TARGET_MS_PER_STEP, `${a.msPerStepMedian.toFixed(2)}${over(a.msPerStepMedian, TARGET_MS_PER_STEP)}`)}`,
+    );
     if (ratioAF !== null) console.log(`  a/f ≤ ${TARGET_PEER_RATIO} (vs LangGraph.js):     ${verdict(ratioAF <= TARGET_PEER_RATIO, `${ratioAF.toFixed(2)}${over(ratioAF, TARGET_PEER_RATIO)}`)}`);
-    console.log(`  (a) events per tool step ≤ ${TARGET_EVENTS_PER_STEP}:    ${verdict(eventsOk, `${eventsA.toFixed(2)} incl. fixed overhead${over(eventsA, TARGET_EVENTS_PER_STEP)}; ${marginalEventsA} marginal`)}`);
+    console.log(
+      `  (a) events per tool step ≤ ${TARGET_EVENTS_PER_STEP}:    ${verdict(eventsOk, `${eventsA.toFixed(2)} incl. fixed overhead${over(eventsA, TARGET_EVENTS_PER_STEP)}; ${marginalEventsA} marginal`)}`,
+    );
 
     if (a.eventTypes) printEventTypes(`history of one (a) run, ${args.steps} steps (sorted by bytes):`, a.eventTypes, args.steps);
     if (b.eventTypes) printEventTypes(`history of one (b) run, ${args.steps} steps:`, b.eventTypes, args.steps);
@@ -646,8 +669,12 @@ async function main(): Promise<void> {
     const tree = summarizeTree(runs.d);
     const treeRatio = round(tree.msPerIterationMedian / a.msPerStepMedian);
     console.log(`\n(d) tree run, depth 3, fan-out ${TREE_FANOUT} (${tree.iterations} ReAct iterations, ${tree.workflows} workflows), median of ${args.reps}:`);
-    console.log(`  ms per iteration ${tree.msPerIterationMedian.toFixed(2)} (reps ${tree.msPerIterationReps.join(' ')}); vs (a) per step: ${treeRatio.toFixed(2)} (target ≤ ${TARGET_TREE_RATIO}: ${treeRatio <= TARGET_TREE_RATIO ? 'PASS' : 'MISS'})`);
-    console.log(`  history events per iteration ${tree.eventsPerIteration} (all workflows); largest history ${tree.largestEvents} events / ${tree.largestBytes} bytes; peak RSS of the bench process (client + workers) ${tree.peakRssMiB} MiB`);
+    console.log(
+      `  ms per iteration ${tree.msPerIterationMedian.toFixed(2)} (reps ${tree.msPerIterationReps.join(' ')}); vs (a) per step: ${treeRatio.toFixed(2)} (target ≤ ${TARGET_TREE_RATIO}: ${treeRatio <= TARGET_TREE_RATIO ? 'PASS' : 'MISS'})`,
+    );
+    console.log(
+      `  history events per iteration ${tree.eventsPerIteration} (all workflows); largest history ${tree.largestEvents} events / ${tree.largestBytes} bytes; peak RSS of the bench process (client + workers) ${tree.peakRssMiB} MiB`,
+    );
     // (e) History growth with big tool results: a short and a full run, so "flat" is visible.
     const bigShort = await guard(runPlanWorkflow(cases.e, args.warmupSteps));
     const bigFull = await guard(runPlanWorkflow(cases.e, args.steps));
@@ -657,7 +684,9 @@ async function main(): Promise<void> {
       marginalBytesPerStep: Math.round((bytesOf(bigFull) - bytesOf(bigShort)) / (args.steps - args.warmupSteps)),
       bytesPerStepShortRun: Math.round(bytesOf(bigShort) / args.warmupSteps),
     };
-    console.log(`\n(e) ${args.steps} steps of a tool returning 100 kB: history ${big.bytesPerStep} bytes/step (${big.marginalBytesPerStep} per extra step; ${big.bytesPerStepShortRun} in a ${args.warmupSteps}-step run); target ≤ 2048 and flat: ${big.marginalBytesPerStep <= 2048 ? 'PASS' : 'MISS'}`);
+    console.log(
+      `\n(e) ${args.steps} steps of a tool returning 100 kB: history ${big.bytesPerStep} bytes/step (${big.marginalBytesPerStep} per extra step; ${big.bytesPerStepShortRun} in a ${args.warmupSteps}-step run); target ≤ 2048 and flat: ${big.marginalBytesPerStep <= 2048 ? 'PASS' : 'MISS'}`,
+    );
     const g = summarize('(g) (a) with every payload encrypted', runs.g, args.steps);
     const encryptionRatio = round(g.msPerStepMedian / a.msPerStepMedian);
     const encryptionOk = encryptionRatio <= TARGET_ENCRYPTION_RATIO;
@@ -672,13 +701,19 @@ async function main(): Promise<void> {
     const bigGoalRatio = round(h2.msPerStepMedian / a.msPerStepMedian);
     console.log(`(h) (a) with a ${kB} kB goal, past the claim-check threshold: ${h.msPerStepMedian.toFixed(2)} ms/step (reps ${reps(h)}), ${h.historyBytesPerStep ?? '?'} history bytes/step`);
     console.log(`(h') the same, claim check off (CLAIM_CHECK_THRESHOLD=0): ${h2.msPerStepMedian.toFixed(2)} ms/step (reps ${reps(h2)}), ${h2.historyBytesPerStep ?? '?'} history bytes/step`);
-    console.log(`(a) in the same reps: ${a.msPerStepMedian.toFixed(2)} ms/step, ${a.historyBytesPerStep ?? '?'} history bytes/step; h/a ${claimCheckToPlain.toFixed(2)}, h'/a ${bigGoalRatio.toFixed(2)} (the big goal itself)`);
+    console.log(
+      `(a) in the same reps: ${a.msPerStepMedian.toFixed(2)} ms/step, ${a.historyBytesPerStep ?? '?'} history bytes/step; h/a ${claimCheckToPlain.toFixed(2)}, h'/a ${bigGoalRatio.toFixed(2)} (the big goal itself)`,
+    );
     // Ratios of medians, and the median of the per-rep ratios (each rep's pair ran back to back).
     const repRatio = (xs: Measured[], ys: Measured[]) => round(median(xs.map((x, i) => x.ms / (ys[i]?.ms ?? NaN))));
     const encryptionRepRatio = repRatio(runs.g, runs.a);
     const claimCheckRepRatio = repRatio(runs.h, runs.h2);
-    console.log(`  g/a ≤ ${TARGET_ENCRYPTION_RATIO} (encryption's overhead):   ${verdict(encryptionOk, `${encryptionRatio.toFixed(2)}${over(encryptionRatio, TARGET_ENCRYPTION_RATIO)}; median of per-rep ratios ${encryptionRepRatio.toFixed(2)}`)}`);
-    console.log(`  h/h' ≤ ${TARGET_CLAIM_CHECK_RATIO} (claim check's overhead): ${verdict(claimCheckOk, `${claimCheckRatio.toFixed(2)}${over(claimCheckRatio, TARGET_CLAIM_CHECK_RATIO)}; median of per-rep ratios ${claimCheckRepRatio.toFixed(2)}`)}`);
+    console.log(
+      `  g/a ≤ ${TARGET_ENCRYPTION_RATIO} (encryption's overhead):   ${verdict(encryptionOk, `${encryptionRatio.toFixed(2)}${over(encryptionRatio, TARGET_ENCRYPTION_RATIO)}; median of per-rep ratios ${encryptionRepRatio.toFixed(2)}`)}`,
+    );
+    console.log(
+      `  h/h' ≤ ${TARGET_CLAIM_CHECK_RATIO} (claim check's overhead): ${verdict(claimCheckOk, `${claimCheckRatio.toFixed(2)}${over(claimCheckRatio, TARGET_CLAIM_CHECK_RATIO)}; median of per-rep ratios ${claimCheckRepRatio.toFixed(2)}`)}`,
+    );
     const codecs = {
       g: codecSum(runs.g.flatMap((r) => (r.codecs ? [r.codecs] : []))),
       h: codecSum(runs.h.flatMap((r) => (r.codecs ? [r.codecs] : []))),
@@ -688,7 +723,9 @@ async function main(): Promise<void> {
       for (const [op, c] of Object.entries(profile)) {
         if (c.payloads === 0) continue;
         const per = (x: number) => x / args.reps;
-        console.log(`  (${which}) ${pad(op, 18)} ${pad(per(c.payloads).toFixed(1), 7, true)} payloads ${pad((per(c.bytes) / 1000).toFixed(1), 9, true)} kB ${pad(per(c.ms).toFixed(2), 9, true)} ms  (${(per(c.ms) / args.steps).toFixed(3)} ms/step)`);
+        console.log(
+          `  (${which}) ${pad(op, 18)} ${pad(per(c.payloads).toFixed(1), 7, true)} payloads ${pad((per(c.bytes) / 1000).toFixed(1), 9, true)} kB ${pad(per(c.ms).toFixed(2), 9, true)} ms  (${(per(c.ms) / args.steps).toFixed(3)} ms/step)`,
+        );
       }
     }
     const latency = { a: mergeLatency(serverLatency.a), b: mergeLatency(serverLatency.b) };
@@ -703,7 +740,8 @@ async function main(): Promise<void> {
         msPerStep: 'wall time from workflow start (or loop start) to result, divided by N; median over reps',
         historyBytes: 'length of temporal.api.history.v1.History.encode(history) of one run (the last rep)',
         marginalEventsPerToolStep: `(events of an N-step run − events of the ${args.warmupSteps}-step warm-up run) ÷ (N − ${args.warmupSteps}), for (a)`,
-        peerF: 'a LangGraph.js StateGraph (plan → act → replan per step → respond, zero-latency pure nodes, the act node invoking a no-op @langchain/core tool) compiled with PostgresSaver on BENCH_DATABASE_URL, own schema, fresh thread_id per run; wall time of app.invoke ÷ N in its own node process, interleaved with (a)–(d)',
+        peerF:
+          'a LangGraph.js StateGraph (plan → act → replan per step → respond, zero-latency pure nodes, the act node invoking a no-op @langchain/core tool) compiled with PostgresSaver on BENCH_DATABASE_URL, own schema, fresh thread_id per run; wall time of app.invoke ÷ N in its own node process, interleaved with (a)–(d)',
       },
       results: {
         a,
@@ -720,11 +758,25 @@ async function main(): Promise<void> {
         ratioClaimCheckToNoClaimCheckPerRepMedian: claimCheckRepRatio,
         ratioClaimCheckToPlain: claimCheckToPlain,
         ratioBigGoalToPlain: bigGoalRatio,
-        codecsPerRun: Object.fromEntries(Object.entries(codecs).map(([k, p]) => [k, Object.fromEntries(Object.entries(p).map(([op, c]) => [op, { payloads: round(c.payloads / args.reps, 1), bytes: Math.round(c.bytes / args.reps), ms: round(c.ms / args.reps) }]))])),
+        codecsPerRun: Object.fromEntries(
+          Object.entries(codecs).map(([k, p]) => [
+            k,
+            Object.fromEntries(Object.entries(p).map(([op, c]) => [op, { payloads: round(c.payloads / args.reps, 1), bytes: Math.round(c.bytes / args.reps), ms: round(c.ms / args.reps) }])),
+          ]),
+        ),
         f,
         fAsync,
       },
-      peers: peer ? { langgraph: { versions: peer.versions, durability: { f: 'sync', fAsync: 'async' }, checkpointsPerStepF: fLast ? round(fLast.checkpoints / args.steps) : null, storedBytesPerStepF: fLast ? Math.round(fLast.bytes / args.steps) : null } } : null,
+      peers: peer
+        ? {
+            langgraph: {
+              versions: peer.versions,
+              durability: { f: 'sync', fAsync: 'async' },
+              checkpointsPerStepF: fLast ? round(fLast.checkpoints / args.steps) : null,
+              storedBytesPerStepF: fLast ? Math.round(fLast.bytes / args.steps) : null,
+            },
+          }
+        : null,
       ratioAF,
       ratioTreeIterationToPlanStep: treeRatio,
       serverLatency: latency,

@@ -57,7 +57,12 @@ async function seedMemory(config: Config, messages: number): Promise<number> {
     }
     for (let f = 0; f < 500; f++) {
       const topic = TOPICS[f % TOPICS.length] ?? 'life';
-      await opened.longterm.recordFact(USER, { subject: 'user', predicate: `note ${f}`, object: `${topic} ${f}`, text: `The user noted ${topic} item ${f}.` }, { messageIds: [] }, { origin: 'system', reason: 'benchmark seed' });
+      await opened.longterm.recordFact(
+        USER,
+        { subject: 'user', predicate: `note ${f}`, object: `${topic} ${f}`, text: `The user noted ${topic} item ${f}.` },
+        { messageIds: [] },
+        { origin: 'system', reason: 'benchmark seed' },
+      );
     }
   } finally {
     await opened.close();
@@ -74,7 +79,9 @@ async function main(): Promise<void> {
     react_mem: loadConfig({ ...base, MEMORY_MANAGER: 'react_mem', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-rm-')), TASK_QUEUE: 'bench-react-mem' }),
     react: loadConfig({ ...base, MEMORY_MANAGER: 'react', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-r-')), TASK_QUEUE: 'bench-react' }),
   };
-  console.log(`Threadline react_mem vs react — answer latency of ${runs} runs each (2 no-op steps, zero-latency model), alternating; the react_mem user has ${messages.toLocaleString('en-US')} messages and 500 facts`);
+  console.log(
+    `Threadline react_mem vs react — answer latency of ${runs} runs each (2 no-op steps, zero-latency model), alternating; the react_mem user has ${messages.toLocaleString('en-US')} messages and 500 facts`,
+  );
   const seedMs = await seedMemory(configs.react_mem, messages);
   console.log(`seeded long-term memory in ${round(seedMs / 1000)} s`);
 

@@ -219,15 +219,17 @@ async function main(): Promise<void> {
     const client = await connectClient(config);
     connections.push(client.connection);
 
-    let t = performance.now();
+    const t = performance.now();
     workers.push(await createWorker({ config, provider, memory: opened.memory, connection: nativeConnection, taskQueue: QUEUE }));
-    workers.push(await Worker.create({
-      connection: nativeConnection,
-      namespace: config.TEMPORAL_NAMESPACE,
-      taskQueue: BARE_QUEUE,
-      workflowsPath: require.resolve('./bare-session'),
-      activities: bareActivities,
-    }));
+    workers.push(
+      await Worker.create({
+        connection: nativeConnection,
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: BARE_QUEUE,
+        workflowsPath: require.resolve('./bare-session'),
+        activities: bareActivities,
+      }),
+    );
     console.log(`workers: bundled and started in ${Math.round(performance.now() - t)} ms`);
     running = Promise.all(workers.map((w) => w.run()));
     const failFast = running.then(() => {
@@ -279,8 +281,7 @@ async function main(): Promise<void> {
         const recent = (now - windowStart) / (i % progressEvery === 0 ? progressEvery : i % progressEvery);
         windowStart = now;
         console.log(
-          `turn ${String(i).padStart(String(turns).length)}/${turns}: ${overall.toFixed(1)} ms/turn overall, ${recent.toFixed(1)} ms/turn lately, ` +
-            `~${duration((turns - i) * overall)} to go`,
+          `turn ${String(i).padStart(String(turns).length)}/${turns}: ${overall.toFixed(1)} ms/turn overall, ${recent.toFixed(1)} ms/turn lately, ` + `~${duration((turns - i) * overall)} to go`,
         );
       }
     }
@@ -370,7 +371,8 @@ async function main(): Promise<void> {
         historyBytes: 'length of temporal.api.history.v1.History.encode(history) of each execution',
         sessionExecutions: `visibility query WorkflowId = '<sessionId>' (closed runs included), every execution's history fetched`,
         planRuns: `the first ${SAMPLE_RUNS} and last ${SAMPLE_RUNS} plan runs of the session`,
-        cpuMsPerTurn: 'process.cpuUsage() of the benchmark process (both workers and the client, every thread) and /proc/<pid>/stat of the dev server, over Threadline\'s turns and over the bare blocks apart',
+        cpuMsPerTurn:
+          "process.cpuUsage() of the benchmark process (both workers and the client, every thread) and /proc/<pid>/stat of the dev server, over Threadline's turns and over the bare blocks apart",
         promptTokens: 'countTextTokens (src/memory/tokens.ts) summed over the messages of the execution_plan call of that turn',
       },
       results: {

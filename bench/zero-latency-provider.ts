@@ -68,7 +68,8 @@ function treeReply(ctx: TreeContext): unknown {
     case 'task_tree': {
       const fanout = fanoutOf(ctx.state.goal);
       const leaves = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `noop ${i + 1}`, goal: 'call noop' }));
-      if (fanout !== null) return { name: 'bench', goal: ctx.state.goal, subtasks: Array.from({ length: fanout }, (_, g) => ({ name: `group ${g + 1}`, goal: 'run the leaves', subtasks: leaves(fanout) })) };
+      if (fanout !== null)
+        return { name: 'bench', goal: ctx.state.goal, subtasks: Array.from({ length: fanout }, (_, g) => ({ name: `group ${g + 1}`, goal: 'run the leaves', subtasks: leaves(fanout) })) };
       return { name: 'bench', goal: ctx.state.goal, subtasks: leaves(Math.min(stepsOf(ctx.state.goal) ?? 1, ctx.limits.maxFanout)) };
     }
     case 'react_action': {
@@ -125,8 +126,7 @@ export class ZeroLatencyProvider implements ModelProvider {
         return JSON.stringify({ steps: chunk(0, total, toolOf(state.goal)) });
       case 'replan_decision': {
         const { done, pending } = toolSteps(state);
-        const decision: ReplanDecisionReply =
-          pending === 0 && done < total ? { decision: 'replace_remaining', steps: chunk(done, total, toolOf(state.goal)) } : { decision: 'continue' };
+        const decision: ReplanDecisionReply = pending === 0 && done < total ? { decision: 'replace_remaining', steps: chunk(done, total, toolOf(state.goal)) } : { decision: 'continue' };
         return JSON.stringify(decision);
       }
       case 'live_state_check':

@@ -33,20 +33,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import {
-  IS_WINDOWS,
-  LOW_LATENCY_DYNAMIC_CONFIG,
-  ROOT,
-  binPath,
-  ensureDeps,
-  ensureTemporal,
-  fail,
-  freePort,
-  log,
-  startTemporalDev,
-  stopProcess,
-  stopTemporalServers,
-} from './lib.mjs';
+import { IS_WINDOWS, LOW_LATENCY_DYNAMIC_CONFIG, ROOT, binPath, ensureDeps, ensureTemporal, fail, freePort, log, startTemporalDev, stopProcess, stopTemporalServers } from './lib.mjs';
 
 // ---- arguments: pick out --dynamic-config, keep the rest in order
 const dynamicConfig = [];
@@ -132,10 +119,7 @@ process.on('SIGINT', () => void finish(130, 'SIGINT'));
 process.on('SIGTERM', () => void finish(143, 'SIGTERM'));
 
 // ---- the server
-const effectiveConfig = [
-  ...(lowLatency ? Object.entries(LOW_LATENCY_DYNAMIC_CONFIG).map(([k, v]) => `${k}=${JSON.stringify(v)}`) : []),
-  ...dynamicConfig,
-];
+const effectiveConfig = [...(lowLatency ? Object.entries(LOW_LATENCY_DYNAMIC_CONFIG).map(([k, v]) => `${k}=${JSON.stringify(v)}`) : []), ...dynamicConfig];
 let server;
 try {
   const [port, metricsPort] = [await freePort(), await freePort()];

@@ -324,7 +324,8 @@ async function checkChild(run, s, tally, listed, deadline) {
   if (child.tally > 1 || (child.status === 'completed' && child.tally !== 1)) p.push(`child tally step ran ${child.tally} times, expected 1`);
   const observed = s.observations.filter((o) => o.kind === 'subplan' && o.stepId === step.id).map((o) => o.content);
   child.observed = observed.length;
-  if (s.status === 'completed' && (observed.length !== 1 || observed[0] !== expected)) p.push(`parent observed the child's answer as ${JSON.stringify(observed)}, expected ${JSON.stringify(expected)} once`);
+  if (s.status === 'completed' && (observed.length !== 1 || observed[0] !== expected))
+    p.push(`parent observed the child's answer as ${JSON.stringify(observed)}, expected ${JSON.stringify(expected)} once`);
 }
 
 async function checkRun(run, tally, listed, deadline) {
@@ -391,11 +392,9 @@ try {
           const child = spawn(binPath('tsx'), ['scripts/bundle-workflows.ts', workflowBundle], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
           child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bundling the workflows failed (${code})`))));
         });
-  temporal = new Managed(
-    'temporal',
-    () => startTemporalDev({ bin, dbFile, port: temporalPort, uiPort: null, onLine: (line) => appendFileSync(path.join(logDir, 'temporal.log'), `${line}\n`) }),
-    { group: true },
-  );
+  temporal = new Managed('temporal', () => startTemporalDev({ bin, dbFile, port: temporalPort, uiPort: null, onLine: (line) => appendFileSync(path.join(logDir, 'temporal.log'), `${line}\n`) }), {
+    group: true,
+  });
   await Promise.all([temporal.start(), model.start(), bundling]);
   const modelUrl = model.match[1];
   const env = {
@@ -496,7 +495,7 @@ try {
         `${pad(r.ask ? (r.reply?.outcome ?? 'not sent') : '—', 11)}${pad((r.tally ?? []).join('/'), 11)}${pad(subCell(r.child), 19)}${pad(r.threadOk ? 'ok' : 'BROKEN', 8)}${r.problems.length ? r.problems.join('; ') : '—'}`,
     );
   }
-  console.log('  sub-plan: the child run\'s status, its tally step\'s executions / the parent\'s observations of its answer');
+  console.log("  sub-plan: the child run's status, its tally step's executions / the parent's observations of its answer");
   if (runs.some((r) => r.orphan)) console.log('  * a run whose 201 was lost to a kill; its start was sent again (a new goal per attempt), both runs are checked');
   // The summary: named lines, one figure each (test/chaos.test.ts reads them).
   const count = (xs, f) => xs.filter(f).length;
@@ -514,7 +513,8 @@ try {
   if (violations.length) {
     console.log(bold('\nVIOLATIONS'));
     for (const v of violations) console.log(`  - ${v}`);
-  } else console.log(bold('\nPASS: every run completed with its answer, no reply lost, no tool step repeated, every sub-plan child run completed once and reached its parent, every memory thread whole'));
+  } else
+    console.log(bold('\nPASS: every run completed with its answer, no reply lost, no tool step repeated, every sub-plan child run completed once and reached its parent, every memory thread whole'));
   exitCode = violations.length ? 1 : 0;
 } catch (err) {
   console.error(`[threadline] chaos: ${err instanceof Error ? err.stack : err}`);

@@ -65,8 +65,7 @@ export function ensureDeps({ dir = ROOT, what = 'npm dependencies', optional = f
   let reason = null;
   if (!existsSync(path.join(dir, 'node_modules'))) reason = 'node_modules is missing';
   else if (!existsSync(installedLock)) reason = 'node_modules is incomplete';
-  else if (existsSync(lock) && statSync(lock).mtimeMs > statSync(installedLock).mtimeMs)
-    reason = 'package-lock.json changed since the last install';
+  else if (existsSync(lock) && statSync(lock).mtimeMs > statSync(installedLock).mtimeMs) reason = 'package-lock.json changed since the last install';
   if (!reason) return true;
   const args = existsSync(lock) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund'];
   const where = dir === ROOT ? '' : ` in ${path.relative(ROOT, dir)}`;
@@ -145,12 +144,7 @@ export async function ensureTemporal() {
   const target = `${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`;
   log(`building Temporal CLI v${TEMPORAL_CLI_VERSION} from the Go module proxy (first run only, a few minutes)…`);
   log(dim(`  ${go.version}; GOBIN=${TOOLS_BIN} go install ${target}`));
-  const args = [
-    'install',
-    '-v',
-    `-ldflags=-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`,
-    target,
-  ];
+  const args = ['install', '-v', `-ldflags=-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`, target];
   const env = { ...process.env, GOBIN: TOOLS_BIN, CGO_ENABLED: process.env.CGO_ENABLED ?? '0' };
   const started = Date.now();
   const tail = [];
@@ -166,10 +160,7 @@ export async function ensureTemporal() {
     });
   }
   const ticker = setInterval(() => {
-    log(
-      `  …still building Temporal CLI (${formatElapsed(Date.now() - started)} elapsed, ` +
-        `${downloads} modules downloaded, ${compiled} packages compiled)`,
-    );
+    log(`  …still building Temporal CLI (${formatElapsed(Date.now() - started)} elapsed, ` + `${downloads} modules downloaded, ${compiled} packages compiled)`);
   }, 15_000);
   const code = await new Promise((resolve) => {
     child.on('error', (err) => {
@@ -310,9 +301,7 @@ export function stopProcess(child, { signal = 'SIGTERM', graceMs = 10_000, group
 /** Runs a command without blocking; resolves { ok, stdout, out (stdout+stderr) }, never rejects. */
 export function execFileP(cmd, args, timeoutMs = 15_000) {
   return new Promise((resolve) => {
-    execFile(cmd, args, { timeout: timeoutMs, encoding: 'utf8' }, (err, stdout, stderr) =>
-      resolve({ ok: !err, stdout: stdout ?? '', out: `${stdout ?? ''}${stderr ?? ''}`.trim() }),
-    );
+    execFile(cmd, args, { timeout: timeoutMs, encoding: 'utf8' }, (err, stdout, stderr) => resolve({ ok: !err, stdout: stdout ?? '', out: `${stdout ?? ''}${stderr ?? ''}`.trim() }));
   });
 }
 
@@ -398,10 +387,7 @@ export async function startTemporalDev({
   const host = '127.0.0.1';
   const address = `${host}:${port}`;
   if (await canConnect(host, port)) {
-    throw new Error(
-      `something is already listening on ${address} (a Temporal server left over from an earlier run?). ` +
-        `Stop it, or set TEMPORAL_ADDRESS=${address} to use it.`,
-    );
+    throw new Error(`something is already listening on ${address} (a Temporal server left over from an earlier run?). ` + `Stop it, or set TEMPORAL_ADDRESS=${address} to use it.`);
   }
   if (uiPort != null && (await canConnect(host, uiPort))) {
     throw new Error(`the Temporal Web UI port ${uiPort} is already in use; set TEMPORAL_UI_PORT to another port.`);

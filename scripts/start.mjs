@@ -33,7 +33,10 @@ const namespace = env.TEMPORAL_NAMESPACE || 'default';
 const taskQueue = env.TASK_QUEUE || 'threadline';
 const dataDir = env.DATA_DIR ? path.resolve(env.DATA_DIR) : path.join(ROOT, 'data');
 const external = env.TEMPORAL_ADDRESS?.trim() || null;
-for (const [name, value] of [['PORT', port], ['TEMPORAL_UI_PORT', uiPort]]) {
+for (const [name, value] of [
+  ['PORT', port],
+  ['TEMPORAL_UI_PORT', uiPort],
+]) {
   if (!Number.isInteger(value) || value <= 0 || value > 65535) fail(`${name}=${env[name]} is not a port number`);
 }
 // Where to reach the API from this machine (a wildcard bind address is reachable on loopback).
@@ -56,9 +59,7 @@ async function shutdown(code, why) {
   stopping = true;
   if (why) log(why);
   // API and worker first (the worker drains while the server is still up), then the server.
-  await Promise.all(
-    [...children.values()].map((child) => stopProcess(child, { signal: 'SIGTERM', graceMs: 15_000, group: true })),
-  );
+  await Promise.all([...children.values()].map((child) => stopProcess(child, { signal: 'SIGTERM', graceMs: 15_000, group: true })));
   if (server) log('stopping the Temporal dev server…');
   await stopTemporalServers(); // also one that is still starting
   process.exit(code);
@@ -170,11 +171,7 @@ if (temporalBin) {
   let polling = false;
   while (!polling && Date.now() < workerDeadline) {
     if (stopping) await new Promise(() => {});
-    const r = await execFileP(
-      temporalBin,
-      ['task-queue', 'describe', '--address', temporalAddress, '--namespace', namespace, '--task-queue', taskQueue, '-o', 'json'],
-      10_000,
-    );
+    const r = await execFileP(temporalBin, ['task-queue', 'describe', '--address', temporalAddress, '--namespace', namespace, '--task-queue', taskQueue, '-o', 'json'], 10_000);
     try {
       const pollers = JSON.parse(r.stdout).pollers ?? [];
       polling = pollers.some((p) => p.taskQueueType === 'workflow' && Date.parse(p.lastAccessTime) >= workerStartedAt - 1000);

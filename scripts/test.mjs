@@ -14,18 +14,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  IS_WINDOWS,
-  ROOT,
-  binPath,
-  ensureDeps,
-  ensureTemporal,
-  fail,
-  freePort,
-  log,
-  startTemporalDev,
-  stopTemporalServers,
-} from './lib.mjs';
+import { IS_WINDOWS, ROOT, binPath, ensureDeps, ensureTemporal, fail, freePort, log, startTemporalDev, stopTemporalServers } from './lib.mjs';
 
 const TEST_DIR = path.join(ROOT, 'test');
 
@@ -61,9 +50,7 @@ if (files.length === 0 || filters.length > 0) {
 }
 files.sort((a, b) => (rel(a) < rel(b) ? -1 : rel(a) > rel(b) ? 1 : 0));
 if (files.length === 0) {
-  console.error(
-    `[threadline] no test files found (looked for test/**/*.test.ts${filters.length ? ` matching ${filters.map((f) => JSON.stringify(f)).join(' or ')}` : ''})`,
-  );
+  console.error(`[threadline] no test files found (looked for test/**/*.test.ts${filters.length ? ` matching ${filters.map((f) => JSON.stringify(f)).join(' or ')}` : ''})`);
   console.log('0 passed, 0 failed');
   process.exit(1);
 }
@@ -81,10 +68,12 @@ else {
     console.log('0 passed, 0 failed');
     process.exit(r.status || 1);
   }
-  // The guards of eslint.config.mjs (deterministic workflow code, no floating promises), then the import
-  // graph's (.dependency-cruiser.cjs: no circle, no import up a layer).
+  // The guards of eslint.config.mjs (deterministic workflow code, no floating promises), the formatting
+  // (.prettierrc.json; `npm run format` fixes it), then the import graph's (.dependency-cruiser.cjs: no
+  // circle, no import up a layer).
   for (const [name, args] of [
     ['eslint', ['.']],
+    ['prettier', ['--check', '--log-level', 'warn', 'src', 'test', 'bench', 'scripts']],
     ['depcruise', ['src', '--config', '.dependency-cruiser.cjs']],
   ]) {
     log(`lint: ${name} ${args.join(' ')}`);

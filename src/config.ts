@@ -107,7 +107,11 @@ export const ConfigSchema = z.object({
   /** Keys used before a rotation, comma-separated: they still open what they sealed. */
   THREADLINE_ENCRYPTION_OLD_KEYS: z.preprocess(blankToUndefined, z.string().optional()),
   /** Payloads larger than this many bytes go to the blob store, and history keeps a reference (0: off). */
-  CLAIM_CHECK_THRESHOLD: z.coerce.number().int().min(0).default(128 * 1024),
+  CLAIM_CHECK_THRESHOLD: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(128 * 1024),
   /** Blobs neither written nor read for this many days are deleted by the worker's daily sweep: keep it above the namespace's retention. */
   CLAIM_CHECK_RETENTION_DAYS: z.coerce.number().positive().default(30),
   /**
@@ -115,7 +119,12 @@ export const ConfigSchema = z.object({
    * journal and memory keep its first 16,000 characters and a reference. Capped at 4 MiB: memory
    * tokenizes and compacts what it keeps, and bigger texts block a step past its heartbeat timeout.
    */
-  MAX_TOOL_RESULT_BYTES: z.coerce.number().int().min(16 * 1024).max(4 * 1024 * 1024).default(1024 * 1024),
+  MAX_TOOL_RESULT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(16 * 1024)
+    .max(4 * 1024 * 1024)
+    .default(1024 * 1024),
   /** Level of the API's and the worker's process log (pino, JSON lines on stdout). */
   LOG_LEVEL: z.preprocess(blankToUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   /** OTLP/HTTP endpoint traces are exported to (the standard OpenTelemetry variable); no tracing at all when unset. */

@@ -175,7 +175,13 @@ async function main(): Promise<void> {
   const worker = await createWorker({ config, provider, logger });
   const stopSweeps = config.CLAIM_CHECK_THRESHOLD > 0 ? startBlobSweeps(config, (m) => logger.info(m)) : async () => undefined;
   logger.info(
-    { taskQueue: config.TASK_QUEUE, temporal: config.temporalAddress, model: describeProvider(provider, config), workflowCache: config.workerCachedWorkflows, tracing: tracing ? config.OTEL_EXPORTER_OTLP_ENDPOINT : 'off' },
+    {
+      taskQueue: config.TASK_QUEUE,
+      temporal: config.temporalAddress,
+      model: describeProvider(provider, config),
+      workflowCache: config.workerCachedWorkflows,
+      tracing: tracing ? config.OTEL_EXPORTER_OTLP_ENDPOINT : 'off',
+    },
     `worker: task queue "${config.TASK_QUEUE}" on ${config.temporalAddress}, model: ${describeProvider(provider, config)}, workflow cache: ${config.workerCachedWorkflows} runs`,
   );
   await worker.run().finally(async () => {

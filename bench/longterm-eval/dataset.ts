@@ -62,20 +62,52 @@ export interface EvalSet {
   questions: EvalQuestion[];
 }
 
-
 // Pools: [dev values..., held-out values...] are disjoint halves.
 const POOLS = {
-  city: [['Lyon', 'Porto', 'Leeds', 'Graz', 'Bergen', 'Turin', 'Ghent', 'Malmo'], ['Seville', 'Krakow', 'Dundee', 'Basel', 'Tampere', 'Bologna', 'Utrecht', 'Aarhus']],
-  employer: [['Northwind', 'Globex', 'Initech', 'Vandelay', 'Hooli', 'Acme Labs'], ['Umbrella Works', 'Stark Freight', 'Wonka Foods', 'Cyberdyne', 'Soylent', 'Tyrell Systems']],
-  sibling: [['Nora', 'Ines', 'Marta', 'Lena'], ['Greta', 'Olga', 'Hanna', 'Yara']],
-  brother: [['Tomas', 'Pavel', 'Henrik', 'Luca'], ['Anton', 'Felix', 'Milan', 'Emil']],
-  friend: [['Dario', 'Kofi', 'Ravi', 'Samir'], ['Jonas', 'Mateo', 'Arjun', 'Nikolai']],
-  manager: [['Priya', 'Helen', 'Sofia', 'Agnes'], ['Chiara', 'Ruth', 'Elif', 'Maren']],
-  job: [['pharmacist', 'architect', 'paramedic', 'librarian'], ['veterinarian', 'carpenter', 'translator', 'pilot']],
-  pet: [['Biscuit', 'Pepper', 'Mochi', 'Juniper'], ['Pickle', 'Waffles', 'Clover', 'Nugget']],
-  game: [['Azul', 'Carcassonne', 'Catan', 'Patchwork'], ['Wingspan', 'Splendor', 'Ticket to Ride', 'Dixit']],
-  trip: [['Iceland', 'Japan', 'Morocco', 'Peru'], ['Vietnam', 'Norway', 'Chile', 'Jordan']],
-  car: [['a red Fiat Panda', 'an old Volvo estate', 'a Skoda Octavia', 'a Toyota Yaris'], ['a Renault Clio', 'a Mazda MX-5', 'a Ford Fiesta', 'a Kia Niro']],
+  city: [
+    ['Lyon', 'Porto', 'Leeds', 'Graz', 'Bergen', 'Turin', 'Ghent', 'Malmo'],
+    ['Seville', 'Krakow', 'Dundee', 'Basel', 'Tampere', 'Bologna', 'Utrecht', 'Aarhus'],
+  ],
+  employer: [
+    ['Northwind', 'Globex', 'Initech', 'Vandelay', 'Hooli', 'Acme Labs'],
+    ['Umbrella Works', 'Stark Freight', 'Wonka Foods', 'Cyberdyne', 'Soylent', 'Tyrell Systems'],
+  ],
+  sibling: [
+    ['Nora', 'Ines', 'Marta', 'Lena'],
+    ['Greta', 'Olga', 'Hanna', 'Yara'],
+  ],
+  brother: [
+    ['Tomas', 'Pavel', 'Henrik', 'Luca'],
+    ['Anton', 'Felix', 'Milan', 'Emil'],
+  ],
+  friend: [
+    ['Dario', 'Kofi', 'Ravi', 'Samir'],
+    ['Jonas', 'Mateo', 'Arjun', 'Nikolai'],
+  ],
+  manager: [
+    ['Priya', 'Helen', 'Sofia', 'Agnes'],
+    ['Chiara', 'Ruth', 'Elif', 'Maren'],
+  ],
+  job: [
+    ['pharmacist', 'architect', 'paramedic', 'librarian'],
+    ['veterinarian', 'carpenter', 'translator', 'pilot'],
+  ],
+  pet: [
+    ['Biscuit', 'Pepper', 'Mochi', 'Juniper'],
+    ['Pickle', 'Waffles', 'Clover', 'Nugget'],
+  ],
+  game: [
+    ['Azul', 'Carcassonne', 'Catan', 'Patchwork'],
+    ['Wingspan', 'Splendor', 'Ticket to Ride', 'Dixit'],
+  ],
+  trip: [
+    ['Iceland', 'Japan', 'Morocco', 'Peru'],
+    ['Vietnam', 'Norway', 'Chile', 'Jordan'],
+  ],
+  car: [
+    ['a red Fiat Panda', 'an old Volvo estate', 'a Skoda Octavia', 'a Toyota Yaris'],
+    ['a Renault Clio', 'a Mazda MX-5', 'a Ford Fiesta', 'a Kia Niro'],
+  ],
 };
 
 /** Sentences with nothing to remember, many sharing the evidence's common words on purpose. */
@@ -92,7 +124,7 @@ const FILLER = [
   'My neighbour keeps parking in front of our garage, how should I bring it up?',
   'I am trying to read more books this year, any short novels you recommend?',
   'How long should I boil an egg for a soft yolk?',
-  'We played a new board game at a friend\'s place and it went on for hours.',
+  "We played a new board game at a friend's place and it went on for hours.",
   'I keep waking up at 5am, any tips for sleeping longer?',
   'What is the difference between a latte and a flat white?',
   'Is it worth learning a language with an app, or is a class better?',
@@ -155,9 +187,19 @@ export function generateEvalSet(seed = 20251): EvalSet {
     const F = value('friend');
     const M = value('manager');
     const p = {
-      city0: value('city'), city1: value('city', 1), siblingCity: value('city', 5),
-      emp0: value('employer'), emp1: value('employer', 1), job: value('job'), pet: value('pet'), game: value('game'),
-      trip0: value('trip'), trip1: value('trip', 1), car0: value('car'), car1: value('car', 1), managerFrom: value('city', 3),
+      city0: value('city'),
+      city1: value('city', 1),
+      siblingCity: value('city', 5),
+      emp0: value('employer'),
+      emp1: value('employer', 1),
+      job: value('job'),
+      pet: value('pet'),
+      game: value('game'),
+      trip0: value('trip'),
+      trip1: value('trip', 1),
+      car0: value('car'),
+      car1: value('car', 1),
+      managerFrom: value('city', 3),
     };
 
     const planted = new Map<number, { text: string; key: string; fact?: Omit<EvalFact, 'messageId' | 'sessionId' | 'validFrom'> }[]>();
@@ -167,22 +209,92 @@ export function generateEvalSet(seed = 20251): EvalSet {
       planted.set(session, list);
     };
     const self = (predicate: string, object: string, text: string) => ({ subject: 'user', predicate, object, text });
-    plant(0, 'city0', phr([`I live in ${p.city0}, in a flat near the river.`, `Home for me is ${p.city0} these days, a small place by the station.`]), self('lives in', p.city0, `The user lives in ${p.city0}.`));
-    plant(0, 'game', phr([`My favourite board game is ${p.game}, I could play it every weekend.`, `Honestly ${p.game} is my favourite board game of all time.`]), self('favourite board game is', p.game, `The user's favourite board game is ${p.game}.`));
+    plant(
+      0,
+      'city0',
+      phr([`I live in ${p.city0}, in a flat near the river.`, `Home for me is ${p.city0} these days, a small place by the station.`]),
+      self('lives in', p.city0, `The user lives in ${p.city0}.`),
+    );
+    plant(
+      0,
+      'game',
+      phr([`My favourite board game is ${p.game}, I could play it every weekend.`, `Honestly ${p.game} is my favourite board game of all time.`]),
+      self('favourite board game is', p.game, `The user's favourite board game is ${p.game}.`),
+    );
     plant(1, 'emp0', phr([`I work at ${p.emp0} in the operations team.`, `My employer is ${p.emp0}, I am in their finance department.`]), self('works at', p.emp0, `The user works at ${p.emp0}.`));
     plant(1, 'sibling', phr([`My ${sib} is called ${S}, ${pron} is two years older than me.`, `I have a younger ${sib}, ${S}.`]), self(`has ${sib}`, S, `The user's ${sib} is ${S}.`));
-    plant(1, 'car0', phr([`I drive ${p.car0}, it is small but reliable.`, `My car is ${p.car0}, good enough for the city.`]), self('drives', p.car0.replace(/^(a|an) /, ''), `The user drives ${p.car0}.`));
-    plant(1, 'hobby', phr([`I have been practising the cello every evening.`, `Lately I spend my evenings knitting scarves.`]), self(phr(['practises', 'spends evenings']), phr(['the cello', 'knitting scarves']), phr(['The user practises the cello.', 'The user spends evenings knitting scarves.'])));
-    plant(2, 'trip0', phr([`I am planning a trip to ${p.trip0} for the summer holidays.`, `We booked flights to ${p.trip0}, leaving in July.`]), self('plans a trip to', p.trip0, `The user plans a trip to ${p.trip0}.`));
-    plant(2, 'friend', phr([`My best friend ${F} is coming over for dinner on Friday.`, `${F} has been my closest friend since school.`]), self(phr(['best friend', 'closest friend']), F, `The user's ${phr(['best friend', 'closest friend'])} is ${F}.`));
-    plant(3, 'siblingJob', phr([`${S} just got a job as a ${p.job}.`, `${S} qualified as a ${p.job} last week.`]), { subject: S, predicate: phr(['works as', 'qualified as']), object: p.job, text: `${S} ${phr(['works as', 'qualified as'])} a ${p.job}.` });
-    plant(3, 'allergy', phr([`Shellfish makes me break out in hives, so no prawns for me.`, `Peanuts give me a terrible rash, I avoid them completely.`]), self(phr(['breaks out in hives from', 'gets a rash from']), phr(['shellfish', 'peanuts']), phr(['Shellfish makes the user break out in hives.', 'Peanuts give the user a rash.'])));
-    plant(4, 'siblingCity', phr([`${S} moved to ${p.siblingCity} last month, ${pron} loves the old town.`, `${S} has settled in ${p.siblingCity} now, ${pron} rents a flat by the park.`]), { subject: S, predicate: phr(['moved to', 'settled in']), object: p.siblingCity, text: `${S} ${phr(['moved to', 'settled in'])} ${p.siblingCity}.` });
-    plant(4, 'manager', phr([`My new manager is ${M}, she seems fair so far.`, `I report to ${M} now, she runs our department.`]), self(phr(['manager is', 'reports to']), M, `The user's manager is ${M}.`));
-    plant(4, 'diet', phr([`I stopped eating meat at the start of the year.`, `I gave up dairy completely a few months ago.`]), self(phr(['stopped eating', 'gave up']), phr(['meat', 'dairy']), phr(['The user stopped eating meat.', 'The user gave up dairy.'])));
-    plant(5, 'pet', phr([`${F} adopted a greyhound and named it ${p.pet}.`, `${F} got a rescue puppy, ${p.pet}, from the shelter.`]), { subject: F, predicate: phr(['adopted a greyhound named', 'got a rescue puppy named']), object: p.pet, text: `${F} ${phr(['adopted a greyhound named', 'got a rescue puppy named'])} ${p.pet}.` });
-    plant(5, 'managerFrom', phr([`${M} grew up in ${p.managerFrom}, she told us at lunch.`, `${M} is originally from ${p.managerFrom}.`]), { subject: M, predicate: phr(['grew up in', 'is originally from']), object: p.managerFrom, text: `${M} ${phr(['grew up in', 'is originally from'])} ${p.managerFrom}.` });
-    plant(5, 'runner', phr([`I ran my first half marathon on Sunday!`, `Finally finished my first triathlon, swimming was the hardest part.`]), self(phr(['ran', 'finished']), phr(['first half marathon', 'first triathlon']), phr(['The user ran a first half marathon.', 'The user finished a first triathlon.'])));
+    plant(
+      1,
+      'car0',
+      phr([`I drive ${p.car0}, it is small but reliable.`, `My car is ${p.car0}, good enough for the city.`]),
+      self('drives', p.car0.replace(/^(a|an) /, ''), `The user drives ${p.car0}.`),
+    );
+    plant(
+      1,
+      'hobby',
+      phr([`I have been practising the cello every evening.`, `Lately I spend my evenings knitting scarves.`]),
+      self(phr(['practises', 'spends evenings']), phr(['the cello', 'knitting scarves']), phr(['The user practises the cello.', 'The user spends evenings knitting scarves.'])),
+    );
+    plant(
+      2,
+      'trip0',
+      phr([`I am planning a trip to ${p.trip0} for the summer holidays.`, `We booked flights to ${p.trip0}, leaving in July.`]),
+      self('plans a trip to', p.trip0, `The user plans a trip to ${p.trip0}.`),
+    );
+    plant(
+      2,
+      'friend',
+      phr([`My best friend ${F} is coming over for dinner on Friday.`, `${F} has been my closest friend since school.`]),
+      self(phr(['best friend', 'closest friend']), F, `The user's ${phr(['best friend', 'closest friend'])} is ${F}.`),
+    );
+    plant(3, 'siblingJob', phr([`${S} just got a job as a ${p.job}.`, `${S} qualified as a ${p.job} last week.`]), {
+      subject: S,
+      predicate: phr(['works as', 'qualified as']),
+      object: p.job,
+      text: `${S} ${phr(['works as', 'qualified as'])} a ${p.job}.`,
+    });
+    plant(
+      3,
+      'allergy',
+      phr([`Shellfish makes me break out in hives, so no prawns for me.`, `Peanuts give me a terrible rash, I avoid them completely.`]),
+      self(phr(['breaks out in hives from', 'gets a rash from']), phr(['shellfish', 'peanuts']), phr(['Shellfish makes the user break out in hives.', 'Peanuts give the user a rash.'])),
+    );
+    plant(4, 'siblingCity', phr([`${S} moved to ${p.siblingCity} last month, ${pron} loves the old town.`, `${S} has settled in ${p.siblingCity} now, ${pron} rents a flat by the park.`]), {
+      subject: S,
+      predicate: phr(['moved to', 'settled in']),
+      object: p.siblingCity,
+      text: `${S} ${phr(['moved to', 'settled in'])} ${p.siblingCity}.`,
+    });
+    plant(
+      4,
+      'manager',
+      phr([`My new manager is ${M}, she seems fair so far.`, `I report to ${M} now, she runs our department.`]),
+      self(phr(['manager is', 'reports to']), M, `The user's manager is ${M}.`),
+    );
+    plant(
+      4,
+      'diet',
+      phr([`I stopped eating meat at the start of the year.`, `I gave up dairy completely a few months ago.`]),
+      self(phr(['stopped eating', 'gave up']), phr(['meat', 'dairy']), phr(['The user stopped eating meat.', 'The user gave up dairy.'])),
+    );
+    plant(5, 'pet', phr([`${F} adopted a greyhound and named it ${p.pet}.`, `${F} got a rescue puppy, ${p.pet}, from the shelter.`]), {
+      subject: F,
+      predicate: phr(['adopted a greyhound named', 'got a rescue puppy named']),
+      object: p.pet,
+      text: `${F} ${phr(['adopted a greyhound named', 'got a rescue puppy named'])} ${p.pet}.`,
+    });
+    plant(5, 'managerFrom', phr([`${M} grew up in ${p.managerFrom}, she told us at lunch.`, `${M} is originally from ${p.managerFrom}.`]), {
+      subject: M,
+      predicate: phr(['grew up in', 'is originally from']),
+      object: p.managerFrom,
+      text: `${M} ${phr(['grew up in', 'is originally from'])} ${p.managerFrom}.`,
+    });
+    plant(
+      5,
+      'runner',
+      phr([`I ran my first half marathon on Sunday!`, `Finally finished my first triathlon, swimming was the hardest part.`]),
+      self(phr(['ran', 'finished']), phr(['first half marathon', 'first triathlon']), phr(['The user ran a first half marathon.', 'The user finished a first triathlon.'])),
+    );
     plant(6, 'city1', phr([`We finally moved to ${p.city1}, the boxes are everywhere.`, `Big news: I relocated to ${p.city1} for good.`]), self('lives in', p.city1, `The user lives in ${p.city1}.`));
     plant(6, 'trip1', phr([`Next spring I want to visit ${p.trip1} instead.`, `Maybe ${p.trip1} next year, we will see.`]), self('wants to visit', p.trip1, `The user wants to visit ${p.trip1}.`));
     plant(7, 'emp1', phr([`I started a new job at ${p.emp1} this week.`, `I left my old job and joined ${p.emp1}.`]), self('works at', p.emp1, `The user works at ${p.emp1}.`));

@@ -46,7 +46,7 @@ export function runTranscript(chunks: readonly Chunk[]): Line[] {
     switch (chunk.type) {
       case 'delegation':
       case 'user':
-        lines.push({ role: 'user', text: chunk.type === 'delegation' ? goalOf(chunk) ?? text : text });
+        lines.push({ role: 'user', text: chunk.type === 'delegation' ? (goalOf(chunk) ?? text) : text });
         break;
       case 'response':
       case 'thinking':
@@ -74,8 +74,7 @@ function goalOf(chunk: Chunk): string | null {
   return typeof data?.goal === 'string' ? data.goal : null;
 }
 
-const describeWrites = (facts: number, summary: boolean, episode: boolean) =>
-  [`${facts} fact(s)`, ...(summary ? ['1 summary'] : []), ...(episode ? ['1 episode'] : [])].join(', ');
+const describeWrites = (facts: number, summary: boolean, episode: boolean) => [`${facts} fact(s)`, ...(summary ? ['1 summary'] : []), ...(episode ? ['1 episode'] : [])].join(', ');
 
 export function createMemoryActivities(deps: MemoryActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
@@ -152,8 +151,17 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
         const runIds = input.runs.map((r) => r.runId);
         const context: MemoryPassContext = { call: 'memory_extraction', goals: input.runs.map((r) => r.goal), transcript, known: await known(userId) };
         const reply = await pass<MemoryExtraction>('memory_extraction', context, key, signal);
-        const provenance: Provenance = { ...(input.sessionId ? { sessionId: input.sessionId } : {}), ...(runIds.length === 1 ? { runId: runIds[0] } : {}), messageIds: await sessionMessageIds(input.sessionId, runIds) };
-        const meta = { origin: 'agent' as const, reason: 'memory extraction after an invocation', ...(runIds.length === 1 ? { runId: runIds[0] } : {}), ...(input.sessionId ? { sessionId: input.sessionId } : {}) };
+        const provenance: Provenance = {
+          ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+          ...(runIds.length === 1 ? { runId: runIds[0] } : {}),
+          messageIds: await sessionMessageIds(input.sessionId, runIds),
+        };
+        const meta = {
+          origin: 'agent' as const,
+          reason: 'memory extraction after an invocation',
+          ...(runIds.length === 1 ? { runId: runIds[0] } : {}),
+          ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+        };
         const summary = reply.summary.trim();
         // A run outside any conversation is its own: its summary is found by search, under its run id.
         if (summary) await deps.longterm.addSummary(userId, input.sessionId ?? runIds[0] ?? 'unknown', summary, provenance, meta);
@@ -164,7 +172,11 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
           if (working.length === 0) continue;
           await deps.memory.apply(
             t.threadId,
-            { op: 'batch_replace', chunkIds: working.map((c) => c.id), chunk: { type: 'compacted', content: { kind: 'text', text: `Summarized into long-term memory: ${summary || 'nothing worth keeping'}` }, provenance: { runId: t.runId } } },
+            {
+              op: 'batch_replace',
+              chunkIds: working.map((c) => c.id),
+              chunk: { type: 'compacted', content: { kind: 'text', text: `Summarized into long-term memory: ${summary || 'nothing worth keeping'}` }, provenance: { runId: t.runId } },
+            },
             { origin: 'system', reason: 'working memory summarized into long-term memory', trigger: 'memory extraction', runId: t.runId },
             { operationId: operationIdFor(`${key}:${t.runId}:discard`) },
           );

@@ -5,7 +5,20 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { answer as answeredState, applyPlan, complete, finishStep, findStep, headForHistory, makeObservation, nextPendingStep, startStep, type ExecutionState, type Observation, type RunEnding } from '../planning/execution-state';
+import {
+  answer as answeredState,
+  applyPlan,
+  complete,
+  finishStep,
+  findStep,
+  headForHistory,
+  makeObservation,
+  nextPendingStep,
+  startStep,
+  type ExecutionState,
+  type Observation,
+  type RunEnding,
+} from '../planning/execution-state';
 import type { PlannerCallName, ReplanDecisionReply, StepSpec } from '../planning/schemas';
 import type { PlannerContext } from '../llm/prompts';
 import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
@@ -294,7 +307,12 @@ export function createPlanActivities(deps: PlanActivityDeps) {
       const content = outcome.ok ? `${tool.name} (live snapshot before planning): ${JSON.stringify(outcome.result)}` : outcome.error;
       snapshots.push(makeObservation(null, { kind: outcome.ok ? 'snapshot' : 'error', content }, new Date()));
     }
-    await remember(state, snapshots.map((o) => snapshotChunk(state, o)), 'live state preflight', `${key}:preflight`);
+    await remember(
+      state,
+      snapshots.map((o) => snapshotChunk(state, o)),
+      'live state preflight',
+      `${key}:preflight`,
+    );
     return snapshots;
   }
 
@@ -364,41 +382,46 @@ export function createPlanActivities(deps: PlanActivityDeps) {
     /** `execution_plan`: the first plan of a run. */
     async planRun({ state, close }: { state: ExecutionState; close?: CloseOnAnswer }): Promise<PlannedRun> {
       // Live tools are called before planning.
-      handOverUnlessQuick(deps.tools, deps.tools.liveTools().map((t) => t.name));
+      handOverUnlessQuick(
+        deps.tools,
+        deps.tools.liveTools().map((t) => t.name),
+      );
       const startedAt = performance.now();
       const closes = closesHere(close);
       // Taken before the prompt lists the tools: a tool set that changes during the call is never credited to this plan.
       const codeVersion = codeVersionOf(deps.provider, deps.tools);
-      return withHeartbeats((signal) => stopsWhenCancelled(closes ? signal : null, async () => {
-        let planned = state;
-        const threadId = await ensureRunThread(deps, state);
-        if (threadId) planned = { ...state, threadId };
-        const snapshots = await preflight(planned, signal);
-        if (snapshots.length > 0) planned = { ...planned, observations: [...planned.observations, ...snapshots] };
-        const plan = async () => {
-          const { steps } = await model('execution_plan', planned, signal);
-          const given = await answerAtOnce(planned, steps, signal);
-          return { steps, ...(given ? { given } : {}) };
-        };
-        const made = (steps: StepSpec[], answer: PlanAnswer | undefined): PlannedRun => ({
-          steps,
-          ...(answer ? { answer } : {}),
-          model: deps.provider.label,
-          codeVersion,
-          ...(planned.threadId ? { threadId: planned.threadId } : {}),
-          ...(snapshots.length > 0 ? { snapshots } : {}),
-        });
-        if (!closes) {
-          const { steps, given } = await plan();
-          return made(steps, given);
-        }
-        // A plan that closes the run is journaled first: the call run again closes it with the same answer.
-        const { steps, given } = await journaled(deps.store, `${idempotencyKey()}:answered`, plan, (p) => p.given !== undefined);
-        if (!given) return made(steps, undefined);
-        const now = new Date();
-        await closeAnswered(startStep(applyPlan(planned, steps, now), given.stepId, now), given.stepId, given.text, close, signal, startedAt);
-        return made(steps, { ...given, closed: true });
-      }));
+      return withHeartbeats((signal) =>
+        stopsWhenCancelled(closes ? signal : null, async () => {
+          let planned = state;
+          const threadId = await ensureRunThread(deps, state);
+          if (threadId) planned = { ...state, threadId };
+          const snapshots = await preflight(planned, signal);
+          if (snapshots.length > 0) planned = { ...planned, observations: [...planned.observations, ...snapshots] };
+          const plan = async () => {
+            const { steps } = await model('execution_plan', planned, signal);
+            const given = await answerAtOnce(planned, steps, signal);
+            return { steps, ...(given ? { given } : {}) };
+          };
+          const made = (steps: StepSpec[], answer: PlanAnswer | undefined): PlannedRun => ({
+            steps,
+            ...(answer ? { answer } : {}),
+            model: deps.provider.label,
+            codeVersion,
+            ...(planned.threadId ? { threadId: planned.threadId } : {}),
+            ...(snapshots.length > 0 ? { snapshots } : {}),
+          });
+          if (!closes) {
+            const { steps, given } = await plan();
+            return made(steps, given);
+          }
+          // A plan that closes the run is journaled first: the call run again closes it with the same answer.
+          const { steps, given } = await journaled(deps.store, `${idempotencyKey()}:answered`, plan, (p) => p.given !== undefined);
+          if (!given) return made(steps, undefined);
+          const now = new Date();
+          await closeAnswered(startStep(applyPlan(planned, steps, now), given.stepId, now), given.stepId, given.text, close, signal, startedAt);
+          return made(steps, { ...given, closed: true });
+        }),
+      );
     },
 
     /**

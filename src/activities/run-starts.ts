@@ -62,7 +62,13 @@ export async function startSessionRun({ runId, input, summary }: StartRunInput):
 function endingReport(runId: string, closed: string, state: ExecutionState | null): RunReport {
   const ending = state && isTerminal(state.status) ? parentReport(state, 'running', state.sessionId ?? '') : null;
   if (ending?.kind === 'notify_parent') return ending.report;
-  return { runId, status: closed === 'COMPLETED' ? 'completed' : closed === 'CANCELED' ? 'cancelled' : 'failed', question: null, finalAnswer: null, lastError: closed === 'COMPLETED' ? null : `the run ${closed.toLowerCase()}` };
+  return {
+    runId,
+    status: closed === 'COMPLETED' ? 'completed' : closed === 'CANCELED' ? 'cancelled' : 'failed',
+    question: null,
+    finalAnswer: null,
+    lastError: closed === 'COMPLETED' ? null : `the run ${closed.toLowerCase()}`,
+  };
 }
 
 /** Signals a run's report to its parent; a parent that no longer exists is ignored (as a signal from the run would be). */

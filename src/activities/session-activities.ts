@@ -88,7 +88,7 @@ export function createSessionActivities(deps: SessionActivityDeps) {
       if (carried) {
         const { chunks } = await deps.memory.view(thread.id);
         if (!chunks.some((c) => isTaskStateChunk(c) || isTurnChunk(c))) {
-          await deps.memory.apply(thread.id, { op: 'add', chunks: [taskStateChunk(sessionId, carried)] }, sessionMeta(sessionId, 'the task state of this user\'s last session', 'new session'), {
+          await deps.memory.apply(thread.id, { op: 'add', chunks: [taskStateChunk(sessionId, carried)] }, sessionMeta(sessionId, "the task state of this user's last session", 'new session'), {
             operationId: operationIdFor(`${idempotencyKey()}:task-state`),
           });
         }
@@ -102,7 +102,19 @@ export function createSessionActivities(deps: SessionActivityDeps) {
      * notices a change of tools. With `start`, then starts the run the message asks for (it reads the turn
      * in its prompt).
      */
-    async recordTurns({ sessionId, threadId, turns, start, key: given }: { sessionId: string; threadId: string; turns: Turn[]; start?: StartRunInput; key?: string }): Promise<{ messageIds: string[]; capabilities: string; ended?: RunReport }> {
+    async recordTurns({
+      sessionId,
+      threadId,
+      turns,
+      start,
+      key: given,
+    }: {
+      sessionId: string;
+      threadId: string;
+      turns: Turn[];
+      start?: StartRunInput;
+      key?: string;
+    }): Promise<{ messageIds: string[]; capabilities: string; ended?: RunReport }> {
       // A message that starts a run is named by its run: a replay that handles it at another point of the session's history records it once.
       const key = start ? `start:${start.runId}` : (given ?? idempotencyKey());
       const messageIds = await addSessionTurns(deps, { sessionId, threadId, turns, key });

@@ -66,7 +66,10 @@ export function createTreeActivities(deps: TreeActivityDeps) {
     const task = path.at(-1);
     const recall = task && call === 'react_action' ? await recallFor(state, task, memory?.messages ?? []) : [];
     // A run of a session sees that conversation: its recent turns and TaskState (seed 000), as the planner does.
-    const session = deps.memory && state.sessionThreadId && !state.parentRunId ? readConversation((await deps.memory.view(state.sessionThreadId, promptReader(state, call))).chunks, SESSION_TURNS_IN_PROMPT) : undefined;
+    const session =
+      deps.memory && state.sessionThreadId && !state.parentRunId
+        ? readConversation((await deps.memory.view(state.sessionThreadId, promptReader(state, call))).chunks, SESSION_TURNS_IN_PROMPT)
+        : undefined;
     return {
       call,
       tree: true,
@@ -181,7 +184,15 @@ export function createTreeActivities(deps: TreeActivityDeps) {
         const resolved = agentNameOf(call.tool) !== null ? resolveAgentCall(deps.agents ?? [], state.agent, call.tool, call.args) : null;
         if (resolved?.ok) return { reply, observation: null, agent: resolved.invocation, ...version };
         const done = resolved ? { kind: 'error' as const, content: resolved.error } : await journaledWork(deps.store, key, () => runToolStep(deps, state, call, key, signal));
-        const step = { id: stepId, index: state.steps.length + 1, type: 'tool' as const, description: `[task ${taskIndex}] ${reply.thought}`, status: 'completed' as const, tool: call.tool, args: call.args };
+        const step = {
+          id: stepId,
+          index: state.steps.length + 1,
+          type: 'tool' as const,
+          description: `[task ${taskIndex}] ${reply.thought}`,
+          status: 'completed' as const,
+          tool: call.tool,
+          args: call.args,
+        };
         await rememberInRun(deps, state, stepChunks(state, step, done), `task ${taskIndex} ${call.tool}`, key);
         return { reply, observation: headForHistory({ kind: done.kind, content: done.content }), ...version };
       });

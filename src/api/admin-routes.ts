@@ -28,7 +28,12 @@ export function adminRouter(store: ApiKeyStore): Router {
   const admin = { 403: 'Not an admin key' } as const;
   routes.post(
     '/v1/admin/keys',
-    { summary: 'Create an API key for a user (admin keys only)', request: { body: CreateKeyBody }, responses: { 201: { description: 'The key, shown this once', schema: KeyCreatedSchema } }, errors: admin },
+    {
+      summary: 'Create an API key for a user (admin keys only)',
+      request: { body: CreateKeyBody },
+      responses: { 201: { description: 'The key, shown this once', schema: KeyCreatedSchema } },
+      errors: admin,
+    },
     async ({ body }, _req, res) => {
       const now = new Date();
       if (body.expiresAt && Date.parse(body.expiresAt) <= now.getTime()) throw new ApiError(400, 'invalid_request', 'expiresAt is in the past');
@@ -39,14 +44,24 @@ export function adminRouter(store: ApiKeyStore): Router {
   );
   routes.get(
     '/v1/admin/keys',
-    { summary: 'List API keys, of one user or all (admin keys only); never the secrets', request: { query: ListKeysQuery }, responses: { 200: { description: 'The keys', schema: KeyListSchema } }, errors: admin },
+    {
+      summary: 'List API keys, of one user or all (admin keys only); never the secrets',
+      request: { query: ListKeysQuery },
+      responses: { 200: { description: 'The keys', schema: KeyListSchema } },
+      errors: admin,
+    },
     async ({ query }, _req, res) => {
       res.json({ keys: (await store.list(query.userId)).map(publicInfo) });
     },
   );
   routes.delete(
     '/v1/admin/keys/:keyId',
-    { summary: 'Revoke an API key, from the next request on (admin keys only)', request: { params: KeyParams }, responses: { 204: { description: 'Revoked' } }, errors: { ...admin, 404: 'No such key' } },
+    {
+      summary: 'Revoke an API key, from the next request on (admin keys only)',
+      request: { params: KeyParams },
+      responses: { 204: { description: 'Revoked' } },
+      errors: { ...admin, 404: 'No such key' },
+    },
     async ({ params }, _req, res) => {
       if (!(await store.revoke(params.keyId, new Date()))) throw new ApiError(404, 'not_found', `no API key ${params.keyId}`);
       res.status(204).end();

@@ -97,13 +97,20 @@ export function createApp(options: AppOptions): Express {
   mount(app, inspectorRouter({ runUiPrefix: runUiUrl(config, '') }));
   // The API's description is public too; built at its first request, once every route below is declared.
   let description: OpenApiDocument | undefined;
-  mount(app, apiDocsRouter(() => (description ??= openApiDocument(routesOf(app), { auth: auth.mode === 'apikey' }))));
+  mount(
+    app,
+    apiDocsRouter(() => (description ??= openApiDocument(routesOf(app), { auth: auth.mode === 'apikey' }))),
+  );
   app.use(authenticate(auth));
   const limits: ApiLimits = { runsPerMinute: 0, messagesPerMinute: 0, streamsPerUser: 0, ...options.limits };
   // One count of open streams across runs, sessions and threads.
   const streams = streamsPerCaller(limits.streamsPerUser);
   const runOwner = runs.ownerOf?.bind(runs);
-  if (runOwner) app.param('runId', ownedBy(runOwner, (id) => new RunNotFoundError(id)));
+  if (runOwner)
+    app.param(
+      'runId',
+      ownedBy(runOwner, (id) => new RunNotFoundError(id)),
+    );
   // Before the small-body parser: codec batches are larger.
   mount(app, codecRouter(options.codecs ?? []));
   // Also before it: an import is up to IMPORT_BODY_LIMIT; the router parses its own bodies.
@@ -132,7 +139,11 @@ export function createApp(options: AppOptions): Express {
       summary: 'Start a run: a plan execution (engine `plan`) or a task tree (engine `tree`, optionally from a blueprint)',
       request: { body: CreateRunBody },
       responses: { 201: { description: 'Started; `Location` is the run', schema: RunStartedSchema } },
-      errors: { 403: "The API key may not act for this user, or the user's monthly token budget is used up (`budget_exceeded`)", 404: "The session is not the caller's", 429: 'Too many runs started this minute (see Retry-After)' },
+      errors: {
+        403: "The API key may not act for this user, or the user's monthly token budget is used up (`budget_exceeded`)",
+        404: "The session is not the caller's",
+        429: 'Too many runs started this minute (see Retry-After)',
+      },
       use: [
         perMinute(limits.runsPerMinute, 'runs started'),
         withinBudget(options.usage?.store, options.usage?.budget ?? 0, async (req) => {
@@ -198,7 +209,12 @@ export function createApp(options: AppOptions): Express {
 
   runRoutes.get(
     '/v1/runs/:runId',
-    { summary: "A run's ExecutionState", request: { params: RunParams }, responses: { 200: { description: "The run's state", schema: ExecutionStateSchema } }, errors: { 404: "No such run (or not the caller's)" } },
+    {
+      summary: "A run's ExecutionState",
+      request: { params: RunParams },
+      responses: { 200: { description: "The run's state", schema: ExecutionStateSchema } },
+      errors: { 404: "No such run (or not the caller's)" },
+    },
     async ({ params }, _req, res) => {
       res.json(await runs.get(params.runId));
     },
@@ -278,7 +294,22 @@ export function createApp(options: AppOptions): Express {
   );
 
   if (options.sessions) {
-    mount(app, sessionsRouter({ sessions: options.sessions, runs, config, logger, shutdown: options.shutdown, events: options.events, limits: { messages: perMinute(limits.messagesPerMinute, 'messages sent'), streams, budget: withinBudget(options.usage?.store, options.usage?.budget ?? 0, async (req) => (options.sessions?.ownerOf ? options.sessions.ownerOf(String(req.params.sessionId)) : null)) } }));
+    mount(
+      app,
+      sessionsRouter({
+        sessions: options.sessions,
+        runs,
+        config,
+        logger,
+        shutdown: options.shutdown,
+        events: options.events,
+        limits: {
+          messages: perMinute(limits.messagesPerMinute, 'messages sent'),
+          streams,
+          budget: withinBudget(options.usage?.store, options.usage?.budget ?? 0, async (req) => (options.sessions?.ownerOf ? options.sessions.ownerOf(String(req.params.sessionId)) : null)),
+        },
+      }),
+    );
   }
 
   if (options.memory) {

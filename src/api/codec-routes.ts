@@ -37,7 +37,12 @@ export function codecRouter(codecs: PayloadCodec[]): Router {
   const routes = documented(router, 'codec');
   routes.post(
     '/v1/codec/encode',
-    { summary: "Encode payloads with the data converter's codecs (Temporal's remote codec protocol)", request: { body: CodecBody }, responses: { 200: { description: 'The encoded payloads', schema: CodecBody } }, errors: { 413: 'Over 4 MB' } },
+    {
+      summary: "Encode payloads with the data converter's codecs (Temporal's remote codec protocol)",
+      request: { body: CodecBody },
+      responses: { 200: { description: 'The encoded payloads', schema: CodecBody } },
+      errors: { 413: 'Over 4 MB' },
+    },
     async ({ body }, _req, res) => {
       let payloads = body.payloads.map(fromJson);
       for (const codec of codecs) payloads = await codec.encode(payloads);
@@ -46,7 +51,12 @@ export function codecRouter(codecs: PayloadCodec[]): Router {
   );
   routes.post(
     '/v1/codec/decode',
-    { summary: "Decode payloads found in Temporal history, for the Web UI and the CLI (Temporal's remote codec protocol)", request: { body: CodecBody }, responses: { 200: { description: 'The decoded payloads', schema: CodecBody } }, errors: { 413: 'Over 4 MB' } },
+    {
+      summary: "Decode payloads found in Temporal history, for the Web UI and the CLI (Temporal's remote codec protocol)",
+      request: { body: CodecBody },
+      responses: { 200: { description: 'The decoded payloads', schema: CodecBody } },
+      errors: { 413: 'Over 4 MB' },
+    },
     async ({ body }, _req, res) => {
       let payloads = body.payloads.map(fromJson);
       for (const codec of [...codecs].reverse()) payloads = await codec.decode(payloads);

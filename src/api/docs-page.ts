@@ -83,7 +83,15 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2rem .5rem;t
 <p>${prose(doc.info.description)}</p>
 <p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${escape(doc.openapi)}).</p>
 <nav>${tags.map((t) => `<a href="#tag-${anchor(t)}">${escape(t)}</a>`).join('')}<a href="#schemas">schemas</a></nav>
-${tags.map((t) => `<h2 id="tag-${anchor(t)}">${escape(t)}</h2>${ops.filter((op) => (op.tags?.[0] ?? 'other') === t).map(renderOperation).join('\n')}`).join('\n')}
+${tags
+  .map(
+    (t) =>
+      `<h2 id="tag-${anchor(t)}">${escape(t)}</h2>${ops
+        .filter((op) => (op.tags?.[0] ?? 'other') === t)
+        .map(renderOperation)
+        .join('\n')}`,
+  )
+  .join('\n')}
 <h2 id="schemas">schemas</h2>
 ${schemas.map(([name, schema]) => `<section id="schema-${anchor(name)}"><h3><code>${escape(name)}</code></h3>${schemaBlock(schema)}</section>`).join('\n')}
 </body></html>

@@ -14,7 +14,11 @@ export function apiDocsRouter(describe: () => OpenApiDocument): Router {
   let page: string | undefined;
   routes.get(
     '/openapi.json',
-    { summary: 'This API description (OpenAPI 3.1, generated from the zod schemas the routes validate with)', public: true, responses: { 200: { description: 'The OpenAPI document', contentType: 'application/json' } } },
+    {
+      summary: 'This API description (OpenAPI 3.1, generated from the zod schemas the routes validate with)',
+      public: true,
+      responses: { 200: { description: 'The OpenAPI document', contentType: 'application/json' } },
+    },
     (_input, _req, res) => {
       res.set('cache-control', 'no-cache').json(describe());
     },

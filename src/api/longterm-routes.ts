@@ -87,7 +87,13 @@ export interface ImportExtraction {
 export function longTermRouter(options: LongTermRouterOptions): Router {
   const { longterm } = options;
   const router = Router();
-  router.param('userId', ownedBy(async (userId) => userId, (userId) => new ApiError(404, 'not_found', `no memory for user "${userId}"`)));
+  router.param(
+    'userId',
+    ownedBy(
+      async (userId) => userId,
+      (userId) => new ApiError(404, 'not_found', `no memory for user "${userId}"`),
+    ),
+  );
   const factNotFound = (userId: string, factId: string) => new ApiError(404, 'not_found', `user "${userId}" has no fact "${factId}"`);
   const routes = documented(router, 'long-term memory');
   const notFound = { 404: "Not the caller's user" } as const;
@@ -113,7 +119,13 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
 
   routes.post(
     '/v1/users/:userId/memory/search',
-    { summary: "Search the user's long-term memory (messages, facts, episodes, summaries)", request: { params: UserParams, body: SearchBody }, responses: { 200: { description: 'The hits, best first', schema: SearchResultsSchema } }, errors: notFound, use: [small] },
+    {
+      summary: "Search the user's long-term memory (messages, facts, episodes, summaries)",
+      request: { params: UserParams, body: SearchBody },
+      responses: { 200: { description: 'The hits, best first', schema: SearchResultsSchema } },
+      errors: notFound,
+      use: [small],
+    },
     async ({ params, body }, _req, res) => {
       const results = await longterm.search(params.userId, {
         query: body.query,
@@ -128,7 +140,12 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
 
   routes.get(
     '/v1/users/:userId/facts',
-    { summary: "The user's facts (valid ones, or as believed at `asOf`)", request: { params: UserParams, query: FactsQuery }, responses: { 200: { description: 'The facts', schema: FactListSchema } }, errors: notFound },
+    {
+      summary: "The user's facts (valid ones, or as believed at `asOf`)",
+      request: { params: UserParams, query: FactsQuery },
+      responses: { 200: { description: 'The facts', schema: FactListSchema } },
+      errors: notFound,
+    },
     async ({ params, query }, _req, res) => {
       const facts = await longterm.listFacts(params.userId, {
         ...(query.q ? { q: query.q } : {}),
@@ -151,13 +168,21 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
     },
     async ({ params, body }, _req, res) => {
       const recorded = await longterm.recordFact(params.userId, body, { messageIds: [] }, { origin: 'person', reason: 'stated through the API' });
-      res.status(201).location(`/v1/users/${encodeURIComponent(params.userId)}/facts/${encodeURIComponent(recorded.fact.id)}/history`).json(recorded);
+      res
+        .status(201)
+        .location(`/v1/users/${encodeURIComponent(params.userId)}/facts/${encodeURIComponent(recorded.fact.id)}/history`)
+        .json(recorded);
     },
   );
 
   routes.delete(
     '/v1/users/:userId/facts/:factId',
-    { summary: "End a fact's validity (it stays in its history)", request: { params: FactParams }, responses: { 200: { description: 'The fact, ended', schema: FactSchema } }, errors: { 404: 'No such fact of this user' } },
+    {
+      summary: "End a fact's validity (it stays in its history)",
+      request: { params: FactParams },
+      responses: { 200: { description: 'The fact, ended', schema: FactSchema } },
+      errors: { 404: 'No such fact of this user' },
+    },
     async ({ params }, _req, res) => {
       const fact = await longterm.endFact(params.userId, params.factId, { origin: 'person', reason: 'ended through the API' });
       if (!fact) throw factNotFound(params.userId, params.factId);
@@ -167,7 +192,12 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
 
   routes.get(
     '/v1/users/:userId/facts/:factId/history',
-    { summary: 'A fact and the facts it superseded or that superseded it', request: { params: FactParams }, responses: { 200: { description: 'The history, oldest first', schema: FactListSchema } }, errors: { 404: 'No such fact of this user' } },
+    {
+      summary: 'A fact and the facts it superseded or that superseded it',
+      request: { params: FactParams },
+      responses: { 200: { description: 'The history, oldest first', schema: FactListSchema } },
+      errors: { 404: 'No such fact of this user' },
+    },
     async ({ params }, _req, res) => {
       const facts = await longterm.factHistory(params.userId, params.factId);
       if (facts.length === 0) throw factNotFound(params.userId, params.factId);
@@ -177,7 +207,12 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
 
   routes.get(
     '/v1/users/:userId/episodes',
-    { summary: "The user's episodes (what was tried and learnt), optionally matching `q`", request: { params: UserParams, query: EpisodesQuery }, responses: { 200: { description: 'The episodes', schema: EpisodeListSchema } }, errors: notFound },
+    {
+      summary: "The user's episodes (what was tried and learnt), optionally matching `q`",
+      request: { params: UserParams, query: EpisodesQuery },
+      responses: { 200: { description: 'The episodes', schema: EpisodeListSchema } },
+      errors: notFound,
+    },
     async ({ params, query }, _req, res) => {
       res.json({ episodes: await longterm.listEpisodes(params.userId, { ...(query.q ? { q: query.q } : {}), ...(query.limit !== undefined ? { limit: query.limit } : {}) }) });
     },

@@ -23,8 +23,7 @@ import { ERROR_CODES, type ErrorBody } from './errors';
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type RequiredKeys<T> = { [K in keyof T]-?: Record<never, never> extends Pick<T, K> ? never : K }[keyof T];
 /** Every field the schema lists is one of T's, of exactly T's type, and none of T's required fields is missing. */
-type Describes<O, T> =
-  Same<Exclude<keyof O, keyof T> | Exclude<RequiredKeys<T>, keyof O>, never> extends true ? Same<{ [K in keyof O & keyof T]: Same<O[K], T[K]> }[keyof O & keyof T], true> : false;
+type Describes<O, T> = Same<Exclude<keyof O, keyof T> | Exclude<RequiredKeys<T>, keyof O>, never> extends true ? Same<{ [K in keyof O & keyof T]: Same<O[K], T[K]> }[keyof O & keyof T], true> : false;
 /**
  * `describes<T>()(schema)` compiles only when the schema describes T (a field T lacks, a wrong type,
  * a required field left out: "Expected 2 arguments"), so the description cannot drift from the types
@@ -155,7 +154,9 @@ const SessionSummarySchema = describes<SessionSummary>()(
   z.object({ sessionId: z.string(), userId: z.string(), threadId: z.string(), status: z.enum(['running', 'closed']), startedAt: z.string(), closedAt: z.string().nullable() }),
 );
 export const SessionListSchema = z.object({ sessions: z.array(SessionSummarySchema) });
-export const MessageOutcomeSchema = describes<MessageOutcome>()(z.object({ kind: z.enum(['command', 'reply', 'new_run', 'retry']), runId: z.string().optional(), reply: z.string().optional() })).extend({
+export const MessageOutcomeSchema = describes<MessageOutcome>()(
+  z.object({ kind: z.enum(['command', 'reply', 'new_run', 'retry']), runId: z.string().optional(), reply: z.string().optional() }),
+).extend({
   uiUrl: z.string().optional().meta({ description: 'With `runId`: the run in the Temporal Web UI' }),
 });
 export const SessionEndedSchema = z.object({ sessionId: z.string(), status: z.literal('closed'), reply: z.string().nullable() });

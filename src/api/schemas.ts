@@ -8,12 +8,7 @@ import { RUN_STATUSES } from '../planning/execution-state';
 import { TaskTreeReplySchema } from '../planning/tree-schemas';
 
 const ID_CHARS = /^[A-Za-z0-9._@:+-]+$/;
-const id = (what: string) =>
-  z
-    .string()
-    .min(1)
-    .max(128)
-    .regex(ID_CHARS, `${what} may contain only letters, digits and . _ @ : + -`);
+const id = (what: string) => z.string().min(1).max(128).regex(ID_CHARS, `${what} may contain only letters, digits and . _ @ : + -`);
 
 /** Longest goal or reply text we accept; keeps workflow inputs and signals far below Temporal's payload limit. */
 export const MAX_TEXT_CHARS = 10_000;
@@ -37,11 +32,7 @@ export const CreateRunBody = z.object({
    * ask the person (off for unattended runs), plan sub-plans, invoke blueprints, recall long-term memory.
    * @default all true
    */
-  allow: z
-    .object({ tools: z.boolean(), askUser: z.boolean(), plan: z.boolean(), blueprints: z.boolean(), recall: z.boolean() })
-    .partial()
-    .strict()
-    .optional() satisfies z.ZodType<Allow | undefined>,
+  allow: z.object({ tools: z.boolean(), askUser: z.boolean(), plan: z.boolean(), blueprints: z.boolean(), recall: z.boolean() }).partial().strict().optional() satisfies z.ZodType<Allow | undefined>,
 });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
 
@@ -57,7 +48,13 @@ export type ReplyBody = z.infer<typeof ReplyBody>;
 export const RunParams = z.object({ runId: z.string().min(1).max(255) });
 
 /** A task of a tree run, by its hierarchical index (`1-2-3`). */
-export const TaskParams = z.object({ runId: z.string().min(1).max(255), index: z.string().regex(/^1(-[1-9]\d{0,3})*$/, 'index is like 1-2-3').max(200) });
+export const TaskParams = z.object({
+  runId: z.string().min(1).max(255),
+  index: z
+    .string()
+    .regex(/^1(-[1-9]\d{0,3})*$/, 'index is like 1-2-3')
+    .max(200),
+});
 export const SteerBody = z.object({ reason: z.string().trim().max(MAX_TEXT_CHARS).optional() }).default({});
 
 /** A person's decision on a tree run's proposed plan (POST /v1/runs/:runId/review). */

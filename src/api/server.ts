@@ -41,9 +41,7 @@ export interface ApiServer {
 /** Temporal is reachable when it answers for our namespace within the deadline. */
 export async function temporalReachable(client: Client, timeoutMs = HEALTH_TIMEOUT_MS): Promise<boolean> {
   try {
-    await client.connection.withDeadline(Date.now() + timeoutMs, () =>
-      client.workflowService.describeNamespace({ namespace: client.options.namespace }),
-    );
+    await client.connection.withDeadline(Date.now() + timeoutMs, () => client.workflowService.describeNamespace({ namespace: client.options.namespace }));
     return true;
   } catch {
     return false;
@@ -185,7 +183,15 @@ async function main(): Promise<void> {
   const tracing = tracingFromConfig(config, 'threadline-api');
   const api = await startApi(config, { logger });
   logger.info(
-    { url: api.url, temporal: config.temporalAddress, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TASK_QUEUE, memoryStore: config.MEMORY_STORE, auth: config.THREADLINE_AUTH, tracing: tracing ? config.OTEL_EXPORTER_OTLP_ENDPOINT : 'off' },
+    {
+      url: api.url,
+      temporal: config.temporalAddress,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: config.TASK_QUEUE,
+      memoryStore: config.MEMORY_STORE,
+      auth: config.THREADLINE_AUTH,
+      tracing: tracing ? config.OTEL_EXPORTER_OTLP_ENDPOINT : 'off',
+    },
     `api: ${api.url} (Temporal ${config.temporalAddress}, namespace "${config.TEMPORAL_NAMESPACE}", task queue "${config.TASK_QUEUE}", memory store "${config.MEMORY_STORE}", auth ${config.THREADLINE_AUTH})`,
   );
   let stopping = false;

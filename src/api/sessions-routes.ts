@@ -35,13 +35,22 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
   const { sessions, runs, config, logger } = options;
   const router = Router();
   const sessionOwner = sessions.ownerOf?.bind(sessions);
-  if (sessionOwner) router.param('sessionId', ownedBy(sessionOwner, (id) => new SessionNotFoundError(id)));
+  if (sessionOwner)
+    router.param(
+      'sessionId',
+      ownedBy(sessionOwner, (id) => new SessionNotFoundError(id)),
+    );
   const routes = documented(router, 'sessions');
   const notFound = { 404: "No such session (or not the caller's)" } as const;
 
   routes.post(
     '/v1/sessions',
-    { summary: 'Start a conversation', request: { body: CreateSessionBody }, responses: { 201: { description: 'Started; `Location` is the session', schema: SessionCreatedSchema } }, errors: { 403: 'The API key may not act for this user' } },
+    {
+      summary: 'Start a conversation',
+      request: { body: CreateSessionBody },
+      responses: { 201: { description: 'Started; `Location` is the session', schema: SessionCreatedSchema } },
+      errors: { 403: 'The API key may not act for this user' },
+    },
     async ({ body }, _req, res) => {
       const { sessionId, threadId } = await sessions.create(body);
       res
@@ -53,7 +62,12 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
 
   routes.get(
     '/v1/sessions',
-    { summary: 'List sessions', request: { query: ListSessionsQuery }, responses: { 200: { description: 'The sessions', schema: SessionListSchema } }, errors: { 403: 'The API key may not act for this user' } },
+    {
+      summary: 'List sessions',
+      request: { query: ListSessionsQuery },
+      responses: { 200: { description: 'The sessions', schema: SessionListSchema } },
+      errors: { 403: 'The API key may not act for this user' },
+    },
     async ({ query }, _req, res) => {
       res.json({ sessions: await sessions.list(query) });
     },
@@ -78,7 +92,13 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
       summary: "Send the person's message: a command, a reply to a waiting run, a retry or a new run",
       request: { params: SessionParams, body: MessageBody },
       responses: { 200: { description: 'What became of the message', schema: MessageOutcomeSchema } },
-      errors: { ...notFound, 403: "The user's monthly token budget is used up (`budget_exceeded`)", 409: 'The session has ended (`session_closed`)', 422: 'The session refused the message (`refused`)', 429: 'Too many messages this minute' },
+      errors: {
+        ...notFound,
+        403: "The user's monthly token budget is used up (`budget_exceeded`)",
+        409: 'The session has ended (`session_closed`)',
+        422: 'The session refused the message (`refused`)',
+        429: 'Too many messages this minute',
+      },
       use: [options.limits?.messages ?? noLimit, options.limits?.budget ?? noLimit],
     },
     async ({ params, body }, _req, res) => {
@@ -114,7 +134,8 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
     '/v1/sessions/:sessionId/events',
     {
       summary: 'Watch a session: Server-Sent Events',
-      description: '`event: session` with the session (as `GET /v1/sessions/{sessionId}` shows it) whenever it changes; `event: run` with the ExecutionState of each of its open runs at each change. Lasts while the client stays.',
+      description:
+        '`event: session` with the session (as `GET /v1/sessions/{sessionId}` shows it) whenever it changes; `event: run` with the ExecutionState of each of its open runs at each change. Lasts while the client stays.',
       request: { params: SessionParams },
       responses: { 200: { description: 'The event stream', contentType: 'text/event-stream' } },
       errors: { ...notFound, 429: 'Too many open event streams' },

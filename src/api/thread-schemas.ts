@@ -20,9 +20,7 @@ export const StateIdSchema = prefixed(ID_PREFIX.state, 'stateId');
 const MAX_NOTE_CHARS = 500;
 const note = z.string().trim().min(1).max(MAX_NOTE_CHARS);
 
-const LimitsSchema = z
-  .object({ soft: z.number().int().positive(), hard: z.number().int().positive() })
-  .refine((l) => l.soft <= l.hard, { message: 'soft must not exceed hard', path: ['soft'] });
+const LimitsSchema = z.object({ soft: z.number().int().positive(), hard: z.number().int().positive() }).refine((l) => l.soft <= l.hard, { message: 'soft must not exceed hard', path: ['soft'] });
 
 export const ThreadParams = z.object({ threadId: ThreadIdSchema });
 export const ThreadStateParams = z.object({ threadId: ThreadIdSchema, stateId: StateIdSchema });

@@ -80,7 +80,13 @@ const ALL_RECORDS = 1_000_000;
 export function threadsRouter(options: ThreadsRouterOptions): Router {
   const { memory, logger } = options;
   const router = Router();
-  router.param('threadId', ownedBy((id) => memory.ownerOf(id), (id) => new ThreadNotFoundError(id)));
+  router.param(
+    'threadId',
+    ownedBy(
+      (id) => memory.ownerOf(id),
+      (id) => new ThreadNotFoundError(id),
+    ),
+  );
   const routes = documented(router, 'threads');
   const notFound = { 404: "No such thread (or not the caller's)" } as const;
   const json = (description: string): RouteSpec['responses'] => ({ 200: { description, contentType: 'application/json' } });
@@ -103,7 +109,12 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.post(
     '/v1/threads',
-    { summary: 'Create a memory thread', request: { body: CreateThreadBody }, responses: { 201: { description: 'Created; `Location` is the thread', schema: ThreadCreatedSchema } }, errors: { 403: 'The API key may not act for this user' } },
+    {
+      summary: 'Create a memory thread',
+      request: { body: CreateThreadBody },
+      responses: { 201: { description: 'Created; `Location` is the thread', schema: ThreadCreatedSchema } },
+      errors: { 403: 'The API key may not act for this user' },
+    },
     async ({ body }, _req, res) => {
       const { thread } = await memory.createThread({
         userId: body.userId,
@@ -156,7 +167,12 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.get(
     '/v1/threads/:threadId/states/:stateId',
-    { summary: 'One state of a thread and its chunks (a recorded read)', request: { params: ThreadStateParams }, responses: json('The state'), errors: { 404: 'No such thread, or no such state in it' } },
+    {
+      summary: 'One state of a thread and its chunks (a recorded read)',
+      request: { params: ThreadStateParams },
+      responses: json('The state'),
+      errors: { 404: 'No such thread, or no such state in it' },
+    },
     async ({ params }, req, res) => {
       const { state, chunks } = await memory.stateView(params.threadId, params.stateId, reader(req.path));
       res.json({ state: stateJson(state), chunks });
@@ -165,7 +181,12 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.get(
     '/v1/threads/:threadId/diff',
-    { summary: 'What changed between two states of a thread', request: { params: ThreadParams, query: DiffQuery }, responses: json('The chunks added, removed and changed'), errors: { 404: 'No such thread, or no such state in it' } },
+    {
+      summary: 'What changed between two states of a thread',
+      request: { params: ThreadParams, query: DiffQuery },
+      responses: json('The chunks added, removed and changed'),
+      errors: { 404: 'No such thread, or no such state in it' },
+    },
     async ({ params, query }, req, res) => {
       const to = query.to ?? (await requireThread(params.threadId)).headStateId;
       res.json(await memory.diff(params.threadId, query.from, to, reader(req.path)));
@@ -174,7 +195,12 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.post(
     '/v1/threads/:threadId/operations',
-    { summary: 'Change a thread as a person (an operation of origin `user`)', request: { params: ThreadParams, body: OperationBody }, responses: { 201: { description: 'The new head state and the operation', schema: OperationAppliedSchema } }, errors: { ...notFound, 422: 'The reducer or an observer refused the operation (`refused`; `details.code` says why)' } },
+    {
+      summary: 'Change a thread as a person (an operation of origin `user`)',
+      request: { params: ThreadParams, body: OperationBody },
+      responses: { 201: { description: 'The new head state and the operation', schema: OperationAppliedSchema } },
+      errors: { ...notFound, 422: 'The reducer or an observer refused the operation (`refused`; `details.code` says why)' },
+    },
     async ({ params, body }, req, res) => {
       // A person's real-time modification: always origin user, whatever the body says.
       const meta = asUser(body.reason ?? 'edited through the API', body.trigger ?? trigger('POST', req.path));
@@ -188,7 +214,12 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.post(
     '/v1/threads/:threadId/rollback',
-    { summary: 'Roll a thread back to an earlier state (a new state, history kept)', request: { params: ThreadParams, body: StateTargetBody }, responses: { 201: { description: 'The new head state and the operation', schema: OperationAppliedSchema } }, errors: { 404: 'No such thread, or no such state in it', 422: 'Refused (`refused`)' } },
+    {
+      summary: 'Roll a thread back to an earlier state (a new state, history kept)',
+      request: { params: ThreadParams, body: StateTargetBody },
+      responses: { 201: { description: 'The new head state and the operation', schema: OperationAppliedSchema } },
+      errors: { 404: 'No such thread, or no such state in it', 422: 'Refused (`refused`)' },
+    },
     async ({ params, body }, req, res) => {
       await requireStateOf(params.threadId, body.stateId);
       const meta = asUser(body.reason ?? `rolled back to ${body.stateId} through the API`, trigger('POST', req.path));
@@ -199,7 +230,12 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.post(
     '/v1/threads/:threadId/fork',
-    { summary: 'Fork a new thread from a state of this one', request: { params: ThreadParams, body: StateTargetBody }, responses: { 201: { description: 'The new thread; `Location` is it', schema: ThreadCreatedSchema } }, errors: { 404: 'No such thread, or no such state in it', 422: 'Refused (`refused`)' } },
+    {
+      summary: 'Fork a new thread from a state of this one',
+      request: { params: ThreadParams, body: StateTargetBody },
+      responses: { 201: { description: 'The new thread; `Location` is it', schema: ThreadCreatedSchema } },
+      errors: { 404: 'No such thread, or no such state in it', 422: 'Refused (`refused`)' },
+    },
     async ({ params, body }, req, res) => {
       await requireStateOf(params.threadId, body.stateId);
       const meta = asUser(body.reason ?? `forked from ${body.stateId} through the API`, trigger('POST', req.path));
@@ -210,7 +246,12 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.post(
     '/v1/threads/:threadId/checkpoints',
-    { summary: 'Name the head state (a checkpoint)', request: { params: ThreadParams, body: CheckpointBody }, responses: { 201: { description: 'The checkpoint', schema: CheckpointCreatedSchema } }, errors: { ...notFound, 422: 'Refused (`refused`)' } },
+    {
+      summary: 'Name the head state (a checkpoint)',
+      request: { params: ThreadParams, body: CheckpointBody },
+      responses: { 201: { description: 'The checkpoint', schema: CheckpointCreatedSchema } },
+      errors: { ...notFound, 422: 'Refused (`refused`)' },
+    },
     async ({ params, body }, req, res) => {
       const meta = asUser(body.reason ?? `checkpoint "${body.name}" through the API`, trigger('POST', req.path));
       const record = await memory.checkpoint(params.threadId, body.name, meta);
@@ -229,7 +270,12 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.get(
     '/v1/threads/:threadId/audit',
-    { summary: 'The audit trail of a thread: its operations, or its recorded reads (`kind=read`, `target`)', request: { params: ThreadParams, query: AuditQuery }, responses: json('`{ operations }`, oldest first'), errors: notFound },
+    {
+      summary: 'The audit trail of a thread: its operations, or its recorded reads (`kind=read`, `target`)',
+      request: { params: ThreadParams, query: AuditQuery },
+      responses: json('`{ operations }`, oldest first'),
+      errors: notFound,
+    },
     async ({ params, query }, _req, res) => {
       const { after, kind, target, ...filter } = query;
       // Reads are listed when asked for (kind=read or a target), so the default listing stays the writes.
@@ -251,7 +297,12 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.get(
     '/v1/threads/:threadId/context',
-    { summary: "The thread rendered as a model's context within a token budget (a recorded read)", request: { params: ThreadParams, query: ContextQuery }, responses: json('`{ messages, tokens }`'), errors: notFound },
+    {
+      summary: "The thread rendered as a model's context within a token budget (a recorded read)",
+      request: { params: ThreadParams, query: ContextQuery },
+      responses: json('`{ messages, tokens }`'),
+      errors: notFound,
+    },
     async ({ params, query }, req, res) => {
       const { messages, tokens } = await memory.context(params.threadId, query.budget, reader(req.path));
       res.json({ messages, tokens });
@@ -260,7 +311,14 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.get(
     '/v1/threads/:threadId/stream',
-    { summary: 'Watch a thread: its operations as Server-Sent Events', description: '`event: operation` with each operation record after `after` (or `Last-Event-ID`), `id`: its seq, in seq order; then each new one as it is recorded.', request: { params: ThreadParams, query: StreamQuery }, responses: { 200: { description: 'The event stream', contentType: 'text/event-stream' } }, errors: { ...notFound, 429: 'Too many open event streams' }, use: [options.streams ?? noLimit] },
+    {
+      summary: 'Watch a thread: its operations as Server-Sent Events',
+      description: '`event: operation` with each operation record after `after` (or `Last-Event-ID`), `id`: its seq, in seq order; then each new one as it is recorded.',
+      request: { params: ThreadParams, query: StreamQuery },
+      responses: { 200: { description: 'The event stream', contentType: 'text/event-stream' } },
+      errors: { ...notFound, 429: 'Too many open event streams' },
+      use: [options.streams ?? noLimit],
+    },
     async ({ params, query }, req, res) => {
       // A reconnecting EventSource sends the last id it saw; it wins over the `?after=` of its URL.
       const header = req.get('last-event-id');

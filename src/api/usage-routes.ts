@@ -20,7 +20,13 @@ const UsageQuery = z.object({ since: z.iso.datetime({ offset: true }).optional()
 export function usageRouter(store: UsageStore): Router {
   const router = Router();
   // A user's usage is theirs alone: another user's is a 404, as for runs.
-  router.param('userId', ownedBy(async (userId) => userId, (userId) => new ApiError(404, 'not_found', `no usage for user "${userId}"`)));
+  router.param(
+    'userId',
+    ownedBy(
+      async (userId) => userId,
+      (userId) => new ApiError(404, 'not_found', `no usage for user "${userId}"`),
+    ),
+  );
   const routes = documented(router, 'usage');
   routes.get(
     '/v1/users/:userId/usage',

@@ -27,10 +27,7 @@ export function validationError(details: ErrorDetail[]): ApiError {
  * @example
  * app.post('/v1/runs/:runId/reply', validated({ params: RunParams, body: ReplyBody }, async ({ params, body }, _req, res) => { … }));
  */
-export function validated<S extends RequestSchemas>(
-  schemas: S,
-  handler: (input: Parsed<S>, req: Request, res: Response) => Promise<void> | void,
-): RequestHandler {
+export function validated<S extends RequestSchemas>(schemas: S, handler: (input: Parsed<S>, req: Request, res: Response) => Promise<void> | void): RequestHandler {
   return async (req, res) => {
     const details: ErrorDetail[] = [];
     const input: Partial<Record<Part, unknown>> = {};

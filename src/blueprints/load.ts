@@ -10,7 +10,9 @@ export const DEFAULT_BLUEPRINTS_DIR = path.resolve(__dirname, '..', '..', 'bluep
 export function loadBlueprints(dir: string = DEFAULT_BLUEPRINTS_DIR): Blueprint[] {
   let files: string[];
   try {
-    files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+    files = readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
   } catch {
     return []; // no folder, no blueprints
   }

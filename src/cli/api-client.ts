@@ -12,7 +12,10 @@ import { MessageOutcomeSchema, RunStateSchema, SessionStateSchema, type MessageO
 
 /** The API did not answer at all (not running, wrong address, connection dropped). */
 export class ApiUnreachableError extends Error {
-  constructor(readonly baseUrl: string, readonly reason: string) {
+  constructor(
+    readonly baseUrl: string,
+    readonly reason: string,
+  ) {
     super(`cannot reach the Threadline API at ${baseUrl} (${reason}) — is \`npm start\` running? Set THREADLINE_API_URL to use another address.`);
     this.name = 'ApiUnreachableError';
   }
@@ -20,7 +23,11 @@ export class ApiUnreachableError extends Error {
 
 /** The API answered with an error status; `code` and `message` come from its `{ error }` body when it sent one. */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(`API error ${status} (${code}): ${message}`);
     this.name = 'ApiError';
   }
@@ -51,9 +58,7 @@ function apiError(res: Response, text: string): ApiError {
     // A proxy's HTML error page, say: reported by status below.
   }
   const error = ErrorBodySchema.safeParse(body);
-  return error.success
-    ? new ApiError(res.status, error.data.error.code, error.data.error.message)
-    : new ApiError(res.status, 'http_error', text.slice(0, 200) || res.statusText);
+  return error.success ? new ApiError(res.status, error.data.error.code, error.data.error.message) : new ApiError(res.status, 'http_error', text.slice(0, 200) || res.statusText);
 }
 
 const isAbort = (err: unknown): boolean => err instanceof Error && err.name === 'AbortError';

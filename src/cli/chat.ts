@@ -298,13 +298,7 @@ async function reviewPlan(session: Session, runId: string, state: RunState, plan
  * and posts it (one-shot mode); `pause` returns `waiting`, so the conversation's
  * next message carries the reply. Ends when the run ends; Ctrl-C detaches.
  */
-async function followRun(
-  session: Session,
-  runId: string,
-  detach: AbortSignal,
-  onQuestion: 'ask' | 'pause' = 'ask',
-  seen: Seen = unseen(),
-): Promise<{ outcome: Outcome; last: RunState | null }> {
+async function followRun(session: Session, runId: string, detach: AbortSignal, onQuestion: 'ask' | 'pause' = 'ask', seen: Seen = unseen()): Promise<{ outcome: Outcome; last: RunState | null }> {
   const { api, print } = session;
   const commands = new CommandLine(session, runId, detach);
   /** Prints what changed; when the run asks something new, asks the person (or pauses). */
@@ -331,7 +325,8 @@ async function followRun(
     if ((await api.reply(runId, text)) === 'not_waiting') print('(the run was no longer waiting for a reply)');
     return 'go on';
   };
-  const stopped = (step: 'go on' | 'quit' | 'paused') => (step === 'quit' ? { outcome: 'detached' as const, last: seen.last } : step === 'paused' ? { outcome: 'waiting' as const, last: seen.last } : null);
+  const stopped = (step: 'go on' | 'quit' | 'paused') =>
+    step === 'quit' ? { outcome: 'detached' as const, last: seen.last } : step === 'paused' ? { outcome: 'waiting' as const, last: seen.last } : null;
 
   try {
     return await followEvents();
@@ -481,7 +476,10 @@ const errorMessage = (err: unknown): string => (err instanceof Error ? err.messa
 
 /** `THREADLINE_API_URL`, else the address `npm start` serves the API on (a wildcard bind is reached on loopback). */
 export function apiBaseUrl(env: NodeJS.ProcessEnv, config: Pick<Config, 'HOST' | 'PORT'>): string {
-  const explicit = z.url().optional().safeParse(env.THREADLINE_API_URL || undefined);
+  const explicit = z
+    .url()
+    .optional()
+    .safeParse(env.THREADLINE_API_URL || undefined);
   if (!explicit.success) throw new Error(`THREADLINE_API_URL is not a URL: ${env.THREADLINE_API_URL ?? ''}`);
   if (explicit.data) return explicit.data;
   const host = ['0.0.0.0', '::', ''].includes(config.HOST) ? '127.0.0.1' : config.HOST;

@@ -37,9 +37,7 @@ export const RunStateSchema = z.object({
     }),
   ),
   currentStepId: z.string().nullable(),
-  observations: z.array(
-    z.object({ stepId: z.string().nullable(), kind: z.enum(OBSERVATION_KINDS), content: z.string() }),
-  ),
+  observations: z.array(z.object({ stepId: z.string().nullable(), kind: z.enum(OBSERVATION_KINDS), content: z.string() })),
   finalAnswer: z.string().nullable(),
   lastError: z.string().nullable(),
   model: z.string().optional(),
@@ -66,7 +64,6 @@ export type ChatEvent =
 
 /** Long observations are cut so one step stays one line. */
 export const MAX_OBSERVATION_WIDTH = 200;
-
 
 /** Longest step description shown; the rest of the line is the observation. */
 export const MAX_STEP_WIDTH = 160;
@@ -105,9 +102,7 @@ export function stepLine(step: RunStep, observation: string | null = null, obser
 
 /** The model label, said loudly when it is the offline demo so nobody mistakes it for a real model. */
 export function modelLine(label: string): string {
-  return label === DEMO_LABEL
-    ? `model: ${label} — the OFFLINE DEMO model (fixed rules, not a language model; set OPENAI_API_KEY or OPENAI_BASE_URL on the worker for a real one)`
-    : `model: ${label}`;
+  return label === DEMO_LABEL ? `model: ${label} — the OFFLINE DEMO model (fixed rules, not a language model; set OPENAI_API_KEY or OPENAI_BASE_URL on the worker for a real one)` : `model: ${label}`;
 }
 
 /** The latest observation a step produced, if any. */

@@ -84,5 +84,4 @@ export interface Engine<S, A extends ActivityMap, Person = never, Child = unknow
 }
 
 /** True for the commands the workflow waits on (the last of a batch). */
-export const isBlocking = <A extends ActivityMap>(c: Command<A>): boolean =>
-  c.kind === 'call' || c.kind === 'start_child' || c.kind === 'await_person' || c.kind === 'end';
+export const isBlocking = <A extends ActivityMap>(c: Command<A>): boolean => c.kind === 'call' || c.kind === 'start_child' || c.kind === 'await_person' || c.kind === 'end';

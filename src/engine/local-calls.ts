@@ -34,8 +34,7 @@ export interface Deferred {
   key: string;
 }
 
-export const isDeferred = (value: unknown): value is Deferred =>
-  typeof value === 'object' && value !== null && (value as Record<string, unknown>)[DEFERRED] === true;
+export const isDeferred = (value: unknown): value is Deferred => typeof value === 'object' && value !== null && (value as Record<string, unknown>)[DEFERRED] === true;
 
 export const deferredResult = (key: string): Deferred => ({ [DEFERRED]: true, key });
 
@@ -57,8 +56,7 @@ export interface Timed {
   ms: number;
 }
 
-export const isTimed = (value: unknown): value is Timed =>
-  typeof value === 'object' && value !== null && (value as Record<string, unknown>)[TIMED] === true;
+export const isTimed = (value: unknown): value is Timed => typeof value === 'object' && value !== null && (value as Record<string, unknown>)[TIMED] === true;
 
 export const timedResult = (value: unknown, ms: number): Timed => ({ [TIMED]: true, value, ms });
 

@@ -75,10 +75,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
     private readonly input: PlanEngineInput,
     now: Date,
   ) {
-    this.#state = model.initialState(
-      newRunOf(input),
-      now,
-    );
+    this.#state = model.initialState(newRunOf(input), now);
   }
 
   get state(): ExecutionState {

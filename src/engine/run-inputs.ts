@@ -26,10 +26,7 @@ export function newRunOf(input: PlanExecutionInput & { runId: string }): NewRunI
  * A sub-agent's child run: the task is its goal, it carries the agent, runs on the profile's engine
  * and starts afresh (its own memory thread, no session conversation).
  */
-export function agentRunInput(
-  parent: { input: PlanExecutionInput; runId: string; depth: number },
-  call: AgentInvocation,
-): PlanExecutionInput {
+export function agentRunInput(parent: { input: PlanExecutionInput; runId: string; depth: number }, call: AgentInvocation): PlanExecutionInput {
   return {
     userId: parent.input.userId,
     goal: call.task,

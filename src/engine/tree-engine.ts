@@ -106,10 +106,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     private readonly input: TreeEngineInput,
     now: Date,
   ) {
-    const initial = model.initialState(
-      newRunOf(input),
-      now,
-    );
+    const initial = model.initialState(newRunOf(input), now);
     this.#state = { ...initial, engine: 'tree', tree: null, progress: '' };
   }
 
@@ -160,7 +157,12 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       // A child run: its part of the tree was planned (and reviewed) by the run above it.
       // It writes to the root run's memory thread: one working memory for the whole tree (the seed's shared timeline).
       this.#publish(
-        model.withTree(this.#state, scope.tree, now, { status: 'running', planId: `${scope.rootRunId}#${scope.index}`, threadId: scope.threadId ?? null, ...(scope.codeVersion ? { codeVersion: scope.codeVersion } : {}) }),
+        model.withTree(this.#state, scope.tree, now, {
+          status: 'running',
+          planId: `${scope.rootRunId}#${scope.index}`,
+          threadId: scope.threadId ?? null,
+          ...(scope.codeVersion ? { codeVersion: scope.codeVersion } : {}),
+        }),
       );
       return this.#schedule(now);
     }
@@ -227,7 +229,11 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
         const { assessment, lesson } = event.value;
         const content = `reflection on the failed action: ${assessment} Lesson: ${lesson}`;
         // The call wrote its lesson to the thread.
-        this.#recordedBy(() => this.#publish(model.appendStep(this.#state, { type: 'reason', description: `[${waiting.taskIndex}] reflection` }, 'completed', { kind: 'reason', content }, now, { task: waiting.taskIndex })));
+        this.#recordedBy(() =>
+          this.#publish(
+            model.appendStep(this.#state, { type: 'reason', description: `[${waiting.taskIndex}] reflection` }, 'completed', { kind: 'reason', content }, now, { task: waiting.taskIndex }),
+          ),
+        );
         return this.#afterCall(waiting.taskIndex, now);
       }
       case 'checkSpin':
@@ -265,7 +271,13 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
         if (event.tree) return this.#proposed(event.tree, now);
         this.#publish(model.withTree(this.#state, this.#tree(), now, { status: 'planning' }));
         this.#waiting = { for: 'tree' };
-        return this.#emit({ kind: 'call', activity: 'proposeTree', input: { state: this.#state, feedback: event.feedback ?? '' }, policy: 'model', summary: `task tree, revised: ${event.feedback ?? ''}`.slice(0, 200) });
+        return this.#emit({
+          kind: 'call',
+          activity: 'proposeTree',
+          input: { state: this.#state, feedback: event.feedback ?? '' },
+          policy: 'model',
+          summary: `task tree, revised: ${event.feedback ?? ''}`.slice(0, 200),
+        });
       case 'reject':
         this.#publish(model.cancel({ ...this.#state, lastError: `plan rejected${event.feedback ? `: ${event.feedback}` : ''}` }, now));
         return this.#end('cancelled');
@@ -439,7 +451,9 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     const tool = { type: 'tool' as const, description, tool: reply.tool ?? '', args: reply.args ?? {} };
     const { limits } = this.input;
     if (this.#state.depth >= limits.maxDepth) {
-      this.#publish(model.appendStep(this.#state, tool, 'failed', { kind: 'error', content: `agent ${agent.name} not started: nesting limit of ${limits.maxDepth} reached` }, now, { task: taskIndex }));
+      this.#publish(
+        model.appendStep(this.#state, tool, 'failed', { kind: 'error', content: `agent ${agent.name} not started: nesting limit of ${limits.maxDepth} reached` }, now, { task: taskIndex }),
+      );
       return this.#afterCall(taskIndex, now);
     }
     const childRunId = `${this.#state.runId}.s${this.#state.steps.length + 1}`;
@@ -455,11 +469,19 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     this.#dropRelay(now);
     const { taskIndex, stepId } = waiting;
     const ok = child.status === 'completed';
-    const observation = ok ? { kind: 'tool' as const, content: child.finalAnswer ?? '' } : { kind: 'error' as const, content: `agent ${waiting.agent} (run ${child.runId}) ended ${child.status}${child.lastError ? `: ${child.lastError}` : ''}` };
+    const observation = ok
+      ? { kind: 'tool' as const, content: child.finalAnswer ?? '' }
+      : { kind: 'error' as const, content: `agent ${waiting.agent} (run ${child.runId}) ended ${child.status}${child.lastError ? `: ${child.lastError}` : ''}` };
     this.#publish(model.finishStep(this.#state, stepId, ok ? 'completed' : 'failed', observation, now));
     if (ok) return this.#afterCall(taskIndex, now);
     this.#waiting = { for: 'reflection', taskIndex };
-    return this.#emit({ kind: 'call', activity: 'reflect', input: { state: this.#state, taskIndex }, policy: 'model', summary: `task ${taskIndex} · reflection on a failed call of agent ${waiting.agent}`.slice(0, 200) });
+    return this.#emit({
+      kind: 'call',
+      activity: 'reflect',
+      input: { state: this.#state, taskIndex },
+      policy: 'model',
+      summary: `task ${taskIndex} · reflection on a failed call of agent ${waiting.agent}`.slice(0, 200),
+    });
   }
 
   #acted(waiting: Extract<Waiting, { for: 'iteration' }>, { reply, observation, codeVersion, agent, threadId }: ReactStepResult, now: Date): TreeCommand[] {
@@ -487,7 +509,13 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
         if (obs.kind !== 'error') return this.#afterCall(taskIndex, now);
         // Self-reflection (seed §5.3): a failed action is examined, and the lesson kept for the next iteration.
         this.#waiting = { for: 'reflection', taskIndex };
-        return this.#emit({ kind: 'call', activity: 'reflect', input: { state: this.#state, taskIndex }, policy: 'model', summary: `task ${taskIndex} · reflection on a failed ${reply.tool ?? 'tool'} call`.slice(0, 200) });
+        return this.#emit({
+          kind: 'call',
+          activity: 'reflect',
+          input: { state: this.#state, taskIndex },
+          policy: 'model',
+          summary: `task ${taskIndex} · reflection on a failed ${reply.tool ?? 'tool'} call`.slice(0, 200),
+        });
       }
       case 'finish': {
         const result = reply.result ?? '';
@@ -528,7 +556,13 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
         step({ type: 'subplan', goal: `blueprint ${name}` }, 'running', null);
         const stepId = this.#state.currentStepId ?? waiting.stepId;
         this.#waiting = { for: 'subtasks', taskIndex, stepId, goal: `blueprint ${name}` };
-        return this.#emit({ kind: 'call', activity: 'expandBlueprint', input: { state: this.#state, taskIndex, name }, policy: 'model', summary: `task ${taskIndex} · blueprint ${name}`.slice(0, 200) });
+        return this.#emit({
+          kind: 'call',
+          activity: 'expandBlueprint',
+          input: { state: this.#state, taskIndex, name },
+          policy: 'model',
+          summary: `task ${taskIndex} · blueprint ${name}`.slice(0, 200),
+        });
       }
     }
   }
@@ -586,7 +620,15 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       case 'approve': {
         const subtasks = event.tree ? (event.tree.subtasks ?? []) : (findTask(this.#tree(), taskIndex)?.subtasks ?? []);
         const names = subtasks.map((s, i) => `${taskIndex}-${i + 1} ${s.name}`).join('; ');
-        this.#publish(model.finishStep(this.#state, stepId, 'completed', { kind: 'subplan', content: `task ${taskIndex} planned ${subtasks.length} subtasks (approved${event.tree ? ', edited' : ''}): ${names}` }, now));
+        this.#publish(
+          model.finishStep(
+            this.#state,
+            stepId,
+            'completed',
+            { kind: 'subplan', content: `task ${taskIndex} planned ${subtasks.length} subtasks (approved${event.tree ? ', edited' : ''}): ${names}` },
+            now,
+          ),
+        );
         const tree = event.tree ? attachSubtasks(this.#tree(), taskIndex, event.tree.subtasks ?? []) : this.#tree();
         this.#publish(model.withTree(this.#state, tree, now, { status: 'running' }));
         return this.#schedule(now);

@@ -28,9 +28,7 @@ export function demoIntents(text: string): StepSpec[] {
   // A note's value ("555-1234", "1990-05-03") is data, not arithmetic.
   const rest = remember ? text.replace(remember[0], ' ') : text;
   const candidates = rest.replace(/×/g, '*').matchAll(/(?:sqrt\s*\(|[-(]?\d)[\d\s.+\-*/^%()]*(?:sqrt\s*\([^)]*\)[\d\s.+\-*/^%()]*)*/gi);
-  const expression = [...candidates]
-    .map((m) => m[0].trim().replace(/[\s(]+$/, ''))
-    .find((e) => /[-+*/^%]|sqrt/.test(e) && /\d/.test(e));
+  const expression = [...candidates].map((m) => m[0].trim().replace(/[\s(]+$/, '')).find((e) => /[-+*/^%]|sqrt/.test(e) && /\d/.test(e));
   if (expression) {
     steps.push({ type: 'tool', description: `Calculate ${expression}`, tool: 'calculator', args: { expression } });
   }

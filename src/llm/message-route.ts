@@ -18,7 +18,7 @@ export const isMessageRouteContext = (context: { call: string }): context is Mes
 
 const SYSTEM = [
   'You route the messages a person sends to an AI agent in a conversation.',
-  'Some of the agent\'s tasks wait for the person to answer a question. Decide whether the new message answers one of those questions',
+  "Some of the agent's tasks wait for the person to answer a question. Decide whether the new message answers one of those questions",
   '(route "reply", with that task\'s runId) or is a new, unrelated request (route "new_request").',
   'Short answers, names, numbers, confirmations, corrections and follow-ups to a question are replies.',
   'A message that asks for something the waiting questions did not ask about is a new request. When unsure, it is a reply to the newest question.',

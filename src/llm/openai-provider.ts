@@ -70,8 +70,7 @@ export class OpenAIProvider implements ModelProvider {
         // 4xx other than rate limits and timeouts will not get better by retrying.
         throw Object.assign(new Error(`model server refused the request (${err.status}): ${err.message}`), { nonRetryable: true });
       }
-      throw new ModelUnavailableError(`model server unavailable: ${err instanceof Error ? err.message : String(err)}`,
-        err instanceof OpenAI.APIError ? err.status : undefined);
+      throw new ModelUnavailableError(`model server unavailable: ${err instanceof Error ? err.message : String(err)}`, err instanceof OpenAI.APIError ? err.status : undefined);
     }
     const usage = completion.usage;
     span.setAttribute('gen_ai.response.model', completion.model);

@@ -73,7 +73,10 @@ export interface ModelProvider {
 
 /** A failure worth retrying later (network, 5xx, 429): the activity's retry policy handles it. */
 export class ModelUnavailableError extends Error {
-  constructor(message: string, readonly status?: number) {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
     super(message);
     this.name = 'ModelUnavailableError';
   }

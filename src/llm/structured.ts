@@ -10,7 +10,11 @@ import type { ModelProvider, ModelRequest } from './provider';
 
 /** The model kept answering outside the schema; retrying the activity would not help. */
 export class InvalidModelReplyError extends Error {
-  constructor(readonly call: ModelCallName, readonly attempts: number, readonly lastProblem: string) {
+  constructor(
+    readonly call: ModelCallName,
+    readonly attempts: number,
+    readonly lastProblem: string,
+  ) {
     super(`the model's ${call} reply was invalid ${attempts} time(s) in a row; last problem: ${lastProblem}`);
     this.name = 'InvalidModelReplyError';
   }
@@ -64,20 +68,12 @@ export async function completeStructured<N extends ModelCallName>(
     } else {
       problem = result.problem;
     }
-    messages.push(
-      { role: 'assistant', content: text },
-      { role: 'user', content: `That reply was rejected: ${problem}. Reply again with JSON only, matching the "${name}" schema.` },
-    );
+    messages.push({ role: 'assistant', content: text }, { role: 'user', content: `That reply was rejected: ${problem}. Reply again with JSON only, matching the "${name}" schema.` });
   }
   throw new InvalidModelReplyError(name, maxAttempts, problem);
 }
 
-export async function callModel<N extends PlannerCallName>(
-  provider: ModelProvider,
-  ctx: PlannerContext & { call: N },
-  maxAttempts: number,
-  signal?: AbortSignal,
-): Promise<ModelReply<N>> {
+export async function callModel<N extends PlannerCallName>(provider: ModelProvider, ctx: PlannerContext & { call: N }, maxAttempts: number, signal?: AbortSignal): Promise<ModelReply<N>> {
   const model = ctx.state.agent?.model;
   return completeStructured(provider, { name: ctx.call, messages: buildMessages(ctx), context: ctx, ...(model ? { model } : {}) }, maxAttempts, signal);
 }

@@ -54,7 +54,8 @@ Actions:
 Rules: work only on the current task; use only the tools listed; never invent tool results; finish as soon as the task's goal is met. Reply with JSON only, matching the schema you are given.`;
 
 const INSTRUCTIONS: Record<TreeContext['call'], string> = {
-  task_tree: 'Split the goal into a tree of tasks: a root task with subtasks (and their subtasks where a part is still too big). Each task has a short "name" and a concrete "goal". Reply {"name", "goal", "subtasks": [...]}.',
+  task_tree:
+    'Split the goal into a tree of tasks: a root task with subtasks (and their subtasks where a part is still too big). Each task has a short "name" and a concrete "goal". Reply {"name", "goal", "subtasks": [...]}.',
   react_action: 'Decide the next action for the current task. Reply {"thought", "action", ...}.',
   spin_check: 'The recent actions of the current task look alike. Is the task going round in circles without progress? Reply {"spinning": true|false, "reason"}.',
   reflection: 'The last action failed. Say what went wrong and the lesson for the next attempt. Reply {"assessment", "lesson"}.',
@@ -97,7 +98,9 @@ export function buildTreeMessages(ctx: TreeContext): ChatMessage[] {
     if (above.length) parts.push(`Parent tasks (context only):\n${above.map(taskLine).join('\n')}`);
     parts.push(`Current task: ${taskLine(ctx.task)}\nIteration ${ctx.task.iterations} of at most ${ctx.limits.maxIterations}.${ctx.task.note ? `\nA person on this task: ${ctx.task.note}` : ''}`);
     const mine = state.steps.filter((s) => s.task === ctx.task?.index);
-    const seen = mine.flatMap((s) => state.observations.filter((o) => o.stepId === s.id).map((o) => `${s.id} ${s.type}${s.tool ? ` ${s.tool}(${JSON.stringify(s.args ?? {})})` : ''}: ${o.kind}: ${o.content}`));
+    const seen = mine.flatMap((s) =>
+      state.observations.filter((o) => o.stepId === s.id).map((o) => `${s.id} ${s.type}${s.tool ? ` ${s.tool}(${JSON.stringify(s.args ?? {})})` : ''}: ${o.kind}: ${o.content}`),
+    );
     if (seen.length) parts.push(`This task's actions so far:\n${seen.join('\n')}`);
     if (ctx.recall?.length) parts.push(`What long-term memory holds for this task:\n${ctx.recall.join('\n')}`);
   }

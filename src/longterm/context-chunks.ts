@@ -30,6 +30,11 @@ export function longTermChunks(context: InvocationContext, provenance: { runId: 
   };
   add('What you know about the user (long-term memory; retrieve_facts finds more):', context.facts.map(factLine), 75, 'COMPRESSIBLE');
   add('Similar earlier tasks (episodic memory; recall_episodes finds more):', context.episodes.map(episodeLine), 55, 'DISPOSABLE');
-  add('Earlier in this conversation:', context.summaries.map((s) => `- ${s.text}`), 65, 'BATCH_COMPRESSIBLE');
+  add(
+    'Earlier in this conversation:',
+    context.summaries.map((s) => `- ${s.text}`),
+    65,
+    'BATCH_COMPRESSIBLE',
+  );
   return chunks;
 }

@@ -96,7 +96,10 @@ export class OpenAIEmbedder implements Embedder {
     for (let attempt = 0; attempt < this.attempts; attempt++) {
       if (attempt > 0) await sleep(this.retryDelayMs * 2 ** (attempt - 1));
       try {
-        return this.vectorsOf(await this.client.embeddings.create({ model: this.model, input, encoding_format: 'float', ...(this.options.dimensions ? { dimensions: this.options.dimensions } : {}) }), batch.length);
+        return this.vectorsOf(
+          await this.client.embeddings.create({ model: this.model, input, encoding_format: 'float', ...(this.options.dimensions ? { dimensions: this.options.dimensions } : {}) }),
+          batch.length,
+        );
       } catch (err) {
         failure = this.explain(err);
         if (!failure.retryable) break;

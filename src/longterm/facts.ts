@@ -20,10 +20,58 @@ const OPPOSITES: Record<string, string> = { dislik: 'like', hate: 'love', detest
 /** Head words (stemmed) of predicates that may hold for several objects at once. */
 const MULTI_VALUED = new Set(
   [
-    'like', 'love', 'enjoy', 'prefer', 'hate', 'dislike', 'own', 'have', 'has', 'know', 'visit', 'speak', 'play', 'read', 'watch',
-    'use', 'collect', 'friend', 'child', 'son', 'daughter', 'parent', 'sibling', 'brother', 'sister', 'member', 'attend', 'allergic',
-    'interest', 'hobby', 'want', 'need', 'plan', 'eat', 'drink', 'listen', 'studi', 'learn', 'travel', 'went', 'go',
-    'mention', 'said', 'ask', 'bought', 'buy', 'tri', 'favorit', 'colleagu', 'pet', 'skill', 'goal',
+    'like',
+    'love',
+    'enjoy',
+    'prefer',
+    'hate',
+    'dislike',
+    'own',
+    'have',
+    'has',
+    'know',
+    'visit',
+    'speak',
+    'play',
+    'read',
+    'watch',
+    'use',
+    'collect',
+    'friend',
+    'child',
+    'son',
+    'daughter',
+    'parent',
+    'sibling',
+    'brother',
+    'sister',
+    'member',
+    'attend',
+    'allergic',
+    'interest',
+    'hobby',
+    'want',
+    'need',
+    'plan',
+    'eat',
+    'drink',
+    'listen',
+    'studi',
+    'learn',
+    'travel',
+    'went',
+    'go',
+    'mention',
+    'said',
+    'ask',
+    'bought',
+    'buy',
+    'tri',
+    'favorit',
+    'colleagu',
+    'pet',
+    'skill',
+    'goal',
   ].map((w) => analyze(w).join(' ') || w),
 );
 
@@ -102,9 +150,7 @@ export function decide(known: readonly Fact[], fact: NewFact): FactDecision {
   if (duplicate) return { action: 'strengthen', existing: duplicate };
   const multi = isMultiValued(key);
   // Single-valued: any other object (or polarity) contradicts; multi-valued: only the same object with the opposite polarity.
-  const contradicted = samePredicate
-    .filter((f) => !multi || objectKey(f.object) === object)
-    .sort((a, b) => b.validFrom.localeCompare(a.validFrom))[0];
+  const contradicted = samePredicate.filter((f) => !multi || objectKey(f.object) === object).sort((a, b) => b.validFrom.localeCompare(a.validFrom))[0];
   if (!contradicted) return { action: 'add' };
   return Date.parse(fact.validFrom) >= Date.parse(contradicted.validFrom) ? { action: 'supersede', existing: contradicted } : { action: 'precede', existing: contradicted };
 }

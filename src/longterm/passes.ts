@@ -61,7 +61,12 @@ export function plainFacts(text: string): MemoryExtraction['facts'] {
   }
   for (const m of text.matchAll(/\bI\s+(live|work|study)\s+(in|at|for)\s+([^.,;!?\n]{1,80}?)(?=\s+(?:and|but|so|because)\b|[.,;!?\n]|$)/gi)) {
     const [, verb = '', prep = '', value = ''] = m;
-    facts.push({ subject: 'user', predicate: `${verb.toLowerCase()}s ${prep.toLowerCase()}`, object: value.trim(), text: sentence(`The user ${verb.toLowerCase()}s ${prep.toLowerCase()} ${value.trim()}.`) });
+    facts.push({
+      subject: 'user',
+      predicate: `${verb.toLowerCase()}s ${prep.toLowerCase()}`,
+      object: value.trim(),
+      text: sentence(`The user ${verb.toLowerCase()}s ${prep.toLowerCase()} ${value.trim()}.`),
+    });
   }
   return facts;
 }

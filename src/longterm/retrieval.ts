@@ -37,11 +37,7 @@ export const SELF_ENTITY = 'user';
 /** Ids as Threadline writes them (msg_…, fact_…): a query may quote one. */
 const QUOTED_ID = /\b[a-z]{2,8}_[a-z0-9]{6,}\b/g;
 
-type AnyRecord =
-  | { kind: 'message'; record: StoredMessage }
-  | { kind: 'fact'; record: Fact }
-  | { kind: 'episode'; record: Episode }
-  | { kind: 'summary'; record: ConversationSummary };
+type AnyRecord = { kind: 'message'; record: StoredMessage } | { kind: 'fact'; record: Fact } | { kind: 'episode'; record: Episode } | { kind: 'summary'; record: ConversationSummary };
 
 /** Dense similarity, when configured: ids of `kind` most similar to the query, best first. */
 export type DenseRanker = (userId: string, query: string, kinds: readonly MemoryKind[], limit: number) => Promise<{ kind: MemoryKind; id: string }[]>;
@@ -83,16 +79,24 @@ export interface NamedEntities {
 export async function entitiesNamed(reader: LongTermReader, query: string): Promise<NamedEntities> {
   const queryWords = new Set(words(query));
   const candidates = await reader.searchText('entity', lexicalQuery(query), 20);
-  const exact = (await reader.getEntities(candidates.map((c) => c.id))).filter((e) => [e.name, ...e.aliases].some((name) => {
-    const nameWords = words(name);
-    return nameWords.length > 0 && nameWords.every((w) => queryWords.has(w));
-  }));
+  const exact = (await reader.getEntities(candidates.map((c) => c.id))).filter((e) =>
+    [e.name, ...e.aliases].some((name) => {
+      const nameWords = words(name);
+      return nameWords.length > 0 && nameWords.every((w) => queryWords.has(w));
+    }),
+  );
   if ([...queryWords].some((w) => SELF_WORDS.has(w))) exact.push(...(await reader.findEntities([SELF_ENTITY])));
   const exactIds = new Set(exact.map((e) => e.id));
   const named = new Set(exact.flatMap((e) => [e.name, ...e.aliases]).flatMap(words));
   const phrases = namePhrases(query).filter((p) => !p.split(' ').every((w) => named.has(w)));
   const similar = phrases.length ? await reader.similarEntities(phrases, SIMILAR_NAME_THRESHOLD, MAX_SIMILAR + exact.length) : [];
-  return { exact, similar: similar.map((s) => s.entity).filter((e) => !exactIds.has(e.id)).slice(0, MAX_SIMILAR) };
+  return {
+    exact,
+    similar: similar
+      .map((s) => s.entity)
+      .filter((e) => !exactIds.has(e.id))
+      .slice(0, MAX_SIMILAR),
+  };
 }
 
 /**
@@ -130,11 +134,21 @@ async function graphFacts(reader: LongTermReader, entities: readonly Entity[], t
   const directIds = new Set(direct.map((f) => f.id));
   const linkOf = (f: Fact) => Math.max(link.get(f.subjectId) ?? 0, f.objectId ? (link.get(f.objectId) ?? 0) : 0);
   const around = (await reader.listFacts({ entityIds: [...link.keys()], limit: GRAPH_DEPTH * 4 })).filter((f) => !directIds.has(f.id));
-  const bridged = around.filter((f) => linkOf(f) > 0).sort((a, b) => linkOf(b) - linkOf(a) || byRelevance(a, b)).slice(0, GRAPH_DEPTH);
-  const neighbours = around.filter((f) => linkOf(f) === 0).sort(byRelevance).slice(0, GRAPH_DEPTH);
+  const bridged = around
+    .filter((f) => linkOf(f) > 0)
+    .sort((a, b) => linkOf(b) - linkOf(a) || byRelevance(a, b))
+    .slice(0, GRAPH_DEPTH);
+  const neighbours = around
+    .filter((f) => linkOf(f) === 0)
+    .sort(byRelevance)
+    .slice(0, GRAPH_DEPTH);
   // A bridge leads somewhere: an entity known only through the linking fact adds no second hop.
   const beyond = new Set(around.flatMap((f) => [f.subjectId, f.objectId]));
-  const bridges = [...link].filter(([id, n]) => n > 0 && beyond.has(id)).sort((a, b) => b[1] - a[1]).map(([id]) => id).slice(0, MAX_BRIDGES);
+  const bridges = [...link]
+    .filter(([id, n]) => n > 0 && beyond.has(id))
+    .sort((a, b) => b[1] - a[1])
+    .map(([id]) => id)
+    .slice(0, MAX_BRIDGES);
   return { direct, bridged, neighbours, bridges };
 }
 
@@ -144,7 +158,10 @@ async function graphFacts(reader: LongTermReader, entities: readonly Entity[], t
  */
 async function messagesNaming(reader: LongTermReader, entityIds: readonly string[], query: LexicalQuery, limit: number): Promise<StoredMessage[]> {
   if (entityIds.length === 0) return [];
-  const names = (await reader.getEntities(entityIds)).flatMap((e) => [e.name, ...e.aliases]).map(words).filter((w) => w.length > 0);
+  const names = (await reader.getEntities(entityIds))
+    .flatMap((e) => [e.name, ...e.aliases])
+    .map(words)
+    .filter((w) => w.length > 0);
   if (names.length === 0) return [];
   const nameTerms = names.flatMap((n) => analyze(n.join(' ')));
   const hits = await reader.searchText('message', { text: `${query.text} ${names.map((n) => n.join(' ')).join(' ')}`, terms: [...new Set([...nameTerms, ...query.terms])] }, limit);
@@ -186,7 +203,9 @@ function hitOf(item: AnyRecord, score: number): SearchHit {
     }
     case 'episode': {
       const e = item.record;
-      const text = [`Goal: ${e.goal}`, e.steps.length ? `Steps: ${e.steps.join('; ')}` : '', `Outcome: ${e.outcome}`, e.lessons.length ? `Lessons: ${e.lessons.join('; ')}` : ''].filter(Boolean).join('\n');
+      const text = [`Goal: ${e.goal}`, e.steps.length ? `Steps: ${e.steps.join('; ')}` : '', `Outcome: ${e.outcome}`, e.lessons.length ? `Lessons: ${e.lessons.join('; ')}` : '']
+        .filter(Boolean)
+        .join('\n');
       return { kind: 'episode', id: e.id, text, score: rounded, at: e.at, source: copyProvenance(e.provenance) };
     }
     case 'summary': {

@@ -89,7 +89,12 @@ export class LongTermService implements LongTermMemory {
       const vectors = await this.embedder.embed(wanted.map((i) => i.text));
       return wanted.map((i, n) => ({ kind: i.kind, id: i.id, vector: vectors[n] as Float32Array }));
     } catch (err) {
-      this.warn('long-term memory: embedding failed; records stored without vectors', { userId, records: wanted.length, kinds: [...new Set(wanted.map((i) => i.kind))], error: err instanceof Error ? err.message : String(err) });
+      this.warn('long-term memory: embedding failed; records stored without vectors', {
+        userId,
+        records: wanted.length,
+        kinds: [...new Set(wanted.map((i) => i.kind))],
+        error: err instanceof Error ? err.message : String(err),
+      });
       return [];
     }
   }
@@ -109,7 +114,10 @@ export class LongTermService implements LongTermMemory {
     }
     if (!vector) return [];
     const hits = await this.store.reader(userId).nearest(kinds, vector, limit);
-    return hits.filter((h) => h.score > 0).sort((a, b) => b.score - a.score).map(({ kind, id }) => ({ kind, id }));
+    return hits
+      .filter((h) => h.score > 0)
+      .sort((a, b) => b.score - a.score)
+      .map(({ kind, id }) => ({ kind, id }));
   }
 
   private auditEntry(userId: string, action: string, targetIds: string[], meta: WriteMeta, notes: string[], details?: Record<string, unknown>): LongTermAuditEntry {
@@ -138,13 +146,21 @@ export class LongTermService implements LongTermMemory {
     for (const m of messages) if (!byId.has(m.id)) byId.set(m.id, m);
     const batch = [...byId.values()];
     if (batch.length === 0) return 0;
-    const screened = screenTexts(this.observers, userId, batch.flatMap((m) => [m.text, m.name ?? '']), meta);
+    const screened = screenTexts(
+      this.observers,
+      userId,
+      batch.flatMap((m) => [m.text, m.name ?? '']),
+      meta,
+    );
     // Only messages not stored yet are embedded (a repeated import costs no embedding calls).
     const known = this.embedder ? new Set((await this.store.reader(userId).getMessages(batch.map((m) => m.id))).map((m) => m.id)) : new Set<string>();
-    const vectors = await this.vectorsOf(userId, batch.flatMap((m, i) => {
-      const name = screened.texts[2 * i + 1];
-      return known.has(m.id) ? [] : [{ kind: 'message' as const, id: m.id, text: name ? `${name}: ${screened.texts[2 * i] ?? ''}` : (screened.texts[2 * i] ?? '') }];
-    }));
+    const vectors = await this.vectorsOf(
+      userId,
+      batch.flatMap((m, i) => {
+        const name = screened.texts[2 * i + 1];
+        return known.has(m.id) ? [] : [{ kind: 'message' as const, id: m.id, text: name ? `${name}: ${screened.texts[2 * i] ?? ''}` : (screened.texts[2 * i] ?? '') }];
+      }),
+    );
     return this.store.write(userId, async (tx) => {
       const existing = new Set((await tx.getMessages(batch.map((m) => m.id))).map((m) => m.id));
       const added: LongTermRecord[] = [];
@@ -157,7 +173,16 @@ export class LongTermService implements LongTermMemory {
       tx.put(added);
       const addedIds = new Set(added.map((a) => a.record.id));
       tx.putVectors(vectors.filter((v) => addedIds.has(v.id)));
-      tx.audit(this.auditEntry(userId, 'add_messages', added.map((a) => a.record.id), meta, screened.notes, { count: added.length }));
+      tx.audit(
+        this.auditEntry(
+          userId,
+          'add_messages',
+          added.map((a) => a.record.id),
+          meta,
+          screened.notes,
+          { count: added.length },
+        ),
+      );
       return added.length;
     });
   }
@@ -167,7 +192,12 @@ export class LongTermService implements LongTermMemory {
    * conversation without one gets `newSessionId(userId)`, a message without a time gets one just
    * after the previous message's. Searchable when it returns.
    */
-  async importConversations(userId: string, conversations: readonly ImportedConversation[], meta: WriteMeta, newSessionId: (userId: string) => string): Promise<{ imported: number; sessionIds: string[] }> {
+  async importConversations(
+    userId: string,
+    conversations: readonly ImportedConversation[],
+    meta: WriteMeta,
+    newSessionId: (userId: string) => string,
+  ): Promise<{ imported: number; sessionIds: string[] }> {
     const sessionIds: string[] = [];
     const messages: Omit<StoredMessage, 'userId'>[] = [];
     let clock = this.now().getTime();
@@ -306,7 +336,12 @@ export class LongTermService implements LongTermMemory {
     const at = filter.asOf ?? this.now().toISOString();
     const keep = (f: Fact) => filter.includeInvalid === true || validAt(f, at);
     if (!filter.q?.trim()) return (await reader.listFacts({})).filter(keep).slice(0, limit);
-    const hits = await retrieve(reader, userId, { query: filter.q, kinds: ['fact'], k: limit * 4, ...(filter.asOf && !filter.includeInvalid ? { asOf: filter.asOf } : {}) }, { now: this.now(), ...(this.dense ? { dense: this.dense } : {}) });
+    const hits = await retrieve(
+      reader,
+      userId,
+      { query: filter.q, kinds: ['fact'], k: limit * 4, ...(filter.asOf && !filter.includeInvalid ? { asOf: filter.asOf } : {}) },
+      { now: this.now(), ...(this.dense ? { dense: this.dense } : {}) },
+    );
     return (await reader.getFacts(hits.map((h) => h.id))).filter(keep).slice(0, limit);
   }
 
@@ -343,7 +378,14 @@ export class LongTermService implements LongTermMemory {
 
   async addSummary(userId: string, sessionId: string, text: string, provenance: Provenance, meta: WriteMeta): Promise<ConversationSummary> {
     const { texts, notes } = screenTexts(this.observers, userId, [text], meta);
-    const summary: ConversationSummary = { id: newId('summary'), userId, sessionId, text: texts[0] ?? '', at: this.now().toISOString(), provenance: { ...provenance, sessionId, messageIds: [...provenance.messageIds] } };
+    const summary: ConversationSummary = {
+      id: newId('summary'),
+      userId,
+      sessionId,
+      text: texts[0] ?? '',
+      at: this.now().toISOString(),
+      provenance: { ...provenance, sessionId, messageIds: [...provenance.messageIds] },
+    };
     const vectors = await this.vectorsOf(userId, [{ kind: 'summary', id: summary.id, text: summary.text }]);
     return this.store.write(userId, async (tx) => {
       tx.put([{ kind: 'summary', record: summary }]);
@@ -426,4 +468,3 @@ class EntityResolver {
     return [...this.touched.values()].map((record) => ({ kind: 'entity' as const, record }));
   }
 }
-

@@ -23,7 +23,10 @@ const WORD = /[\p{L}\p{N}]+/gu;
 
 /** Lowercase, accents removed ("Zoë" and "zoe" are one name). */
 export function fold(text: string): string {
-  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }
 
 /** The words of `text`, folded, in order (no stopword removal, no stemming): for names and aliases. */

@@ -160,7 +160,9 @@ export class McpServerConnection {
   private async open(): Promise<Client> {
     const client = new Client(CLIENT_INFO, {
       capabilities: {},
-      listChanged: { tools: { autoRefresh: false, onChanged: () => void this.refresh(client).catch((err: unknown) => this.log(`MCP server "${this.name}": tools not listed again: ${message(err)}`)) } },
+      listChanged: {
+        tools: { autoRefresh: false, onChanged: () => void this.refresh(client).catch((err: unknown) => this.log(`MCP server "${this.name}": tools not listed again: ${message(err)}`)) },
+      },
     });
     const transport = this.makeTransport();
     this.transport = transport;
@@ -195,7 +197,12 @@ export class McpServerConnection {
     });
     // Read (so a chatty server never blocks on a full pipe) and keep the last lines, to say why it died.
     transport.stderr?.on('data', (chunk: Buffer) => {
-      this.stderr.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim() !== ''));
+      this.stderr.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.trim() !== ''),
+      );
       this.stderr.splice(0, Math.max(0, this.stderr.length - STDERR_LINES));
     });
     return transport;

@@ -157,7 +157,10 @@ export function planCompaction(chunks: readonly Chunk[], limits: TokenLimits, op
       shorten(chunk, 'summarize');
     }
     if (projected > limits.soft) {
-      for (const group of batchGroups(chunks.filter((c) => !dropped.has(c)), limits.hard)) {
+      for (const group of batchGroups(
+        chunks.filter((c) => !dropped.has(c)),
+        limits.hard,
+      )) {
         if (projected <= limits.soft) break;
         const groupTokens = sumTokens(group);
         const saving = groupTokens - projectedSummaryTokens(groupTokens);

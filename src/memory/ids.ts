@@ -23,7 +23,7 @@ export const ID_LENGTH: Readonly<Record<IdKind, number>> = { thread: 16, state: 
 function fromBytes(nextByte: () => number): IdSource {
   return (kind) => {
     let out: string = ID_PREFIX[kind];
-    for (let n = ID_LENGTH[kind]; n > 0; ) {
+    for (let n = ID_LENGTH[kind]; n > 0;) {
       const b = nextByte();
       if (b < UNBIASED_LIMIT) {
         out += ALPHABET[b % 36];

@@ -50,11 +50,7 @@ export const ChunkContentSchema: z.ZodType<ChunkContent> = z.lazy(() =>
     z.object({ kind: z.literal('chunks'), chunkIds: z.array(z.string()) }),
   ]),
 );
-export type ChunkContent =
-  | { kind: 'text'; text: string }
-  | { kind: 'json'; data: unknown }
-  | { kind: 'image'; url: string; alt?: string }
-  | { kind: 'chunks'; chunkIds: string[] };
+export type ChunkContent = { kind: 'text'; text: string } | { kind: 'json'; data: unknown } | { kind: 'image'; url: string; alt?: string } | { kind: 'chunks'; chunkIds: string[] };
 
 /** Which run, step, message or operation made a chunk. */
 export const ProvenanceSchema = z.object({

@@ -40,9 +40,7 @@ export function renderJson(data: unknown): string {
 
 /** Applies `toJSON` (e.g. of a Date) the way JSON.stringify would. */
 function plain(value: unknown): unknown {
-  return value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function'
-    ? (value as { toJSON: () => unknown }).toJSON()
-    : value;
+  return value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function' ? (value as { toJSON: () => unknown }).toJSON() : value;
 }
 
 function jsonLines(raw: unknown, seen: Set<object>): string[] {

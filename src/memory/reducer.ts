@@ -141,8 +141,7 @@ function apply(state: MemoryState, chunks: ReadonlyMap<string, Chunk>, operation
   const inherited: Provenance = {};
   if (meta.runId !== undefined) inherited.runId = meta.runId;
   if (meta.stepId !== undefined) inherited.stepId = meta.stepId;
-  const make = (input: ChunkInput, parentChunkId: string | null): Chunk =>
-    createChunk({ ...input, provenance: { ...inherited, ...input.provenance } }, ctx, parentChunkId);
+  const make = (input: ChunkInput, parentChunkId: string | null): Chunk => createChunk({ ...input, provenance: { ...inherited, ...input.provenance } }, ctx, parentChunkId);
 
   switch (operation.op) {
     case 'add': {
@@ -273,12 +272,7 @@ function findOne(state: MemoryState, chunks: ReadonlyMap<string, Chunk>, id: str
   return { chunk, index };
 }
 
-function findMany(
-  state: MemoryState,
-  chunks: ReadonlyMap<string, Chunk>,
-  ids: readonly string[],
-  action: Operation['op'],
-): { chunks: Chunk[]; indexes: number[] } | Refusal {
+function findMany(state: MemoryState, chunks: ReadonlyMap<string, Chunk>, ids: readonly string[], action: Operation['op']): { chunks: Chunk[]; indexes: number[] } | Refusal {
   if (ids.length === 0) return refuse('invalid', `${action}: no chunk ids given`);
   if (new Set(ids).size !== ids.length) return refuse('invalid', `${action}: the chunk ids must not repeat`);
   // Index only the ids asked for: native indexOf for a few, one pass for many — cheap even for 10,000-chunk states.

@@ -155,11 +155,7 @@ export function applyPlan(state: ExecutionState, specs: readonly StepSpec[], now
 export function replaceRemaining(state: ExecutionState, specs: readonly StepSpec[], now: Date): ExecutionState {
   const kept = state.steps.map((s) => (s.status === 'pending' ? { ...s, status: 'replaced' as const } : s));
   const planNo = Number((state.planId ?? '#plan0').split('#plan')[1] ?? 0) + 1;
-  return next(
-    state,
-    { steps: [...kept, ...toPlanSteps(specs, kept.length + 1)], planId: `${state.runId}#plan${planNo}` },
-    now,
-  );
+  return next(state, { steps: [...kept, ...toPlanSteps(specs, kept.length + 1)], planId: `${state.runId}#plan${planNo}` }, now);
 }
 
 /**
@@ -191,13 +187,7 @@ export function startStep(state: ExecutionState, stepId: string, now: Date, extr
   return next(state, { steps: patchStep(state, stepId, { status: 'running', ...extra }), currentStepId: stepId, status: 'running' }, now);
 }
 
-export function finishStep(
-  state: ExecutionState,
-  stepId: string,
-  outcome: 'completed' | 'failed' | 'skipped',
-  observation: Omit<Observation, 'at' | 'stepId'> | null,
-  now: Date,
-): ExecutionState {
+export function finishStep(state: ExecutionState, stepId: string, outcome: 'completed' | 'failed' | 'skipped', observation: Omit<Observation, 'at' | 'stepId'> | null, now: Date): ExecutionState {
   const observations = observation ? [...state.observations, makeObservation(stepId, observation, now)] : state.observations;
   return next(state, { steps: patchStep(state, stepId, { status: outcome }), observations }, now);
 }
@@ -262,9 +252,7 @@ export function fail(state: ExecutionState, error: string, now: Date): Execution
 }
 
 export function cancel(state: ExecutionState, now: Date): ExecutionState {
-  const steps = state.steps.map((s) =>
-    s.status === 'running' || s.status === 'pending' ? { ...s, status: 'skipped' as const } : s,
-  );
+  const steps = state.steps.map((s) => (s.status === 'running' || s.status === 'pending' ? { ...s, status: 'skipped' as const } : s));
   return next(state, { status: 'cancelled', steps, currentStepId: null, lastError: state.lastError }, now);
 }
 

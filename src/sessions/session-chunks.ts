@@ -95,8 +95,7 @@ export function readTurn(c: Chunk): Turn {
   };
 }
 
-const isEarlierTurn = (t: unknown): t is EarlierTurn =>
-  typeof t === 'object' && t !== null && typeof (t as EarlierTurn).messageId === 'string' && typeof (t as EarlierTurn).preview === 'string';
+const isEarlierTurn = (t: unknown): t is EarlierTurn => typeof t === 'object' && t !== null && typeof (t as EarlierTurn).messageId === 'string' && typeof (t as EarlierTurn).preview === 'string';
 
 function readEarlier(c: Chunk): EarlierTurn[] {
   if (!isTaskStateChunk(c) || c.content.kind !== 'json') return [];

@@ -60,7 +60,11 @@ export function isConfirmationQuestion(question: string): boolean {
 const YES = new Set(['yes', 'y', 'yeah', 'yep', 'sure', 'ok', 'okay', 'confirm', 'confirmed', 'go ahead', 'proceed', 'continue', '继续', '好', '好的', '是', '是的', '可以', '确认']);
 const NO = new Set(['no', 'n', 'nope', 'cancel', 'stop', "don't", 'do not', '不', '不要', '否', '取消', '算了']);
 
-const normalize = (text: string) => text.trim().toLowerCase().replace(/[.!。！\s]+$/u, '');
+const normalize = (text: string) =>
+  text
+    .trim()
+    .toLowerCase()
+    .replace(/[.!。！\s]+$/u, '');
 
 /** Short confirmations, answered in code: "yes" / "no", or null when the text is more than that. */
 export function confirmation(text: string): 'yes' | 'no' | null {

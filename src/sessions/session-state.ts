@@ -97,8 +97,7 @@ export function shownTurns<T extends Pick<Turn, 'role' | 'runId'>>(turns: readon
 }
 
 /** The session's view of a run after it was sent the person's reply. */
-export const markReplied = (runs: readonly SessionRun[], runId: string): SessionRun[] =>
-  runs.map((r) => (r.runId === runId ? { ...r, status: 'running' as const, question: null } : r));
+export const markReplied = (runs: readonly SessionRun[], runId: string): SessionRun[] => runs.map((r) => (r.runId === runId ? { ...r, status: 'running' as const, question: null } : r));
 
 /** Runs that have not ended: the ones carried across continue-as-new and cancelled by /clear. */
 export const openRuns = (runs: readonly SessionRun[]): SessionRun[] => runs.filter((r) => !FINISHED.includes(r.status));
@@ -152,9 +151,7 @@ export function renderSessionContext(session: SessionContext): string | null {
   const parts: string[] = [];
   const earlier = session.earlier ?? [];
   if (earlier.length > 0) {
-    parts.push(
-      `Earlier turns, folded into the task state (retrieve_message fetches one's full text by its id):\n${earlier.map((t) => renderIdTurn({ ...t, text: t.preview })).join('\n')}`,
-    );
+    parts.push(`Earlier turns, folded into the task state (retrieve_message fetches one's full text by its id):\n${earlier.map((t) => renderIdTurn({ ...t, text: t.preview })).join('\n')}`);
   }
   if (session.recentTurns.length > 0) parts.push(`Conversation so far (oldest first):\n${session.recentTurns.map(renderIdTurn).join('\n')}`);
   const task = session.taskState ? renderTaskState(session.taskState) : null;

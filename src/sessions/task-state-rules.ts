@@ -21,8 +21,7 @@ export interface DroppedEntry {
 }
 
 /** Balances, positions, prices…: a live word stated as a value (a number, or "is …"). "Check my balance" is a goal, not a balance. */
-const LIVE_WORD =
-  /\b(balances?|holdings?|positions?|equity|margin|pnl|p&l|unreali[sz]ed|prices?|(exchange|market|spot)\s+rates?)\b|余额|持仓|仓位|价格/i;
+const LIVE_WORD = /\b(balances?|holdings?|positions?|equity|margin|pnl|p&l|unreali[sz]ed|prices?|(exchange|market|spot)\s+rates?)\b|余额|持仓|仓位|价格/i;
 const STATED_AS_VALUE = /\d|\b(is|are|was|were|stands at|sits at|now|currently)\b|[:=]|为|是/i;
 
 /** Work items of the running plan: waiting for an input, calling a tool, the next step. */

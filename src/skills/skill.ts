@@ -7,9 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
 export const SkillFrontMatterSchema = z.object({
-  name: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'lowercase letters, digits and hyphens, at most 64 characters'),
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'lowercase letters, digits and hyphens, at most 64 characters'),
   description: z.string().trim().min(1).max(1024),
 });
 

@@ -107,9 +107,7 @@ export class PostgresBlobStore implements BlobStore {
     this.#pool = new Pool({ connectionString, max: 4, allowExitOnIdle: true });
   }
   #setup(): Promise<void> {
-    this.#ready ??= this.#pool
-      .query('CREATE TABLE IF NOT EXISTS threadline_blobs (key text PRIMARY KEY, data bytea NOT NULL, used timestamptz NOT NULL DEFAULT now())')
-      .then(() => undefined);
+    this.#ready ??= this.#pool.query('CREATE TABLE IF NOT EXISTS threadline_blobs (key text PRIMARY KEY, data bytea NOT NULL, used timestamptz NOT NULL DEFAULT now())').then(() => undefined);
     return this.#ready;
   }
   async put(key: string, data: Uint8Array): Promise<void> {

@@ -43,7 +43,10 @@ export class StateNotFoundError extends Error {
 
 /** The reducer or an observer refused the operation; nothing was written. */
 export class MemoryRefusedError extends Error {
-  constructor(readonly code: RefusalCode | 'vetoed', message: string) {
+  constructor(
+    readonly code: RefusalCode | 'vetoed',
+    message: string,
+  ) {
     super(message);
     this.name = 'MemoryRefusedError';
   }
@@ -216,12 +219,7 @@ export class MemoryService {
 
   /** The chunks an operation needs the reducer to see: the ones it names. */
   private async chunksFor(operation: Operation): Promise<Map<string, Chunk>> {
-    const ids =
-      operation.op === 'update' || operation.op === 'replace'
-        ? [operation.chunkId]
-        : operation.op === 'delete' || operation.op === 'batch_replace'
-          ? operation.chunkIds
-          : [];
+    const ids = operation.op === 'update' || operation.op === 'replace' ? [operation.chunkId] : operation.op === 'delete' || operation.op === 'batch_replace' ? operation.chunkIds : [];
     const chunks = await this.store.getChunks(ids);
     return new Map(chunks.map((c) => [c.id, c]));
   }
@@ -232,12 +230,7 @@ export class MemoryService {
    * `operationIdFor`) a retried call is a no-op returning the first result. `notes` are the writer's
    * remarks for the audit (e.g. what it left out), recorded with the operation as `details.notes`.
    */
-  async apply(
-    threadId: string,
-    operation: Operation,
-    meta: OperationMeta,
-    options: { operationId?: string; notes?: string[] } = {},
-  ): Promise<{ record: OperationRecord; state: MemoryState }> {
+  async apply(threadId: string, operation: Operation, meta: OperationMeta, options: { operationId?: string; notes?: string[] } = {}): Promise<{ record: OperationRecord; state: MemoryState }> {
     const operationId = options.operationId ?? this.newId('operation');
     const observed = runObservers(this.observers, operation, meta, { threadId });
     if (!observed.ok) throw new MemoryRefusedError('vetoed', `vetoed by ${observed.vetoedBy}: ${observed.reason}`);
@@ -379,10 +372,7 @@ export class MemoryService {
     const before = new Set(from.chunkIds);
     const after = new Set(to.chunkIds);
     const kept = (ids: string[], other: Set<string>) => ids.filter((id) => other.has(id));
-    const [added, removed] = await Promise.all([
-      this.store.getChunks(to.chunkIds.filter((id) => !before.has(id))),
-      this.store.getChunks(from.chunkIds.filter((id) => !after.has(id))),
-    ]);
+    const [added, removed] = await Promise.all([this.store.getChunks(to.chunkIds.filter((id) => !before.has(id))), this.store.getChunks(from.chunkIds.filter((id) => !after.has(id)))]);
     const reordered = kept(from.chunkIds, after).join('\u0000') !== kept(to.chunkIds, before).join('\u0000');
     this.recordRead(reader, threadId, 'diff', toStateId, { from: fromStateId, added: added.length, removed: removed.length });
     return { from: fromStateId, to: toStateId, added, removed, reordered };

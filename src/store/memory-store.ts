@@ -7,7 +7,11 @@ import type { Chunk, MemoryState, MemoryThread, OperationKind, OperationRecord, 
 
 /** The head moved since the caller read it: re-read, re-reduce and try again (optimistic concurrency). */
 export class HeadMovedError extends Error {
-  constructor(readonly threadId: string, readonly expected: string, readonly actual: string) {
+  constructor(
+    readonly threadId: string,
+    readonly expected: string,
+    readonly actual: string,
+  ) {
     super(`thread ${threadId}: head is ${actual}, not ${expected}`);
     this.name = 'HeadMovedError';
   }

@@ -11,11 +11,7 @@ const tracer = trace.getTracer('threadline-api');
 export function traceRequests(): RequestHandler {
   return (req, res, next) => {
     const parent = propagation.extract(context.active(), req.headers);
-    const span = tracer.startSpan(
-      req.method,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method, 'url.path': req.path } },
-      parent,
-    );
+    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method, 'url.path': req.path } }, parent);
     const active = trace.setSpan(parent, span);
     // Body parsing continues in the request stream's callbacks: bind them to the span's context.
     context.bind(active, req);

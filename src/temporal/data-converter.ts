@@ -9,8 +9,7 @@ import { ClaimCheckCodec } from './codec/claim-check';
 import { EncryptionCodec, parseKey } from './codec/encryption';
 
 /** Encryption keys; with a data location (`dataDir`, and the memory backend) also the claim check. */
-export type CodecConfig = Pick<Config, 'THREADLINE_ENCRYPTION_KEY' | 'THREADLINE_ENCRYPTION_OLD_KEYS'> &
-  Partial<Pick<Config, 'dataDir' | 'MEMORY_STORE' | 'DATABASE_URL' | 'CLAIM_CHECK_THRESHOLD'>>;
+export type CodecConfig = Pick<Config, 'THREADLINE_ENCRYPTION_KEY' | 'THREADLINE_ENCRYPTION_OLD_KEYS'> & Partial<Pick<Config, 'dataDir' | 'MEMORY_STORE' | 'DATABASE_URL' | 'CLAIM_CHECK_THRESHOLD'>>;
 
 /**
  * The codecs `config` asks for, in encoding order (none: payloads are plain JSON). Encryption comes

@@ -15,7 +15,22 @@ import {
 import { treeLimitsOf, type Config } from '../config';
 import type { TaskSpec } from '../planning/task-tree';
 import { isTerminal, type ExecutionState, type RunStatus } from '../planning/execution-state';
-import { getStateQuery, PLAN_WORKFLOW_TYPE, runSearchAttributes, submitReplyUpdate, submitReviewUpdate, redoTaskUpdate, skipTaskUpdate, STEER_REFUSALS, SESSION_ID_ATTR, STATUS_ATTR, USER_ID_ATTR, runMemo, withRunFeatures, WORKFLOW_TASK_TIMEOUT } from '../workflows/definitions';
+import {
+  getStateQuery,
+  PLAN_WORKFLOW_TYPE,
+  runSearchAttributes,
+  submitReplyUpdate,
+  submitReviewUpdate,
+  redoTaskUpdate,
+  skipTaskUpdate,
+  STEER_REFUSALS,
+  SESSION_ID_ATTR,
+  STATUS_ATTR,
+  USER_ID_ATTR,
+  runMemo,
+  withRunFeatures,
+  WORKFLOW_TASK_TIMEOUT,
+} from '../workflows/definitions';
 import { DEFAULT_RESEND, isNotReady, isUnavailable, resendUntilTaken, type ResendPolicy } from './resend';
 import type { Allow } from '../planning/capabilities';
 import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../engine/contract';
@@ -28,7 +43,12 @@ export class RunNotFoundError extends Error {
 }
 
 export class RunNotWaitingError extends Error {
-  constructor(readonly runId: string, readonly status: RunStatus, what = 'a reply', why?: string) {
+  constructor(
+    readonly runId: string,
+    readonly status: RunStatus,
+    what = 'a reply',
+    why?: string,
+  ) {
     super(why ? `run "${runId}" does not take this: ${why}` : `run "${runId}" is ${status}, not waiting for ${what}`);
     this.name = 'RunNotWaitingError';
   }
@@ -36,7 +56,10 @@ export class RunNotWaitingError extends Error {
 
 /** No task with that index in the run (404). */
 export class TaskNotFoundError extends Error {
-  constructor(readonly runId: string, message: string) {
+  constructor(
+    readonly runId: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'TaskNotFoundError';
   }
@@ -44,7 +67,10 @@ export class TaskNotFoundError extends Error {
 
 /** The task cannot be skipped or redone now (409): finished, not started, the run not executing… */
 export class TaskNotNowError extends Error {
-  constructor(readonly runId: string, message: string) {
+  constructor(
+    readonly runId: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'TaskNotNowError';
   }
@@ -68,7 +94,12 @@ export function newRunId(userId: string): string {
 
 /** `<kind>-<user slug>-<10 hex>`: tells a person in the Web UI whose it is, and never collides in practice. */
 export function readableId(kind: string, userId: string): string {
-  const slug = userId.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 32) || 'user';
+  const slug =
+    userId
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 32) || 'user';
   return `${kind}-${slug}-${randomBytes(5).toString('hex')}`;
 }
 
@@ -154,13 +185,18 @@ export class Runs {
    * and never taken twice.
    */
   async reply(runId: string, text: string): Promise<void> {
-    await this.sendToRun(runId, submitReplyUpdate, { text }, {
-      ended: (status) => new RunNotWaitingError(runId, status),
-      // The validator refused: the run is not waiting (any more), or took another reply.
-      refused: async () => {
-        throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)));
+    await this.sendToRun(
+      runId,
+      submitReplyUpdate,
+      { text },
+      {
+        ended: (status) => new RunNotWaitingError(runId, status),
+        // The validator refused: the run is not waiting (any more), or took another reply.
+        refused: async () => {
+          throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)));
+        },
       },
-    });
+    );
   }
 
   /**
@@ -179,7 +215,12 @@ export class Runs {
     if (description.status.name !== 'RUNNING') throw on.ended(closedStatus(description));
     const handle = this.client.workflow.getHandle(runId);
     try {
-      await resendUntilTaken(this.client, (updateId) => handle.executeUpdate(update, { args: [arg], updateId }), (err) => isNotReady(err) || isUnavailable(err), this.resend);
+      await resendUntilTaken(
+        this.client,
+        (updateId) => handle.executeUpdate(update, { args: [arg], updateId }),
+        (err) => isNotReady(err) || isUnavailable(err),
+        this.resend,
+      );
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) return on.refused(err);
       // The run ended between the description and the update (its last steps, such as closing its

@@ -15,15 +15,7 @@ import { emptyTaskState } from '../sessions/session-model';
 import { shownTurns } from '../sessions/session-state';
 import { ThreadNotFoundError, type MemoryService } from '../store/memory-service';
 import { SESSION_ID_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT } from '../workflows/definitions';
-import {
-  getSessionQuery,
-  HANDING_OVER,
-  sendMessageUpdate,
-  SESSION_WORKFLOW_TYPE,
-  type MessageOutcome,
-  type SessionInput,
-  type SessionView,
-} from '../workflows/session-definitions';
+import { getSessionQuery, HANDING_OVER, sendMessageUpdate, SESSION_WORKFLOW_TYPE, type MessageOutcome, type SessionInput, type SessionView } from '../workflows/session-definitions';
 
 export class SessionNotFoundError extends Error {
   constructor(readonly sessionId: string) {
@@ -34,7 +26,10 @@ export class SessionNotFoundError extends Error {
 
 /** The session's workflow has ended (terminated in the Web UI, say): it takes no more messages. */
 export class SessionClosedError extends Error {
-  constructor(readonly sessionId: string, readonly status: string) {
+  constructor(
+    readonly sessionId: string,
+    readonly status: string,
+  ) {
     super(`session "${sessionId}" has ended (${status.toLowerCase().replace('_', ' ')}) and takes no more messages`);
     this.name = 'SessionClosedError';
   }
@@ -42,7 +37,10 @@ export class SessionClosedError extends Error {
 
 /** The session workflow refused the message (its update handler or validator failed). */
 export class MessageRejectedError extends Error {
-  constructor(readonly sessionId: string, reason: string) {
+  constructor(
+    readonly sessionId: string,
+    reason: string,
+  ) {
     super(`session "${sessionId}" refused the message: ${reason}`);
     this.name = 'MessageRejectedError';
   }
@@ -79,8 +77,7 @@ function sessionChunk(sessionId: string, userId: string): ChunkInput {
 
 /** Reads answer quickly or not at all: a query needs a worker, and without one Temporal would wait 30 s. */
 const QUERY_DEADLINE_MS = 5_000;
-const isHandingOver = (err: unknown) =>
-  err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === HANDING_OVER;
+const isHandingOver = (err: unknown) => err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === HANDING_OVER;
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 type SessionWorkflow = (input: SessionInput) => Promise<void>;
@@ -211,7 +208,10 @@ export class Sessions {
     if (description.status.name !== 'RUNNING') return { sessionId, status: 'closed', reply: null };
     try {
       const outcome = await this.send(sessionId, '/end');
-      await this.client.workflow.getHandle(sessionId).result().catch(() => undefined);
+      await this.client.workflow
+        .getHandle(sessionId)
+        .result()
+        .catch(() => undefined);
       return { sessionId, status: 'closed', reply: outcome.reply ?? null };
     } catch (err) {
       // Ended between the check and the message (idle, say): the same outcome.

@@ -30,7 +30,12 @@ export const runAgentOf = (p: AgentProfile): RunAgent => ({
 });
 
 /** Resolves a call of `agent.<name>` by a run (of `caller`, if an agent's): the invocation, or the error its step observes. */
-export function resolveAgentCall(agents: readonly AgentProfile[], caller: RunAgent | null | undefined, tool: string, args: unknown): { ok: true; invocation: AgentInvocation } | { ok: false; error: string } {
+export function resolveAgentCall(
+  agents: readonly AgentProfile[],
+  caller: RunAgent | null | undefined,
+  tool: string,
+  args: unknown,
+): { ok: true; invocation: AgentInvocation } | { ok: false; error: string } {
   const name = agentNameOf(tool);
   const profile = agents.find((a) => a.name === name);
   if (!name || !profile) return { ok: false, error: `unknown agent "${name ?? tool}"; the agents are: ${agents.map((a) => agentToolName(a.name)).join(', ') || 'none'}` };

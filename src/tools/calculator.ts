@@ -23,18 +23,46 @@ function mathParser(): Promise<MathParse> {
     const disabled = (name: string) => () => {
       throw new Error(`${name} is disabled in the calculator`);
     };
-    math.import(
-      Object.fromEntries(['import', 'createUnit', 'evaluate', 'parse', 'compile', 'simplify', 'derivative', 'resolve', 'reviver', 'chain', 'config'].map((n) => [n, disabled(n)])),
-      { override: true },
-    );
+    math.import(Object.fromEntries(['import', 'createUnit', 'evaluate', 'parse', 'compile', 'simplify', 'derivative', 'resolve', 'reviver', 'chain', 'config'].map((n) => [n, disabled(n)])), {
+      override: true,
+    });
     return parse;
   });
   return loading;
 }
 
 const FUNCTIONS = new Set([
-  'abs', 'sqrt', 'cbrt', 'exp', 'log', 'log2', 'log10', 'pow', 'round', 'floor', 'ceil', 'fix', 'sign', 'mod', 'min', 'max', 'hypot',
-  'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'atan2', 'sinh', 'cosh', 'tanh', 'factorial', 'gamma', 'gcd', 'lcm',
+  'abs',
+  'sqrt',
+  'cbrt',
+  'exp',
+  'log',
+  'log2',
+  'log10',
+  'pow',
+  'round',
+  'floor',
+  'ceil',
+  'fix',
+  'sign',
+  'mod',
+  'min',
+  'max',
+  'hypot',
+  'sin',
+  'cos',
+  'tan',
+  'asin',
+  'acos',
+  'atan',
+  'atan2',
+  'sinh',
+  'cosh',
+  'tanh',
+  'factorial',
+  'gamma',
+  'gcd',
+  'lcm',
 ]);
 const CONSTANTS = new Set(['pi', 'e', 'tau', 'phi']);
 const OPERATORS = new Set(['add', 'subtract', 'multiply', 'divide', 'pow', 'mod', 'unaryMinus', 'unaryPlus', 'factorial', 'dotMultiply', 'dotDivide']);

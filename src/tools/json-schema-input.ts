@@ -24,7 +24,10 @@ export function jsonSchemaInput(schema: Record<string, unknown>): z.ZodType<Reco
   return z.custom<Record<string, unknown>>().superRefine((value, ctx) => {
     if (validate(value)) return;
     for (const error of validate.errors ?? []) {
-      const path = error.instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+      const path = error.instancePath
+        .split('/')
+        .slice(1)
+        .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
       const extra = error.keyword === 'additionalProperties' ? ` ("${String(error.params.additionalProperty)}")` : '';
       ctx.addIssue({ code: 'custom', message: `${error.message ?? 'invalid'}${extra}`, path });
     }

@@ -24,28 +24,28 @@ export interface RetrievedMessage {
 }
 
 /** The tool, reading the user's recall memory too when `recall` is given (react_mem). */
-export const retrieveMessageTool = (recall?: Pick<LongTermMemory, 'getMessage'>): ToolDefinition => defineTool({
-  name: 'retrieve_message',
-  quick: true,
-  description:
-    'Retrieves the full text of an earlier conversation message (the user\'s or yours) by its short id, e.g. "msg_3k9x0a1b2c", as quoted in the conversation.',
-  input: z.object({ messageId: z.string().trim().min(1).max(64) }),
-  async handler({ messageId }, ctx): Promise<RetrievedMessage> {
-    if (!ctx.memory) throw new Error('retrieve_message needs the memory service, and this worker was started without one');
-    // Only the caller's own threads, as they are now: never another's message, nor one deleted or rolled back.
-    const chunk = await ctx.memory.findMessage(
-      messageId,
-      { threadIds: ctx.threads ?? [], userId: ctx.userId },
-      { origin: 'agent', reason: 'retrieve_message', trigger: `tool step ${ctx.stepId}`, runId: ctx.runId, stepId: ctx.stepId },
-    );
-    const role = chunk ? ROLE_OF[chunk.type] : undefined;
-    if (chunk && role) return { role, content: renderContent(chunk.content), at: chunk.createdAt };
-    // An earlier session's message, kept in the user's recall memory (the user's own only).
-    const kept = recall ? await recall.getMessage(ctx.userId, messageId) : null;
-    if (kept) return { role: kept.role, content: kept.text, at: kept.at };
-    throw new Error(`no message "${messageId}"`);
-  },
-});
+export const retrieveMessageTool = (recall?: Pick<LongTermMemory, 'getMessage'>): ToolDefinition =>
+  defineTool({
+    name: 'retrieve_message',
+    quick: true,
+    description: 'Retrieves the full text of an earlier conversation message (the user\'s or yours) by its short id, e.g. "msg_3k9x0a1b2c", as quoted in the conversation.',
+    input: z.object({ messageId: z.string().trim().min(1).max(64) }),
+    async handler({ messageId }, ctx): Promise<RetrievedMessage> {
+      if (!ctx.memory) throw new Error('retrieve_message needs the memory service, and this worker was started without one');
+      // Only the caller's own threads, as they are now: never another's message, nor one deleted or rolled back.
+      const chunk = await ctx.memory.findMessage(
+        messageId,
+        { threadIds: ctx.threads ?? [], userId: ctx.userId },
+        { origin: 'agent', reason: 'retrieve_message', trigger: `tool step ${ctx.stepId}`, runId: ctx.runId, stepId: ctx.stepId },
+      );
+      const role = chunk ? ROLE_OF[chunk.type] : undefined;
+      if (chunk && role) return { role, content: renderContent(chunk.content), at: chunk.createdAt };
+      // An earlier session's message, kept in the user's recall memory (the user's own only).
+      const kept = recall ? await recall.getMessage(ctx.userId, messageId) : null;
+      if (kept) return { role: kept.role, content: kept.text, at: kept.at };
+      throw new Error(`no message "${messageId}"`);
+    },
+  });
 
 /** The tool without recall memory (MEMORY_MANAGER=react): the caller's own threads only. */
 export const retrieveMessage = retrieveMessageTool();

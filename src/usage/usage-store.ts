@@ -57,8 +57,16 @@ export function summarize(userId: string, records: UsageRecord[], since?: Date):
   for (const r of records) {
     addUsage(total, usageOf(r));
     const { runId, sessionId } = r;
-    if (runId) addUsage(bucket(runs, runId, () => ({ ...noUsage(), runId, sessionId })), usageOf(r));
-    if (sessionId) addUsage(bucket(sessions, sessionId, () => ({ ...noUsage(), sessionId })), usageOf(r));
+    if (runId)
+      addUsage(
+        bucket(runs, runId, () => ({ ...noUsage(), runId, sessionId })),
+        usageOf(r),
+      );
+    if (sessionId)
+      addUsage(
+        bucket(sessions, sessionId, () => ({ ...noUsage(), sessionId })),
+        usageOf(r),
+      );
   }
   return { userId, since: since?.toISOString() ?? null, total, runs: [...runs.values()], sessions: [...sessions.values()] };
 }

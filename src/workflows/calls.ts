@@ -3,7 +3,17 @@
  * activities (src/engine/local-calls.ts), with a run's state passed by reference
  * (src/engine/state-ref.ts). Shared by the run engine and the session.
  */
-import { ActivityCancellationType, ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, TemporalFailure, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  TemporalFailure,
+  type ActivityOptions,
+  type LocalActivityOptions,
+} from '@temporalio/workflow';
 import { callInput, isDeferred, isTimed, runsLocally } from '../engine/local-calls';
 import { StateSender } from '../engine/state-ref';
 
@@ -33,7 +43,10 @@ export class Caller {
   /** How long the latest call of each kind took (calls of one kind are alike: memory writes, model calls). */
   readonly #lastCallMs = new Map<string, number | null>();
   /** `lastCallMs`: how long the caller's own last call took, when it is known (a parent's or the session's previous run's). */
-  constructor(private readonly localCalls: boolean, lastCallMs: number | null = null) {
+  constructor(
+    private readonly localCalls: boolean,
+    lastCallMs: number | null = null,
+  ) {
     this.#lastCallMs.set(DEFAULT_KIND, lastCallMs);
   }
 
@@ -89,4 +102,3 @@ function byReference(input: unknown, sender: StateSender): unknown {
   const { state, ...rest } = input;
   return { ...rest, stateRef: sender.send(state) };
 }
-

@@ -34,7 +34,13 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
     const reviewsSubtrees = () => patched(REVIEW_SUBTREES_PATCH);
     const engine = new TreeEngine({ ...input, runId, reportTo, questionsTo, reviewsSubtrees, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS }, new Date());
     const inbox: TreePersonEvent[] = [];
-    wireCommon(input, current, () => engine.state, () => engine.canTakeReply() && inbox.length === 0, inbox);
+    wireCommon(
+      input,
+      current,
+      () => engine.state,
+      () => engine.canTakeReply() && inbox.length === 0,
+      inbox,
+    );
     setHandler(
       submitReviewUpdate,
       (decision) => {
@@ -71,13 +77,33 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
         },
       );
     }
-    return runEngine<ExecutionState, TreeActivities, TreePersonEvent>(engine, { userId: input.userId, current, eventsWhileBusy: true, details: treeDetails, inbox, lastCallMs: input.lastCallMs ?? null });
+    return runEngine<ExecutionState, TreeActivities, TreePersonEvent>(engine, {
+      userId: input.userId,
+      current,
+      eventsWhileBusy: true,
+      details: treeDetails,
+      inbox,
+      lastCallMs: input.lastCallMs ?? null,
+    });
   }
   const engine = new PlanEngine({ ...input, runId, reportTo, questionsTo, closeOnAnswer: current }, new Date());
   const inbox: PlanPersonEvent[] = [];
-  wireCommon(input, current, () => engine.state, () => engine.canTakeReply() && inbox.length === 0, inbox);
+  wireCommon(
+    input,
+    current,
+    () => engine.state,
+    () => engine.canTakeReply() && inbox.length === 0,
+    inbox,
+  );
   // A child run's questions reach the plan while it waits on that child; nothing else comes while a call runs.
-  return runEngine<ExecutionState, PlanActivities, PlanPersonEvent>(engine, { userId: input.userId, current, eventsWhileBusy: 'children', details: renderProgress, inbox, lastCallMs: input.lastCallMs ?? null });
+  return runEngine<ExecutionState, PlanActivities, PlanPersonEvent>(engine, {
+    userId: input.userId,
+    current,
+    eventsWhileBusy: 'children',
+    details: renderProgress,
+    inbox,
+    lastCallMs: input.lastCallMs ?? null,
+  });
 }
 
 /** What every run has: the state query, replies by update and by signal, its children's reports, its search attributes. */
@@ -111,4 +137,7 @@ function wireCommon(input: PlanExecutionInput, current: boolean, state: () => Ex
 }
 
 /** The Web UI's current details of a tree run: status, goal and the progress tree. */
-const treeDetails = (s: ExecutionState) => [`**${s.status}** — ${s.goal}${s.model ? ` (model: ${s.model})` : ''}`, s.progress ?? '', s.finalAnswer ? `Answer: ${s.finalAnswer}` : s.lastError ? `Error: ${s.lastError}` : ''].filter(Boolean).join('\n');
+const treeDetails = (s: ExecutionState) =>
+  [`**${s.status}** — ${s.goal}${s.model ? ` (model: ${s.model})` : ''}`, s.progress ?? '', s.finalAnswer ? `Answer: ${s.finalAnswer}` : s.lastError ? `Error: ${s.lastError}` : '']
+    .filter(Boolean)
+    .join('\n');

@@ -57,9 +57,7 @@ function describeFailure(err: ActivityFailure | ChildWorkflowFailure): string {
   let cause: Error | undefined = err.cause;
   while (cause?.cause instanceof Error && !(cause instanceof ApplicationFailure)) cause = cause.cause;
   const detail = cause?.message ?? err.message;
-  return err instanceof ActivityFailure && err.retryState === 'MAXIMUM_ATTEMPTS_REACHED'
-    ? `${detail} (gave up after ${MODEL_CALL.retry?.maximumAttempts ?? '?'} attempts)`
-    : detail;
+  return err instanceof ActivityFailure && err.retryState === 'MAXIMUM_ATTEMPTS_REACHED' ? `${detail} (gave up after ${MODEL_CALL.retry?.maximumAttempts ?? '?'} attempts)` : detail;
 }
 
 export interface RunEngineOptions<S, Person> {
@@ -84,10 +82,7 @@ export interface RunEngineOptions<S, Person> {
  * become `failed` events, cancellation a `cancelled` event; anything else is a bug in workflow
  * code and fails the workflow task, so a fixed worker can carry on.
  */
-export async function runEngine<S, A extends ActivityMap, Person>(
-  engine: Engine<S, A, Person, ExecutionState>,
-  options: RunEngineOptions<S, Person>,
-): Promise<S> {
+export async function runEngine<S, A extends ActivityMap, Person>(engine: Engine<S, A, Person, ExecutionState>, options: RunEngineOptions<S, Person>): Promise<S> {
   let reports: Promise<void> = Promise.resolve();
   // Activities get the run's state as a patch against the previous call's (src/engine/state-ref.ts).
   const caller = new Caller(options.current || patched(LOCAL_CALLS_PATCH), options.lastCallMs ?? null);
@@ -244,11 +239,7 @@ async function closeRun(close: CloseRunInput, caller: Caller, notify: ParentNoti
   }
 }
 
-async function perform<S, A extends ActivityMap, Person>(
-  command: Command<A>,
-  options: RunEngineOptions<S, Person>,
-  caller: Caller,
-): Promise<EngineEvent<A, Person, ExecutionState>> {
+async function perform<S, A extends ActivityMap, Person>(command: Command<A>, options: RunEngineOptions<S, Person>, caller: Caller): Promise<EngineEvent<A, Person, ExecutionState>> {
   switch (command.kind) {
     case 'call': {
       // The engine pairs each activity with its own input type (CallCommand); TypeScript cannot follow the pairing through the index.

@@ -38,18 +38,7 @@ import {
   type SessionRun,
   type Turn,
 } from '../sessions/session-model';
-import {
-  appendTurns,
-  applyReport,
-  DEFAULT_SESSION_LIMITS,
-  endingTurnKey,
-  markReplied,
-  newSessionRun,
-  openRuns,
-  pruneRuns,
-  renderSessionState,
-  waitingRuns,
-} from '../sessions/session-state';
+import { appendTurns, applyReport, DEFAULT_SESSION_LIMITS, endingTurnKey, markReplied, newSessionRun, openRuns, pruneRuns, renderSessionState, waitingRuns } from '../sessions/session-state';
 import { replySignal, runMemo, runSearchAttributes, SESSION_ID_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT } from './definitions';
 import { Caller, callsThrough } from './calls';
 import { planExecutionWorkflow } from './plan-execution';
@@ -106,9 +95,7 @@ const isExpectedFailure = (err: unknown): err is TemporalFailure => err instance
 /** The innermost message of a failure: an activity's own reason rather than "Activity task failed". */
 const rootMessage = (err: Error): string => (err.cause instanceof Error ? rootMessage(err.cause) : err.message);
 
-type InboxItem =
-  | { kind: 'message'; text: string; engine?: 'plan' | 'tree'; done: boolean; outcome: MessageOutcome | null; failure: string | null }
-  | { kind: 'report'; report: RunReport };
+type InboxItem = { kind: 'message'; text: string; engine?: 'plan' | 'tree'; done: boolean; outcome: MessageOutcome | null; failure: string | null } | { kind: 'report'; report: RunReport };
 
 export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const { sessionId, userId, threadId } = input;
@@ -226,7 +213,13 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   /** Runs the session no longer wants: cancelled whoever their parent is now (they outlive continue-as-new). */
   async function cancelRuns(ids: string[]): Promise<void> {
     await CancellationScope.nonCancellable(() =>
-      Promise.all(ids.map((id) => getExternalWorkflowHandle(id).cancel().catch(() => undefined))),
+      Promise.all(
+        ids.map((id) =>
+          getExternalWorkflowHandle(id)
+            .cancel()
+            .catch(() => undefined),
+        ),
+      ),
     );
   }
 
@@ -250,7 +243,11 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
 
   /** Adds turns to the memory thread (and their estimates to the window); `key` names them (src/activities/session-turns.ts). */
   async function remember(newTurns: Turn[], key?: string): Promise<string | null> {
-    window = appendTurns(window, newTurns.map((t) => estimateTokens(t.text)), limits.maxTurns);
+    window = appendTurns(
+      window,
+      newTurns.map((t) => estimateTokens(t.text)),
+      limits.maxTurns,
+    );
     try {
       const { capabilities: current } = await memory.recordTurns({ sessionId, threadId, turns: newTurns, ...(key ? { key } : {}) });
       return current;
@@ -417,8 +414,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   }
 
   /** The engine of the run a message starts: the message's choice, else the session's; a retry runs as the run it retries. */
-  const engineFor = (route: Route, asked: Engine | undefined): Engine =>
-    route.kind === 'retry' ? (runs.find((r) => r.runId === route.runId)?.engine ?? 'plan') : (asked ?? input.engine ?? 'plan');
+  const engineFor = (route: Route, asked: Engine | undefined): Engine => (route.kind === 'retry' ? (runs.find((r) => r.runId === route.runId)?.engine ?? 'plan') : (asked ?? input.engine ?? 'plan'));
 
   async function onMessage(text: string, asked?: Engine): Promise<MessageOutcome> {
     turns++;

@@ -5,11 +5,7 @@
  * the caller's trace. A run started without one pays nothing, not even a tracer provider.
  * The decision comes from the start's headers, which are in history: replay makes it again alike.
  */
-import type {
-  OpenTelemetryInboundInterceptor,
-  OpenTelemetryInternalsInterceptor,
-  OpenTelemetryOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry/lib/workflow';
+import type { OpenTelemetryInboundInterceptor, OpenTelemetryInternalsInterceptor, OpenTelemetryOutboundInterceptor } from '@temporalio/interceptors-opentelemetry/lib/workflow';
 import type { Headers } from '@temporalio/common';
 import type { WorkflowInboundCallsInterceptor, WorkflowInterceptors, WorkflowInternalsInterceptor, WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
 
@@ -24,6 +20,7 @@ type OpenTelemetryWorkflowModule = typeof import('@temporalio/interceptors-opent
  */
 function loadOpenTelemetry(): OpenTelemetryWorkflowModule {
   // A lazy load: webpack bundles it like an import, the sandbox evaluates it on first call.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- an import would be evaluated by every run
   return require('@temporalio/interceptors-opentelemetry/lib/workflow') as OpenTelemetryWorkflowModule;
 }
 

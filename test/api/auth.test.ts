@@ -32,8 +32,7 @@ after(async () => {
   await api?.stop();
 });
 
-const call = <T = Record<string, unknown>>(method: string, route: string, key?: string, body?: unknown) =>
-  requestJson<T>(api.url, method, route, body, key ? { authorization: `Bearer ${key}` } : {});
+const call = <T = Record<string, unknown>>(method: string, route: string, key?: string, body?: unknown) => requestJson<T>(api.url, method, route, body, key ? { authorization: `Bearer ${key}` } : {});
 
 async function newKey(userId: string, role: 'user' | 'admin' = 'user'): Promise<string> {
   const res = await call<{ keyId: string; key: string }>('POST', '/v1/admin/keys', ADMIN_KEY, { userId, role });
@@ -42,7 +41,14 @@ async function newKey(userId: string, role: 'user' | 'admin' = 'user'): Promise<
 }
 
 test('without a valid key every route is 401 with the error envelope; /healthz and browser preflights stay open', async () => {
-  for (const [method, route] of [['GET', '/v1/runs'], ['POST', '/v1/runs'], ['GET', '/v1/runs/x'], ['GET', '/v1/admin/keys'], ['POST', '/v1/codec/decode'], ['GET', '/v1/nope']] as const) {
+  for (const [method, route] of [
+    ['GET', '/v1/runs'],
+    ['POST', '/v1/runs'],
+    ['GET', '/v1/runs/x'],
+    ['GET', '/v1/admin/keys'],
+    ['POST', '/v1/codec/decode'],
+    ['GET', '/v1/nope'],
+  ] as const) {
     const res = await call<{ error: { code: string; message: string } }>(method, route);
     assert.equal(res.status, 401, `${method} ${route}`);
     assert.equal(res.body.error.code, 'unauthorized');
@@ -101,8 +107,7 @@ test('admins list keys without their secrets; a revoked key is refused on the ne
 });
 
 test('`npm run keys -- create` makes a key the API takes, and `revoke` ends it', async () => {
-  const run = (...args: string[]) =>
-    promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/keys.ts', ...args], { env: { ...process.env, DATA_DIR: keyDir, MEMORY_STORE: 'file' } });
+  const run = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/keys.ts', ...args], { env: { ...process.env, DATA_DIR: keyDir, MEMORY_STORE: 'file' } });
   const created = await run('create', '--user', 'erin-auth');
   const key = /^(tl_\S+)$/m.exec(created.stdout)?.[1];
   assert.ok(key, created.stdout);

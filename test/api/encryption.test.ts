@@ -48,7 +48,10 @@ test('with a key set, history holds no plaintext of goals, tool arguments or too
   });
   assert.equal(done.finalAnswer, 'Stored SECRET-ANSWER-9.');
   assert.equal(done.goal, goal);
-  assert.ok(done.observations.some((o) => o.content.includes('SECRET-PIN-4711')), 'the tool result reads back through the API');
+  assert.ok(
+    done.observations.some((o) => o.content.includes('SECRET-PIN-4711')),
+    'the tool result reads back through the API',
+  );
 
   const raw = await api.env.client.workflowService.getWorkflowExecutionHistory({ namespace: config.TEMPORAL_NAMESPACE, execution: { workflowId: runId } });
   const bytes = Buffer.from(temporal.api.history.v1.History.encode(raw.history ?? {}).finish());

@@ -82,13 +82,28 @@ test('POST /v1/runs with a blank goal is 400 naming goal', async () => {
 });
 
 test('POST /v1/runs with fields of the wrong type is 400 naming each of them', async () => {
-  assertInvalid(await request(app).post('/v1/runs').send({ userId: 42, goal: ['a'], sessionId: true }), ['userId', 'goal', 'sessionId']);
+  assertInvalid(
+    await request(app)
+      .post('/v1/runs')
+      .send({ userId: 42, goal: ['a'], sessionId: true }),
+    ['userId', 'goal', 'sessionId'],
+  );
 });
 
 test('POST /v1/runs rejects user ids with other characters or over 128 characters, and goals over 10,000', async () => {
   assertInvalid(await request(app).post('/v1/runs').send({ userId: 'ada lovelace', goal: 'x' }), ['userId']);
-  assertInvalid(await request(app).post('/v1/runs').send({ userId: 'a'.repeat(129), goal: 'x' }), ['userId']);
-  assertInvalid(await request(app).post('/v1/runs').send({ userId: 'ada', goal: 'x'.repeat(10_001) }), ['goal']);
+  assertInvalid(
+    await request(app)
+      .post('/v1/runs')
+      .send({ userId: 'a'.repeat(129), goal: 'x' }),
+    ['userId'],
+  );
+  assertInvalid(
+    await request(app)
+      .post('/v1/runs')
+      .send({ userId: 'ada', goal: 'x'.repeat(10_001) }),
+    ['goal'],
+  );
   assertInvalid(await request(app).post('/v1/runs').send({ userId: 'ada', goal: 'x', sessionId: 'a/b' }), ['sessionId']);
 });
 
@@ -119,7 +134,9 @@ test('malformed JSON is 400 invalid_request in the error shape', async () => {
 });
 
 test('a body over 64 kB is 413 payload_too_large', async () => {
-  const res = await request(app).post('/v1/runs').send({ userId: 'ada', goal: 'x'.repeat(70_000) });
+  const res = await request(app)
+    .post('/v1/runs')
+    .send({ userId: 'ada', goal: 'x'.repeat(70_000) });
   assert.equal(res.status, 413);
   assert.equal((res.body as ErrorReply).error.code, 'payload_too_large');
   assert.deepEqual(calls, []);
@@ -130,7 +147,12 @@ test('POST /v1/runs/:runId/reply needs a non-blank text of at most 10,000 charac
   assertInvalid(await request(app).post('/v1/runs/run-x/reply').send({ text: '' }), ['text']);
   assertInvalid(await request(app).post('/v1/runs/run-x/reply').send({ text: ' \n ' }), ['text']);
   assertInvalid(await request(app).post('/v1/runs/run-x/reply').send({ text: 7 }), ['text']);
-  assertInvalid(await request(app).post('/v1/runs/run-x/reply').send({ text: 'y'.repeat(10_001) }), ['text']);
+  assertInvalid(
+    await request(app)
+      .post('/v1/runs/run-x/reply')
+      .send({ text: 'y'.repeat(10_001) }),
+    ['text'],
+  );
 });
 
 test('GET /v1/runs accepts only run statuses and well-formed user ids', async () => {

@@ -45,13 +45,38 @@ after(async () => {
 });
 
 const ROUTES = [
-  '/v1/runs', '/v1/runs/:runId', '/v1/runs/:runId/reply', '/v1/runs/:runId/review', '/v1/runs/:runId/cancel', '/v1/runs/:runId/events',
-  '/v1/runs/:runId/tasks/:index/skip', '/v1/runs/:runId/tasks/:index/redo', '/v1/blueprints',
-  '/v1/sessions', '/v1/sessions/:sessionId', '/v1/sessions/:sessionId/messages', '/v1/sessions/:sessionId/memory', '/v1/sessions/:sessionId/events',
-  '/v1/threads', '/v1/threads/:threadId', '/v1/threads/:threadId/states', '/v1/threads/:threadId/states/:stateId', '/v1/threads/:threadId/diff',
-  '/v1/threads/:threadId/operations', '/v1/threads/:threadId/rollback', '/v1/threads/:threadId/fork', '/v1/threads/:threadId/checkpoints',
-  '/v1/threads/:threadId/audit', '/v1/threads/:threadId/context', '/v1/threads/:threadId/stream',
-  '/v1/admin/keys', '/v1/admin/keys/:keyId', '/v1/codec/decode', '/v1/codec/encode', '/healthz', '/v1/nope',
+  '/v1/runs',
+  '/v1/runs/:runId',
+  '/v1/runs/:runId/reply',
+  '/v1/runs/:runId/review',
+  '/v1/runs/:runId/cancel',
+  '/v1/runs/:runId/events',
+  '/v1/runs/:runId/tasks/:index/skip',
+  '/v1/runs/:runId/tasks/:index/redo',
+  '/v1/blueprints',
+  '/v1/sessions',
+  '/v1/sessions/:sessionId',
+  '/v1/sessions/:sessionId/messages',
+  '/v1/sessions/:sessionId/memory',
+  '/v1/sessions/:sessionId/events',
+  '/v1/threads',
+  '/v1/threads/:threadId',
+  '/v1/threads/:threadId/states',
+  '/v1/threads/:threadId/states/:stateId',
+  '/v1/threads/:threadId/diff',
+  '/v1/threads/:threadId/operations',
+  '/v1/threads/:threadId/rollback',
+  '/v1/threads/:threadId/fork',
+  '/v1/threads/:threadId/checkpoints',
+  '/v1/threads/:threadId/audit',
+  '/v1/threads/:threadId/context',
+  '/v1/threads/:threadId/stream',
+  '/v1/admin/keys',
+  '/v1/admin/keys/:keyId',
+  '/v1/codec/decode',
+  '/v1/codec/encode',
+  '/healthz',
+  '/v1/nope',
 ];
 
 const nasty = fc.oneof(
@@ -60,10 +85,7 @@ const nasty = fc.oneof(
   fc.constantFrom('..', '../../etc/passwd', '%2e%2e%2f', '%00', 'a%2Fb', '\u0000', '\ud800', '🦜'.repeat(50), 'x'.repeat(5000), ' ', '%', '?', '#', 'run-bob-fuzz-1'),
 );
 const idFor = (name: string) =>
-  fc.oneof(
-    { weight: 3, arbitrary: fc.constant(name === 'runId' ? ids.runId : name === 'sessionId' ? ids.sessionId : name === 'threadId' ? ids.threadId : '1') },
-    { weight: 2, arbitrary: nasty },
-  );
+  fc.oneof({ weight: 3, arbitrary: fc.constant(name === 'runId' ? ids.runId : name === 'sessionId' ? ids.sessionId : name === 'threadId' ? ids.threadId : '1') }, { weight: 2, arbitrary: nasty });
 
 /** A request: method, path (params filled with alice's ids or junk), whose key, and a body. */
 const requestArb = fc.record({
@@ -136,7 +158,8 @@ test('1,200 malformed and hostile requests across every route: no 5xx but 503, n
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
       assert.ok(status < 500 || status === 503, `${r.method} ${path}${query} as ${r.who} → ${status}: ${text.slice(0, 300)}`);
       if (r.who !== 'alice' && r.who !== 'admin') assert.ok(!text.includes(SECRET), `${r.method} ${path} as ${r.who} leaked alice's data: ${text.slice(0, 300)}`);
-      if (r.who === 'bob' && path.includes(ids.threadId)) assert.ok(status === 404 || status === 401 || status === 403 || status === 405 || status === 400 || status === 429, `${path} as bob → ${status}`);
+      if (r.who === 'bob' && path.includes(ids.threadId))
+        assert.ok(status === 404 || status === 401 || status === 403 || status === 405 || status === 400 || status === 429, `${path} as bob → ${status}`);
     }),
     { numRuns: 1_200, seed: 4711, endOnFailure: true },
   );
@@ -156,7 +179,11 @@ test('1,200 malformed and hostile requests across every route: no 5xx but 503, n
 
 test('malformed model replies end runs with a clear error, never a stuck run or a crash', async () => {
   const garbage = fc.sample(
-    fc.oneof(fc.string(), fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)), fc.constantFrom('{"steps": "all"}', '{"steps": [{"type": "teleport"}]}', '```json\n{}\n```', '')),
+    fc.oneof(
+      fc.string(),
+      fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
+      fc.constantFrom('{"steps": "all"}', '{"steps": [{"type": "teleport"}]}', '```json\n{}\n```', ''),
+    ),
     { numRuns: 12, seed: 99 },
   );
   const started = await Promise.all(

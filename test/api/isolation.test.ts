@@ -27,8 +27,7 @@ after(async () => {
   await api?.stop();
 });
 
-const as = <T = Record<string, unknown>>(key: string, method: string, route: string, body?: unknown) =>
-  requestJson<T>(api.url, method, route, body, { authorization: `Bearer ${key}` });
+const as = <T = Record<string, unknown>>(key: string, method: string, route: string, body?: unknown) => requestJson<T>(api.url, method, route, body, { authorization: `Bearer ${key}` });
 
 /** The status of an event stream's response, without reading the stream. */
 async function streamStatus(key: string, route: string): Promise<number> {

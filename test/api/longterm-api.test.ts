@@ -36,10 +36,14 @@ describe('long-term memory API', () => {
     const u = user();
     const res = await requestJson<{ imported: number; sessionIds: string[] }>(api.url, 'POST', `/v1/users/${u}/memory/import`, {
       conversations: [
-        { sessionId: 'support-2023', title: 'old support chat', messages: [
-          { id: 'ext-1', role: 'user', text: 'My printer model is a Brother HL-L2350 and it jams on thick paper.', at: '2023-04-01T10:00:00Z' },
-          { id: 'ext-2', role: 'assistant', text: 'Try the manual feed slot for card stock.', at: '2023-04-01T10:01:00Z' },
-        ] },
+        {
+          sessionId: 'support-2023',
+          title: 'old support chat',
+          messages: [
+            { id: 'ext-1', role: 'user', text: 'My printer model is a Brother HL-L2350 and it jams on thick paper.', at: '2023-04-01T10:00:00Z' },
+            { id: 'ext-2', role: 'assistant', text: 'Try the manual feed slot for card stock.', at: '2023-04-01T10:01:00Z' },
+          ],
+        },
         { messages: [{ role: 'user', name: 'Dana', text: 'We are planning a trip to Kyoto in the autumn.' }] },
       ],
     });
@@ -56,7 +60,9 @@ describe('long-term memory API', () => {
     assert.equal(search.body.results[0]?.kind, 'message');
     const kyoto = await requestJson<{ results: SearchHit[] }>(api.url, 'POST', `/v1/users/${u}/memory/search`, { query: 'Kyoto trip', kinds: ['message'], asOf: '2024-01-01T00:00:00Z' });
     assert.equal(kyoto.body.results.length, 0, 'imported just now: after asOf');
-    const again = await requestJson<{ imported: number }>(api.url, 'POST', `/v1/users/${u}/memory/import`, { conversations: [{ sessionId: 'support-2023', messages: [{ id: 'ext-1', role: 'user', text: 'different' }] }] });
+    const again = await requestJson<{ imported: number }>(api.url, 'POST', `/v1/users/${u}/memory/import`, {
+      conversations: [{ sessionId: 'support-2023', messages: [{ id: 'ext-1', role: 'user', text: 'different' }] }],
+    });
     assert.equal(again.body.imported, 0, 'a given id already there is kept as it was');
   });
 
@@ -69,9 +75,15 @@ describe('long-term memory API', () => {
     assert.equal(second.body.outcome, 'superseded');
     assert.equal(second.body.previous?.id, first.body.fact.id);
     const now = await requestJson<{ facts: Fact[] }>(api.url, 'GET', `/v1/users/${u}/facts`);
-    assert.deepEqual(now.body.facts.map((f) => f.object), ['Porto']);
+    assert.deepEqual(
+      now.body.facts.map((f) => f.object),
+      ['Porto'],
+    );
     const then = await requestJson<{ facts: Fact[] }>(api.url, 'GET', `/v1/users/${u}/facts?asOf=2021-06-01T00:00:00Z&q=where%20do%20I%20live`);
-    assert.deepEqual(then.body.facts.map((f) => f.object), ['Lisbon']);
+    assert.deepEqual(
+      then.body.facts.map((f) => f.object),
+      ['Lisbon'],
+    );
     const all = await requestJson<{ facts: Fact[] }>(api.url, 'GET', `/v1/users/${u}/facts?includeInvalid=true`);
     assert.equal(all.body.facts.length, 2);
     const ended = await requestJson<Fact>(api.url, 'DELETE', `/v1/users/${u}/facts/${second.body.fact.id}`);
@@ -79,7 +91,10 @@ describe('long-term memory API', () => {
     assert.ok(ended.body.validTo);
     assert.equal((await requestJson<{ facts: Fact[] }>(api.url, 'GET', `/v1/users/${u}/facts`)).body.facts.length, 0);
     const history = await requestJson<{ facts: Fact[] }>(api.url, 'GET', `/v1/users/${u}/facts/${second.body.fact.id}/history`);
-    assert.deepEqual(history.body.facts.map((f) => f.object), ['Lisbon', 'Porto']);
+    assert.deepEqual(
+      history.body.facts.map((f) => f.object),
+      ['Lisbon', 'Porto'],
+    );
     assert.equal((await requestJson(api.url, 'DELETE', `/v1/users/${u}/facts/fact_nope`)).status, 404);
     assert.equal((await requestJson(api.url, 'GET', `/v1/users/${u}/facts/fact_nope/history`)).status, 404);
     const episodes = await requestJson<{ episodes: unknown[] }>(api.url, 'GET', `/v1/users/${u}/episodes?q=anything`);
@@ -117,7 +132,13 @@ describe('long-term memory API with API keys', () => {
     const [alice, bob] = [user(), user()];
     const [aliceKey, bobKey] = [await api.keyFor(alice), await api.keyFor(bob)];
     const as = (key: string) => ({ authorization: `Bearer ${key}` });
-    const bobs = await requestJson<RecordedFact>(api.url, 'POST', `/v1/users/${bob}/facts`, { subject: 'I', predicate: 'have', object: 'a secret garden', text: 'Bob has a secret garden' }, as(bobKey));
+    const bobs = await requestJson<RecordedFact>(
+      api.url,
+      'POST',
+      `/v1/users/${bob}/facts`,
+      { subject: 'I', predicate: 'have', object: 'a secret garden', text: 'Bob has a secret garden' },
+      as(bobKey),
+    );
     assert.equal(bobs.status, 201, JSON.stringify(bobs.body));
     const bobFact = bobs.body.fact.id;
     assert.equal((await requestJson(api.url, 'GET', `/v1/users/${bob}/facts`, undefined, as(aliceKey))).status, 404);
@@ -133,6 +154,9 @@ describe('long-term memory API with API keys', () => {
     assert.deepEqual(search.body.results, []);
     assert.equal((await requestJson(api.url, 'GET', `/v1/users/${bob}/facts`)).status, 401);
     const own = await requestJson<{ facts: Fact[] }>(api.url, 'GET', `/v1/users/${bob}/facts`, undefined, as(bobKey));
-    assert.deepEqual(own.body.facts.map((f) => f.id), [bobFact]);
+    assert.deepEqual(
+      own.body.facts.map((f) => f.id),
+      [bobFact],
+    );
   });
 });

@@ -66,7 +66,14 @@ function fullApp(): Express {
     longterm: { longterm: new LongTermService({ store: new InMemoryLongTermStore(), warn: () => {} }) },
     usage: { store: new MemoryUsageStore(), budget: 0 },
     auth: { mode: 'apikey', store: new MemoryApiKeyStore(), adminKey: ADMIN_KEY },
-    blueprints: [BlueprintSchema.parse({ name: 'trip', description: 'Plan a trip', params: { type: 'object', properties: { city: { type: 'string' } } }, tree: { name: 'trip', goal: 'Plan {{city}}', subtasks: [{ name: 'book', goal: 'Book it' }] } })],
+    blueprints: [
+      BlueprintSchema.parse({
+        name: 'trip',
+        description: 'Plan a trip',
+        params: { type: 'object', properties: { city: { type: 'string' } } },
+        tree: { name: 'trip', goal: 'Plan {{city}}', subtasks: [{ name: 'book', goal: 'Book it' }] },
+      }),
+    ],
     agents: [AgentProfileSchema.parse({ name: 'researcher', description: 'Looks things up', instructions: 'Be thorough' })],
   });
 }
@@ -138,7 +145,10 @@ test('GET /openapi.json is a valid OpenAPI 3.1 document: public, every operation
       assert.ok(op.operationId && !ids.has(op.operationId), `${where} has a unique operationId`);
       ids.add(op.operationId);
       const statuses = Object.keys(op.responses ?? {});
-      assert.ok(statuses.some((s) => /^[23]\d\d$/.test(s)), `${where} documents a success response`);
+      assert.ok(
+        statuses.some((s) => /^[23]\d\d$/.test(s)),
+        `${where} documents a success response`,
+      );
       assert.ok(statuses.includes('default'), `${where} documents its other errors`);
       const pathParams = (op.parameters ?? []).flatMap((p) => ('in' in p && p.in === 'path' ? [p.name] : []));
       assert.deepEqual(pathParams.sort(), [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort(), `${where} declares each path parameter`);
@@ -188,7 +198,11 @@ test('every route the app mounts is in the document, and nothing else', async ()
     assert.ok(mounted.includes(expected), `the walk finds ${expected}`);
   }
   assert.deepEqual(missingFrom(doc, app), [], 'mounted but not in /openapi.json');
-  assert.deepEqual(documentedRoutes(doc).filter((r) => !mounted.includes(r)), [], 'in /openapi.json but not mounted');
+  assert.deepEqual(
+    documentedRoutes(doc).filter((r) => !mounted.includes(r)),
+    [],
+    'in /openapi.json but not mounted',
+  );
   for (const stream of ['/v1/runs/{runId}/events', '/v1/sessions/{sessionId}/events', '/v1/threads/{threadId}/stream']) {
     assert.ok(doc.paths?.[stream]?.get?.responses?.['200'] && 'content' in doc.paths[stream].get.responses['200'], `${stream} has content`);
     const ok = doc.paths[stream].get.responses['200'] as { content?: Record<string, unknown> };
@@ -284,7 +298,12 @@ test('bodies the API accepts fit the documented request schemas, and its answers
     { op: 'POST /v1/sessions/{sessionId}/messages', url: '/v1/sessions/session-ada-1/messages', body: { text: 'hello' }, status: 200 },
     { op: 'DELETE /v1/sessions/{sessionId}', url: '/v1/sessions/session-ada-1', status: 200 },
     { op: 'POST /v1/threads', body: { userId: 'ada', limits: { soft: 100, hard: 200 } }, status: 201 },
-    { op: 'POST /v1/users/{userId}/memory/import', url: '/v1/users/ada/memory/import', body: { conversations: [{ sessionId: 'old-chat', messages: [{ role: 'user', text: 'I live in Lisbon', at: at.toISOString() }] }] }, status: 201 },
+    {
+      op: 'POST /v1/users/{userId}/memory/import',
+      url: '/v1/users/ada/memory/import',
+      body: { conversations: [{ sessionId: 'old-chat', messages: [{ role: 'user', text: 'I live in Lisbon', at: at.toISOString() }] }] },
+      status: 201,
+    },
     { op: 'POST /v1/users/{userId}/memory/search', url: '/v1/users/ada/memory/search', body: { query: 'Lisbon', k: 5 }, status: 200 },
     { op: 'POST /v1/users/{userId}/facts', url: '/v1/users/ada/facts', body: { subject: 'Ada', predicate: 'lives in', object: 'Lisbon', text: 'Ada lives in Lisbon' }, status: 201 },
     { op: 'GET /v1/users/{userId}/facts', url: '/v1/users/ada/facts', status: 200 },

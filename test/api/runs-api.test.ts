@@ -226,13 +226,19 @@ test('GET /v1/runs lists a user’s runs, filtered by status', async () => {
   await waitForStatus(runId, 'completed');
 
   const byUser = await listed(`userId=${encodeURIComponent(user)}`);
-  assert.deepEqual(byUser.map((r) => r.runId), [runId]);
+  assert.deepEqual(
+    byUser.map((r) => r.runId),
+    [runId],
+  );
   assert.equal(byUser[0]?.goal, goal);
   assert.equal(byUser[0]?.userId, user);
 
   // The status attribute reaches visibility a little after the run ends.
   const completed = await listed(`userId=${encodeURIComponent(user)}&status=completed`);
-  assert.deepEqual(completed.map((r) => [r.runId, r.status]), [[runId, 'completed']]);
+  assert.deepEqual(
+    completed.map((r) => [r.runId, r.status]),
+    [[runId, 'completed']],
+  );
 
   const waiting = await call<{ runs: RunSummary[] }>('GET', `/v1/runs?userId=${encodeURIComponent(user)}&status=waiting_user`);
   assert.equal(waiting.status, 200);
@@ -302,9 +308,7 @@ test('an event stream of a waiting run sends heartbeats, and polling stops when 
     cancel: (id) => runs.cancel(id),
     list: (f) => runs.list(f),
   };
-  const watcher = await listen(
-    createApp({ runs: counting, config: env.config, isHealthy: async () => true, logger: silent, events: { pollMs: 50, heartbeatMs: 100 } }),
-  );
+  const watcher = await listen(createApp({ runs: counting, config: env.config, isHealthy: async () => true, logger: silent, events: { pollMs: 50, heartbeatMs: 100 } }));
   try {
     const sse = await readEvents(`${watcher.url}/v1/runs/${runId}/events`, { until: (r) => r.comments.length >= 2 });
     assert.equal(sse.events.length, 1, 'a waiting run that does not change is sent once');

@@ -151,7 +151,10 @@ test('a request starts a run of the session; its answer joins the chat history; 
   assert.equal(shown.runId, undefined);
   assert.ok(shown.reply?.includes(goal), `the state shows the conversation: ${shown.reply}`);
   // Commands start nothing.
-  assert.deepEqual((await view(sessionId)).runs.map((r) => r.runId), [runId]);
+  assert.deepEqual(
+    (await view(sessionId)).runs.map((r) => r.runId),
+    [runId],
+  );
   noMisses(goal);
 });
 
@@ -174,9 +177,15 @@ test('while a run waits, the next message is its reply; the run goes on with it'
   assert.equal(replied.runId, runId);
   const done = await waitForRun(runId, 'completed');
   assert.equal(done.finalAnswer, 'Painted forest green.');
-  assert.ok(done.observations.some((o) => o.kind === 'user_reply' && o.content === 'forest green'), JSON.stringify(done.observations));
+  assert.ok(
+    done.observations.some((o) => o.kind === 'user_reply' && o.content === 'forest green'),
+    JSON.stringify(done.observations),
+  );
   // The reply was not taken for a new request.
-  assert.deepEqual((await view(sessionId)).runs.map((r) => r.runId), [runId]);
+  assert.deepEqual(
+    (await view(sessionId)).runs.map((r) => r.runId),
+    [runId],
+  );
   noMisses(goal);
 });
 
@@ -216,9 +225,15 @@ test("the conversation lives in the session thread: a rollback and a person's ed
   // A person rolls the session thread back to before the second request, then edits what is left.
   assert.equal((await call('POST', `/v1/threads/${threadId}/rollback`, { stateId: afterFirst })).status, 201);
   const rolledBack = await view(sessionId);
-  assert.deepEqual(rolledBack.chatHistory.map((t) => t.text), [first, 'First answer.']);
+  assert.deepEqual(
+    rolledBack.chatHistory.map((t) => t.text),
+    [first, 'First answer.'],
+  );
   assert.ok(rolledBack.version > before.version, 'a change of the thread is a new version of the view');
-  assert.ok(rolledBack.chatHistory.every((t) => /^msg_[0-9a-z]+$/.test(t.messageId ?? '')), 'turns carry their message ids');
+  assert.ok(
+    rolledBack.chatHistory.every((t) => /^msg_[0-9a-z]+$/.test(t.messageId ?? '')),
+    'turns carry their message ids',
+  );
   const answerChunk = (await call<{ chunks: Chunk[] }>('GET', `/v1/threads/${threadId}`)).body.chunks.find((c) => c.type === 'response');
   const edit = await call('POST', `/v1/threads/${threadId}/operations`, {
     operation: { op: 'update', chunkId: answerChunk?.id, patch: { content: { kind: 'text', text: 'First answer, corrected by a person.' } } },
@@ -229,7 +244,10 @@ test("the conversation lives in the session thread: a rollback and a person's ed
   assert.equal(added.status, 201, JSON.stringify(added.body));
 
   const edited = await view(sessionId);
-  assert.deepEqual(edited.chatHistory.map((t) => t.text), [first, 'First answer, corrected by a person.']);
+  assert.deepEqual(
+    edited.chatHistory.map((t) => t.text),
+    [first, 'First answer, corrected by a person.'],
+  );
   assert.deepEqual(edited.taskState.ImportantFacts, ['my colour is green']);
   const state = await send(sessionId, '/state');
   assert.match(state.reply ?? '', /Recent turns \(2\):[^]*First answer, corrected by a person\.[^]*ImportantFacts:\n  - my colour is green/);
@@ -240,7 +258,11 @@ test("the conversation lives in the session thread: a rollback and a person's ed
   asked(third, 'Third answer.');
   const outcome = await send(sessionId, third);
   await waitForRun(outcome.runId ?? '', 'completed');
-  const planPrompt = stub.requestsFor(third, 'execution_plan')[0]?.messages.map((m) => m.content).join('\n') ?? '';
+  const planPrompt =
+    stub
+      .requestsFor(third, 'execution_plan')[0]
+      ?.messages.map((m) => m.content)
+      .join('\n') ?? '';
   assert.match(planPrompt, /First answer, corrected by a person\.[^]*ImportantFacts:\n  - my colour is green/);
   assert.doesNotMatch(planPrompt, /second request|Second answer/);
 });
@@ -354,7 +376,10 @@ test('the event stream shows the session and its run step by step, in order', as
   // The run's steps, as they happened: the tool step seen finished with its result.
   const toolDone = runEvents.find((s) => s.steps.some((st) => st.tool === 'calculator' && st.status === 'completed'));
   assert.ok(toolDone, 'a run event shows the calculator step completed');
-  assert.ok(toolDone.observations.some((o) => o.kind === 'tool' && o.content === '{"value":42}'), JSON.stringify(toolDone.observations));
+  assert.ok(
+    toolDone.observations.some((o) => o.kind === 'tool' && o.content === '{"value":42}'),
+    JSON.stringify(toolDone.observations),
+  );
   noMisses(goal);
 });
 

@@ -82,8 +82,7 @@ interface StatesJson {
 }
 
 /** A JSON call to this file's API. */
-const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-  requestJson<T>(base, method, path, body, headers);
+const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => requestJson<T>(base, method, path, body, headers);
 
 /** A call that must succeed with `status`; returns the body. */
 async function ok<T = Record<string, unknown>>(status: number, method: string, path: string, body?: unknown): Promise<T> {
@@ -160,7 +159,10 @@ test('POST /v1/threads creates an empty thread (recorded as the user’s), GET s
 
 test('thread requests are validated: bad bodies and ids are 400, unknown threads and states are JSON 404s', async () => {
   const noUser = await failure(400, 'invalid_request', 'POST', '/v1/threads', {});
-  assert.deepEqual((noUser.details as { path: string }[]).map((d) => d.path), ['userId']);
+  assert.deepEqual(
+    (noUser.details as { path: string }[]).map((d) => d.path),
+    ['userId'],
+  );
   await failure(400, 'invalid_request', 'POST', '/v1/threads', { userId: 'ada', limits: { soft: 500, hard: 100 } });
   await failure(400, 'invalid_request', 'GET', '/v1/threads/not-a-thread');
   await failure(400, 'invalid_request', 'GET', '/v1/threads?userId=a%20b');
@@ -202,7 +204,10 @@ test('add, update, reorder, replace, batch_replace and delete through the API: e
   const [system, first, second, thinking] = thread.chunks as [Chunk, Chunk, Chunk, Chunk];
   assert.equal(system.retention, 'CRITICAL', 'type defaults apply');
   assert.ok(thread.state.tokens > 0);
-  assert.equal(thread.state.tokens, thread.chunks.reduce((n, c) => n + c.tokens, 0));
+  assert.equal(
+    thread.state.tokens,
+    thread.chunks.reduce((n, c) => n + c.tokens, 0),
+  );
   assert.match(first.messageId ?? '', /^msg_/, 'user messages get a short id');
 
   const updated = await apply(threadId, { op: 'update', chunkId: first.id, patch: { content: { kind: 'text', text: 'first, edited' }, priority: 70 } });
@@ -237,11 +242,17 @@ test('add, update, reorder, replace, batch_replace and delete through the API: e
     states.map((s) => s.operation?.kind),
     ['create', 'add', 'update', 'reorder', 'replace', 'batch_replace', 'delete'],
   );
-  assert.deepEqual(states.map((s) => s.seq), [0, 1, 2, 3, 4, 5, 6]);
+  assert.deepEqual(
+    states.map((s) => s.seq),
+    [0, 1, 2, 3, 4, 5, 6],
+  );
   assert.equal(states[0]?.stateId, created.headStateId);
   assert.equal(states[0]?.parentStateId, null);
   states.slice(1).forEach((s, i) => assert.equal(s.parentStateId, states[i]?.stateId, 'each state follows the one before'));
-  assert.ok(states.every((s) => s.operation?.origin === 'user'), 'changes through the API are the user’s');
+  assert.ok(
+    states.every((s) => s.operation?.origin === 'user'),
+    'changes through the API are the user’s',
+  );
   assert.equal(states[6]?.operation?.reason, 'not useful');
   assert.equal(states[2]?.operation?.id, updated.operationId);
 
@@ -249,7 +260,10 @@ test('add, update, reorder, replace, batch_replace and delete through the API: e
   const early = await ok<{ state: StateJson; chunks: Chunk[] }>(200, 'GET', `/v1/threads/${threadId}/states/${added.stateId}`);
   assert.equal(early.state.stateId, added.stateId);
   assert.deepEqual(texts(early.chunks), ['Be brief.', 'first', 'second', 'hmm']);
-  assert.deepEqual(early.chunks.map((c) => c.id), [system.id, first.id, second.id, thinking.id]);
+  assert.deepEqual(
+    early.chunks.map((c) => c.id),
+    [system.id, first.id, second.id, thinking.id],
+  );
 
   const records = await getAudit(threadId);
   const last = records.at(-1);
@@ -349,7 +363,10 @@ test('rollback through the API makes a new head equal to the earlier state, and 
   assert.equal(now.state.tokens, target.state.tokens);
 
   const { states } = await ok<StatesJson>(200, 'GET', `/v1/threads/${threadId}/states`);
-  assert.deepEqual(states.map((s) => s.operation?.kind), ['create', 'add', 'delete', 'add', 'rollback']);
+  assert.deepEqual(
+    states.map((s) => s.operation?.kind),
+    ['create', 'add', 'delete', 'add', 'rollback'],
+  );
   assert.equal(states.at(-1)?.operation?.origin, 'user');
   // The states rolled over are still there, as they were.
   const skipped = await ok<{ chunks: Chunk[] }>(200, 'GET', `/v1/threads/${threadId}/states/${states[3]?.stateId}`);
@@ -412,10 +429,13 @@ test('checkpoints name the head; they are listed and audited, and do not change 
     ],
   );
   const audited = await getAudit(threadId, '?kind=checkpoint');
-  assert.deepEqual(audited.map((r) => [r.details?.name, r.origin]), [
-    ['before cleanup', 'user'],
-    ['after cleanup', 'user'],
-  ]);
+  assert.deepEqual(
+    audited.map((r) => [r.details?.name, r.origin]),
+    [
+      ['before cleanup', 'user'],
+      ['after cleanup', 'user'],
+    ],
+  );
   // A checkpoint is a name for rolling back to.
   await ok(201, 'POST', `/v1/threads/${threadId}/rollback`, { stateId: checkpoints[0]?.stateId });
   assert.deepEqual(texts((await getThread(threadId)).chunks), ['You are a careful assistant.', 'a', 'b', 'c']);
@@ -433,17 +453,44 @@ test('the audit trail lists every operation in order and filters by origin, kind
   const byAgent2 = await memory.apply(threadId, { op: 'add', chunks: [say('thinking', 'done')] }, { ...agent, runId: 'run-8' });
 
   const all = await getAudit(threadId);
-  assert.deepEqual(all.map((r) => r.seq), [1, 2, 3, 4, 5]);
-  assert.deepEqual(all.map((r) => r.origin), ['user', 'user', 'agent', 'system', 'agent']);
-  assert.deepEqual(all.map((r) => r.kind), ['create', 'add', 'add', 'add', 'add']);
+  assert.deepEqual(
+    all.map((r) => r.seq),
+    [1, 2, 3, 4, 5],
+  );
+  assert.deepEqual(
+    all.map((r) => r.origin),
+    ['user', 'user', 'agent', 'system', 'agent'],
+  );
+  assert.deepEqual(
+    all.map((r) => r.kind),
+    ['create', 'add', 'add', 'add', 'add'],
+  );
 
-  assert.deepEqual((await getAudit(threadId, '?origin=agent')).map((r) => r.id), [byAgent.record.id, byAgent2.record.id]);
-  assert.deepEqual((await getAudit(threadId, '?origin=agent&runId=run-7')).map((r) => r.id), [byAgent.record.id]);
-  assert.deepEqual((await getAudit(threadId, '?kind=create')).map((r) => r.seq), [1]);
+  assert.deepEqual(
+    (await getAudit(threadId, '?origin=agent')).map((r) => r.id),
+    [byAgent.record.id, byAgent2.record.id],
+  );
+  assert.deepEqual(
+    (await getAudit(threadId, '?origin=agent&runId=run-7')).map((r) => r.id),
+    [byAgent.record.id],
+  );
+  assert.deepEqual(
+    (await getAudit(threadId, '?kind=create')).map((r) => r.seq),
+    [1],
+  );
   const [, , third, fourth] = all as [OperationRecord, OperationRecord, OperationRecord, OperationRecord];
-  assert.deepEqual((await getAudit(threadId, `?since=${third.at}&until=${fourth.at}`)).map((r) => r.seq), [3, 4]);
-  assert.deepEqual((await getAudit(threadId, '?after=3')).map((r) => r.seq), [4, 5]);
-  assert.deepEqual((await getAudit(threadId, '?limit=2')).map((r) => r.seq), [1, 2]);
+  assert.deepEqual(
+    (await getAudit(threadId, `?since=${third.at}&until=${fourth.at}`)).map((r) => r.seq),
+    [3, 4],
+  );
+  assert.deepEqual(
+    (await getAudit(threadId, '?after=3')).map((r) => r.seq),
+    [4, 5],
+  );
+  assert.deepEqual(
+    (await getAudit(threadId, '?limit=2')).map((r) => r.seq),
+    [1, 2],
+  );
   const recorded = all[2];
   assert.equal(recorded?.stepId, 's1');
   assert.equal(recorded?.trigger, 'step s1 completed');
@@ -469,7 +516,11 @@ test('an edit through the API that takes a thread past its hard limit is compact
   assert.match(text(after.chunks[1]), /^Line 1 of the itinerary[\s\S]*tokens cut by built-in compaction[\s\S]*Line 80 of the itinerary/);
   const audit = await getAudit(threadId);
   const added = audit.findIndex((r) => r.id === operationId);
-  assert.deepEqual(audit.slice(added + 1).map((r) => [r.kind, r.origin]), [['replace', 'system']], 'compacted by the system right after the edit');
+  assert.deepEqual(
+    audit.slice(added + 1).map((r) => [r.kind, r.origin]),
+    [['replace', 'system']],
+    'compacted by the system right after the edit',
+  );
   assert.match(audit.at(-1)?.trigger ?? '', new RegExp(`after ${operationId}`));
 });
 
@@ -505,12 +556,27 @@ test('reads through the API and by retrieve_message are in the audit (kind=read)
   assert.deepEqual([reads[4]?.runId, reads[4]?.stepId, reads[4]?.details], ['run-9', 's4', { messageId: a.messageId, chunkId: a.id }]);
 
   // Filtered like writes: by target, origin, run, time and limit.
-  assert.deepEqual((await getAudit(threadId, '?target=context')).map((r) => r.id), [reads[2]?.id]);
-  assert.deepEqual((await getAudit(threadId, '?kind=read&origin=agent&runId=run-9')).map((r) => r.id), [reads[4]?.id]);
-  assert.deepEqual((await getAudit(threadId, `?kind=read&since=${reads[1]?.at}&until=${reads[3]?.at}`)).map((r) => r.id), reads.slice(1, 4).map((r) => r.id));
-  assert.deepEqual((await getAudit(threadId, '?kind=read&limit=2')).map((r) => r.id), all.slice(0, 2).map((r) => r.id));
+  assert.deepEqual(
+    (await getAudit(threadId, '?target=context')).map((r) => r.id),
+    [reads[2]?.id],
+  );
+  assert.deepEqual(
+    (await getAudit(threadId, '?kind=read&origin=agent&runId=run-9')).map((r) => r.id),
+    [reads[4]?.id],
+  );
+  assert.deepEqual(
+    (await getAudit(threadId, `?kind=read&since=${reads[1]?.at}&until=${reads[3]?.at}`)).map((r) => r.id),
+    reads.slice(1, 4).map((r) => r.id),
+  );
+  assert.deepEqual(
+    (await getAudit(threadId, '?kind=read&limit=2')).map((r) => r.id),
+    all.slice(0, 2).map((r) => r.id),
+  );
   // Writes only unless reads are asked for.
-  assert.deepEqual((await getAudit(threadId)).map((r) => r.kind), ['create', 'add', 'add']);
+  assert.deepEqual(
+    (await getAudit(threadId)).map((r) => r.kind),
+    ['create', 'add', 'add'],
+  );
   await failure(400, 'invalid_request', 'GET', `/v1/threads/${threadId}/audit?kind=read&after=1`);
   await failure(400, 'invalid_request', 'GET', `/v1/threads/${threadId}/audit?kind=add&target=context`);
   await failure(400, 'invalid_request', 'GET', `/v1/threads/${threadId}/audit?target=everything`);
@@ -525,8 +591,14 @@ test('diff shows the chunks added and removed between two states, and whether th
   const added = await getThread(threadId);
   const d = added.chunks.at(-1) as Chunk;
   const sameOrder = await ok<StateDiff>(200, 'GET', `/v1/threads/${threadId}/diff?from=${from}&to=${added.headStateId}`);
-  assert.deepEqual(sameOrder.added.map((x) => x.id), [d.id]);
-  assert.deepEqual(sameOrder.removed.map((x) => x.id), [b.id]);
+  assert.deepEqual(
+    sameOrder.added.map((x) => x.id),
+    [d.id],
+  );
+  assert.deepEqual(
+    sameOrder.removed.map((x) => x.id),
+    [b.id],
+  );
   assert.equal(sameOrder.reordered, false);
   assert.deepEqual([sameOrder.from, sameOrder.to], [from, added.headStateId]);
 
@@ -605,9 +677,18 @@ test('the stream sends every operation in order as it happens, including writes 
   assert.match(sse.contentType ?? '', /^text\/event-stream/);
   assert.ok(sse.events.every((e) => e.event === 'operation'));
   const records = sse.events.map((e) => JSON.parse(e.data) as OperationRecord);
-  assert.deepEqual(records.map((r) => r.seq), [1, 2, 3, 4, 5, 6]);
-  assert.deepEqual(sse.events.map((e) => e.id), ['1', '2', '3', '4', '5', '6']);
-  assert.deepEqual(records.map((r) => r.kind), ['create', 'add', 'add', 'add', 'checkpoint', 'delete']);
+  assert.deepEqual(
+    records.map((r) => r.seq),
+    [1, 2, 3, 4, 5, 6],
+  );
+  assert.deepEqual(
+    sse.events.map((e) => e.id),
+    ['1', '2', '3', '4', '5', '6'],
+  );
+  assert.deepEqual(
+    records.map((r) => r.kind),
+    ['create', 'add', 'add', 'add', 'checkpoint', 'delete'],
+  );
   assert.equal(records[2]?.id, added.operationId);
   assert.deepEqual([records[3]?.id, records[3]?.origin, records[3]?.runId], [direct.record.id, 'agent', 'run-1']);
   assert.deepEqual(records, await getAudit(threadId), 'the stream carries the audit records themselves');
@@ -652,7 +733,7 @@ test('the stream resumes after ?after= or Last-Event-ID, sends heartbeats, and s
   }
 });
 
-test('retrieve_message returns a conversation message by its short id, as a plan step runs it, from the caller\'s own threads only', async () => {
+test("retrieve_message returns a conversation message by its short id, as a plan step runs it, from the caller's own threads only", async () => {
   const registry = new ToolRegistry([retrieveMessage]);
   const { threadId } = await createThread({ userId: 'ada' });
   const ctx = (over: Partial<ToolContext> = {}) => toolContext({ memory, threads: [threadId], ...over });

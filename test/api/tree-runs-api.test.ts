@@ -45,7 +45,23 @@ const stateOf = async (runId: string) => (await call<ExecutionState>('GET', `/v1
 test('a tree run executes its leaves in DFS order (a group as child run <run>.t<index>), each iteration sees the progress tree, its parents and earlier results', async () => {
   const goal = 'plan a trip to Lyon';
   stub.script(goal, {
-    task_tree: [{ name: 'Trip', goal, subtasks: [{ name: 'Travel', goal: 'Get there', subtasks: [{ name: 'Train', goal: 'Price the train' }, { name: 'Hotel', goal: 'Book a hotel' }] }, { name: 'Food', goal: 'Where to eat' }] }],
+    task_tree: [
+      {
+        name: 'Trip',
+        goal,
+        subtasks: [
+          {
+            name: 'Travel',
+            goal: 'Get there',
+            subtasks: [
+              { name: 'Train', goal: 'Price the train' },
+              { name: 'Hotel', goal: 'Book a hotel' },
+            ],
+          },
+          { name: 'Food', goal: 'Where to eat' },
+        ],
+      },
+    ],
     react_action: [tool('2*39'), finish('train is 78 EUR'), finish('hotel booked'), finish('bouchons')],
     final_answer: [{ answer: 'Train 78 EUR, hotel booked, eat at a bouchon.' }],
   });
@@ -54,10 +70,17 @@ test('a tree run executes its leaves in DFS order (a group as child run <run>.t<
   assert.equal(done.status, 'completed');
   assert.equal(done.finalAnswer, 'Train 78 EUR, hotel booked, eat at a bouchon.');
   assert.equal(done.engine, 'tree');
-  assert.deepEqual(done.steps.map((s) => `${s.task} ${s.type} ${s.childRunId ?? ''}`.trim()), [`1-1 subplan ${runId}.t1-1`, '1-2 reason']);
+  assert.deepEqual(
+    done.steps.map((s) => `${s.task} ${s.type} ${s.childRunId ?? ''}`.trim()),
+    [`1-1 subplan ${runId}.t1-1`, '1-2 reason'],
+  );
   const child = await stateOf(`${runId}.t1-1`);
   assert.equal(child.parentRunId, runId);
-  assert.deepEqual(child.steps.map((s) => s.task), ['1-1-1', '1-1-1', '1-1-2'], 'DFS order, leaves only');
+  assert.deepEqual(
+    child.steps.map((s) => s.task),
+    ['1-1-1', '1-1-1', '1-1-2'],
+    'DFS order, leaves only',
+  );
   assert.deepEqual(child.observations[0] && [child.observations[0].kind, child.observations[0].content], ['tool', '{"value":78}']);
   assert.equal(done.tree?.subtasks[0]?.subtasks[0]?.result, 'train is 78 EUR');
   assert.equal(done.tree?.subtasks[0]?.childRunId, `${runId}.t1-1`);
@@ -82,8 +105,14 @@ test('a tree run executes its leaves in DFS order (a group as child run <run>.t<
   try {
     const texts = (await memory.view(`thread_${runId}`)).chunks.map((c) => (c.content.kind === 'text' ? c.content.text : JSON.stringify(c.content)));
     // A tool call is one step record (seed 004): its thought and action, then its result, status and time.
-    assert.ok(texts.some((t) => t.includes('"thought":"[task 1-1-1] compute 2*39","tool":"calculator"')), texts.join('\n'));
-    assert.ok(texts.some((t) => /"result":\{"value":78\},"status":"success","at":"[^"]+","seconds":/.test(t)), texts.join('\n'));
+    assert.ok(
+      texts.some((t) => t.includes('"thought":"[task 1-1-1] compute 2*39","tool":"calculator"')),
+      texts.join('\n'),
+    );
+    assert.ok(
+      texts.some((t) => /"result":\{"value":78\},"status":"success","at":"[^"]+","seconds":/.test(t)),
+      texts.join('\n'),
+    );
     assert.ok(texts.includes('[task 1-2] done: bouchons → finish'), texts.join('\n'));
   } finally {
     await close();
@@ -94,7 +123,14 @@ test('review over REST: the run waits with its plan; stale planId 409; revise wi
   const goal = 'organise the team offsite';
   stub.script(goal, {
     task_tree: [
-      { name: 'Offsite', goal, subtasks: [{ name: 'Venue', goal: 'Find a venue' }, { name: 'Agenda', goal: 'Draft the agenda' }] },
+      {
+        name: 'Offsite',
+        goal,
+        subtasks: [
+          { name: 'Venue', goal: 'Find a venue' },
+          { name: 'Agenda', goal: 'Draft the agenda' },
+        ],
+      },
       { name: 'Offsite', goal, subtasks: [{ name: 'Agenda', goal: 'Draft the agenda' }] },
     ],
     react_action: [finish('agenda drafted'), finish('catering ordered')],
@@ -106,7 +142,10 @@ test('review over REST: the run waits with its plan; stale planId 409; revise wi
     return s.status === 'waiting_review' ? s : null;
   });
   assert.equal(waiting.planId, `${runId}#tree1`);
-  assert.deepEqual(waiting.tree?.subtasks.map((t) => `${t.index} ${t.name} ${t.status}`), ['1-1 Venue created', '1-2 Agenda created']);
+  assert.deepEqual(
+    waiting.tree?.subtasks.map((t) => `${t.index} ${t.name} ${t.status}`),
+    ['1-1 Venue created', '1-2 Agenda created'],
+  );
   assert.match(waiting.progress ?? '', /-\[ \] 1-1\. "Venue" \(not started\)/);
 
   const stale = await call<{ error: { code: string } }>('POST', `/v1/runs/${runId}/review`, { decision: 'approve', planId: `${runId}#tree0` });
@@ -125,19 +164,32 @@ test('review over REST: the run waits with its plan; stale planId 409; revise wi
     const s = await stateOf(runId);
     return s.status === 'waiting_review' && s.planId === `${runId}#tree2` ? s : null;
   });
-  assert.deepEqual(revised.tree?.subtasks.map((t) => t.name), ['Agenda']);
+  assert.deepEqual(
+    revised.tree?.subtasks.map((t) => t.name),
+    ['Agenda'],
+  );
   const revisionPrompt = userPrompt(stub.requestsFor(goal, 'task_tree')[1] as StubRequest);
   assert.match(revisionPrompt, /Their feedback: we already have a venue/);
   assert.match(revisionPrompt, /-\[ \] 1-1\. "Venue"/, 'the model sees the plan it is asked to revise');
 
-  const edited = { name: 'Offsite', goal, subtasks: [{ name: 'Agenda', goal: 'Draft the agenda' }, { name: 'Catering', goal: 'Order food' }] };
+  const edited = {
+    name: 'Offsite',
+    goal,
+    subtasks: [
+      { name: 'Agenda', goal: 'Draft the agenda' },
+      { name: 'Catering', goal: 'Order food' },
+    ],
+  };
   const approve = await call('POST', `/v1/runs/${runId}/review`, { decision: 'approve', planId: revised.planId, tree: edited });
   assert.equal(approve.status, 202);
   const again = await call('POST', `/v1/runs/${runId}/review`, { decision: 'approve', planId: revised.planId });
   assert.equal(again.status, 409, 'a duplicate decision is refused');
   const done = await result(runId);
   assert.equal(done.status, 'completed');
-  assert.deepEqual(done.tree?.subtasks.map((t) => `${t.index} ${t.name} ${t.result}`), ['1-1 Agenda agenda drafted', '1-2 Catering catering ordered']);
+  assert.deepEqual(
+    done.tree?.subtasks.map((t) => `${t.index} ${t.name} ${t.result}`),
+    ['1-1 Agenda agenda drafted', '1-2 Catering catering ordered'],
+  );
   assert.equal(done.planId, `${runId}#tree3`);
 });
 
@@ -146,7 +198,14 @@ test('review over REST reaches subtrees too: a task that plans mid-run waits wit
   stub.script(goal, {
     task_tree: [
       { name: 'Launch', goal, subtasks: [{ name: 'Press', goal: 'Brief the press' }] },
-      { name: 'Press', goal: 'Brief the press', subtasks: [{ name: 'List', goal: 'List the outlets' }, { name: 'Mail', goal: 'Mail them' }] },
+      {
+        name: 'Press',
+        goal: 'Brief the press',
+        subtasks: [
+          { name: 'List', goal: 'List the outlets' },
+          { name: 'Mail', goal: 'Mail them' },
+        ],
+      },
     ],
     react_action: [{ thought: 'too big', action: 'plan', goal: 'split the press work' }, finish('outlets listed'), finish('kit ready')],
     final_answer: [{ answer: 'Press briefed.' }],
@@ -161,13 +220,26 @@ test('review over REST reaches subtrees too: a task that plans mid-run waits wit
     const s = await stateOf(runId);
     return s.status === 'waiting_review' && s.planId === `${runId}#tree2` ? s : null;
   });
-  assert.deepEqual(sub.tree?.subtasks[0]?.subtasks.map((t) => `${t.index} ${t.name}`), ['1-1-1 List', '1-1-2 Mail']);
+  assert.deepEqual(
+    sub.tree?.subtasks[0]?.subtasks.map((t) => `${t.index} ${t.name}`),
+    ['1-1-1 List', '1-1-2 Mail'],
+  );
   // The person keeps the list and swaps the mailing for a press kit.
-  const edited = { name: 'Press', goal: 'Brief the press', subtasks: [{ name: 'List', goal: 'List the outlets' }, { name: 'Kit', goal: 'Prepare a press kit' }] };
+  const edited = {
+    name: 'Press',
+    goal: 'Brief the press',
+    subtasks: [
+      { name: 'List', goal: 'List the outlets' },
+      { name: 'Kit', goal: 'Prepare a press kit' },
+    ],
+  };
   assert.equal((await call('POST', `/v1/runs/${runId}/review`, { decision: 'approve', planId: sub.planId, tree: edited })).status, 202);
   const done = await result(runId);
   assert.equal(done.status, 'completed', done.lastError ?? '');
-  assert.deepEqual(done.tree?.subtasks[0]?.subtasks.map((t) => `${t.index} ${t.name} ${t.result}`), ['1-1-1 List outlets listed', '1-1-2 Kit kit ready']);
+  assert.deepEqual(
+    done.tree?.subtasks[0]?.subtasks.map((t) => `${t.index} ${t.name} ${t.result}`),
+    ['1-1-1 List outlets listed', '1-1-2 Kit kit ready'],
+  );
 });
 
 test('reject ends the run cancelled; review is refused on plan runs and blueprints are unknown', async () => {
@@ -194,7 +266,14 @@ test('a leaf that plans gets subtasks under its own index; past MAX_TREE_DEPTH p
   stub.script(goal, {
     task_tree: [
       { name: 'Report', goal, subtasks: [{ name: 'Numbers', goal: 'Gather the numbers' }] },
-      { name: 'Numbers', goal: 'Gather the numbers', subtasks: [{ name: 'Sales', goal: 'Sales figures' }, { name: 'Costs', goal: 'Cost figures' }] },
+      {
+        name: 'Numbers',
+        goal: 'Gather the numbers',
+        subtasks: [
+          { name: 'Sales', goal: 'Sales figures' },
+          { name: 'Costs', goal: 'Cost figures' },
+        ],
+      },
     ],
     react_action: [
       { thought: 'too big', action: 'plan', goal: 'split the numbers by source' },
@@ -221,14 +300,23 @@ test('a leaf that plans gets subtasks under its own index; past MAX_TREE_DEPTH p
   assert.equal((await call('POST', `/v1/runs/${runId}/reply`, { text: 'ops' })).status, 202);
   const done = await result(runId);
   assert.equal(done.status, 'completed');
-  assert.deepEqual(done.tree?.subtasks[0]?.subtasks.map((t) => `${t.index} ${t.status} ${t.result}`), ['1-1-1 completed sales up 4%', '1-1-2 completed costs of ops flat']);
+  assert.deepEqual(
+    done.tree?.subtasks[0]?.subtasks.map((t) => `${t.index} ${t.status} ${t.result}`),
+    ['1-1-1 completed sales up 4%', '1-1-2 completed costs of ops flat'],
+  );
   const childDone = await stateOf(childId);
   assert.ok(childDone.observations.some((o) => /planning refused: task 1-1-1 is at level 3 and a tree may have at most 3 levels/.test(o.content)));
   const subtreeCall = userPrompt(stub.requestsFor(goal, 'task_tree')[1] as StubRequest);
   assert.match(subtreeCall, /Task 1-1 \(Numbers\) decided to plan: split the numbers by source/);
   const lastPrompt = userPrompt(stub.requestsFor(goal, 'react_action').at(-1) as StubRequest);
   assert.match(lastPrompt, /user_reply: ops/, 'the reply, given on the root run, reaches the next iteration of the task in the child run');
-  assert.equal(done.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content).join(), 'ops');
+  assert.equal(
+    done.observations
+      .filter((o) => o.kind === 'user_reply')
+      .map((o) => o.content)
+      .join(),
+    'ops',
+  );
 });
 
 test('the offline demo model drives a small tree with the built-in tools', async () => {
@@ -239,14 +327,22 @@ test('the offline demo model drives a small tree with the built-in tools', async
     const { runId } = await demoRuns.start({ userId: 'demo', goal: 'what is 12*7 and remember that my color is green', engine: 'tree' });
     const done = (await demo.client.workflow.getHandle(runId).result()) as ExecutionState;
     assert.equal(done.status, 'completed', done.lastError ?? '');
-    assert.deepEqual(done.tree?.subtasks.map((t) => t.status), ['completed', 'completed']);
+    assert.deepEqual(
+      done.tree?.subtasks.map((t) => t.status),
+      ['completed', 'completed'],
+    );
     assert.match(done.finalAnswer ?? '', /^\[offline demo model\] /);
     assert.match(done.finalAnswer ?? '', /12\*7 = 84\./);
     assert.match(done.finalAnswer ?? '', /I saved your color\./);
     // And a shipped blueprint, as `npm start` shows it with no key.
     const budget = loadBlueprints().find((b) => b.name === 'budget-split');
     assert.ok(budget);
-    const fromBlueprint = await demoRuns.start({ userId: 'demo', goal: 'split 120 for 4', engine: 'tree', blueprint: { name: budget.name, tree: expandBlueprint(budget, { total: 120, people: 4, label: 'dinner' }) } });
+    const fromBlueprint = await demoRuns.start({
+      userId: 'demo',
+      goal: 'split 120 for 4',
+      engine: 'tree',
+      blueprint: { name: budget.name, tree: expandBlueprint(budget, { total: 120, people: 4, label: 'dinner' }) },
+    });
     const split = (await demo.client.workflow.getHandle(fromBlueprint.runId).result()) as ExecutionState;
     assert.equal(split.status, 'completed', split.lastError ?? '');
     assert.match(split.finalAnswer ?? '', /120\/4 = 30\./);
@@ -265,7 +361,14 @@ test('skip over REST: a pending group is marked at once; the leaf in flight (a 6
         goal,
         subtasks: [
           { name: 'Pack', goal: 'pack slowly' },
-          { name: 'Paint', goal: 'paint', subtasks: [{ name: 'Walls', goal: 'w' }, { name: 'Doors', goal: 'd' }] },
+          {
+            name: 'Paint',
+            goal: 'paint',
+            subtasks: [
+              { name: 'Walls', goal: 'w' },
+              { name: 'Doors', goal: 'd' },
+            ],
+          },
           { name: 'Keys', goal: 'hand over the keys' },
         ],
       },
@@ -279,7 +382,10 @@ test('skip over REST: a pending group is marked at once; the leaf in flight (a 6
   const pending = await call('POST', `/v1/runs/${runId}/tasks/1-2/skip`, { reason: 'no time to paint' });
   assert.equal(pending.status, 202);
   const marked = await stateOf(runId);
-  assert.deepEqual(marked.tree?.subtasks[1]?.subtasks.map((n) => n.status), ['skipped', 'skipped']);
+  assert.deepEqual(
+    marked.tree?.subtasks[1]?.subtasks.map((n) => n.status),
+    ['skipped', 'skipped'],
+  );
   assert.equal(marked.tree?.subtasks[0]?.status, 'processing', 'the leaf in flight goes on');
   const twice = await call<{ error: { code: string } }>('POST', `/v1/runs/${runId}/tasks/1-2/skip`, {});
   assert.equal(twice.status, 409);
@@ -290,7 +396,10 @@ test('skip over REST: a pending group is marked at once; the leaf in flight (a 6
   const done = await result(runId);
   assert.ok(Date.now() - started < 30_000, 'the 60 s wait was cancelled, not waited out');
   assert.equal(done.status, 'completed');
-  assert.deepEqual(done.tree?.subtasks.map((n) => `${n.index} ${n.status}`), ['1-1 skipped', '1-2 skipped', '1-3 completed']);
+  assert.deepEqual(
+    done.tree?.subtasks.map((n) => `${n.index} ${n.status}`),
+    ['1-1 skipped', '1-2 skipped', '1-3 completed'],
+  );
   assert.match(done.progress ?? '', /-\[x\] 1-1\. "Pack" \(skipped: skipped by the user: the movers pack\)/);
   const lastPrompt = userPrompt(stub.requestsFor(goal, 'react_action').at(-1) as StubRequest);
   assert.match(lastPrompt, /1-2\. "Paint" \(skipped: skipped by the user: no time to paint\)/, 'later iterations see what was skipped and why');
@@ -300,7 +409,16 @@ test('skip over REST: a pending group is marked at once; the leaf in flight (a 6
 test('redo over REST: a completed task runs again after the current one, its previous result and the reason in its prompt', async () => {
   const goal = 'get a quote';
   stub.script(goal, {
-    task_tree: [{ name: 'Quote', goal, subtasks: [{ name: 'Price', goal: 'ask the price' }, { name: 'Confirm', goal: 'confirm with the person' }] }],
+    task_tree: [
+      {
+        name: 'Quote',
+        goal,
+        subtasks: [
+          { name: 'Price', goal: 'ask the price' },
+          { name: 'Confirm', goal: 'confirm with the person' },
+        ],
+      },
+    ],
     react_action: [finish('80 EUR'), { thought: 'check', action: 'ask_user', question: 'Book it?' }, finish('confirmed'), finish('70 EUR after discount')],
     final_answer: [{ answer: 'Booked at 70 EUR.' }],
   });
@@ -314,7 +432,10 @@ test('redo over REST: a completed task runs again after the current one, its pre
   assert.equal((await call('POST', `/v1/runs/${runId}/reply`, { text: 'yes' })).status, 202);
   const done = await result(runId);
   assert.equal(done.status, 'completed');
-  assert.deepEqual(done.tree?.subtasks.map((n) => `${n.index} ${n.status} ${n.result}`), ['1-1 completed 70 EUR after discount', '1-2 completed confirmed']);
+  assert.deepEqual(
+    done.tree?.subtasks.map((n) => `${n.index} ${n.status} ${n.result}`),
+    ['1-1 completed 70 EUR after discount', '1-2 completed confirmed'],
+  );
   const redoPrompt = userPrompt(stub.requestsFor(goal, 'react_action').at(-1) as StubRequest);
   assert.match(redoPrompt, /Current task: 1-1\. Price — ask the price/);
   assert.match(redoPrompt, /A person on this task: redo requested: ask for a discount; previous result: 80 EUR/);
@@ -324,16 +445,31 @@ test('spin: repeated identical calls get a spin_check, a confirmed spin warns th
   const goal = 'watch the clock';
   const now = { thought: 'check the time', action: 'tool', tool: 'current_time', args: {} };
   stub.script(goal, {
-    task_tree: [{ name: 'Clock', goal, subtasks: [{ name: 'Watch', goal: 'watch the clock' }, { name: 'Count', goal: 'count apples' }] }],
+    task_tree: [
+      {
+        name: 'Clock',
+        goal,
+        subtasks: [
+          { name: 'Watch', goal: 'watch the clock' },
+          { name: 'Count', goal: 'count apples' },
+        ],
+      },
+    ],
     react_action: [now, now, now, { thought: 'add', action: 'tool', tool: 'calculator', args: { expression: 'two apples + 3' } }, tool('2+3'), finish('5 apples')],
-    spin_check: [{ spinning: true, reason: 'the same call twice' }, { spinning: true, reason: 'still the same call' }],
+    spin_check: [
+      { spinning: true, reason: 'the same call twice' },
+      { spinning: true, reason: 'still the same call' },
+    ],
     reflection: [{ assessment: 'the calculator reads numbers, not words.', lesson: 'write numbers as digits' }],
     final_answer: [{ answer: 'Gave up watching; 5 apples.' }],
   });
   const runId = await startTree(goal);
   const done = await result(runId);
   assert.equal(done.status, 'completed', done.lastError ?? '');
-  assert.deepEqual(done.tree?.subtasks.map((n) => `${n.index} ${n.status} ${n.summary}`), ['1-1 aborted stopped: going round in circles (still the same call)', '1-2 completed 5 apples']);
+  assert.deepEqual(
+    done.tree?.subtasks.map((n) => `${n.index} ${n.status} ${n.summary}`),
+    ['1-1 aborted stopped: going round in circles (still the same call)', '1-2 completed 5 apples'],
+  );
   const prompts = stub.requestsFor(goal, 'react_action').map(userPrompt);
   assert.match(prompts[2] ?? '', /warning: this task repeats the same call without progress \(the same call twice\)/, 'the warning reaches the next iteration');
   assert.match(prompts[4] ?? '', /reflection on the failed action: the calculator reads numbers, not words\. Lesson: write numbers as digits/, 'the lesson reaches the next iteration');
@@ -344,11 +480,20 @@ test('spin: repeated identical calls get a spin_check, a confirmed spin warns th
 test('blueprints over REST: listed with their parameter schemas; a run starts from one with validated params and runs its tree', async () => {
   const list = await call<{ blueprints: { name: string; description: string; params: { required?: string[] } }[] }>('GET', '/v1/blueprints');
   assert.equal(list.status, 200);
-  assert.deepEqual(list.body.blueprints.map((b) => [b.name, b.params.required]), [
-    ['budget-split', ['total', 'people', 'label']],
-    ['time-check', ['home', 'away']],
-  ]);
-  const bad = await call<{ error: { message: string } }>('POST', '/v1/runs', { userId: 'tree-tester', goal: 'split dinner', engine: 'tree', blueprint: 'budget-split', params: { total: 'lots', people: 4 } });
+  assert.deepEqual(
+    list.body.blueprints.map((b) => [b.name, b.params.required]),
+    [
+      ['budget-split', ['total', 'people', 'label']],
+      ['time-check', ['home', 'away']],
+    ],
+  );
+  const bad = await call<{ error: { message: string } }>('POST', '/v1/runs', {
+    userId: 'tree-tester',
+    goal: 'split dinner',
+    engine: 'tree',
+    blueprint: 'budget-split',
+    params: { total: 'lots', people: 4 },
+  });
   assert.equal(bad.status, 400);
   assert.match(bad.body.error.message, /params do not fit blueprint "budget-split"/);
 
@@ -358,7 +503,10 @@ test('blueprints over REST: listed with their parameter schemas; a run starts fr
   const done = await result(runId);
   assert.equal(done.status, 'completed', done.lastError ?? '');
   assert.equal(stub.requestsFor(goal, 'task_tree').length, 0, 'the blueprint is the plan: no task_tree call');
-  assert.deepEqual(done.tree?.subtasks.map((n) => `${n.index} ${n.goal} ${n.status}`), ['1-1 Calculate 120/4 completed', '1-2 Remember that my dinner share is 120/4 completed']);
+  assert.deepEqual(
+    done.tree?.subtasks.map((n) => `${n.index} ${n.goal} ${n.status}`),
+    ['1-1 Calculate 120/4 completed', '1-2 Remember that my dinner share is 120/4 completed'],
+  );
   assert.equal(done.tree?.name, 'Split 120 between 4');
 
   // Its memory thread (issue 34): opened at the first iteration, with the plan, each step and each task's result, and the answer.
@@ -368,10 +516,22 @@ test('blueprints over REST: listed with their parameter schemas; a run starts fr
     const { chunks } = await memory.view(done.threadId ?? '');
     const lines = chunks.map((c) => `${c.type} ${renderContent(c.content)}`);
     assert.equal(chunks[0]?.type, 'delegation', 'the goal comes first');
-    assert.ok(lines.some((l) => l.startsWith('workflow') && /task_tree/.test(l) && /1-1\. "Compute the share"/.test(l)), `the plan, in: ${lines.join(' | ')}`);
-    assert.ok(lines.some((l) => l.startsWith('action ') && /calculator/.test(l)), 'the tool step');
-    assert.ok(lines.some((l) => l === 'thinking task 1-1 finished: 30 each'), 'the first task’s result');
-    assert.ok(lines.some((l) => l === 'thinking task 1-2 finished: noted'), 'the last task’s result, written by the answer’s call');
+    assert.ok(
+      lines.some((l) => l.startsWith('workflow') && /task_tree/.test(l) && /1-1\. "Compute the share"/.test(l)),
+      `the plan, in: ${lines.join(' | ')}`,
+    );
+    assert.ok(
+      lines.some((l) => l.startsWith('action ') && /calculator/.test(l)),
+      'the tool step',
+    );
+    assert.ok(
+      lines.some((l) => l === 'thinking task 1-1 finished: 30 each'),
+      'the first task’s result',
+    );
+    assert.ok(
+      lines.some((l) => l === 'thinking task 1-2 finished: noted'),
+      'the last task’s result, written by the answer’s call',
+    );
     assert.equal(lines.at(-1), 'output 30 each, noted.');
     assert.equal(lines.filter((l) => l.startsWith('workflow')).length, 1, 'the plan is written once');
   } finally {
@@ -390,7 +550,10 @@ test('a ReAct iteration invokes a blueprint: blueprint_params repaired until the
   const runId = await startTree(goal);
   const done = await result(runId);
   assert.equal(done.status, 'completed', done.lastError ?? '');
-  assert.deepEqual(done.tree?.subtasks[0]?.subtasks.map((n) => `${n.index} ${n.goal} ${n.status}`), ['1-1-1 Calculate 100/4 completed', '1-1-2 Remember that my dinner share is 100/4 completed']);
+  assert.deepEqual(
+    done.tree?.subtasks[0]?.subtasks.map((n) => `${n.index} ${n.goal} ${n.status}`),
+    ['1-1-1 Calculate 100/4 completed', '1-1-2 Remember that my dinner share is 100/4 completed'],
+  );
   const calls = stub.requestsFor(goal, 'blueprint_params');
   assert.equal(calls.length, 2, 'the invalid params were sent back once');
   assert.match(lastMessage(calls[1]), /params do not fit the blueprint's schema/);

@@ -50,7 +50,10 @@ test("every model call's usage is recorded on its run and summed per run and per
   assert.equal(res.status, 200);
   const calls = 3;
   assert.deepEqual(res.body.total, { promptTokens: calls * STUB_USAGE.prompt, completionTokens: calls * STUB_USAGE.completion, cachedTokens: calls * STUB_USAGE.cached, calls });
-  assert.deepEqual(res.body.runs.map((r) => [r.runId, r.calls]), [[runId, calls]]);
+  assert.deepEqual(
+    res.body.runs.map((r) => [r.runId, r.calls]),
+    [[runId, calls]],
+  );
   const later = await requestJson<ReturnType<typeof summarize>>(api.url, 'GET', `/v1/users/${user}/usage?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
   assert.equal(later.body.total.calls, 0);
   const all = await requestJson<ReturnType<typeof summarize>>(api.url, 'GET', `/v1/users/${user}/usage?since=${encodeURIComponent(before.toISOString())}`);

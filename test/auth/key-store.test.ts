@@ -27,7 +27,10 @@ for (const [name, make] of backends) {
       const other = generateKey({ userId: `${user}-other` }, t0);
       for (const k of [a, b, other]) await store.create(k.record);
       assert.deepEqual(await store.get(a.record.keyId), a.record);
-      assert.deepEqual((await store.list(user)).map((r) => r.keyId), [b.record.keyId, a.record.keyId]);
+      assert.deepEqual(
+        (await store.list(user)).map((r) => r.keyId),
+        [b.record.keyId, a.record.keyId],
+      );
       assert.equal(await store.get('0123456789abcdef'), undefined);
       const at = new Date('2026-02-01T00:00:00Z');
       assert.equal(await store.revoke(a.record.keyId, at), true);
@@ -46,7 +49,9 @@ test('keys: only a hash is stored, the secret is checked in constant time, expir
   await store.setup();
   const { key, record } = generateKey({ userId: 'alice', expiresAt: '2026-06-01T00:00:00.000Z' }, new Date('2026-01-01T00:00:00Z'));
   await store.create(record);
-  const onDisk = readdirSync(dir).map((f) => readFileSync(path.join(dir, f), 'utf8')).join('');
+  const onDisk = readdirSync(dir)
+    .map((f) => readFileSync(path.join(dir, f), 'utf8'))
+    .join('');
   const parsed = parseKey(key);
   assert.ok(parsed);
   assert.ok(!onDisk.includes(parsed.secret), 'the secret is on disk');

@@ -53,10 +53,7 @@ function chat(args: string[], extraEnv: Record<string, string> = {}): Chat {
     child,
     stdout: () => out,
     stderr: () => err,
-    exited: Promise.race([
-      exited,
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`chat did not exit within 60 s${describe()}`)), 60_000).unref()),
-    ]),
+    exited: Promise.race([exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`chat did not exit within 60 s${describe()}`)), 60_000).unref())]),
     async waitForOutput(text) {
       await waitFor(`chat to print ${JSON.stringify(text)}${describe()}`, async () => out.includes(text) || child.exitCode !== null, 45_000);
       assert.ok(out.includes(text), `chat exited before printing ${JSON.stringify(text)}${describe()}`);
@@ -117,11 +114,18 @@ test('a run that asks: the chat shows the steps and the question, sends the type
     at('answer: 84, exactly as you asked.'),
     at(`Web UI: ${runUiUrl(env.config, runId)}`),
   ];
-  assert.deepEqual(order, [...order].sort((a, b) => a - b), out);
+  assert.deepEqual(
+    order,
+    [...order].sort((a, b) => a - b),
+    out,
+  );
   assert.match(runUiUrl(env.config, runId), /^http:\/\/127\.0\.0\.1:8312\/namespaces\/default\/workflows\/run-/);
   assert.equal(lines.filter((l) => l.startsWith('? ')).length, 1, 'the question is asked exactly once');
   assert.equal(session.stderr().includes('    at '), false, 'no stack trace');
-  assert.deepEqual(stub.misses.filter((m) => m.goal === goal).map((m) => m.name), []);
+  assert.deepEqual(
+    stub.misses.filter((m) => m.goal === goal).map((m) => m.name),
+    [],
+  );
 });
 
 /** Indexes of `expected` lines in `out`, asserting each is there and they come in this order. */
@@ -189,8 +193,15 @@ test('without a goal it is a conversation: commands, requests and the reply to a
   // The conversation is on the server: both requests and both answers are in its history.
   const view = await apiCall<{ chatHistory: { role: string; text: string }[] }>('GET', `/v1/sessions/${sessionId}`);
   const texts = view.chatHistory.map((t) => t.text);
-  for (const text of [sum, booking, 'It is 4.', 'A table for four.']) assert.ok(texts.some((t) => t.includes(text)), `${text} in ${JSON.stringify(texts)}`);
-  assert.deepEqual(stub.misses.filter((m) => m.goal === sum || m.goal === booking).map((m) => m.name), []);
+  for (const text of [sum, booking, 'It is 4.', 'A table for four.'])
+    assert.ok(
+      texts.some((t) => t.includes(text)),
+      `${text} in ${JSON.stringify(texts)}`,
+    );
+  assert.deepEqual(
+    stub.misses.filter((m) => m.goal === sum || m.goal === booking).map((m) => m.name),
+    [],
+  );
 });
 
 test('--session resumes a conversation and says which question still waits; the next line answers it', async () => {
@@ -270,7 +281,14 @@ test('the API address defaults to HOST and PORT, reached on loopback when the AP
 
 test('--engine tree --review: the plan is reviewed at the prompt (revise, then approve), the tree is drawn live, /skip at a prompt skips a task, and the run answers', async () => {
   const goal = `book a table (${USER})`;
-  const first = { name: 'Table', goal, subtasks: [{ name: 'Count', goal: 'how many people' }, { name: 'Book', goal: 'book it' }] };
+  const first = {
+    name: 'Table',
+    goal,
+    subtasks: [
+      { name: 'Count', goal: 'how many people' },
+      { name: 'Book', goal: 'book it' },
+    ],
+  };
   const second = { ...first, subtasks: [...first.subtasks, { name: 'Flowers', goal: 'order flowers' }, { name: 'Check', goal: 'check the booking' }] };
   stub.script(goal, {
     task_tree: [first, second],
@@ -304,7 +322,16 @@ test('--engine tree --review: the plan is reviewed at the prompt (revise, then a
 test('--engine tree: /skip typed while the run just executes cancels the slow task at once; other lines get a hint', async () => {
   const goal = `tidy the garage (${USER})`;
   stub.script(goal, {
-    task_tree: [{ name: 'Garage', goal, subtasks: [{ name: 'Sort', goal: 'sort the boxes slowly' }, { name: 'Sweep', goal: 'sweep' }] }],
+    task_tree: [
+      {
+        name: 'Garage',
+        goal,
+        subtasks: [
+          { name: 'Sort', goal: 'sort the boxes slowly' },
+          { name: 'Sweep', goal: 'sweep' },
+        ],
+      },
+    ],
     react_action: [
       { thought: 'this takes long', action: 'tool', tool: 'wait', args: { seconds: 60 } },
       { thought: 'swept', action: 'finish', result: 'swept' },

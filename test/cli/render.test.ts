@@ -148,7 +148,10 @@ test('an unchanged state prints nothing, and a question is asked once however of
   const waiting = wire(askingRun()[5]!);
   const first = diffStates(null, waiting).filter((e) => e.kind === 'question');
   assert.deepEqual(first, [{ kind: 'question', stepId: 's2', question: 'Round the result?' }]);
-  assert.deepEqual(diffStates(waiting, { ...waiting }).filter((e) => e.kind === 'question'), []);
+  assert.deepEqual(
+    diffStates(waiting, { ...waiting }).filter((e) => e.kind === 'question'),
+    [],
+  );
   assert.deepEqual(pendingQuestion(waiting), { stepId: 's2', question: 'Round the result?' });
   assert.equal(pendingQuestion(wire(askingRun()[6]!)), null);
 });
@@ -156,11 +159,7 @@ test('an unchanged state prints nothing, and a question is asked once however of
 test('a second question in the same run is asked too', () => {
   const states = askingRun();
   const replied = states[6]!;
-  const again = model.waitForUser(
-    model.startStep(model.insertStepAfterCurrent(replied, { ...ask, question: 'Are you sure?' }, t0), 's4', t0),
-    's4',
-    t0,
-  );
+  const again = model.waitForUser(model.startStep(model.insertStepAfterCurrent(replied, { ...ask, question: 'Are you sure?' }, t0), 's4', t0), 's4', t0);
   const questions = diffStates(wire(replied), wire(again)).filter((e) => e.kind === 'question');
   assert.deepEqual(questions, [{ kind: 'question', stepId: 's4', question: 'Are you sure?' }]);
 });
@@ -174,12 +173,7 @@ test('a failed run prints the failed step and the error; a cancelled one says so
     'the run failed: model unavailable (gave up after 5 attempts)',
   ]);
   const waiting = states[5]!;
-  assert.deepEqual(renderAll(waiting, model.cancel(waiting, t0)), [
-    '[x] 2. ask_user: Ask whether to round  (skipped)',
-    '[x] 3. respond: Answer the user  (skipped)',
-    '',
-    'the run was cancelled',
-  ]);
+  assert.deepEqual(renderAll(waiting, model.cancel(waiting, t0)), ['[x] 2. ask_user: Ask whether to round  (skipped)', '[x] 3. respond: Answer the user  (skipped)', '', 'the run was cancelled']);
 });
 
 test('the client schema reads what the API sends and rejects what it cannot print', () => {
@@ -214,13 +208,19 @@ test('tree runs: the progress tree is drawn when it changes, and a plan waiting 
   const base = { runId: 'r', goal: 'g', steps: [], currentStepId: null, observations: [], finalAnswer: null, lastError: null, engine: 'tree' as const };
   const waiting = { ...base, status: 'waiting_review' as const, planId: 'r#tree1', progress: '-[ ] 1. "Trip" (not started)\n -[ ] 1-1. "Train" (not started)' };
   const events = diffStates(null, waiting);
-  assert.deepEqual(events.map((e) => e.kind), ['progress', 'review']);
+  assert.deepEqual(
+    events.map((e) => e.kind),
+    ['progress', 'review'],
+  );
   assert.deepEqual(events.map(renderEvent), [
     '  | -[ ] 1. "Trip" (not started)\n  |  -[ ] 1-1. "Train" (not started)',
     '? the plan above (r#tree1) waits for your review: approve, revise <what to change>, reject [why], or edit',
   ]);
   assert.deepEqual(diffStates(waiting, { ...waiting }), [], 'nothing new, nothing printed');
-  assert.deepEqual(diffStates(waiting, { ...waiting, planId: 'r#tree2' }).map((e) => e.kind), ['review']);
+  assert.deepEqual(
+    diffStates(waiting, { ...waiting, planId: 'r#tree2' }).map((e) => e.kind),
+    ['review'],
+  );
 });
 
 test('review answers and /skip, /redo as typed at the prompt', () => {

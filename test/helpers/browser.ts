@@ -14,7 +14,8 @@ const INSTALL_TIMEOUT_MS = 15 * 60_000;
 
 function ensureChromium(): void {
   if (existsSync(CHROMIUM)) return;
-  const install = () => execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'inherit', timeout: INSTALL_TIMEOUT_MS, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  const install = () =>
+    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'inherit', timeout: INSTALL_TIMEOUT_MS, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
   try {
     install();
   } catch {

@@ -31,13 +31,7 @@ export interface Reply<T = unknown> {
 }
 
 /** One request to `${url}${path}`; a body is sent as JSON, and a non-empty reply is parsed as JSON. */
-export async function requestJson<T = Record<string, unknown>>(
-  url: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<Reply<T>> {
+export async function requestJson<T = Record<string, unknown>>(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> {
   const res = await fetch(`${url}${path}`, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },

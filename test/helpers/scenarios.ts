@@ -14,12 +14,7 @@ export function multiStepToolPlan(goal: string): [string, StubScript] {
     {
       execution_plan: [
         {
-          steps: [
-            toolStep('calculator', { expression: '6*7' }),
-            toolStep('notes_write', { key: 'answer', value: '42' }),
-            toolStep('notes_read', { key: 'answer' }),
-            respondStep,
-          ],
+          steps: [toolStep('calculator', { expression: '6*7' }), toolStep('notes_write', { key: 'answer', value: '42' }), toolStep('notes_read', { key: 'answer' }), respondStep],
         },
       ],
       replan_decision: [cont, cont, cont],

@@ -57,9 +57,20 @@ for (const backend of backends) {
 
     /** One record of each kind that only the synonyms of the stub's embedding model link to its query. */
     async function plant(lt: OpenLongTerm, u: string): Promise<Record<MemoryKind, { id: string; query: string }>> {
-      const { sessionIds } = await lt.longterm.importConversations(u, [{ messages: [{ id: 'target', role: 'user', text: TARGET }, ...NOISE.map((text) => ({ role: 'user' as const, text }))] }], meta, () => `session-${u}`);
+      const { sessionIds } = await lt.longterm.importConversations(
+        u,
+        [{ messages: [{ id: 'target', role: 'user', text: TARGET }, ...NOISE.map((text) => ({ role: 'user' as const, text }))] }],
+        meta,
+        () => `session-${u}`,
+      );
       const fact = await lt.longterm.recordFact(u, { subject: 'I', predicate: 'drive', object: 'a sedan', text: 'The user drives a sedan' }, { messageIds: [] }, meta);
-      const episode = await lt.longterm.recordEpisode(u, { goal: 'Find a physician nearby', steps: ['searched the clinic list'], outcome: 'booked Dr. Lee', lessons: [] }, 'invocation', { messageIds: [] }, meta);
+      const episode = await lt.longterm.recordEpisode(
+        u,
+        { goal: 'Find a physician nearby', steps: ['searched the clinic list'], outcome: 'booked Dr. Lee', lessons: [] },
+        'invocation',
+        { messageIds: [] },
+        meta,
+      );
       const summary = await lt.longterm.addSummary(u, sessionIds[0] ?? '', 'They talked about moving residence to the coast.', { messageIds: [] }, meta);
       return {
         message: { id: 'target', query: QUERY },
@@ -103,7 +114,10 @@ for (const backend of backends) {
       const messages = Array.from({ length: 100 }, (_, i) => ({ id: `m${i}`, role: 'user' as const, text: `message number ${i}` }));
       const start = stub.embeddingRequests.length;
       assert.equal((await lt.longterm.importConversations(u, [{ sessionId: 's1', messages }], meta, () => 'unused')).imported, 100);
-      assert.deepEqual(stub.embeddingRequests.slice(start).map((r) => r.input.length), [64, 36]);
+      assert.deepEqual(
+        stub.embeddingRequests.slice(start).map((r) => r.input.length),
+        [64, 36],
+      );
       assert.equal((await lt.longterm.importConversations(u, [{ sessionId: 's1', messages }], meta, () => 'unused')).imported, 0);
       assert.equal(stub.embeddingRequests.length, start + 2);
       await lt.close();
@@ -125,8 +139,14 @@ for (const backend of backends) {
         assert.equal((await lt.longterm.getFact(u, fact.fact.id))?.text, 'The user drives a sedan');
         const hits = await lt.longterm.search(u, { query: 'cat Miso' });
         assert.deepEqual(hits.map((h) => h.kind).sort(), ['message', 'summary']);
-        assert.ok(warnings.some((w) => /embedding failed; records stored without vectors/.test(w) && /503/.test(w)), warnings.join('\n'));
-        assert.ok(warnings.some((w) => /query embedding failed/.test(w)), warnings.join('\n'));
+        assert.ok(
+          warnings.some((w) => /embedding failed; records stored without vectors/.test(w) && /503/.test(w)),
+          warnings.join('\n'),
+        );
+        assert.ok(
+          warnings.some((w) => /query embedding failed/.test(w)),
+          warnings.join('\n'),
+        );
       } finally {
         stub.embeddingsDown = false;
         await lt.close();

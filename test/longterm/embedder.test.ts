@@ -29,14 +29,23 @@ describe('embedder', () => {
     reset();
     const texts = Array.from({ length: 150 }, (_, i) => `note number ${i} about topic ${i % 7}`);
     const vectors = await embedder().embed(texts);
-    assert.deepEqual(stub.embeddingRequests.map((r) => r.input.length), [64, 64, 22]);
+    assert.deepEqual(
+      stub.embeddingRequests.map((r) => r.input.length),
+      [64, 64, 22],
+    );
     assert.ok(stub.embeddingRequests.every((r) => r.model === 'stub-embed'));
-    assert.deepEqual(stub.embeddingRequests.flatMap((r) => r.input), texts);
+    assert.deepEqual(
+      stub.embeddingRequests.flatMap((r) => r.input),
+      texts,
+    );
     assert.equal(vectors.length, 150);
     vectors.forEach((v, i) => {
       const expected = stubEmbedding(texts[i] ?? '');
       assert.equal(v.length, 64);
-      assert.ok(expected.every((x, d) => Math.abs(x - (v[d] ?? 0)) < 1e-6), `vector ${i} is the embedding of input ${i}`);
+      assert.ok(
+        expected.every((x, d) => Math.abs(x - (v[d] ?? 0)) < 1e-6),
+        `vector ${i} is the embedding of input ${i}`,
+      );
     });
     assert.deepEqual(await embedder().embed([]), []);
     assert.equal(stub.embeddingRequests.length, 3, 'nothing to embed, nothing sent');

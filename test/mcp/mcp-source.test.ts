@@ -31,11 +31,17 @@ after(() => source.close());
 test('servers that cannot start are reported (with their last output) and leave no tools; the others start', async () => {
   await source.start();
   assert.deepEqual(registry.names().sort(), ['sleepy.pid', 'sleepy.sleep']);
-  assert.ok(logged.some((m) => /^MCP server "missing" could not be started: .*ENOENT/.test(m)), logged.join('\n'));
-  assert.ok(logged.some((m) => /^MCP server "crashing" could not be started: .*its last output: bad API token/.test(m)), logged.join('\n'));
+  assert.ok(
+    logged.some((m) => /^MCP server "missing" could not be started: .*ENOENT/.test(m)),
+    logged.join('\n'),
+  );
+  assert.ok(
+    logged.some((m) => /^MCP server "crashing" could not be started: .*its last output: bad API token/.test(m)),
+    logged.join('\n'),
+  );
 });
 
-test('a call past the server\'s timeoutMs is a failed outcome; the server stays up for the next call', async () => {
+test("a call past the server's timeoutMs is a failed outcome; the server stays up for the next call", async () => {
   const pid = source.server('sleepy')?.pid;
   const outcome = await registry.run('sleepy.sleep', { ms: 30_000 }, toolContext());
   assert.deepEqual(outcome, { ok: false, error: 'sleepy.sleep failed: no reply from MCP server "sleepy" within 1000 ms' });
@@ -57,7 +63,10 @@ test('an invalid mcp.json stops the worker from starting, naming the file and th
   const config = { MCP_CALL_TIMEOUT_MS: 1000, dataDir: dir };
   assert.equal(mcpToolSourceFor(config), null);
   const file = writeMcpConfig(dir, { fs: { args: ['x'] } });
-  assert.throws(() => mcpToolSourceFor({ ...config, MCP_CONFIG: file }), (err: unknown) => err instanceof McpConfigError && err.message.includes(`${file} is not a valid MCP configuration`) && /mcpServers\.fs\.command/.test(err.message));
+  assert.throws(
+    () => mcpToolSourceFor({ ...config, MCP_CONFIG: file }),
+    (err: unknown) => err instanceof McpConfigError && err.message.includes(`${file} is not a valid MCP configuration`) && /mcpServers\.fs\.command/.test(err.message),
+  );
   writeFileSync(file, readFileSync(file, 'utf8').replace('"args"', '"command": "x", "args"'));
   assert.ok(mcpToolSourceFor({ ...config, MCP_CONFIG: file }) instanceof McpToolSource);
 });

@@ -112,7 +112,7 @@ test('a plan run calls MCP tools over stdio beside a built-in one; their results
   assert.doesNotMatch(JSON.stringify(chunks), new RegExp(PNG.toString('base64').slice(0, 40)));
 });
 
-test('bad arguments (checked against the tool\'s JSON Schema) and a tool\'s own error are error observations the planner sees', async () => {
+test("bad arguments (checked against the tool's JSON Schema) and a tool's own error are error observations the planner sees", async () => {
   const goal = 'read a file badly';
   const steps = [toolStep('filesystem.read_text_file', { file: 'notes.txt' }), toolStep('filesystem.read_text_file', { path: '/etc/hostname' }), toolStep('memory.nope', {})];
   const state = await run(goal, { execution_plan: [{ steps: [...steps, respondStep] }], replan_decision: steps.map(() => cont), final_answer: [answer('sorry')] });
@@ -131,7 +131,11 @@ test('bad arguments (checked against the tool\'s JSON Schema) and a tool\'s own 
 test('a server killed during a call is an error observation, and the next call finds it restarted', async () => {
   const goal = 'sleep, then say who you are';
   if (existsSync(marker)) writeFileSync(marker, '');
-  stub.script(goal, { execution_plan: [{ steps: [toolStep('sleepy.sleep', { ms: 600_000 }), toolStep('sleepy.pid', {}), respondStep] }], replan_decision: [cont, cont], final_answer: [answer('back')] });
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('sleepy.sleep', { ms: 600_000 }), toolStep('sleepy.pid', {}), respondStep] }],
+    replan_decision: [cont, cont],
+    final_answer: [answer('back')],
+  });
   const { runId } = await runs.start({ userId: 'mcp-user', goal });
   const pid = await waitFor('the sleep call to start', async () => (existsSync(marker) && Number(readFileSync(marker, 'utf8'))) || null);
   process.kill(pid, 'SIGKILL');
@@ -145,11 +149,14 @@ test('a server killed during a call is an error observation, and the next call f
   assert.ok(restarted > 0 && restarted !== pid, `a new process answers (${restarted} after ${pid})`);
 });
 
-test('a tree run\'s ReAct iteration calls an MCP tool over Streamable HTTP', async () => {
+test("a tree run's ReAct iteration calls an MCP tool over Streamable HTTP", async () => {
   const goal = 'echo through the web server';
   stub.script(goal, {
     task_tree: [{ name: 'Echo', goal, subtasks: [{ name: 'Say', goal: 'echo hello over HTTP' }] }],
-    react_action: [{ thought: 'echo it', action: 'tool', tool: 'web.echo', args: { text: 'hello over HTTP' } }, (r: StubRequest) => ({ thought: 'done', action: 'finish', result: lastMessage(r).includes('hello over HTTP') ? 'echoed' : 'not seen' })],
+    react_action: [
+      { thought: 'echo it', action: 'tool', tool: 'web.echo', args: { text: 'hello over HTTP' } },
+      (r: StubRequest) => ({ thought: 'done', action: 'finish', result: lastMessage(r).includes('hello over HTTP') ? 'echoed' : 'not seen' }),
+    ],
     final_answer: [answer('echoed')],
   });
   const state = await result((await runs.start({ userId: 'mcp-user', goal, engine: 'tree' })).runId);

@@ -84,7 +84,10 @@ for (const backend of BACKENDS) {
       assert.equal(view.state.seq, 0);
       assert.equal(view.state.parentStateId, null);
       assert.equal(view.chunks.length, 5);
-      assert.deepEqual(view.state.chunkIds, view.chunks.map((c) => c.id));
+      assert.deepEqual(
+        view.state.chunkIds,
+        view.chunks.map((c) => c.id),
+      );
 
       const [system, user, response, thinking, custom] = view.chunks as [Chunk, Chunk, Chunk, Chunk, Chunk];
       assert.deepEqual([system.priority, system.retention, system.agentModifiable], [100, 'CRITICAL', false]);
@@ -98,7 +101,10 @@ for (const backend of BACKENDS) {
       }
       // A real tokenizer, not a word count: "07:04" alone is several tokens.
       assert.notEqual(response.tokens, 'The 07:04 TGV arrives at 09:00; shall I book it?'.split(/\s+/).length);
-      assert.equal(view.state.tokens, view.chunks.reduce((n, c) => n + c.tokens, 0));
+      assert.equal(
+        view.state.tokens,
+        view.chunks.reduce((n, c) => n + c.tokens, 0),
+      );
 
       assert.match(user.messageId ?? '', /^msg_[0-9a-z]{10}$/);
       assert.match(response.messageId ?? '', /^msg_[0-9a-z]{10}$/);
@@ -128,7 +134,7 @@ for (const backend of BACKENDS) {
       await assert.rejects(memory.view('thread_doesnotexist0000'), ThreadNotFoundError);
     });
 
-    test('findMessage looks only in the caller\'s own threads as their heads are: never a message deleted, rolled back or cleared, nor another\'s', async () => {
+    test("findMessage looks only in the caller's own threads as their heads are: never a message deleted, rolled back or cleared, nor another's", async () => {
       const memory = service(await backend.open());
       const say = (type: 'user' | 'response', t: string): ChunkInput => ({ type, content: text(t) });
       const { thread, state: s0 } = await memory.createThread({ userId: 'ann', chunks: [say('user', 'first')], meta: by('system') });
@@ -139,8 +145,12 @@ for (const backend of BACKENDS) {
 
       const first = await idOf(thread.id, 'first');
       assert.equal(textOf(await memory.findMessage(first, mine)), 'first');
-      assert.equal(await memory.findMessage(await idOf(other.thread.id, 'bob speaks'), { threadIds: [thread.id, other.thread.id], userId: 'ann' }), undefined, "another user's thread is not looked in");
-      assert.equal(await memory.findMessage(await idOf(stranger.thread.id, 'another conversation of ann'), mine), undefined, 'a thread that is not the caller\'s is not looked in');
+      assert.equal(
+        await memory.findMessage(await idOf(other.thread.id, 'bob speaks'), { threadIds: [thread.id, other.thread.id], userId: 'ann' }),
+        undefined,
+        "another user's thread is not looked in",
+      );
+      assert.equal(await memory.findMessage(await idOf(stranger.thread.id, 'another conversation of ann'), mine), undefined, "a thread that is not the caller's is not looked in");
 
       // Compression folds turns into one chunk: they stay retrievable (batch_replace, then a replace of that).
       await memory.apply(thread.id, { op: 'add', chunks: [say('response', 'second'), say('user', 'third')] }, by('system'));
@@ -225,12 +235,21 @@ for (const backend of BACKENDS) {
 
       // diff
       const d01 = await memory.diff(thread.id, s0.id, s1.id);
-      assert.deepEqual(d01.added.map((x) => x.id), [d]);
+      assert.deepEqual(
+        d01.added.map((x) => x.id),
+        [d],
+      );
       assert.deepEqual(d01.removed, []);
       assert.equal(d01.reordered, false);
       const d03 = await memory.diff(thread.id, s0.id, s3.id);
-      assert.deepEqual(d03.added.map((x) => textOf(x)), ['fact d']);
-      assert.deepEqual(d03.removed.map((x) => x.id), [b]);
+      assert.deepEqual(
+        d03.added.map((x) => textOf(x)),
+        ['fact d'],
+      );
+      assert.deepEqual(
+        d03.removed.map((x) => x.id),
+        [b],
+      );
       assert.equal(d03.reordered, true, 'a and c swapped');
       const d23 = await memory.diff(thread.id, s2.id, s3.id);
       assert.deepEqual([d23.added, d23.removed, d23.reordered], [[], [], true]);
@@ -254,7 +273,10 @@ for (const backend of BACKENDS) {
       assert.equal(head.state.tokens, s0.tokens);
       const earlier = await memory.stateView(thread.id, s3.id);
       assert.deepEqual(earlier.chunks.map(textOf), ['fact c', 'fact a', 'fact d'], 'earlier states stay readable');
-      assert.deepEqual((await memory.states(thread.id)).map((s) => s.seq), [0, 1, 2, 3, 4]);
+      assert.deepEqual(
+        (await memory.states(thread.id)).map((s) => s.seq),
+        [0, 1, 2, 3, 4],
+      );
       assert.equal((await refusal(memory.rollback(thread.id, 'state_nosuchstate00000', by('user')))).code, 'not_found');
       assert.equal((await refusal(memory.apply(thread.id, { op: 'rollback', toStateId: s1.id }, by('agent')))).code, 'forbidden', 'the agent may not roll back');
 
@@ -306,7 +328,10 @@ for (const backend of BACKENDS) {
       await memory.endSession(thread.id, { reason: 'session ended', trigger: 'session s1 closed' });
       const view = await memory.view(thread.id);
       assert.deepEqual(view.chunks.map(textOf), ['You are helpful.', 'Hello', 'Old weather']);
-      assert.equal(view.state.tokens, view.chunks.reduce((n, c) => n + c.tokens, 0));
+      assert.equal(
+        view.state.tokens,
+        view.chunks.reduce((n, c) => n + c.tokens, 0),
+      );
       const last = (await memory.audit(thread.id)).at(-1);
       assert.equal(last?.kind, 'delete');
       assert.equal(last?.origin, 'system');
@@ -324,7 +349,10 @@ for (const backend of BACKENDS) {
       assert.deepEqual(x, y);
       assert.equal(x.id, 'thread_session_s42');
       const audit = await memory.audit(x.id);
-      assert.deepEqual(audit.map((r) => r.kind), ['create']);
+      assert.deepEqual(
+        audit.map((r) => r.kind),
+        ['create'],
+      );
       assert.equal((await memory.states(x.id)).length, 1);
       assert.deepEqual(await memory.ensureThread(input), x, 'later calls return the existing thread');
     });
@@ -336,8 +364,7 @@ test('two services over two file stores on one directory: 2×15 concurrent adds,
   const one = service(await fileStore(dir));
   const two = service(await fileStore(dir));
   const { thread } = await one.createThread({ userId: 'u1', chunks: [], meta: by('system') });
-  const add = (memory: MemoryService, label: string) =>
-    memory.apply(thread.id, { op: 'add', chunks: [{ type: 'action', content: text(label) }] }, by('agent', label));
+  const add = (memory: MemoryService, label: string) => memory.apply(thread.id, { op: 'add', chunks: [{ type: 'action', content: text(label) }] }, by('agent', label));
   const labels = (who: string) => Array.from({ length: 15 }, (_, i) => `${who}-${i}`);
   const results = await Promise.all([...labels('one').map((l) => add(one, l)), ...labels('two').map((l) => add(two, l))]);
   assert.equal(new Set(results.map((r) => r.state.id)).size, 30);
@@ -345,7 +372,10 @@ test('two services over two file stores on one directory: 2×15 concurrent adds,
   for (const memory of [one, two]) {
     const audit = await memory.audit(thread.id);
     assert.equal(audit.length, 31);
-    assert.deepEqual(audit.map((r) => r.seq), Array.from({ length: 31 }, (_, i) => i + 1));
+    assert.deepEqual(
+      audit.map((r) => r.seq),
+      Array.from({ length: 31 }, (_, i) => i + 1),
+    );
     const states = await memory.states(thread.id);
     assert.equal(states.length, 31);
     const head = await memory.view(thread.id);
@@ -366,7 +396,10 @@ test('two processes (file stores on one directory): ensureThread at once makes o
   const input = { threadId: 'thread_run_r1', userId: 'u1', chunks: [{ type: 'workflow' as const, content: text('Goal of run r1') }], meta: by('system') };
   const [x, y] = await Promise.all([worker.ensureThread(input), api.ensureThread(input)]);
   assert.deepEqual(x, y);
-  assert.deepEqual((await api.audit(x.id)).map((r) => r.kind), ['create']);
+  assert.deepEqual(
+    (await api.audit(x.id)).map((r) => r.kind),
+    ['create'],
+  );
 
   // An activity's write, retried on another worker after the first one committed it.
   const key = operationIdFor('run r1/step s1/attempt');
@@ -427,7 +460,10 @@ test('refusals: the agent may not delete a CRITICAL chunk; an observer veto; not
   assert.equal((await memory.audit(thread.id)).length, 1);
   // The same delete by a person passes that observer.
   await vetoing.apply(thread.id, { op: 'delete', chunkIds: [chunks[1]?.id as string] }, by('user'));
-  assert.deepEqual((await memory.view(thread.id)).chunks.map((c) => c.id), [critical.id]);
+  assert.deepEqual(
+    (await memory.view(thread.id)).chunks.map((c) => c.id),
+    [critical.id],
+  );
 });
 
 test('redactSecrets: an OpenAI key never enters memory, and the audit says why the operation changed', async () => {
@@ -490,7 +526,14 @@ describe('audit of reads', () => {
 
   test('a rendering for a model, a message by id and a view are recorded with who, what and which state; reads without a reader are not', async () => {
     const memory = service(new InMemoryMemoryStore());
-    const t = await memory.createThread({ userId: 'u1', chunks: [{ type: 'user', content: text('What is the capital of France?') }, { type: 'thinking', content: text('easy') }], meta: by('user') });
+    const t = await memory.createThread({
+      userId: 'u1',
+      chunks: [
+        { type: 'user', content: text('What is the capital of France?') },
+        { type: 'thinking', content: text('easy') },
+      ],
+      meta: by('user'),
+    });
     const [question] = t.chunks as [Chunk];
     const rendered = await memory.context(t.thread.id, 500, agent);
     assert.ok(rendered.tokens > 0);
@@ -513,7 +556,10 @@ describe('audit of reads', () => {
     assert.ok(reads.every((r) => r.id.startsWith('read_') && r.threadId === t.thread.id));
     assert.deepEqual(await memory.auditReads(t.thread.id, { target: 'message' }), [reads[1]]);
     // Reads are not operations: the writes' trail is unchanged.
-    assert.deepEqual((await memory.audit(t.thread.id)).map((r) => r.kind), ['create']);
+    assert.deepEqual(
+      (await memory.audit(t.thread.id)).map((r) => r.kind),
+      ['create'],
+    );
   });
 
   test('recording never blocks or fails a rendering: a failing store loses no read, and the records follow once it is back', async () => {
@@ -560,7 +606,9 @@ describe('compactIfNeeded', () => {
   const limits: TokenLimits = { soft: 300, hard: 2000 };
   const delegationText = 'Delegated by the user: book a table for four at an Italian restaurant in Lyon on Friday at 8 pm; budget 60 EUR per person.';
   const streets = ['Mercière', 'Saint-Jean', 'Paul Bert', 'Garibaldi', 'Victor Hugo', 'de la Ré', 'Juiverie', 'Neuve'];
-  const listText = streets.map((s, i) => `Restaurant ${i + 1}: Trattoria number ${i + 1} on Rue ${s}, open until 23:00, about ${40 + i * 5} EUR per person, rated ${(3.5 + i * 0.1).toFixed(1)}.`).join('\n');
+  const listText = streets
+    .map((s, i) => `Restaurant ${i + 1}: Trattoria number ${i + 1} on Rue ${s}, open until 23:00, about ${40 + i * 5} EUR per person, rated ${(3.5 + i * 0.1).toFixed(1)}.`)
+    .join('\n');
   const stepText = (i: number) => `Step ${i}: called Trattoria ${i}; table ${i % 2 ? 'free' : 'taken'}.`;
 
   /**
@@ -616,7 +664,10 @@ describe('compactIfNeeded', () => {
 
     const applied = await memory.compactIfNeeded(t.thread.id);
     assert.equal(applied, 3, 'drop, summarize, batch_summarize');
-    assert.deepEqual(plan.map((s) => s.kind), ['drop', 'summarize', 'batch_summarize']);
+    assert.deepEqual(
+      plan.map((s) => s.kind),
+      ['drop', 'summarize', 'batch_summarize'],
+    );
 
     const after = await memory.view(t.thread.id);
     const ids = new Set(after.state.chunkIds);
@@ -635,21 +686,33 @@ describe('compactIfNeeded', () => {
     assert.equal(textOf(compacted), flowSummary);
     // The newest KEEP_RECENT_STEPS working-flow chunks (each its own step here) stay verbatim, after the compacted one.
     const kept = t.batch.slice(-4);
-    assert.deepEqual(after.chunks.slice(3).map((c) => c.id), kept.map((c) => c.id));
+    assert.deepEqual(
+      after.chunks.slice(3).map((c) => c.id),
+      kept.map((c) => c.id),
+    );
     assert.equal(after.chunks.length, 7);
 
-    assert.equal(after.state.tokens, after.chunks.reduce((n, c) => n + c.tokens, 0));
+    assert.equal(
+      after.state.tokens,
+      after.chunks.reduce((n, c) => n + c.tokens, 0),
+    );
     assert.ok(after.state.tokens <= projectTokens(t.before, plan), 'no summary is longer than the plan allowed');
     assert.ok(after.state.tokens <= limits.soft, `${after.state.tokens} tokens ≤ soft limit ${limits.soft}`);
 
     const audit = await memory.audit(t.thread.id);
     const steps = audit.slice(1);
-    assert.deepEqual(steps.map((r) => r.kind), ['delete', 'replace', 'batch_replace']);
+    assert.deepEqual(
+      steps.map((r) => r.kind),
+      ['delete', 'replace', 'batch_replace'],
+    );
     for (const r of steps) assert.equal(r.origin, 'system');
     assert.deepEqual(new Set((steps[0]?.operation as Extract<Operation, { op: 'delete' }>).chunkIds), new Set(t.disposable.map((c) => c.id)));
     assert.equal((steps[1]?.operation as Extract<Operation, { op: 'replace' }>).chunkId, t.compressible.id);
     assert.deepEqual(steps[1]?.newChunkIds, [summary.id]);
-    assert.deepEqual((steps[2]?.operation as Extract<Operation, { op: 'batch_replace' }>).chunkIds, t.batch.slice(0, 16).map((c) => c.id));
+    assert.deepEqual(
+      (steps[2]?.operation as Extract<Operation, { op: 'batch_replace' }>).chunkIds,
+      t.batch.slice(0, 16).map((c) => c.id),
+    );
     assert.deepEqual(steps[2]?.newChunkIds, [compacted.id]);
     assert.equal(steps[2]?.toStateId, after.state.id);
 
@@ -709,7 +772,11 @@ describe('compactIfNeeded', () => {
       meta: by('user'),
     });
     const results = await Promise.allSettled([memory.compactIfNeeded(t.thread.id), memory.compactIfNeeded(t.thread.id)]);
-    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled'], JSON.stringify(results.map((r) => (r.status === 'rejected' ? String(r.reason) : r.value))));
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'fulfilled'],
+      JSON.stringify(results.map((r) => (r.status === 'rejected' ? String(r.reason) : r.value))),
+    );
     const after = await memory.view(t.thread.id);
     assert.ok(after.chunks.reduce((n, c) => n + c.tokens, 0) <= 600);
   });
@@ -769,7 +836,11 @@ describe('compactIfNeeded', () => {
     const after = await memory.view(t.thread.id);
     assert.ok(after.state.tokens <= hardLimits.hard, `${after.state.tokens} ≤ ${hardLimits.hard}`);
     assert.deepEqual(after.chunks[0], critical, 'the CRITICAL chunk is untouched');
-    assert.deepEqual(after.chunks.map((c) => c.type), ['agent', 'user', 'response', 'environment'], 'trimmed in place, nothing dropped');
+    assert.deepEqual(
+      after.chunks.map((c) => c.type),
+      ['agent', 'user', 'response', 'environment'],
+      'trimmed in place, nothing dropped',
+    );
     const trimmed = (await memory.audit(t.thread.id)).slice(1);
     assert.ok(trimmed.every((r) => r.kind === 'replace' && r.origin === 'system' && /still past the hard limit/.test(r.reason)));
     // The shortened turn names the message it was made from; that id still gives the whole text.

@@ -94,18 +94,27 @@ test('file store: three OS processes writing one thread lose no update', async (
   await store.createThread(created);
   const writers = ['a', 'b', 'c'];
   const commits = 15;
-  await Promise.all(writers.map((w) => runChild({ MODULE: path.resolve(__dirname, '../../src/store/memory/file-store.ts'), ROOT: where, THREAD: created.thread.id, WRITER: w, COMMITS: String(commits) })));
+  await Promise.all(
+    writers.map((w) => runChild({ MODULE: path.resolve(__dirname, '../../src/store/memory/file-store.ts'), ROOT: where, THREAD: created.thread.id, WRITER: w, COMMITS: String(commits) })),
+  );
 
   // This process read the thread before the children wrote; it must see their writes now.
   const records = await store.listOperations(created.thread.id);
-  assert.deepEqual(records.map((r) => r.seq), Array.from({ length: 1 + writers.length * commits }, (_, i) => i + 1));
+  assert.deepEqual(
+    records.map((r) => r.seq),
+    Array.from({ length: 1 + writers.length * commits }, (_, i) => i + 1),
+  );
   const thread = await store.getThread(created.thread.id);
   const head = thread && (await store.getState(thread.headStateId));
   const expected = [...created.state.chunkIds, ...writers.flatMap((w) => Array.from({ length: commits }, (_, i) => `chunk_${w}_${i}`))];
   assert.deepEqual(head?.chunkIds.slice().sort(), expected.sort());
   for (const w of writers) {
     const own: string[] | undefined = head?.chunkIds.filter((id) => id.startsWith(`chunk_${w}_`));
-    assert.deepEqual(own, Array.from({ length: commits }, (_, i) => `chunk_${w}_${i}`), `writer ${w}'s chunks keep their order`);
+    assert.deepEqual(
+      own,
+      Array.from({ length: commits }, (_, i) => `chunk_${w}_${i}`),
+      `writer ${w}'s chunks keep their order`,
+    );
   }
   records.forEach((r, i) => i > 0 && assert.equal(r.fromStateId, records[i - 1]?.toStateId));
   await store.end();
@@ -131,7 +140,10 @@ test('file store: torn lines from a crashed write are ignored on read and cut of
   assert.equal((await restarted.getThread(created.thread.id))?.headStateId, first.state.id);
   assert.equal((await restarted.listOperations(created.thread.id)).length, 2);
   assert.equal(await restarted.getState(orphan.state.id), undefined, 'a state without its record was never committed');
-  assert.deepEqual((await restarted.listStates(created.thread.id)).map((s) => s.stateId), [created.state.id, first.state.id]);
+  assert.deepEqual(
+    (await restarted.listStates(created.thread.id)).map((s) => s.stateId),
+    [created.state.id, first.state.id],
+  );
 
   const next = f.change(first.state, [f.chunk('after the crash')]);
   assert.equal((await restarted.commit(next)).record.seq, 3);

@@ -56,22 +56,47 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
 
     test('a contradiction supersedes the old fact: history kept, asOf answers the past', () =>
       withService(async (svc, user) => {
-        const lisbon = await svc.recordFact(user, { subject: 'I', predicate: 'live in', object: 'Lisbon', text: 'The user lives in Lisbon', validFrom: iso('2021-03-01') }, { messageIds: ['m1'] }, agent);
+        const lisbon = await svc.recordFact(
+          user,
+          { subject: 'I', predicate: 'live in', object: 'Lisbon', text: 'The user lives in Lisbon', validFrom: iso('2021-03-01') },
+          { messageIds: ['m1'] },
+          agent,
+        );
         assert.equal(lisbon.outcome, 'added');
-        const porto = await svc.recordFact(user, { subject: 'user', predicate: 'lives in', object: 'Porto', text: 'The user moved to Porto', validFrom: iso('2024-06-01') }, { messageIds: ['m2'] }, agent);
+        const porto = await svc.recordFact(
+          user,
+          { subject: 'user', predicate: 'lives in', object: 'Porto', text: 'The user moved to Porto', validFrom: iso('2024-06-01') },
+          { messageIds: ['m2'] },
+          agent,
+        );
         assert.equal(porto.outcome, 'superseded');
         assert.equal(porto.previous?.id, lisbon.fact.id);
         assert.equal(porto.previous?.validTo, iso('2024-06-01'));
         assert.equal(porto.fact.supersedes, lisbon.fact.id);
         const old = await svc.getFact(user, lisbon.fact.id);
         assert.equal(old?.supersededBy, porto.fact.id, 'the old fact links to its successor, not deleted');
-        assert.deepEqual((await svc.factHistory(user, lisbon.fact.id)).map((f) => f.object), ['Lisbon', 'Porto']);
-        assert.deepEqual((await svc.factHistory(user, porto.fact.id)).map((f) => f.id), [lisbon.fact.id, porto.fact.id]);
-        assert.deepEqual((await svc.listFacts(user, {})).map((f) => f.object), ['Porto']);
-        assert.deepEqual((await svc.listFacts(user, { asOf: iso('2022-01-01') })).map((f) => f.object), ['Lisbon']);
+        assert.deepEqual(
+          (await svc.factHistory(user, lisbon.fact.id)).map((f) => f.object),
+          ['Lisbon', 'Porto'],
+        );
+        assert.deepEqual(
+          (await svc.factHistory(user, porto.fact.id)).map((f) => f.id),
+          [lisbon.fact.id, porto.fact.id],
+        );
+        assert.deepEqual(
+          (await svc.listFacts(user, {})).map((f) => f.object),
+          ['Porto'],
+        );
+        assert.deepEqual(
+          (await svc.listFacts(user, { asOf: iso('2022-01-01') })).map((f) => f.object),
+          ['Lisbon'],
+        );
         assert.deepEqual((await svc.listFacts(user, { includeInvalid: true })).map((f) => f.object).sort(), ['Lisbon', 'Porto']);
         const past = await svc.search(user, { query: 'where do I live', kinds: ['fact'], asOf: iso('2022-01-01') });
-        assert.deepEqual(past.map((h) => h.id), [lisbon.fact.id]);
+        assert.deepEqual(
+          past.map((h) => h.id),
+          [lisbon.fact.id],
+        );
         const now = await svc.search(user, { query: 'where do I live', kinds: ['fact'] });
         assert.equal(now[0]?.id, porto.fact.id, 'the valid fact ranks above the ended one');
         assert.match(now.find((h) => h.id === lisbon.fact.id)?.text ?? '', /until 2024-06-01/);
@@ -83,15 +108,34 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         const older = await svc.recordFact(user, { subject: 'Ana', predicate: 'works at', object: 'Bosch', text: 'Ana worked at Bosch', validFrom: iso('2019-01-01') }, { messageIds: [] }, agent);
         assert.equal(older.outcome, 'added');
         assert.equal(older.fact.validTo, iso('2023-01-01'));
-        assert.deepEqual((await svc.listFacts(user, {})).map((f) => f.object), ['Siemens']);
-        assert.deepEqual((await svc.listFacts(user, { asOf: iso('2020-01-01') })).map((f) => f.object), ['Bosch']);
-        assert.deepEqual((await svc.factHistory(user, berlin.fact.id)).map((f) => f.object), ['Bosch', 'Siemens']);
+        assert.deepEqual(
+          (await svc.listFacts(user, {})).map((f) => f.object),
+          ['Siemens'],
+        );
+        assert.deepEqual(
+          (await svc.listFacts(user, { asOf: iso('2020-01-01') })).map((f) => f.object),
+          ['Bosch'],
+        );
+        assert.deepEqual(
+          (await svc.factHistory(user, berlin.fact.id)).map((f) => f.object),
+          ['Bosch', 'Siemens'],
+        );
       }));
 
     test('a duplicate strengthens the existing fact instead of adding a copy', () =>
       withService(async (svc, user) => {
-        const first = await svc.recordFact(user, { subject: 'Maria', predicate: 'is allergic to', object: 'peanuts', text: 'Maria is allergic to peanuts' }, { sessionId: 's1', messageIds: ['a'] }, agent);
-        const again = await svc.recordFact(user, { subject: 'maria', predicate: 'Is_Allergic_To', object: 'Peanuts.', text: 'Maria has a peanut allergy' }, { sessionId: 's2', messageIds: ['b'] }, agent);
+        const first = await svc.recordFact(
+          user,
+          { subject: 'Maria', predicate: 'is allergic to', object: 'peanuts', text: 'Maria is allergic to peanuts' },
+          { sessionId: 's1', messageIds: ['a'] },
+          agent,
+        );
+        const again = await svc.recordFact(
+          user,
+          { subject: 'maria', predicate: 'Is_Allergic_To', object: 'Peanuts.', text: 'Maria has a peanut allergy' },
+          { sessionId: 's2', messageIds: ['b'] },
+          agent,
+        );
         assert.equal(again.outcome, 'strengthened');
         assert.equal(again.fact.id, first.fact.id);
         assert.equal(again.fact.mentions, 2);
@@ -123,7 +167,10 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         assert.equal(await svc.endFact(other, fact.id, person), null);
         assert.deepEqual(await svc.factHistory(other, fact.id), []);
         const audit = await svc.auditLog(user);
-        assert.deepEqual(audit.map((a) => a.action), ['end_fact', 'record_fact']);
+        assert.deepEqual(
+          audit.map((a) => a.action),
+          ['end_fact', 'record_fact'],
+        );
         assert.equal(audit[0]?.origin, 'person');
         assert.equal(audit[0]?.reason, 'stated by the user');
       }));
@@ -145,7 +192,10 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         assert.deepEqual(hits[0]?.source, { sessionId: 'sess-b', messageIds: ['ext-42'] });
         assert.equal((await svc.search(`${user}_other`, { query: 'greyhound adopted sister' })).length, 0);
         // A conversation's messages, in order, for the passes over imported conversations.
-        assert.deepEqual((await svc.listMessages(user, 'sess-b', 10)).map((m) => m.id), ['ext-42', 'ext-43']);
+        assert.deepEqual(
+          (await svc.listMessages(user, 'sess-b', 10)).map((m) => m.id),
+          ['ext-42', 'ext-43'],
+        );
         assert.equal((await svc.listMessages(user, 'sess-a', 2)).length, 2);
         assert.deepEqual(await svc.listMessages(`${user}_other`, 'sess-b', 10), []);
         assert.ok((await svc.auditLog(user)).some((a) => a.action === 'add_messages' && a.notes.some((n) => n.startsWith('redact-secrets'))));
@@ -176,23 +226,36 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
 
         const norah = await svc.search(user, { query: 'What does Norah do?', kinds: ['fact'], k: 3 });
         assert.equal(norah[0]?.id, nora.fact.id, JSON.stringify(norah));
-        assert.ok(!norah.some((h) => h.id === hers.fact.id), 'another user\'s Nora never matches');
+        assert.ok(!norah.some((h) => h.id === hers.fact.id), "another user's Nora never matches");
         const jon = await svc.search(user, { query: 'Who is Jon Smith?', kinds: ['fact'], k: 3 });
         assert.equal(jon[0]?.id, smith.fact.id, JSON.stringify(jon));
 
         const reader = t.store.reader(user);
         const similar = await reader.similarEntities(['norah', 'violin'], 0.5, 5);
-        assert.deepEqual(similar.map((s) => s.entity.name), ['Nora']);
+        assert.deepEqual(
+          similar.map((s) => s.entity.name),
+          ['Nora'],
+        );
         assert.equal(similar[0]?.similarity, Math.fround(4 / 7), 'pg_trgm similarity, the same on every backend');
         assert.deepEqual(await reader.similarEntities(['gwendolyn'], 0.5, 5), [], 'an unrelated name finds nothing');
-        assert.deepEqual((await reader.similarEntities(['norah'], 0.6, 5)), [], 'below the threshold');
+        assert.deepEqual(await reader.similarEntities(['norah'], 0.6, 5), [], 'below the threshold');
         // An alias added later is matched too ("Bobb" is as close to "Bob" as 0.5).
         await svc.recordFact(user, { subject: 'John Smith', predicate: 'goes by', object: 'Bob', text: 'John Smith goes by Bob.' }, { messageIds: [] }, agent);
-        assert.deepEqual((await t.store.reader(user).similarEntities(['bobb'], 0.5, 5)).map((s) => s.entity.name), ['John Smith']);
-        assert.deepEqual((await svc.entitiesIn(user, 'Did Norah call?')).map((e) => e.name), ['Nora']);
+        assert.deepEqual(
+          (await t.store.reader(user).similarEntities(['bobb'], 0.5, 5)).map((s) => s.entity.name),
+          ['John Smith'],
+        );
+        assert.deepEqual(
+          (await svc.entitiesIn(user, 'Did Norah call?')).map((e) => e.name),
+          ['Nora'],
+        );
         assert.deepEqual(await svc.entitiesIn(user, 'Did Gwendolyn call?'), []);
-        assert.deepEqual((await svc.entitiesIn(`${user}_nobody`, 'Did Norah call?')), [], 'no entities of another user');
-        assert.deepEqual((await svc.entitiesIn(other, 'Did Norah call?')).map((e) => e.name), ['Nora'], 'the other user\'s own Nora');
+        assert.deepEqual(await svc.entitiesIn(`${user}_nobody`, 'Did Norah call?'), [], 'no entities of another user');
+        assert.deepEqual(
+          (await svc.entitiesIn(other, 'Did Norah call?')).map((e) => e.name),
+          ['Nora'],
+          "the other user's own Nora",
+        );
       }));
 
     test('multi-hop: a fact matching the query leads to an entity whose facts and messages answer it in other words', () =>
@@ -213,23 +276,44 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         const messages = await svc.search(user, { query: 'Where does my sister live?', kinds: ['message'], k: 3 });
         assert.deepEqual(new Set(messages.slice(0, 2).map((h) => h.id)).has('hop-2'), true, 'the message naming the sister, in none of the query words, is reached');
         const facts = await svc.search(user, { query: 'Where does my sister live?', kinds: ['fact'], k: 3 });
-        assert.ok(facts.some((h) => h.id === moved.fact.id), 'the bridge entity’s fact is among the first');
+        assert.ok(
+          facts.some((h) => h.id === moved.fact.id),
+          'the bridge entity’s fact is among the first',
+        );
         assert.ok(!facts.slice(0, 2).some((h) => h.text.includes('Rotterdam')), 'a neighbour linked by an unrelated fact stays behind');
       }));
 
     test('episodes and summaries: recalled for a similar goal; summaries per session, oldest first', () =>
       withService(async (svc, user) => {
-        await svc.recordEpisode(user, { goal: 'Book a table for a birthday dinner', steps: ['searched restaurants', 'called Trattoria Roma'], outcome: 'table for six on Friday', lessons: ['call before 5 pm'] }, 'invocation', { runId: 'r1', messageIds: ['m1'] }, agent);
-        await svc.recordEpisode(user, { goal: 'Fix the failing CI pipeline', steps: ['read logs'], outcome: 'pinned the node version', lessons: [] }, 'invocation', { runId: 'r2', messageIds: [] }, agent);
+        await svc.recordEpisode(
+          user,
+          { goal: 'Book a table for a birthday dinner', steps: ['searched restaurants', 'called Trattoria Roma'], outcome: 'table for six on Friday', lessons: ['call before 5 pm'] },
+          'invocation',
+          { runId: 'r1', messageIds: ['m1'] },
+          agent,
+        );
+        await svc.recordEpisode(
+          user,
+          { goal: 'Fix the failing CI pipeline', steps: ['read logs'], outcome: 'pinned the node version', lessons: [] },
+          'invocation',
+          { runId: 'r2', messageIds: [] },
+          agent,
+        );
         const found = await svc.listEpisodes(user, { q: 'reserve a restaurant table for dinner' });
         assert.equal(found[0]?.goal, 'Book a table for a birthday dinner');
         assert.equal((await svc.listEpisodes(user, {})).length, 2);
         const ctx = await svc.contextFor(user, 'dinner reservation for a birthday', { maxEpisodes: 1 });
-        assert.deepEqual(ctx.episodes.map((e) => e.provenance.runId), ['r1']);
+        assert.deepEqual(
+          ctx.episodes.map((e) => e.provenance.runId),
+          ['r1'],
+        );
         await svc.addSummary(user, 'sess-1', 'The user asked for a dinner table; the agent booked Trattoria Roma.', { runId: 'r1', messageIds: ['m1'] }, agent);
         await svc.addSummary(user, 'sess-1', 'The user asked to move it to Saturday; done.', { runId: 'r3', messageIds: ['m5'] }, agent);
         await svc.addSummary(user, 'sess-2', 'Unrelated conversation.', { messageIds: [] }, agent);
-        assert.deepEqual((await svc.listSummaries(user, 'sess-1')).map((s) => s.provenance.runId), ['r1', 'r3']);
+        assert.deepEqual(
+          (await svc.listSummaries(user, 'sess-1')).map((s) => s.provenance.runId),
+          ['r1', 'r3'],
+        );
         const withSession = await svc.contextFor(user, 'dinner', { sessionId: 'sess-1' });
         assert.equal(withSession.summaries.length, 2);
         const hit = (await svc.search(user, { query: 'Trattoria Roma booking', kinds: ['summary'] }))[0];
@@ -238,11 +322,18 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
 
     test('search kinds, k and asOf for messages', () =>
       withService(async (svc, user) => {
-        await svc.addMessages(user, [
-          { id: 'old', sessionId: 's', role: 'user', text: 'I planted tomatoes in the garden', at: iso('2020-05-01') },
-          { id: 'msg_ripe000001', sessionId: 's', role: 'user', text: 'The tomatoes in the garden are ripe', at: iso('2024-08-01') },
-        ], agent);
-        assert.deepEqual((await svc.search(user, { query: 'tomatoes garden', asOf: iso('2021-01-01') })).map((h) => h.id), ['old']);
+        await svc.addMessages(
+          user,
+          [
+            { id: 'old', sessionId: 's', role: 'user', text: 'I planted tomatoes in the garden', at: iso('2020-05-01') },
+            { id: 'msg_ripe000001', sessionId: 's', role: 'user', text: 'The tomatoes in the garden are ripe', at: iso('2024-08-01') },
+          ],
+          agent,
+        );
+        assert.deepEqual(
+          (await svc.search(user, { query: 'tomatoes garden', asOf: iso('2021-01-01') })).map((h) => h.id),
+          ['old'],
+        );
         assert.equal((await svc.search(user, { query: 'tomatoes garden', k: 1 })).length, 1);
         assert.equal((await svc.search(user, { query: 'tomatoes garden', kinds: ['fact'] })).length, 0);
         // A message quoted by its id is found though no word matches.
@@ -300,14 +391,24 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         const hits = await target.store.reader(user).nearest(['message', 'summary'], query, 2);
         assert.deepEqual(hits.map((h) => `${h.kind}:${h.id}`).sort(), ['message:a', 'message:b', 'summary:sum1']);
         const messages = hits.filter((h) => h.kind === 'message');
-        assert.deepEqual(messages.map((h) => h.id), ['a', 'b'], 'best first, at most the limit per kind');
+        assert.deepEqual(
+          messages.map((h) => h.id),
+          ['a', 'b'],
+          'best first, at most the limit per kind',
+        );
         assert.ok(Math.abs((messages[0]?.score ?? 0) - 1) < 1e-5 && Math.abs((messages[1]?.score ?? 0) - 0.8) < 1e-5, JSON.stringify(messages));
-        assert.deepEqual((await target.store.reader(user).nearest(['fact'], query, 5)), []);
-        assert.deepEqual((await target.store.reader(user).nearest(['message'], unit(1, 0), 5)), [], 'a vector of another length (another model) matches nothing');
-        assert.deepEqual((await target.store.reader(other).nearest(['message'], query, 5)).map((h) => h.id), ['z']);
+        assert.deepEqual(await target.store.reader(user).nearest(['fact'], query, 5), []);
+        assert.deepEqual(await target.store.reader(user).nearest(['message'], unit(1, 0), 5), [], 'a vector of another length (another model) matches nothing');
+        assert.deepEqual(
+          (await target.store.reader(other).nearest(['message'], query, 5)).map((h) => h.id),
+          ['z'],
+        );
         if (target.reopen) {
           const second = await target.reopen();
-          assert.deepEqual((await second.reader(user).nearest(['message'], query, 1)).map((h) => h.id), ['a']);
+          assert.deepEqual(
+            (await second.reader(user).nearest(['message'], query, 1)).map((h) => h.id),
+            ['a'],
+          );
         }
       } finally {
         await target.cleanup();

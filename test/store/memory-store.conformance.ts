@@ -84,7 +84,19 @@ export class Fixture {
 
   /** A record of a read of `stateId`, as the memory service queues it. */
   read(threadId: string, stateId: string, extra: Partial<ReadRecord> = {}): ReadRecord {
-    return { id: this.id('read'), threadId, kind: 'read', target: 'context', origin: 'agent', reason: 'prompt of execution_plan', trigger: 'model call', stateId, details: { budget: 8000, tokens: 12, chunks: 2 }, at: this.at(), ...extra };
+    return {
+      id: this.id('read'),
+      threadId,
+      kind: 'read',
+      target: 'context',
+      origin: 'agent',
+      reason: 'prompt of execution_plan',
+      trigger: 'model call',
+      stateId,
+      details: { budget: 8000, tokens: 12, chunks: 2 },
+      at: this.at(),
+      ...extra,
+    };
   }
 
   newThread(options: { userId?: string; chunks?: number; createdAt?: string } = {}) {
@@ -184,10 +196,19 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
         await store.commit(moved);
 
         const mine = await store.listThreads({ userId: f.userId });
-        assert.deepEqual(mine.map((t) => t.id), [c.thread.id, b.thread.id, a.thread.id]);
+        assert.deepEqual(
+          mine.map((t) => t.id),
+          [c.thread.id, b.thread.id, a.thread.id],
+        );
         assert.equal(mine[2]?.headStateId, moved.state.id, 'a listed thread shows its current head');
-        assert.deepEqual((await store.listThreads({ userId: f.userId, limit: 2 })).map((t) => t.id), [c.thread.id, b.thread.id]);
-        assert.deepEqual((await store.listThreads({ userId: `other_${f.tag}` })).map((t) => t.id), [other.thread.id]);
+        assert.deepEqual(
+          (await store.listThreads({ userId: f.userId, limit: 2 })).map((t) => t.id),
+          [c.thread.id, b.thread.id],
+        );
+        assert.deepEqual(
+          (await store.listThreads({ userId: `other_${f.tag}` })).map((t) => t.id),
+          [other.thread.id],
+        );
         assert.deepEqual(await store.listThreads({ userId: `nobody_${f.tag}` }), []);
         const everyone = (await store.listThreads({})).filter((t) => t.id.includes(f.tag)).map((t) => t.id);
         assert.deepEqual(everyone, [other.thread.id, c.thread.id, b.thread.id, a.thread.id]);
@@ -238,7 +259,10 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
         const reader = target.reopen ? await target.reopen() : store;
         const shuffled = order.slice().sort(() => rnd(3) - 1);
         for (const id of shuffled) assert.deepEqual((await requireState(reader, id)).chunkIds, model.get(id), `state ${id}`);
-        assert.deepEqual((await reader.listStates(created.thread.id)).map((s) => s.stateId), order);
+        assert.deepEqual(
+          (await reader.listStates(created.thread.id)).map((s) => s.stateId),
+          order,
+        );
         assert.deepEqual((await reader.getThread(created.thread.id))?.headStateId, current.id);
       });
     });
@@ -254,7 +278,12 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
         // A fork's first state lists the source's chunks without storing them again.
         const fork = f.newThread({ chunks: 0 });
         const forkState = { ...fork.state, chunkIds: [c2.id, c1.id] };
-        await store.createThread({ ...fork, thread: { ...fork.thread, headStateId: forkState.id, forkedFrom: { threadId: created.thread.id, stateId: created.state.id } }, state: forkState, chunks: [] });
+        await store.createThread({
+          ...fork,
+          thread: { ...fork.thread, headStateId: forkState.id, forkedFrom: { threadId: created.thread.id, stateId: created.state.id } },
+          state: forkState,
+          chunks: [],
+        });
         const forked = await requireState(store, forkState.id);
         assert.deepEqual(await store.getChunks(forked.chunkIds), [c2, c1]);
         assert.deepEqual((await store.getThread(fork.thread.id))?.forkedFrom, { threadId: created.thread.id, stateId: created.state.id });
@@ -276,7 +305,13 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
 
         // Editing makes a new chunk with the same message id, linked to the old one.
         const edited = f.chunk('Use Castilian Spanish.', { type: 'user', messageId: question.messageId, parentChunkId: question.id });
-        await store.commit(f.change(first.state, [edited], first.state.chunkIds.map((id) => (id === question.id ? edited.id : id))));
+        await store.commit(
+          f.change(
+            first.state,
+            [edited],
+            first.state.chunkIds.map((id) => (id === question.id ? edited.id : id)),
+          ),
+        );
         assert.deepEqual(await store.findChunkByMessageId(`msg_${f.tag}_ghi789`), { threadId, chunk: edited });
       });
     });
@@ -322,7 +357,17 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
         assert.equal(await store.getState(loser.state.id), undefined);
         assert.deepEqual(await store.getChunks(loser.chunks.map((c) => c.id)), []);
         // The same goes for a record-only commit (a checkpoint) against a stale head.
-        await assert.rejects(store.commit({ threadId: created.thread.id, expectedHeadStateId: created.state.id, state: null, chunks: [], record: f.record(created.thread.id, 'checkpoint'), checkpoint: { name: 'stale' } }), HeadMovedError);
+        await assert.rejects(
+          store.commit({
+            threadId: created.thread.id,
+            expectedHeadStateId: created.state.id,
+            state: null,
+            chunks: [],
+            record: f.record(created.thread.id, 'checkpoint'),
+            checkpoint: { name: 'stale' },
+          }),
+          HeadMovedError,
+        );
         assert.deepEqual(await store.listCheckpoints(created.thread.id), []);
       });
     });
@@ -436,7 +481,10 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
         assert.deepEqual(await store.listReads(`thread_${f.tag}_missing`), []);
         await store.appendReads([]);
         // Reads take no seq and move nothing.
-        assert.deepEqual((await store.listOperations(threadId)).map((r) => r.seq), [1]);
+        assert.deepEqual(
+          (await store.listOperations(threadId)).map((r) => r.seq),
+          [1],
+        );
         assert.equal((await store.getThread(threadId))?.headStateId, stateId);
       });
     });
@@ -489,7 +537,10 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
           }),
         );
         const records = await target.store.listOperations(created.thread.id);
-        assert.deepEqual(records.map((r) => r.seq), Array.from({ length: 21 }, (_, i) => i + 1));
+        assert.deepEqual(
+          records.map((r) => r.seq),
+          Array.from({ length: 21 }, (_, i) => i + 1),
+        );
         const final = await head(target.store, created.thread.id);
         assert.deepEqual(final.chunkIds.slice().sort(), [...created.state.chunkIds, ...writers.map((w) => w.chunk.id)].sort(), 'every writer’s chunk is in the head');
         const states = await target.store.listStates(created.thread.id);
@@ -508,7 +559,14 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
           await target.store.createThread(created);
           const change = f.change(created.state, [f.chunk('remember me', { type: 'user', messageId: `msg_${f.tag}_keep` })]);
           await target.store.commit(change);
-          await target.store.commit({ threadId: created.thread.id, expectedHeadStateId: change.state.id, state: null, chunks: [], record: f.record(created.thread.id, 'checkpoint'), checkpoint: { name: 'kept' } });
+          await target.store.commit({
+            threadId: created.thread.id,
+            expectedHeadStateId: change.state.id,
+            state: null,
+            chunks: [],
+            record: f.record(created.thread.id, 'checkpoint'),
+            checkpoint: { name: 'kept' },
+          });
           const before = {
             thread: await target.store.getThread(created.thread.id),
             states: await target.store.listStates(created.thread.id),
@@ -531,7 +589,10 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
           assert.deepEqual(await reopened.findChunkByMessageId(`msg_${f.tag}_keep`), { threadId: created.thread.id, chunk: change.chunks[0] });
           assert.deepEqual(await reopened.listReads(created.thread.id), before.reads);
           assert.equal(before.reads.length, 1);
-          assert.deepEqual((await reopened.listThreads({ userId: f.userId })).map((x) => x.id), [created.thread.id]);
+          assert.deepEqual(
+            (await reopened.listThreads({ userId: f.userId })).map((x) => x.id),
+            [created.thread.id],
+          );
           // And it takes writes where the old instance stopped.
           assert.equal((await reopened.commit(f.change(change.state, [f.chunk()]))).record.seq, 4);
         });
@@ -581,7 +642,9 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
         }
         const early = (marks.get(2 * window) as number) - (marks.get(window) as number);
         const late = (marks.get(ops) as number) - (marks.get(ops - window) as number);
-        t.diagnostic(`bytes per op: ops ${window}–${2 * window}: ${(early / window).toFixed(0)}, ops ${ops - window}–${ops}: ${(late / window).toFixed(0)} (thread of ${current.chunkIds.length} chunks)`);
+        t.diagnostic(
+          `bytes per op: ops ${window}–${2 * window}: ${(early / window).toFixed(0)}, ops ${ops - window}–${ops}: ${(late / window).toFixed(0)} (thread of ${current.chunkIds.length} chunks)`,
+        );
         assert.equal(current.chunkIds.length, ops);
         assert.ok(late <= 2 * early && late >= early / 2, `bytes per op must stay flat: ${early / window} early vs ${late / window} late`);
         assert.deepEqual((await head(target.store, created.thread.id)).chunkIds.slice(-2), current.chunkIds.slice(-2));

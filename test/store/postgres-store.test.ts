@@ -14,7 +14,6 @@ import { Fixture, memoryStoreConformance } from './memory-store.conformance';
 
 let databaseUrl = '';
 
-
 before(async () => {
   databaseUrl = await createDatabase();
 });
@@ -65,8 +64,22 @@ test('postgres: setup applies the numbered migrations once, even when several pr
       await client.end();
     }
   });
-  assert.deepEqual(applied.versions, MIGRATIONS.map((m) => m.version));
-  assert.deepEqual(applied.tables, ['longterm_audit', 'longterm_entity_names', 'longterm_records', 'memory_checkpoints', 'memory_chunks', 'memory_migrations', 'memory_operations', 'memory_reads', 'memory_states', 'memory_threads']);
+  assert.deepEqual(
+    applied.versions,
+    MIGRATIONS.map((m) => m.version),
+  );
+  assert.deepEqual(applied.tables, [
+    'longterm_audit',
+    'longterm_entity_names',
+    'longterm_records',
+    'memory_checkpoints',
+    'memory_chunks',
+    'memory_migrations',
+    'memory_operations',
+    'memory_reads',
+    'memory_states',
+    'memory_threads',
+  ]);
   // The schema works from any of them.
   const f = new Fixture();
   const created = f.newThread();

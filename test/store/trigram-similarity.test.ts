@@ -22,7 +22,10 @@ after(async () => {
 
 /** PostgreSQL's similarity() of each pair, as the numbers node-postgres gives for a `real`. */
 async function reference(pairs: readonly (readonly [string, string])[]): Promise<number[]> {
-  const { rows } = await db.query<{ s: number }>('SELECT similarity(a, b)::float8 AS s FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(a, b, i) ORDER BY i', [pairs.map((p) => p[0]), pairs.map((p) => p[1])]);
+  const { rows } = await db.query<{ s: number }>('SELECT similarity(a, b)::float8 AS s FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(a, b, i) ORDER BY i', [
+    pairs.map((p) => p[0]),
+    pairs.map((p) => p[1]),
+  ]);
   return rows.map((r) => Number(r.s));
 }
 
@@ -48,11 +51,17 @@ test('trigramSimilarity equals PostgreSQL similarity() on names, variants and ed
     ['the the the', 'the'],
     ['Acme Corp.', 'acme corporation'],
   ] as const;
-  assert.deepEqual(pairs.map(([a, b]) => trigramSimilarity(a, b)), await reference(pairs));
+  assert.deepEqual(
+    pairs.map(([a, b]) => trigramSimilarity(a, b)),
+    await reference(pairs),
+  );
 });
 
 test('trigramSimilarity equals PostgreSQL similarity() on generated strings (property)', async () => {
   const text = fc.string({ unit: fc.constantFrom('a', 'b', 'n', 'o', 'r', 'A', 'N', '1', ' ', '-', "'", '.'), maxLength: 14 });
   const pairs = fc.sample(fc.tuple(text, text), { numRuns: 300, seed: 7 });
-  assert.deepEqual(pairs.map(([a, b]) => trigramSimilarity(a, b)), await reference(pairs));
+  assert.deepEqual(
+    pairs.map(([a, b]) => trigramSimilarity(a, b)),
+    await reference(pairs),
+  );
 });

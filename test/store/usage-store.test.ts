@@ -15,7 +15,16 @@ const backends: [string, () => UsageStore][] = [
 ];
 
 const rec = (userId: string, at: string, runId: string | null, sessionId: string | null, n: number): UsageRecord => ({
-  userId, runId, sessionId, source: `wf/act#${n}.1`, model: 'm', at, promptTokens: 10 * n, completionTokens: n, cachedTokens: 2 * n, calls: 1,
+  userId,
+  runId,
+  sessionId,
+  source: `wf/act#${n}.1`,
+  model: 'm',
+  at,
+  promptTokens: 10 * n,
+  completionTokens: n,
+  cachedTokens: 2 * n,
+  calls: 1,
 });
 
 for (const [name, make] of backends) {
@@ -29,12 +38,24 @@ for (const [name, make] of backends) {
       await store.record(rec(user, '2026-01-03T00:00:00.000Z', 'r2', null, 3));
       await store.record(rec(`${user}-other`, '2026-01-03T00:00:00.000Z', 'r9', null, 9));
       const all = await store.records(user);
-      assert.deepEqual(all.map((r) => r.promptTokens), [10, 20, 30]);
+      assert.deepEqual(
+        all.map((r) => r.promptTokens),
+        [10, 20, 30],
+      );
       const since = new Date('2026-01-02T00:00:00.000Z');
       const summary = summarize(user, await store.records(user, since), since);
       assert.deepEqual(summary.total, { promptTokens: 50, completionTokens: 5, cachedTokens: 10, calls: 2 });
-      assert.deepEqual(summary.runs.map((r) => [r.runId, r.sessionId, r.promptTokens]), [['r1', 's1', 20], ['r2', null, 30]]);
-      assert.deepEqual(summary.sessions.map((s) => [s.sessionId, s.calls]), [['s1', 1]]);
+      assert.deepEqual(
+        summary.runs.map((r) => [r.runId, r.sessionId, r.promptTokens]),
+        [
+          ['r1', 's1', 20],
+          ['r2', null, 30],
+        ],
+      );
+      assert.deepEqual(
+        summary.sessions.map((s) => [s.sessionId, s.calls]),
+        [['s1', 1]],
+      );
       assert.deepEqual(await store.records('nobody-at-all'), []);
     } finally {
       await store.end();

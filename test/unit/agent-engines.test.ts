@@ -34,11 +34,24 @@ test('an agent step resolves the agent, starts it as a child run with the task a
   const child = start[0];
   assert.ok(child?.kind === 'start_child');
   assert.equal(child.workflowId, 'run-a.s1');
-  assert.deepEqual(child.input, { userId: 'alice', goal: 'find x', sessionId: null, parentRunId: 'run-a', depth: 1, limits: { maxSteps: 10, maxDepth: 1 }, agent: INVOCATION.agent, relayQuestions: true, engine: 'tree' });
+  assert.deepEqual(child.input, {
+    userId: 'alice',
+    goal: 'find x',
+    sessionId: null,
+    parentRunId: 'run-a',
+    depth: 1,
+    limits: { maxSteps: 10, maxDepth: 1 },
+    agent: INVOCATION.agent,
+    relayQuestions: true,
+    engine: 'tree',
+  });
   assert.equal(e.state.steps[0]?.childRunId, 'run-a.s1');
   const answer = { runId: 'run-a.s1', status: 'completed', finalAnswer: 'x is 4' } as ExecutionState;
   assert.deepEqual(kinds(e.handle({ kind: 'child_ended', value: answer }, T0)), ['call:replan']);
-  assert.deepEqual(e.state.observations.map((o) => [o.stepId, o.kind, o.content]), [['s1', 'tool', 'x is 4']]);
+  assert.deepEqual(
+    e.state.observations.map((o) => [o.stepId, o.kind, o.content]),
+    [['s1', 'tool', 'x is 4']],
+  );
   assert.equal(e.state.steps[0]?.status, 'completed');
 });
 
@@ -47,7 +60,10 @@ test('a failed agent run, an unresolvable agent and the nesting limit are error 
   e.start(T0);
   e.handle(planned([CALL, CALL, RESPOND]), T0);
   assert.deepEqual(kinds(e.handle(resolved({ ok: false, error: 'unknown agent "researcher"' }), T0)), ['call:replan']);
-  assert.deepEqual(e.state.observations.map((o) => [o.kind, o.content]), [['error', 'unknown agent "researcher"']]);
+  assert.deepEqual(
+    e.state.observations.map((o) => [o.kind, o.content]),
+    [['error', 'unknown agent "researcher"']],
+  );
   e.handle({ kind: 'result', activity: 'replan', value: { decision: 'continue' } }, T0);
   e.handle(resolved({ ok: true, invocation: INVOCATION }), T0);
   const failed = { runId: 'run-a.s2', status: 'failed', finalAnswer: null, lastError: 'boom' } as ExecutionState;

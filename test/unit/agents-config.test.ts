@@ -54,25 +54,46 @@ test('no file, no agents; the path is AGENTS_CONFIG or DATA_DIR/agents.json', ()
   assert.equal(agentsConfigPath({ dataDir: dir, AGENTS_CONFIG: 'x/a.json' }), path.resolve('x/a.json'));
   assert.deepEqual(loadAgents(path.join(dir, 'agents.json')), []);
   writeFileSync(path.join(dir, 'agents.json'), JSON.stringify({ agents: [researcher] }));
-  assert.deepEqual(loadAgents(path.join(dir, 'agents.json')).map((a) => a.name), ['researcher']);
+  assert.deepEqual(
+    loadAgents(path.join(dir, 'agents.json')).map((a) => a.name),
+    ['researcher'],
+  );
   writeFileSync(path.join(dir, 'bad.json'), JSON.stringify({ agents: [{ name: 'x' }] }));
-  assert.throws(() => loadAgents(path.join(dir, 'bad.json')), (err: Error) => err.message.startsWith(`${path.join(dir, 'bad.json')} is not a valid agents file`));
+  assert.throws(
+    () => loadAgents(path.join(dir, 'bad.json')),
+    (err: Error) => err.message.startsWith(`${path.join(dir, 'bad.json')} is not a valid agents file`),
+  );
 });
 
 test('the example file shipped with the repository is valid', () => {
   const agents = loadAgents(path.join(__dirname, '../../examples/agents.json'));
-  assert.deepEqual(agents.map((a) => [a.name, a.engine]), [['researcher', 'plan'], ['planner', 'tree']]);
+  assert.deepEqual(
+    agents.map((a) => [a.name, a.engine]),
+    [
+      ['researcher', 'plan'],
+      ['planner', 'tree'],
+    ],
+  );
 });
 
 test('agents are tools agent.<name>; an agent run lists only its allowed tools and never itself', () => {
   const agents = parseAgents(JSON.stringify({ agents: [researcher, { name: 'helper', description: 'Helps.', instructions: 'Help.' }] }), FILE);
   const tools: ToolDescription[] = ['calculator', 'notes_write', 'github.search'].map((name) => ({ name, description: name, parameters: {} }));
-  assert.deepEqual(toolsForRun(tools, agents, null).map((t) => t.name), ['calculator', 'notes_write', 'github.search', 'agent.researcher', 'agent.helper']);
+  assert.deepEqual(
+    toolsForRun(tools, agents, null).map((t) => t.name),
+    ['calculator', 'notes_write', 'github.search', 'agent.researcher', 'agent.helper'],
+  );
   const agentTool = toolsForRun(tools, agents, null).find((t) => t.name === 'agent.researcher');
   assert.match(agentTool?.description ?? '', /Looks things up\./);
   assert.deepEqual(agentTool?.parameters.required, ['task']);
-  assert.deepEqual(toolsForRun(tools, agents, { name: 'researcher', instructions: 'i', tools: ['calculator'] }).map((t) => t.name), ['calculator']);
-  assert.deepEqual(toolsForRun(tools, agents, { name: 'helper', instructions: 'i' }).map((t) => t.name), ['calculator', 'notes_write', 'github.search', 'agent.researcher']);
+  assert.deepEqual(
+    toolsForRun(tools, agents, { name: 'researcher', instructions: 'i', tools: ['calculator'] }).map((t) => t.name),
+    ['calculator'],
+  );
+  assert.deepEqual(
+    toolsForRun(tools, agents, { name: 'helper', instructions: 'i' }).map((t) => t.name),
+    ['calculator', 'notes_write', 'github.search', 'agent.researcher'],
+  );
   assert.equal(toolAllowed({ name: 'a', tools: ['github.*'] }, 'github.search'), true);
   assert.equal(toolAllowed({ name: 'a', tools: ['github.*'] }, 'githubx'), false);
   assert.equal(agentNameOf('agent.researcher'), 'researcher');
@@ -81,7 +102,15 @@ test('agents are tools agent.<name>; an agent run lists only its allowed tools a
 });
 
 test('a call of agent.<name> resolves to the agent and its task, or to the error its step observes', () => {
-  const agents = parseAgents(JSON.stringify({ agents: [{ ...researcher, model: 'small' }, { name: 'helper', description: 'Helps.', instructions: 'Help.', engine: 'tree' }] }), FILE);
+  const agents = parseAgents(
+    JSON.stringify({
+      agents: [
+        { ...researcher, model: 'small' },
+        { name: 'helper', description: 'Helps.', instructions: 'Help.', engine: 'tree' },
+      ],
+    }),
+    FILE,
+  );
   assert.deepEqual(resolveAgentCall(agents, null, 'agent.researcher', { task: 'find x' }), {
     ok: true,
     invocation: { agent: { name: 'researcher', instructions: 'Be brief.', tools: ['calculator'], model: 'small' }, engine: 'plan', task: 'find x' },

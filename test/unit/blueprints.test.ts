@@ -17,7 +17,10 @@ const byName = (name: string) => {
 };
 
 test('the shipped blueprints load, and every leaf of their expanded trees is something the built-in tools do', () => {
-  assert.deepEqual(shipped.map((b) => b.name), ['budget-split', 'time-check']);
+  assert.deepEqual(
+    shipped.map((b) => b.name),
+    ['budget-split', 'time-check'],
+  );
   const examples: Record<string, Record<string, unknown>> = {
     'budget-split': { total: 120, people: 4, label: 'dinner' },
     'time-check': { home: 'Europe/Paris', away: 'America/New_York' },

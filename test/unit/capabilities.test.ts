@@ -14,6 +14,8 @@ test('everything is on unless turned off; the prompt names only what is off', ()
   assert.equal(offForRun({ askUser: false, recall: false }), 'Off for this run — do not use: asking the person (ask_user): nobody is there to answer; recalling long-term memory.');
   assert.match(refusedAction('tools'), /^refused: calling tools and sub-agents is off for this run/);
   const state = initialState({ runId: 'r', userId: 'u', goal: 'check the build', model: 'm', allow: { askUser: false } }, new Date(0));
-  const prompt = buildMessages({ call: 'execution_plan', state, tools: [], maxSteps: 5, maxDepth: 1 }).map((m) => m.content).join('\n');
+  const prompt = buildMessages({ call: 'execution_plan', state, tools: [], maxSteps: 5, maxDepth: 1 })
+    .map((m) => m.content)
+    .join('\n');
   assert.match(prompt, /Off for this run — do not use: asking the person/);
 });

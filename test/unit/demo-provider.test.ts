@@ -155,7 +155,10 @@ test('an unclear goal makes the demo ask what the user wants instead of guessing
 test('after the user replies, the demo replans from the reply', async () => {
   const done = await drive('hello there', { replies: ['what is 6*7'] });
   assert.equal(done.status, 'completed');
-  assert.deepEqual(done.steps.map((s) => `${s.type}:${s.status}`), ['ask_user:completed', 'tool:completed', 'respond:completed']);
+  assert.deepEqual(
+    done.steps.map((s) => `${s.type}:${s.status}`),
+    ['ask_user:completed', 'tool:completed', 'respond:completed'],
+  );
   assert.equal(done.finalAnswer, `${TAG} 6*7 = 42.`);
 
   const still = await drive('hello there', { replies: ['dunno'] });
@@ -212,8 +215,18 @@ test('the demo model answers the memory passes offline: a plain summary, the fac
   assert.ok(reply.ok, text);
   assert.match(reply.value.summary, /The user asked: remember that my sister is Ana\. The agent answered: Noted: your sister is Ana\./);
   // "I live in Lisbon" is already known: only the sister is new.
-  assert.deepEqual(reply.value.facts.map((f) => [f.subject, f.predicate, f.object, f.text]), [['user', 'sister', 'Ana', "The user's sister is Ana."]]);
+  assert.deepEqual(
+    reply.value.facts.map((f) => [f.subject, f.predicate, f.object, f.text]),
+    [['user', 'sister', 'Ana', "The user's sister is Ana."]],
+  );
   assert.equal(reply.value.episode?.steps.length, 1);
-  const promotion = JSON.parse(await new DemoProvider().complete({ name: 'memory_promotion', schema: replyJsonSchema('memory_promotion'), messages: memoryPassMessages({ ...context, call: 'memory_promotion' }), context: { ...context, call: 'memory_promotion' } })) as Record<string, unknown>;
+  const promotion = JSON.parse(
+    await new DemoProvider().complete({
+      name: 'memory_promotion',
+      schema: replyJsonSchema('memory_promotion'),
+      messages: memoryPassMessages({ ...context, call: 'memory_promotion' }),
+      context: { ...context, call: 'memory_promotion' },
+    }),
+  ) as Record<string, unknown>;
   assert.deepEqual(Object.keys(promotion).sort(), ['episode', 'facts']);
 });

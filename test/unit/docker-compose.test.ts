@@ -13,7 +13,10 @@ test('docker-compose.yml has no default secrets and turns auth and encryption on
     assert.ok(uses.length > 0, `${secret} is used`);
     for (const use of uses) assert.match(use, new RegExp(`\\$\\{${secret}:\\?`), `${secret} must be required, not defaulted: ${use.trim()}`);
   }
-  assert.ok(lines.some((l) => /^\s*THREADLINE_AUTH:\s*apikey\s*$/.test(l)), 'THREADLINE_AUTH: apikey');
+  assert.ok(
+    lines.some((l) => /^\s*THREADLINE_AUTH:\s*apikey\s*$/.test(l)),
+    'THREADLINE_AUTH: apikey',
+  );
 });
 
 test('docker-compose.yml publishes only the API beyond loopback', () => {

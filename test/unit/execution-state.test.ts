@@ -72,10 +72,7 @@ test('initialState: a planning run with no plan, the given identity, version 1 a
     version: 1,
     threadId: null,
   });
-  const child = initialState(
-    { runId: 'run-ada-1.s2', userId: 'ada', goal: 'g', sessionId: 'sess-1', parentRunId: 'run-ada-1', depth: 1, model: 'm' },
-    now,
-  );
+  const child = initialState({ runId: 'run-ada-1.s2', userId: 'ada', goal: 'g', sessionId: 'sess-1', parentRunId: 'run-ada-1', depth: 1, model: 'm' }, now);
   assert.equal(child.sessionId, 'sess-1');
   assert.equal(child.parentRunId, 'run-ada-1');
   assert.equal(child.depth, 1);
@@ -116,7 +113,10 @@ test('startStep and finishStep: the step runs, then completes or fails, with its
   assert.deepEqual(statuses(s), ['s1:completed', 's2:failed', 's3:pending']);
   assert.deepEqual(
     s.observations.map((o) => [o.stepId, o.kind, o.content]),
-    [['s1', 'tool', '{"value":42}'], ['s2', 'error', 'model refused']],
+    [
+      ['s1', 'tool', '{"value":42}'],
+      ['s2', 'error', 'model refused'],
+    ],
   );
 
   // A respond step finishes without an observation of its own.
@@ -143,7 +143,10 @@ test('replaceRemaining: pending steps become replaced, new steps are appended wi
   s = replaceRemaining(s, [ASK, RESPOND], now());
   assert.equal(s.planId, 'run-ada-1#plan2');
   assert.deepEqual(statuses(s), ['s1:completed', 's2:replaced', 's3:replaced', 's4:pending', 's5:pending']);
-  assert.deepEqual(s.steps.map((x) => x.index), [1, 2, 3, 4, 5]);
+  assert.deepEqual(
+    s.steps.map((x) => x.index),
+    [1, 2, 3, 4, 5],
+  );
   assert.deepEqual(s.steps[0], doneStep, 'a completed step is untouched');
   assert.equal(s.steps[3]?.question, 'Which city?');
   assert.equal(nextPendingStep(s)?.id, 's4');
@@ -162,7 +165,10 @@ test('insertStepAfterCurrent: the new step comes before the remaining pending st
 
   s = insertStepAfterCurrent(s, ASK, now());
   assert.deepEqual(ids(s), ['s1', 's4', 's2', 's3']);
-  assert.deepEqual(s.steps.map((x) => x.index), [1, 2, 3, 4]);
+  assert.deepEqual(
+    s.steps.map((x) => x.index),
+    [1, 2, 3, 4],
+  );
   assert.deepEqual(s.steps[1], { id: 's4', index: 2, type: 'ask_user', description: 'Ask for the city', status: 'pending', question: 'Which city?' });
   assert.equal(nextPendingStep(s)?.id, 's4', 'the inserted step runs next');
 
@@ -170,7 +176,10 @@ test('insertStepAfterCurrent: the new step comes before the remaining pending st
   s = replaceRemaining(s, [THINK, RESPOND], now());
   s = insertStepAfterCurrent(s, ASK, now());
   assert.equal(new Set(ids(s)).size, s.steps.length, `ids not unique: ${ids(s).join(',')}`);
-  assert.deepEqual(s.steps.map((x) => x.index), s.steps.map((_, i) => i + 1));
+  assert.deepEqual(
+    s.steps.map((x) => x.index),
+    s.steps.map((_, i) => i + 1),
+  );
   assert.equal(nextPendingStep(s)?.type, 'ask_user');
 });
 
@@ -336,7 +345,11 @@ test('property: any sequence of transitions keeps ids unique, indexes equal to p
         assert.ok(after.version > s.version, `${o.kind}: version ${s.version} → ${after.version}`);
         assert.equal(after.updatedAt, at.toISOString());
         assert.equal(new Set(ids(after)).size, after.steps.length, `${o.kind}: duplicate ids ${ids(after).join(',')}`);
-        assert.deepEqual(after.steps.map((x) => x.index), after.steps.map((_, i) => i + 1), `${o.kind}: indexes`);
+        assert.deepEqual(
+          after.steps.map((x) => x.index),
+          after.steps.map((_, i) => i + 1),
+          `${o.kind}: indexes`,
+        );
         // Finished steps never go back to pending or running.
         for (const old of s.steps) {
           if (old.status === 'completed' || old.status === 'failed') assert.equal(after.steps.find((x) => x.id === old.id)?.status, old.status);

@@ -68,10 +68,7 @@ test('file store: concurrent puts of one key never leave a torn value, and reads
   // Values of very different sizes make a torn write show up as invalid JSON or a mixed value.
   const values = Array.from({ length: 40 }, (_, i) => ({ i, pad: 'x'.repeat(i % 2 === 0 ? 20_000 : 3) }));
   const seen: unknown[] = [];
-  await Promise.all([
-    ...values.map((v) => store.put('ns', 'hot', v)),
-    ...values.map(async () => seen.push(await store.get('ns', 'hot'))),
-  ]);
+  await Promise.all([...values.map((v) => store.put('ns', 'hot', v)), ...values.map(async () => seen.push(await store.get('ns', 'hot')))]);
   const whole = (x: unknown) => x === undefined || values.some((v) => JSON.stringify(v) === JSON.stringify(x));
   assert.ok(seen.every(whole), 'a read saw a partial value');
   assert.ok(whole(await store.get('ns', 'hot')) && (await store.get('ns', 'hot')) !== undefined);

@@ -9,9 +9,23 @@ import { analyze, namePhrases, normalizeName } from '../../src/longterm/text';
 import { Bm25Index } from '../../src/store/longterm/bm25';
 
 const fact = (over: Partial<Fact>): Fact => ({
-  id: 'f1', userId: 'u', subjectId: 'e1', subject: 'user', predicate: 'lives in', objectId: null, object: 'Lisbon', text: 't',
-  validFrom: '2020-01-01T00:00:00.000Z', validTo: null, recordedAt: '2020-01-01T00:00:00.000Z', confidence: 0.6, mentions: 1,
-  supersedes: null, supersededBy: null, provenance: { messageIds: [] }, ...over,
+  id: 'f1',
+  userId: 'u',
+  subjectId: 'e1',
+  subject: 'user',
+  predicate: 'lives in',
+  objectId: null,
+  object: 'Lisbon',
+  text: 't',
+  validFrom: '2020-01-01T00:00:00.000Z',
+  validTo: null,
+  recordedAt: '2020-01-01T00:00:00.000Z',
+  confidence: 0.6,
+  mentions: 1,
+  supersedes: null,
+  supersededBy: null,
+  provenance: { messageIds: [] },
+  ...over,
 });
 
 test('analyze: folds case and accents, drops function words, stems', () => {
@@ -23,7 +37,20 @@ test('analyze: folds case and accents, drops function words, stems', () => {
 
 test('namePhrases: runs of up to three words, split at stopwords and short words, each once, bounded', () => {
   assert.deepEqual(namePhrases('Where is Jon Smith? Ask Jo, Norah!'), ['jon', 'jon smith', 'jon smith ask', 'smith', 'smith ask', 'ask', 'norah']);
-  assert.deepEqual(namePhrases('Zoë-Ann Müller Schmidt Berg', 3), ['zoe', 'zoe ann', 'zoe ann muller', 'ann', 'ann muller', 'ann muller schmidt', 'muller', 'muller schmidt', 'muller schmidt berg', 'schmidt', 'schmidt berg', 'berg']);
+  assert.deepEqual(namePhrases('Zoë-Ann Müller Schmidt Berg', 3), [
+    'zoe',
+    'zoe ann',
+    'zoe ann muller',
+    'ann',
+    'ann muller',
+    'ann muller schmidt',
+    'muller',
+    'muller schmidt',
+    'muller schmidt berg',
+    'schmidt',
+    'schmidt berg',
+    'berg',
+  ]);
   assert.deepEqual(namePhrases('the of and to'), []);
   assert.equal(namePhrases('alpha beta gamma delta '.repeat(100)).length, 12, 'a repeated phrase counts once');
   assert.equal(namePhrases(Array.from({ length: 500 }, (_, i) => `word${i}x`).join(' ')).length, 64);
@@ -85,12 +112,18 @@ test('validity, strengthening and chains', () => {
   const b = fact({ id: 'b', supersedes: 'a', supersededBy: 'c' });
   const c = fact({ id: 'c', supersedes: 'b', supersededBy: 'a' }); // a cycle must not loop
   const byId = (id: string) => ({ a, b, c })[id as 'a' | 'b' | 'c'];
-  assert.deepEqual(chainOf(b, byId).map((x) => x.id), ['a', 'b', 'c']);
+  assert.deepEqual(
+    chainOf(b, byId).map((x) => x.id),
+    ['a', 'b', 'c'],
+  );
 });
 
 test('fuse: reciprocal rank fusion', () => {
   const fused = fuse([{ ids: ['x', 'y', 'z'] }, { ids: ['y', 'x'] }, { ids: ['z'], weight: 0.1 }]);
-  assert.deepEqual(fused.map((f) => f.id), ['x', 'y', 'z']);
+  assert.deepEqual(
+    fused.map((f) => f.id),
+    ['x', 'y', 'z'],
+  );
   assert.ok(Math.abs((fused[0]?.score ?? 0) - (1 / 61 + 1 / 62)) < 1e-12);
 });
 
@@ -111,7 +144,10 @@ test('Bm25Index: rarer terms weigh more, a replaced text is no longer found, lim
   index.set('a', 'the cat sat on the mat');
   index.set('b', 'the cat chased a zebra');
   index.set('c', 'a dog and a cat');
-  assert.deepEqual(index.search(analyze('cat zebra'), 1).map((h) => h.id), ['b']);
+  assert.deepEqual(
+    index.search(analyze('cat zebra'), 1).map((h) => h.id),
+    ['b'],
+  );
   index.set('b', 'nothing here');
   assert.deepEqual(index.search(analyze('zebra'), 5), []);
   assert.equal(index.search(analyze('cat'), 10).length, 2);
@@ -123,7 +159,11 @@ test('Bm25Index: a search leaves no score behind for the next one; many document
   const first = index.search(analyze('rare'), 5).map((h) => h.id);
   assert.deepEqual(first, ['d990', 'd980', 'd970', 'd960', 'd950'], 'ties: the newer document first');
   index.search(analyze('common filler'), 50);
-  assert.deepEqual(index.search(analyze('rare'), 5).map((h) => h.id), first, 'the same answer after another query');
+  assert.deepEqual(
+    index.search(analyze('rare'), 5).map((h) => h.id),
+    first,
+    'the same answer after another query',
+  );
   index.remove('d990');
   assert.equal(index.search(analyze('rare'), 200).length, 99);
   assert.equal(index.search(analyze('common'), 2000).length, 999);

@@ -13,7 +13,7 @@ test('stdio and Streamable HTTP servers in the widely used format, with defaults
         filesystem: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/tmp'] },
         memory: { command: 'node', env: { MEMORY_FILE_PATH: '/tmp/m.jsonl' }, timeoutMs: 5000 },
         remote: { url: 'https://example.com/mcp', headers: { Authorization: 'Bearer x' } },
-        typed: { type: 'http', url: 'http://127.0.0.1:9000/mcp', description: 'other clients\' keys are kept' },
+        typed: { type: 'http', url: 'http://127.0.0.1:9000/mcp', description: "other clients' keys are kept" },
       },
     }),
     'mcp.json',

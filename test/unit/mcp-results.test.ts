@@ -39,7 +39,10 @@ test('several blocks are kept in order; images, audio and blobs become reference
     { type: 'resource', resource: { uri: 'file:///x.txt', text: 'plain' } },
     { type: 'resource_link', uri: 'file:///y', name: 'y' },
   ]);
-  assert.deepEqual(saved.map((s) => s.mimeType), ['image/png', 'audio/wav', 'application/pdf']);
+  assert.deepEqual(
+    saved.map((s) => s.mimeType),
+    ['image/png', 'audio/wav', 'application/pdf'],
+  );
   assert.doesNotMatch(JSON.stringify(value), new RegExp(B64));
 });
 
@@ -49,6 +52,15 @@ test('binaries inside structured content are replaced too', () => {
   assert.match(JSON.stringify(value), /"type":"image","url":"file:\/\/\/media\/\d+","mimeType":"image\/gif","bytes":10/);
 });
 
-test('an error result\'s message is its text blocks', () => {
-  assert.equal(resultText({ content: [{ type: 'text', text: 'no such file' }, { type: 'image', data: B64, mimeType: 'image/png' }, { type: 'text', text: 'try again' }] }), 'no such file\ntry again');
+test("an error result's message is its text blocks", () => {
+  assert.equal(
+    resultText({
+      content: [
+        { type: 'text', text: 'no such file' },
+        { type: 'image', data: B64, mimeType: 'image/png' },
+        { type: 'text', text: 'try again' },
+      ],
+    }),
+    'no such file\ntry again',
+  );
 });

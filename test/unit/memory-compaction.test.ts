@@ -2,14 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import {
-  compressText,
-  KEEP_RECENT_STEPS,
-  planCompaction,
-  projectedSummaryTokens,
-  projectTokens,
-  type CompactionStep,
-} from '../../src/memory/compaction';
+import { compressText, KEEP_RECENT_STEPS, planCompaction, projectedSummaryTokens, projectTokens, type CompactionStep } from '../../src/memory/compaction';
 import { RETENTION_CLASSES, type Chunk, type RetentionClass } from '../../src/memory/model';
 import { countTextTokens } from '../../src/memory/tokens';
 
@@ -79,11 +72,18 @@ test('then BATCH_COMPRESSIBLE runs are summarized together, oldest first, leavin
   const b = (i: number) => chunk(`b${i}`, 'BATCH_COMPRESSIBLE', 100);
   const chunks = [
     chunk('sys', 'CRITICAL', 100),
-    b(1), b(2), b(3),
+    b(1),
+    b(2),
+    b(3),
     chunk('ask', 'CRITICAL', 50), // a CRITICAL chunk between them splits the run: batch_replace keeps order
-    b(4), b(5),
+    b(4),
+    b(5),
     chunk('eph', 'EPHEMERAL', 50),
-    b(6), b(7), b(8), b(9), b(10),
+    b(6),
+    b(7),
+    b(8),
+    b(9),
+    b(10),
   ];
   const steps = planCompaction(chunks, { soft: 100, hard: 10_000 });
   assert.deepEqual(steps, [
@@ -99,8 +99,7 @@ test('then BATCH_COMPRESSIBLE runs are summarized together, oldest first, leavin
 
 test('a run step’s chunks count as one step: older steps are summarized, the newest KEEP_RECENT_STEPS steps stay raw, whole', () => {
   // Six tool steps of a run, each an action and its action_response.
-  const step = (n: number): Chunk[] =>
-    (['a', 'r'] as const).map((half) => ({ ...chunk(`s${n}${half}`, 'BATCH_COMPRESSIBLE', 100), provenance: { runId: 'run-1', stepId: `s${n}` } }));
+  const step = (n: number): Chunk[] => (['a', 'r'] as const).map((half) => ({ ...chunk(`s${n}${half}`, 'BATCH_COMPRESSIBLE', 100), provenance: { runId: 'run-1', stepId: `s${n}` } }));
   const chunks = [chunk('goal', 'CRITICAL', 50), ...[1, 2, 3, 4, 5, 6].flatMap(step)];
   const steps = planCompaction(chunks, { soft: 100, hard: 10_000 });
   assert.deepEqual(steps, [{ kind: 'batch_summarize', chunkIds: ['s1a', 's1r', 's2a', 's2r'] }]);
@@ -145,13 +144,7 @@ test('CRITICAL chunks are never in a plan, however far over the limit; EPHEMERAL
 });
 
 test('OTHERS chunks are shortened by the built-in compression after the drops and before any summary, lowest priority first', () => {
-  const chunks = [
-    chunk('crit', 'CRITICAL', 100),
-    chunk('o-hi', 'OTHERS', 400, 90),
-    chunk('comp', 'COMPRESSIBLE', 400, 10),
-    chunk('o-lo', 'OTHERS', 400, 20),
-    chunk('d', 'DISPOSABLE', 50),
-  ];
+  const chunks = [chunk('crit', 'CRITICAL', 100), chunk('o-hi', 'OTHERS', 400, 90), chunk('comp', 'COMPRESSIBLE', 400, 10), chunk('o-lo', 'OTHERS', 400, 20), chunk('d', 'DISPOSABLE', 50)];
   // 1350 tokens; drop d → 1300; o-lo → 1000; o-hi → 700 ≤ 800: no summary, no model call.
   assert.deepEqual(planCompaction(chunks, { soft: 800, hard: 5000 }), [
     { kind: 'drop', chunkIds: ['d'] },
@@ -204,7 +197,13 @@ test('compressText keeps the beginning and the end within the tokens allowed, de
 test('the plan is deterministic', () => {
   const chunks = RETENTION_CLASSES.flatMap((r, i) => [chunk(`${r}-a`, r, 100 + i, i * 10), chunk(`${r}-b`, r, 300, i * 10)]);
   const limits = { soft: 300, hard: 1000 };
-  assert.deepEqual(planCompaction(chunks, limits), planCompaction(chunks.map((c) => ({ ...c })), limits));
+  assert.deepEqual(
+    planCompaction(chunks, limits),
+    planCompaction(
+      chunks.map((c) => ({ ...c })),
+      limits,
+    ),
+  );
   assert.ok(planCompaction(chunks, limits).length > 0);
 });
 
@@ -233,9 +232,19 @@ test('property: plans touch only compactable chunks, each once, in stage order, 
         const r = byId.get(id)?.retention;
         assert.ok(r !== undefined && r !== 'CRITICAL' && (r !== 'EPHEMERAL' || trimmed.has(id)), `${id} (${String(r)}) is in the plan`);
       }
-      if (trimmed.size > 0) assert.ok(projectTokens(chunks, steps.filter((s) => s.kind !== 'hard_trim')) > hard, 'trimmed only past the hard limit');
+      if (trimmed.size > 0)
+        assert.ok(
+          projectTokens(
+            chunks,
+            steps.filter((s) => s.kind !== 'hard_trim'),
+          ) > hard,
+          'trimmed only past the hard limit',
+        );
       const stage = { drop: 0, builtin_compress: 1, summarize: 2, batch_summarize: 3, hard_trim: 4 } as const;
-      assert.deepEqual(steps.map((s) => stage[s.kind]), steps.map((s) => stage[s.kind]).sort());
+      assert.deepEqual(
+        steps.map((s) => stage[s.kind]),
+        steps.map((s) => stage[s.kind]).sort(),
+      );
       for (const s of steps) {
         if (s.kind === 'drop') assert.ok(s.chunkIds.every((id) => byId.get(id)?.retention === 'DISPOSABLE'));
         if (s.kind === 'builtin_compress') assert.equal(byId.get(s.chunkId)?.retention, 'OTHERS');

@@ -40,7 +40,11 @@ test('a veto stops the chain and says who vetoed and why', () => {
 
 test('a transform replaces the operation for later observers, and its note is collected with the observer name', () => {
   const received: Operation[] = [];
-  const upper = observer('upper', (op) => ({ action: 'transform', operation: addText(op.op === 'add' && op.chunks[0]?.content.kind === 'text' ? op.chunks[0].content.text.toUpperCase() : ''), note: 'shouted' }));
+  const upper = observer('upper', (op) => ({
+    action: 'transform',
+    operation: addText(op.op === 'add' && op.chunks[0]?.content.kind === 'text' ? op.chunks[0].content.text.toUpperCase() : ''),
+    note: 'shouted',
+  }));
   const spy = observer('spy', (op) => {
     received.push(op);
     return { action: 'transform', operation: { ...op, position: 0 } as Operation, note: 'moved to the top' };
@@ -174,7 +178,13 @@ test('update, replace and batch_replace are redacted too; other operations and c
     { op: 'update', chunkId: 'chunk_1', patch: { content: secret, priority: 5 } },
     { op: 'replace', chunkId: 'chunk_1', chunk: { type: 'thinking', content: secret } },
     { op: 'batch_replace', chunkIds: ['chunk_1', 'chunk_2'], chunk: { type: 'compacted', content: secret } },
-    { op: 'add', chunks: [{ type: 'user', content: clean }, { type: 'environment', content: { kind: 'image', url: 'https://x.test/a.png?api_key=abc123def' } }] },
+    {
+      op: 'add',
+      chunks: [
+        { type: 'user', content: clean },
+        { type: 'environment', content: { kind: 'image', url: 'https://x.test/a.png?api_key=abc123def' } },
+      ],
+    },
   ];
   for (const op of ops) {
     const verdict = redactSecrets.observe(op, meta, ctx);
@@ -183,7 +193,11 @@ test('update, replace and batch_replace are redacted too; other operations and c
     assert.doesNotMatch(JSON.stringify(verdict.action === 'transform' ? verdict.operation : null), /AKIAIOSFODNN7EXAMPLE|abc123def/);
   }
   const update = redactSecrets.observe(ops[0] as Operation, meta, ctx);
-  assert.deepEqual(update.action === 'transform' ? update.operation : null, { op: 'update', chunkId: 'chunk_1', patch: { content: { kind: 'text', text: 'key [REDACTED:aws_access_key]' }, priority: 5 } });
+  assert.deepEqual(update.action === 'transform' ? update.operation : null, {
+    op: 'update',
+    chunkId: 'chunk_1',
+    patch: { content: { kind: 'text', text: 'key [REDACTED:aws_access_key]' }, priority: 5 },
+  });
 
   for (const op of [
     addText('hello'),

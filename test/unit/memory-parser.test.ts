@@ -71,7 +71,10 @@ test('JSON is rendered as indented key: value lines and - items, without braces 
     result: 'The moon glows soft',
     local_variables: { step1_poem: 'The moon…', count: 2 },
     tags: ['poem', 'moon'],
-    steps: [{ n: 1, ok: true }, { n: 2, ok: false }],
+    steps: [
+      { n: 1, ok: true },
+      { n: 2, ok: false },
+    ],
     empty: {},
     none: [],
     nothing: null,
@@ -132,14 +135,17 @@ test('roles: one system message of the setting chunks, then the flow in order; w
   ];
   const { messages, includedChunkIds, droppedChunkIds } = render(chunks);
   assert.deepEqual(droppedChunkIds, []);
-  assert.deepEqual(includedChunkIds, chunks.map((c) => c.id));
-  assert.deepEqual(messages.map((m) => m.role), ['system', 'user', 'user', 'assistant', 'user', 'user', 'assistant']);
+  assert.deepEqual(
+    includedChunkIds,
+    chunks.map((c) => c.id),
+  );
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['system', 'user', 'user', 'assistant', 'user', 'user', 'assistant'],
+  );
   assert.equal(messages[0]?.content, '[system]\nYou are Threadline.\n\n[agent]\nRole: poet.\n\n[delegation]\nTask: poem + translation.');
   assert.equal(messages[1]?.content, '[user msg_abc123]\nWrite a poem about the moon.');
-  assert.equal(
-    messages[2]?.content,
-    '[thinking]\nGenerate the poem first.\n\n[action]\nagent_tool(prompt="poem")\n\n[action_response]\nresult: The moon glows soft',
-  );
+  assert.equal(messages[2]?.content, '[thinking]\nGenerate the poem first.\n\n[action]\nagent_tool(prompt="poem")\n\n[action_response]\nresult: The moon glows soft');
   assert.equal(messages[3]?.content, '[response msg_def456]\nCastilian or Latin American Spanish?');
   assert.equal(messages[5]?.content, '[compacted]\nEarlier: the user likes short poems.');
   assert.equal(messages[6]?.content, '[output]\nLa luna brilla suave…');
@@ -159,7 +165,10 @@ test('under a budget: the most important chunks are kept, in their original orde
   assert.deepEqual(out.includedChunkIds, [sys.id, ask.id, mid.id, result.id]);
   assert.deepEqual(out.droppedChunkIds, [old.id]);
   assert.ok(out.tokens <= budget);
-  assert.deepEqual(out.messages.map((m) => m.content.split('\n')[0]), ['[system]', '[user msg_q1]', '[thinking]']);
+  assert.deepEqual(
+    out.messages.map((m) => m.content.split('\n')[0]),
+    ['[system]', '[user msg_q1]', '[thinking]'],
+  );
   assert.match(out.messages[2]?.content ?? '', /use the calculator\n\n\[action_response\]\nvalue: 84$/);
 });
 
@@ -182,11 +191,17 @@ test('tokens is exactly the sum over message contents, and a zero budget renders
   const chunks = [chunk('system', 'S'), chunk('user', 'hi'), chunk('thinking', 't1'), chunk('thinking', 't2')];
   const out = render(chunks, 1000);
   assert.equal(out.tokens, messagesTokens(out.messages, countTextTokens));
-  assert.equal(out.tokens, out.messages.reduce((n, m) => n + encode(m.content).length, 0));
+  assert.equal(
+    out.tokens,
+    out.messages.reduce((n, m) => n + encode(m.content).length, 0),
+  );
   const none = render(chunks, 0);
   assert.deepEqual(none.messages, []);
   assert.equal(none.tokens, 0);
-  assert.deepEqual(none.droppedChunkIds, chunks.map((c) => c.id));
+  assert.deepEqual(
+    none.droppedChunkIds,
+    chunks.map((c) => c.id),
+  );
 });
 
 // ---------------------------------------------------------------------------
@@ -198,7 +213,10 @@ const jsonArb = fc.jsonValue({ maxDepth: 3 });
 const contentArb: fc.Arbitrary<ChunkContent> = fc.oneof(
   { weight: 5, arbitrary: textArb.map((text) => ({ kind: 'text' as const, text })) },
   { weight: 2, arbitrary: jsonArb.map((data) => ({ kind: 'json' as const, data })) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('image' as const), url: fc.webUrl(), alt: fc.option(textArb, { nil: undefined }) }).map((c) => (c.alt === undefined ? { kind: c.kind, url: c.url } : c)) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('image' as const), url: fc.webUrl(), alt: fc.option(textArb, { nil: undefined }) }).map((c) => (c.alt === undefined ? { kind: c.kind, url: c.url } : c)),
+  },
   { weight: 1, arbitrary: fc.array(fc.constant('chunk_x'), { maxLength: 5 }).map((chunkIds) => ({ kind: 'chunks' as const, chunkIds })) },
 );
 const chunkArb = fc
@@ -223,7 +241,11 @@ function checkRendering(chunks: Chunk[], budget: number, countTokens: (t: string
   assert.ok(measured <= budget, `rendered ${measured} tokens for a budget of ${budget}`);
   const ids = chunks.map((c) => c.id);
   assert.deepEqual([...out.includedChunkIds, ...out.droppedChunkIds].sort(), [...ids].sort(), 'included ∪ dropped = all, each once');
-  assert.deepEqual(out.includedChunkIds, ids.filter((id) => out.includedChunkIds.includes(id)), 'included chunks keep state order');
+  assert.deepEqual(
+    out.includedChunkIds,
+    ids.filter((id) => out.includedChunkIds.includes(id)),
+    'included chunks keep state order',
+  );
   assert.ok(out.messages.every((m, i) => m.content.length > 0 && (m.role !== 'system' || i === 0)));
 }
 

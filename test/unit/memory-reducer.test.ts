@@ -41,8 +41,7 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-const sum = (ids: readonly string[], chunks: ReadonlyMap<string, Chunk>): number =>
-  ids.reduce((n, id) => n + (chunks.get(id)?.tokens ?? Number.NaN), 0);
+const sum = (ids: readonly string[], chunks: ReadonlyMap<string, Chunk>): number => ids.reduce((n, id) => n + (chunks.get(id)?.tokens ?? Number.NaN), 0);
 
 /**
  * A thread's first state: a CRITICAL system prompt, a read-only environment note, and
@@ -142,25 +141,24 @@ test('createChunk: fills the type defaults, a fresh id, the token count, the ope
   const ctx = context({ operationId: 'op_42' });
   const chunk = createChunk({ type: 'thinking', content: text('Maybe the 9:40 train.'), provenance: { runId: 'run-1', stepId: 's2' } }, ctx);
   assert.match(chunk.id, /^chunk_[0-9a-z]{16}$/);
-  assert.deepEqual({ ...chunk, id: 'x' }, {
-    id: 'x',
-    type: 'thinking',
-    content: text('Maybe the 9:40 train.'),
-    ...chunkDefaults('thinking'),
-    parentChunkId: null,
-    provenance: { runId: 'run-1', stepId: 's2', operationId: 'op_42' },
-    messageId: null,
-    tokens: countTokens(text('Maybe the 9:40 train.')),
-    createdAt: NOW.toISOString(),
-  });
+  assert.deepEqual(
+    { ...chunk, id: 'x' },
+    {
+      id: 'x',
+      type: 'thinking',
+      content: text('Maybe the 9:40 train.'),
+      ...chunkDefaults('thinking'),
+      parentChunkId: null,
+      provenance: { runId: 'run-1', stepId: 's2', operationId: 'op_42' },
+      messageId: null,
+      tokens: countTokens(text('Maybe the 9:40 train.')),
+      createdAt: NOW.toISOString(),
+    },
+  );
 });
 
 test('createChunk: explicit priority, retention and modifiability win over the defaults; the parent is recorded', () => {
-  const chunk = createChunk(
-    { type: 'system', content: text('x'), priority: 5, retention: 'DISPOSABLE', agentModifiable: true },
-    context(),
-    'chunk_parent',
-  );
+  const chunk = createChunk({ type: 'system', content: text('x'), priority: 5, retention: 'DISPOSABLE', agentModifiable: true }, context(), 'chunk_parent');
   assert.equal(chunk.priority, 5);
   assert.equal(chunk.retention, 'DISPOSABLE');
   assert.equal(chunk.agentModifiable, true);
@@ -185,14 +183,23 @@ test('createChunk: user and response chunks get a short message id (or keep the 
 
 test('add: appends at the end by default, as new chunks stamped with the operation and the run that made them', () => {
   const { state, chunks, result } = run(
-    { op: 'add', chunks: [{ type: 'action', content: text('search trains') }, { type: 'action_response', content: text('3 found') }] },
+    {
+      op: 'add',
+      chunks: [
+        { type: 'action', content: text('search trains') },
+        { type: 'action_response', content: text('3 found') },
+      ],
+    },
     meta('agent', { runId: 'run-7', stepId: 's3' }),
   );
   const { state: next, newChunks } = accepted(result);
   assertFollows(next, state, chunks, newChunks);
   assert.equal(newChunks.length, 2);
   assert.deepEqual(next.chunkIds, [...state.chunkIds, ...newChunks.map((c) => c.id)]);
-  assert.deepEqual(newChunks.map((c) => c.type), ['action', 'action_response']);
+  assert.deepEqual(
+    newChunks.map((c) => c.type),
+    ['action', 'action_response'],
+  );
   for (const c of newChunks) {
     assert.equal(chunks.has(c.id), false, 'new chunks have new ids');
     assert.deepEqual(c.provenance, { runId: 'run-7', stepId: 's3', operationId: 'op_test' });
@@ -212,7 +219,10 @@ test('add: inserts at a position (0 and the length are both allowed); the input 
   const middle = run({ op: 'add', chunks: [{ type: 'thinking', content: text('t') }], position: 2 });
   const c = accepted(middle.result);
   assert.equal(c.state.chunkIds[2], c.newChunks[0]?.id);
-  assert.deepEqual(c.state.chunkIds.filter((id) => id !== c.newChunks[0]?.id), middle.state.chunkIds);
+  assert.deepEqual(
+    c.state.chunkIds.filter((id) => id !== c.newChunks[0]?.id),
+    middle.state.chunkIds,
+  );
 });
 
 test('add: a position past the end is refused as invalid', () => {
@@ -230,10 +240,7 @@ test('add: every origin may add, even a CRITICAL chunk', () => {
 // update
 
 test('update: the edited chunk is a new chunk linked to the old one, in the same place, with its tokens recounted', () => {
-  const { state, chunks, dlg, result } = run(
-    { op: 'update', chunkId: fixture().dlg.id, patch: { content: text('Goal: book a trip to Lisbon and Porto in May, by train.') } },
-    AGENT,
-  );
+  const { state, chunks, dlg, result } = run({ op: 'update', chunkId: fixture().dlg.id, patch: { content: text('Goal: book a trip to Lisbon and Porto in May, by train.') } }, AGENT);
   const { state: next, newChunks } = accepted(result);
   assertFollows(next, state, chunks, newChunks);
   const [edited] = newChunks;
@@ -247,19 +254,16 @@ test('update: the edited chunk is a new chunk linked to the old one, in the same
   assert.equal(edited.priority, dlg.priority);
   assert.equal(edited.provenance.operationId, 'op_test');
   assert.equal(next.chunkIds[2], edited.id);
-  assert.deepEqual(next.chunkIds.filter((_, i) => i !== 2), state.chunkIds.filter((_, i) => i !== 2));
+  assert.deepEqual(
+    next.chunkIds.filter((_, i) => i !== 2),
+    state.chunkIds.filter((_, i) => i !== 2),
+  );
   assert.equal(chunks.get(dlg.id), dlg, 'the old chunk is still there, unchanged, for older states');
 });
 
 test('update: a patch without content keeps the token count and changes only what it names; a message keeps its id', () => {
   const f = fixture();
-  const result = reduce(
-    f.state,
-    f.chunks,
-    { op: 'update', chunkId: f.usr.id, patch: { priority: 99, retention: 'COMPRESSIBLE' } },
-    USER,
-    context({ countTokens: () => 999 }),
-  );
+  const result = reduce(f.state, f.chunks, { op: 'update', chunkId: f.usr.id, patch: { priority: 99, retention: 'COMPRESSIBLE' } }, USER, context({ countTokens: () => 999 }));
   const [edited] = accepted(result).newChunks;
   assert.ok(edited);
   assert.equal(edited.tokens, f.usr.tokens);
@@ -328,10 +332,7 @@ test('reorder: a missing, repeated or foreign id is refused', () => {
 
 test('replace: one chunk becomes a new one in its place, linked to it as its parent', () => {
   const f = fixture();
-  const { state, chunks, result } = run(
-    { op: 'replace', chunkId: f.thk.id, chunk: { type: 'compacted', content: text('Considered trains via Madrid.') } },
-    AGENT,
-  );
+  const { state, chunks, result } = run({ op: 'replace', chunkId: f.thk.id, chunk: { type: 'compacted', content: text('Considered trains via Madrid.') } }, AGENT);
   const { state: next, newChunks } = accepted(result);
   assertFollows(next, state, chunks, newChunks);
   const [made] = newChunks;
@@ -491,7 +492,9 @@ test('immutability: no operation changes its inputs (all deep-frozen), and the r
 
 const contentArb: fc.Arbitrary<ChunkContent> = fc.oneof(
   fc.string({ maxLength: 40 }).map((t) => ({ kind: 'text' as const, text: t })),
-  fc.dictionary(fc.string({ maxLength: 5 }), fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), fc.boolean()), { maxKeys: 3, noNullPrototype: true }).map((data) => ({ kind: 'json' as const, data })),
+  fc
+    .dictionary(fc.string({ maxLength: 5 }), fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), fc.boolean()), { maxKeys: 3, noNullPrototype: true })
+    .map((data) => ({ kind: 'json' as const, data })),
   fc.webUrl().map((url) => ({ kind: 'image' as const, url })),
   fc.array(fc.string({ minLength: 1, maxLength: 8 }), { maxLength: 3 }).map((chunkIds) => ({ kind: 'chunks' as const, chunkIds })),
 );
@@ -514,10 +517,7 @@ const stepArb = fc.record({
   picks: fc.array(fc.nat({ max: 40 }), { minLength: 1, maxLength: 4 }),
   position: fc.option(fc.nat({ max: 12 }), { nil: undefined }),
   inputs: fc.array(chunkInputArb, { minLength: 1, maxLength: 3 }),
-  patch: fc.record(
-    { content: contentArb, priority: fc.integer({ min: 0, max: 100 }), retention: fc.constantFrom(...RETENTION_CLASSES), agentModifiable: fc.boolean() },
-    { requiredKeys: [] },
-  ),
+  patch: fc.record({ content: contentArb, priority: fc.integer({ min: 0, max: 100 }), retention: fc.constantFrom(...RETENTION_CLASSES), agentModifiable: fc.boolean() }, { requiredKeys: [] }),
   seed: fc.nat(),
 });
 type Step = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
@@ -667,7 +667,10 @@ test('property: any sequence of operations from any origin keeps every state imm
           assert.equal(new Set(state.chunkIds).size, state.chunkIds.length);
           assert.ok(state.chunkIds.every((id) => chunks.has(id)));
           assert.equal(state.tokens, sum(state.chunkIds, chunks));
-          assert.ok(states.every((s) => s.id !== state.id), 'state ids are fresh');
+          assert.ok(
+            states.every((s) => s.id !== state.id),
+            'state ids are fresh',
+          );
           states.push(deepFreeze(state));
           acceptedCount++;
           snapshots.push(structuredClone(state));

@@ -35,7 +35,10 @@ test('a tool step then respond: plan, step+replan in one call, answer, end — w
   assert.deepEqual(kinds(e.handle(stepDone(), T0)), ['call:respond']);
   assert.deepEqual(kinds(e.handle(answered('42'), T0)), ['status:completed', 'close', 'end']);
   assert.equal(e.state.finalAnswer, '42');
-  assert.deepEqual(e.state.steps.map((s) => s.status), ['completed', 'completed']);
+  assert.deepEqual(
+    e.state.steps.map((s) => s.status),
+    ['completed', 'completed'],
+  );
   assert.equal(e.state.observations[0]?.content, '{"value":42}');
 });
 
@@ -45,14 +48,20 @@ test('a plan that begins with its respond step and comes with its answer ends at
   const commands = e.handle({ kind: 'result', activity: 'planRun', value: { steps: [RESPOND], model: 'm', answer: { stepId: 's1', text: 'clear skies' } } }, T0);
   assert.deepEqual(kinds(commands), ['status:running', 'status:completed', 'notify_parent', 'close', 'end']);
   assert.equal(e.state.finalAnswer, 'clear skies');
-  assert.deepEqual(e.state.steps.map((s) => [s.id, s.status]), [['s1', 'completed']]);
+  assert.deepEqual(
+    e.state.steps.map((s) => [s.id, s.status]),
+    [['s1', 'completed']],
+  );
 });
 
 test('an answer given with a plan whose first step is not that respond step is not used', () => {
   const e = engine();
   e.start(T0);
   // A plan recorded with an answer for another step (say the model changed the plan): the steps run as planned.
-  assert.deepEqual(kinds(e.handle({ kind: 'result', activity: 'planRun', value: { steps: [CALC, RESPOND], model: 'm', answer: { stepId: 's2', text: 'too early' } } }, T0)), ['status:running', 'call:executeStep']);
+  assert.deepEqual(kinds(e.handle({ kind: 'result', activity: 'planRun', value: { steps: [CALC, RESPOND], model: 'm', answer: { stepId: 's2', text: 'too early' } } }, T0)), [
+    'status:running',
+    'call:executeStep',
+  ]);
   assert.equal(e.state.finalAnswer, null);
 });
 
@@ -67,7 +76,10 @@ test('a run asked to close on its answer: the answering calls carry the close, a
   assert.deepEqual(kinds(closed), ['status:running', 'status:completed', 'end']);
   assert.equal(e.state.status, 'completed');
   assert.equal(e.state.finalAnswer, 'clear skies');
-  assert.deepEqual(e.state.steps.map((s) => [s.id, s.status]), [['s1', 'completed']]);
+  assert.deepEqual(
+    e.state.steps.map((s) => [s.id, s.status]),
+    [['s1', 'completed']],
+  );
 
   // A respond call asks too; its answer without `closed` (it ran as a regular activity) ends the run as before.
   const f = engine({ reportTo: 'session-a', closeOnAnswer: true });
@@ -126,7 +138,10 @@ test('ask_user waits for a person; the reply becomes an observation and a replan
   assert.equal(e.canTakeReply(), true);
   assert.deepEqual(kinds(e.handle({ kind: 'reply', text: 'Paris' }, T0)), ['status:running', 'call:replan']);
   assert.equal(e.canTakeReply(), false);
-  assert.deepEqual(e.state.observations.map((o) => [o.kind, o.content]), [['user_reply', 'Paris']]);
+  assert.deepEqual(
+    e.state.observations.map((o) => [o.kind, o.content]),
+    [['user_reply', 'Paris']],
+  );
   assert.deepEqual(kinds(e.handle({ kind: 'result', activity: 'replan', value: { decision: 'continue' } }, T0)), ['call:respond']);
 });
 
@@ -147,7 +162,10 @@ test('replan decisions: replace_remaining runs the new steps, ask_user inserts a
   e.handle(planned([CALC, CALC, RESPOND]), T0);
   const replaced = e.handle({ ...stepDone(), value: { ...stepDone().value, decision: { decision: 'replace_remaining', steps: [RESPOND] } } }, T0);
   assert.deepEqual(kinds(replaced), ['call:respond']);
-  assert.deepEqual(e.state.steps.map((s) => s.status), ['completed', 'replaced', 'replaced', 'running']);
+  assert.deepEqual(
+    e.state.steps.map((s) => s.status),
+    ['completed', 'replaced', 'replaced', 'running'],
+  );
 
   const f = engine();
   f.start(T0);
@@ -160,7 +178,10 @@ test('replan decisions: replace_remaining runs the new steps, ask_user inserts a
   g.handle(planned([CALC, CALC, RESPOND]), T0);
   assert.deepEqual(kinds(g.handle(stepDone('finish'), T0)), ['status:completed', 'close', 'end']);
   assert.equal(g.state.finalAnswer, 'done early');
-  assert.deepEqual(g.state.steps.map((s) => s.status), ['completed', 'skipped', 'skipped']);
+  assert.deepEqual(
+    g.state.steps.map((s) => s.status),
+    ['completed', 'skipped', 'skipped'],
+  );
 });
 
 test('a plan that runs out without respond gets a final answer call', () => {
@@ -207,7 +228,10 @@ test('the step limit, a failure and a cancellation each end the run with the rea
   c.start(T0);
   c.handle(planned([ASK, RESPOND]), T0);
   assert.deepEqual(kinds(c.handle({ kind: 'cancelled' }, T0)), ['status:cancelled', 'close', 'end']);
-  assert.deepEqual(c.state.steps.map((s) => s.status), ['skipped', 'skipped']);
+  assert.deepEqual(
+    c.state.steps.map((s) => s.status),
+    ['skipped', 'skipped'],
+  );
 });
 
 test('an event the engine did not wait for is a bug, not a silent turn', () => {
@@ -243,11 +267,14 @@ test("a sub-plan's question becomes the parent's: shown as an open ask step, rep
   assert.equal(notice.parentId, 'session-a');
   assert.equal(notice.report.question, 'Which city?');
   assert.equal(e.state.status, 'waiting_user');
-  assert.deepEqual(e.state.steps.map((s) => [s.id, s.index, s.type, s.status, s.childRunId ?? null]), [
-    ['s1', 1, 'subplan', 'running', 'run-a.s1'],
-    ['s3', 2, 'ask_user', 'running', 'run-a.s1'],
-    ['s2', 3, 'respond', 'pending', null],
-  ]);
+  assert.deepEqual(
+    e.state.steps.map((s) => [s.id, s.index, s.type, s.status, s.childRunId ?? null]),
+    [
+      ['s1', 1, 'subplan', 'running', 'run-a.s1'],
+      ['s3', 2, 'ask_user', 'running', 'run-a.s1'],
+      ['s2', 3, 'respond', 'pending', null],
+    ],
+  );
   assert.equal(e.canTakeReply(), true);
 
   // The reply: recorded here, the run resumes (reported), and it goes down to the child; the run still waits on the child.
@@ -255,11 +282,17 @@ test("a sub-plan's question becomes the parent's: shown as an open ask step, rep
   assert.deepEqual(kinds(replied), ['status:running', 'notify_parent', 'relay_reply']);
   assert.deepEqual(replied[2], { kind: 'relay_reply', runId: 'run-a.s1', text: 'Lisbon' });
   assert.equal(e.canTakeReply(), false);
-  assert.deepEqual(e.state.observations.map((o) => [o.stepId, o.kind, o.content]), [['s3', 'user_reply', 'Lisbon']]);
+  assert.deepEqual(
+    e.state.observations.map((o) => [o.stepId, o.kind, o.content]),
+    [['s3', 'user_reply', 'Lisbon']],
+  );
   // The child resuming after it (its report) changes nothing more; its answer ends the step as before.
   assert.deepEqual(kinds(e.handle(childReport('run-a.s1', 'running'), T0)), []);
   assert.deepEqual(kinds(e.handle(childEnded('run-a.s1', 'completed', 'sunny in Lisbon'), T0)), ['call:replan']);
-  assert.deepEqual(e.state.steps.map((s) => s.status), ['completed', 'completed', 'pending']);
+  assert.deepEqual(
+    e.state.steps.map((s) => s.status),
+    ['completed', 'completed', 'pending'],
+  );
 });
 
 test("a sub-plan's question answered at the child directly closes the parent's; a child that ends without an answer drops it", () => {
@@ -276,7 +309,14 @@ test("a sub-plan's question answered at the child directly closes the parent's; 
   f.handle(planned([SUB, RESPOND]), T0);
   f.handle(childReport('run-a.s1', 'waiting_user', 'Which city?'), T0);
   assert.deepEqual(kinds(f.handle(childEnded('run-a.s1', 'cancelled'), T0)), ['status:running', 'call:replan']);
-  assert.deepEqual(f.state.steps.map((s) => [s.type, s.status]), [['subplan', 'failed'], ['ask_user', 'skipped'], ['respond', 'pending']]);
+  assert.deepEqual(
+    f.state.steps.map((s) => [s.type, s.status]),
+    [
+      ['subplan', 'failed'],
+      ['ask_user', 'skipped'],
+      ['respond', 'pending'],
+    ],
+  );
 });
 
 test('a child run told to relay its questions reports its waits to the parent, never its end', () => {
@@ -299,7 +339,10 @@ test('capability switches: a step its starter turned off is a failed step the re
   assert.deepEqual(e.state.allow, { askUser: false, plan: false });
   const refused = e.handle(planned([ASK, SUB, RESPOND]), T0);
   assert.deepEqual(kinds(refused), ['status:running', 'call:replan']);
-  assert.deepEqual(e.state.steps.map((s) => s.status), ['failed', 'pending', 'pending']);
+  assert.deepEqual(
+    e.state.steps.map((s) => s.status),
+    ['failed', 'pending', 'pending'],
+  );
   assert.match(e.state.observations[0]?.content ?? '', /refused: asking the person \(ask_user\): nobody is there to answer is off for this run/);
   // The replan goes on: the sub-plan is refused too; the tool step runs.
   assert.deepEqual(kinds(e.handle({ kind: 'result', activity: 'replan', value: { decision: 'continue' } }, T0)), ['call:replan']);

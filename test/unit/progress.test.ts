@@ -1,17 +1,7 @@
 /** The progress list shown as the workflow's current details in the Temporal Web UI, and step summaries. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  applyPlan,
-  cancel,
-  complete,
-  fail,
-  finishStep,
-  initialState,
-  replaceRemaining,
-  startStep,
-  type ExecutionState,
-} from '../../src/planning/execution-state';
+import { applyPlan, cancel, complete, fail, finishStep, initialState, replaceRemaining, startStep, type ExecutionState } from '../../src/planning/execution-state';
 import { renderProgress, stepSummary } from '../../src/planning/progress';
 import { progressMark } from '../../src/planning/progress-marks';
 import { renderTaskProgress } from '../../src/planning/task-tree';
@@ -36,12 +26,7 @@ function running(): ExecutionState {
 test('a plan renders with the tree engine’s marks: the goal line carries the aggregate ([~] partly done), each step [x] done, [-] executing or [ ] not started', () => {
   assert.equal(
     renderProgress(running()),
-    [
-      '-[~] **running** — What is 40+2? (model: offline-demo)',
-      ' -[x] 1. tool: Add the numbers',
-      ' -[-] 2. reason: Check the sum',
-      ' -[ ] 3. respond: Answer the user',
-    ].join('\n'),
+    ['-[~] **running** — What is 40+2? (model: offline-demo)', ' -[x] 1. tool: Add the numbers', ' -[-] 2. reason: Check the sum', ' -[ ] 3. respond: Answer the user'].join('\n'),
   );
 });
 

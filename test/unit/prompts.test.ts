@@ -1,15 +1,7 @@
 /** Prompt assembly: what the model is told for each call, rendered from the run's state. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  applyPlan,
-  finishStep,
-  initialState,
-  recordReply,
-  startStep,
-  waitForUser,
-  type ExecutionState,
-} from '../../src/planning/execution-state';
+import { applyPlan, finishStep, initialState, recordReply, startStep, waitForUser, type ExecutionState } from '../../src/planning/execution-state';
 import type { PlannerCallName } from '../../src/planning/schemas';
 import { buildMessages, resumeContext, type PlannerContext } from '../../src/llm/prompts';
 import { ToolRegistry } from '../../src/tools/registry';
@@ -37,7 +29,10 @@ function answered(): ExecutionState {
 
 function render(call: PlannerCallName, state: ExecutionState, extra: Partial<PlannerContext> = {}) {
   const messages = buildMessages({ call, state, tools, maxSteps: 25, maxDepth: 2, ...extra });
-  assert.deepEqual(messages.map((m) => m.role), ['system', 'user']);
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['system', 'user'],
+  );
   return { system: messages[0]?.content ?? '', user: messages[1]?.content ?? '' };
 }
 
@@ -62,10 +57,7 @@ test('the user message carries the goal, the plan with statuses and tool argumen
 
 test('after a user reply the message restates the question and the reply, so a short reply is read in context', () => {
   const { user } = render('replan_decision', answered());
-  assert.ok(
-    user.includes('Resume context: You asked the user: "Which city do you want to visit?". The user replied: "Paris".'),
-    user,
-  );
+  assert.ok(user.includes('Resume context: You asked the user: "Which city do you want to visit?". The user replied: "Paris".'), user);
   assert.equal(resumeContext(initialState({ runId: 'r', userId: 'u', goal: 'g', model: 'm' }, at)), null, 'no reply, no resume context');
 });
 

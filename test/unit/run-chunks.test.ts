@@ -40,14 +40,28 @@ test('a sub-plan is a step record too: its thought and goal, then the child’s 
 });
 
 test("a tree run's events since a point: the plan when new, then a question with its reply and a task's result as step records", () => {
-  const tree = withTree(initialState({ runId: 'run-t', userId: 'ada', goal: 'Trip', model: 'm' }, at), buildTree({ name: 'Trip', goal: 'Plan it', subtasks: [{ name: 'Ask', goal: 'who comes' }] }), at, { planId: 'run-t#tree1', status: 'running' });
+  const tree = withTree(
+    initialState({ runId: 'run-t', userId: 'ada', goal: 'Trip', model: 'm' }, at),
+    buildTree({ name: 'Trip', goal: 'Plan it', subtasks: [{ name: 'Ask', goal: 'who comes' }] }),
+    at,
+    { planId: 'run-t#tree1', status: 'running' },
+  );
   const asked = appendStep(tree, { type: 'ask_user', description: '[1-1] who?', question: 'Who comes along?' }, 'running', null, at, { task: '1-1' });
   const replied = recordReply(asked, 's1', 'My sister is Ana.', at);
   const done = appendStep(replied, { type: 'reason', description: '[1-1] done' }, 'completed', { kind: 'reason', content: 'task 1-1 finished: Ana comes' }, at, { task: '1-1' });
   const chunks = eventChunks(done, 0, true);
-  assert.deepEqual(chunks.map((c) => c.type), ['workflow', 'response', 'user', 'thinking']);
+  assert.deepEqual(
+    chunks.map((c) => c.type),
+    ['workflow', 'response', 'user', 'thinking'],
+  );
   assert.deepEqual(chunks[0]?.content, { kind: 'json', data: { kind: 'task_tree', planId: 'run-t#tree1', progress: done.progress } });
-  assert.deepEqual(chunks.slice(1).map((c) => (c.content.kind === 'text' ? c.content.text : null)), ['Who comes along?', 'My sister is Ana.', 'task 1-1 finished: Ana comes']);
+  assert.deepEqual(
+    chunks.slice(1).map((c) => (c.content.kind === 'text' ? c.content.text : null)),
+    ['Who comes along?', 'My sister is Ana.', 'task 1-1 finished: Ana comes'],
+  );
   // From the second observation on, without the plan: only the task's result.
-  assert.deepEqual(eventChunks(done, 1, false).map((c) => c.type), ['thinking']);
+  assert.deepEqual(
+    eventChunks(done, 1, false).map((c) => c.type),
+    ['thinking'],
+  );
 });

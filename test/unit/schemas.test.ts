@@ -77,7 +77,12 @@ test('execution_plan: needs at least one and at most 50 steps, and validates eac
   assert.deepEqual(issuePaths(ExecutionPlanReplySchema.safeParse({})), ['steps']);
   const many = Array.from({ length: 51 }, () => ({ type: 'reason', description: 'Think' }));
   assert.deepEqual(issuePaths(ExecutionPlanReplySchema.safeParse({ steps: many })), ['steps']);
-  const badSecond = { steps: [{ type: 'reason', description: 'Think' }, { type: 'tool', description: 'Add' }] };
+  const badSecond = {
+    steps: [
+      { type: 'reason', description: 'Think' },
+      { type: 'tool', description: 'Add' },
+    ],
+  };
   assert.deepEqual(issuePaths(ExecutionPlanReplySchema.safeParse(badSecond)), ['steps.1.tool']);
 });
 

@@ -20,7 +20,19 @@ import {
   type TaskState,
   type Turn,
 } from '../../src/sessions/session-model';
-import { appendTurns, applyReport, endingTurnKey, markReplied, reportTurn, shownTurns, newSessionRun, pruneRuns, renderSessionContext, renderSessionState, renderTaskState } from '../../src/sessions/session-state';
+import {
+  appendTurns,
+  applyReport,
+  endingTurnKey,
+  markReplied,
+  reportTurn,
+  shownTurns,
+  newSessionRun,
+  pruneRuns,
+  renderSessionContext,
+  renderSessionState,
+  renderTaskState,
+} from '../../src/sessions/session-state';
 import { taskStateSummaryContext, taskStateSummaryMessages } from '../../src/llm/task-state-summary';
 import { CLARIFY } from '../../src/llm/demo-intents';
 import { demoMessageRoute, messageRouteMessages } from '../../src/llm/message-route';
@@ -38,7 +50,11 @@ test('routing: commands first, whatever else is waiting', () => {
 });
 
 test('routing while runs wait: a message is judged unless it is a reply by rule; a judgement makes it a new request or picks the run', () => {
-  const runs = [run('r1', 'waiting_user', { askedAt: '2025-01-01T00:00:01Z', question: 'Which city?' }), run('r2', 'waiting_user', { askedAt: '2025-01-01T00:00:02Z', question: 'How many?' }), run('r3', 'running')];
+  const runs = [
+    run('r1', 'waiting_user', { askedAt: '2025-01-01T00:00:01Z', question: 'Which city?' }),
+    run('r2', 'waiting_user', { askedAt: '2025-01-01T00:00:02Z', question: 'How many?' }),
+    run('r3', 'running'),
+  ];
   assert.equal(needsJudgement(runs, 'what is 12*7'), true);
   assert.equal(needsJudgement([run('r3', 'running')], 'what is 12*7'), false, 'nothing waits: a new run by rule');
   assert.equal(needsJudgement(runs, '/state'), false);
@@ -47,7 +63,10 @@ test('routing while runs wait: a message is judged unless it is a reply by rule;
   const confirm = [run('r1', 'waiting_user_confirmation', { question: 'Shall I send it?' })];
   assert.equal(needsJudgement(confirm, 'ok'), false, 'a yes/no answer to a yes/no question');
   assert.equal(needsJudgement(confirm, 'what time is it'), true);
-  assert.deepEqual(waitingNewestFirst(runs).map((r) => r.runId), ['r2', 'r1']);
+  assert.deepEqual(
+    waitingNewestFirst(runs).map((r) => r.runId),
+    ['r2', 'r1'],
+  );
 
   assert.deepEqual(routeMessage(runs, 'what is 12*7', { route: 'new_request' }), { kind: 'new_run', goal: 'what is 12*7' });
   assert.deepEqual(routeMessage(runs, 'Lisbon', { route: 'reply', runId: 'r1' }), { kind: 'reply', runId: 'r1', text: 'Lisbon' });
@@ -59,8 +78,13 @@ test('routing while runs wait: a message is judged unless it is a reply by rule;
 });
 
 test('message_route: the prompt names the message and every waiting question; the demo model tells a request it can do from an answer', () => {
-  const waiting = [{ runId: 'r2', goal: 'book a table', question: 'For how many people?' }, { runId: 'r1', goal: 'plan a trip', question: 'Which city?' }];
-  const prompt = messageRouteMessages({ call: 'message_route', text: 'what is 12*7', waiting }).map((m) => m.content).join('\n');
+  const waiting = [
+    { runId: 'r2', goal: 'book a table', question: 'For how many people?' },
+    { runId: 'r1', goal: 'plan a trip', question: 'Which city?' },
+  ];
+  const prompt = messageRouteMessages({ call: 'message_route', text: 'what is 12*7', waiting })
+    .map((m) => m.content)
+    .join('\n');
   assert.match(prompt, /^Goal: what is 12\*7$/m);
   assert.match(prompt, /runId r2 — task: book a table\n {3}question: For how many people\?/);
   assert.match(prompt, /runId r1 — task: plan a trip/);
@@ -114,7 +138,10 @@ test('history: the window keeps the most recent turns; compression triggers on c
   assert.equal(needsCompression(sizes, { window: 8, tokenThreshold: 1000 }), false);
   assert.equal(needsCompression(sizes, { window: 7, tokenThreshold: 1000 }), true);
   assert.equal(needsCompression([estimateTokens('x'.repeat(4004))], { window: 8, tokenThreshold: 1000 }), true);
-  assert.deepEqual(appendTurns(history, [turn('user', 'new')], 4).map((t) => t.text), ['t5', 't6', 't7', 'new']);
+  assert.deepEqual(
+    appendTurns(history, [turn('user', 'new')], 4).map((t) => t.text),
+    ['t5', 't6', 't7', 'new'],
+  );
 });
 
 test('reports: a yes/no question becomes waiting_user_confirmation; answers and failures become turns; unknown runs change nothing', () => {
@@ -147,24 +174,48 @@ test('the turn of a run ending has one key whoever adds it (the closing call or 
   assert.equal(reportTurn({ ...ending, status: 'cancelled' }, T0.toISOString()), null);
 });
 
-test('a view shows a run\'s answer only with its ending: not while the session still lists the run as working', () => {
+test("a view shows a run's answer only with its ending: not while the session still lists the run as working", () => {
   const turns = [turn('user', 'q1'), { ...turn('assistant', 'a1'), runId: 'r1' }, turn('user', 'q2'), { ...turn('assistant', 'which day?'), runId: 'r2' }, { ...turn('assistant', 'a3'), runId: 'r3' }];
   const runs = [run('r1', 'running'), run('r2', 'waiting_user'), run('r3', 'completed')];
-  assert.deepEqual(shownTurns(turns, runs).map((t) => t.text), ['q1', 'q2', 'which day?', 'a3']);
-  assert.deepEqual(shownTurns(turns, [run('r1', 'completed'), ...runs.slice(1)]).map((t) => t.text), ['q1', 'a1', 'q2', 'which day?', 'a3']);
+  assert.deepEqual(
+    shownTurns(turns, runs).map((t) => t.text),
+    ['q1', 'q2', 'which day?', 'a3'],
+  );
+  assert.deepEqual(
+    shownTurns(turns, [run('r1', 'completed'), ...runs.slice(1)]).map((t) => t.text),
+    ['q1', 'a1', 'q2', 'which day?', 'a3'],
+  );
   // A run the session no longer lists (pruned, cleared) hides nothing.
   assert.equal(shownTurns(turns, []).length, 5);
   // A run working again after the person's reply keeps the question it asked; only what it said after the reply waits.
-  const resumed = [{ ...turn('user', 'book it'), runId: 'r4' }, { ...turn('assistant', 'which day?'), runId: 'r4' }, { ...turn('user', 'monday'), runId: 'r4' }, { ...turn('assistant', 'booked'), runId: 'r4' }];
-  assert.deepEqual(shownTurns(resumed, [run('r4', 'running')]).map((t) => t.text), ['book it', 'which day?', 'monday']);
+  const resumed = [
+    { ...turn('user', 'book it'), runId: 'r4' },
+    { ...turn('assistant', 'which day?'), runId: 'r4' },
+    { ...turn('user', 'monday'), runId: 'r4' },
+    { ...turn('assistant', 'booked'), runId: 'r4' },
+  ];
+  assert.deepEqual(
+    shownTurns(resumed, [run('r4', 'running')]).map((t) => t.text),
+    ['book it', 'which day?', 'monday'],
+  );
 });
 
 test('pruneRuns forgets old finished runs and keeps every open one', () => {
   const runs = [run('f1', 'completed'), run('o1', 'waiting_user'), run('f2', 'failed'), run('f3', 'cancelled'), run('o2', 'running')];
-  assert.deepEqual(pruneRuns(runs, 1).map((r) => r.runId), ['o1', 'f3', 'o2']);
+  assert.deepEqual(
+    pruneRuns(runs, 1).map((r) => r.runId),
+    ['o1', 'f3', 'o2'],
+  );
 });
 
-const task: TaskState = { CurrentGoal: 'plan a trip', ActiveFlow: 'booking', OpenLoops: ['pick a hotel'], ImportantFacts: ['my account number is 12345'], LastDecision: 'Rome', UpdatedAt: T0.toISOString() };
+const task: TaskState = {
+  CurrentGoal: 'plan a trip',
+  ActiveFlow: 'booking',
+  OpenLoops: ['pick a hotel'],
+  ImportantFacts: ['my account number is 12345'],
+  LastDecision: 'Rome',
+  UpdatedAt: T0.toISOString(),
+};
 
 test('TaskState and recent turns render into the planner prompt after the goal line', () => {
   assert.equal(renderTaskState(emptyTaskState()), null);
@@ -239,9 +290,15 @@ test('session chunks: turns as user/response chunks, TaskState as one CRITICAL s
   // Compression folds all but the last `keep` turns and the TaskState chunk into one new TaskState chunk naming those turns.
   const plan = planCompression('s1', chunks, 1);
   assert.deepEqual(plan?.previous, task);
-  assert.deepEqual(plan?.older.map((t) => t.text), ['one', 'two']);
+  assert.deepEqual(
+    plan?.older.map((t) => t.text),
+    ['one', 'two'],
+  );
   assert.deepEqual(plan?.replaced, ['c2', 'c1', 'c3']);
-  assert.deepEqual(plan?.kept.map((t) => t.text), ['three']);
+  assert.deepEqual(
+    plan?.kept.map((t) => t.text),
+    ['three'],
+  );
   const next = { ...task, ImportantFacts: ['folded'] };
   const after = [chunks[0]!, stored(plan!.chunk(next), 'c5'), chunks[4]!];
   assert.deepEqual(readConversation(after, 5), {
@@ -255,11 +312,18 @@ test('session chunks: turns as user/response chunks, TaskState as one CRITICAL s
   assert.equal(planCompression('s1', after, 1), null, 'nothing more to fold');
   const again = planCompression('s1', [...after, stored(turnChunk('s1', turn('assistant', 'four'), 'msg_4'), 'c6')], 1);
   assert.deepEqual(again?.replaced, ['c5', 'c4'], 'the previous TaskState chunk is replaced, and the turns it named are named again');
-  assert.deepEqual(readConversation([stored(again!.chunk(next), 'c7')], 5).earlier.map((t) => t.messageId), ['msg_1', 'msg_2', 'msg_3']);
+  assert.deepEqual(
+    readConversation([stored(again!.chunk(next), 'c7')], 5).earlier.map((t) => t.messageId),
+    ['msg_1', 'msg_2', 'msg_3'],
+  );
 });
 
 test('task_state_summary: the prompt states seed 000 rules; the reply schema and the offline demo keep durable facts', async () => {
-  const context = taskStateSummaryContext({ ...emptyTaskState(), ImportantFacts: ['my name is Ada'] }, [turn('user', 'remember that my dog is Rex'), turn('assistant', 'Noted.'), turn('user', 'my balance is 100 today? no, book Rome')]);
+  const context = taskStateSummaryContext({ ...emptyTaskState(), ImportantFacts: ['my name is Ada'] }, [
+    turn('user', 'remember that my dog is Rex'),
+    turn('assistant', 'Noted.'),
+    turn('user', 'my balance is 100 today? no, book Rome'),
+  ]);
   const [system, user] = taskStateSummaryMessages(context);
   assert.match(system?.content ?? '', /live balances, current positions, current market prices/);
   assert.match(system?.content ?? '', /step-level pending items/);

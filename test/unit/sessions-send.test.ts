@@ -38,7 +38,8 @@ function scriptedClient(script: (Error | MessageOutcome)[]) {
   return { client, updateIds };
 }
 
-const sessionsOf = (client: Client) => new Sessions(client, { createThread: async () => undefined as never, view: async () => undefined as never }, { TASK_QUEUE: 'q', MAX_STEPS: 6, MAX_SUBPLAN_DEPTH: 1 });
+const sessionsOf = (client: Client) =>
+  new Sessions(client, { createThread: async () => undefined as never, view: async () => undefined as never }, { TASK_QUEUE: 'q', MAX_STEPS: 6, MAX_SUBPLAN_DEPTH: 1 });
 
 test('a message turned away during a hand-over or caught in a failed workflow task is sent again, under one update id', async () => {
   const outcome: MessageOutcome = { kind: 'new_run', runId: 's.r1' };
@@ -88,5 +89,8 @@ test('an attempt that runs out of its time is sent again under the same update i
   assert.deepEqual(taken, outcome);
   assert.equal(updateIds.length, 3);
   assert.ok(updateIds.every((id) => id === updateIds[0]));
-  assert.ok(deadlines.every((ms) => ms <= 5_000), `each attempt gets at most attemptMs, got ${deadlines.join(', ')}`);
+  assert.ok(
+    deadlines.every((ms) => ms <= 5_000),
+    `each attempt gets at most attemptMs, got ${deadlines.join(', ')}`,
+  );
 });

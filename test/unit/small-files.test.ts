@@ -18,7 +18,10 @@ test('a missing file reads as undefined; other errors are thrown', () => {
   const root = dir();
   assert.equal(readTextIfExists(path.join(root, 'none.txt')), undefined);
   assert.equal(readJsonIfExists(path.join(root, 'none.json')), undefined);
-  assert.equal(withOpenFile(path.join(root, 'none.json'), () => 'opened'), undefined);
+  assert.equal(
+    withOpenFile(path.join(root, 'none.json'), () => 'opened'),
+    undefined,
+  );
   // A directory is not a file: EISDIR, not "missing".
   assert.throws(() => readTextIfExists(root), /EISDIR/);
   writeFileSync(path.join(root, 'bad.json'), '{not json');
@@ -32,7 +35,10 @@ test('writeByRename replaces the content whole and leaves no temporary file', ()
   writeByRename(file, JSON.stringify({ v: 2 }));
   assert.deepEqual(readJsonIfExists(file), { v: 2 });
   assert.deepEqual(readdirSync(root), ['value.json']);
-  assert.equal(withOpenFile(file, (_fd, size) => size), Buffer.byteLength('{"v":2}'));
+  assert.equal(
+    withOpenFile(file, (_fd, size) => size),
+    Buffer.byteLength('{"v":2}'),
+  );
 });
 
 test('with a set of known directories, the directory is made once and again if it was removed', () => {

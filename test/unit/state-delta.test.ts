@@ -70,22 +70,20 @@ function encodeHistory(history: readonly string[][]): { stored: Pick<StoredState
 }
 
 /** Random edit histories: adds, deletes, moves and rollbacks to an earlier list. */
-const history = fc
-  .array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.nat(), fc.nat(), fc.integer({ min: 1, max: 5 })), { minLength: 1, maxLength: 200 })
-  .map((edits) => {
-    const lists: string[][] = [[]];
-    let n = 0;
-    for (const [kind, x, y, k] of edits) {
-      const prev = lists.at(-1) as string[];
-      const ids = prev.slice();
-      if (kind <= 1 || ids.length === 0) ids.splice(x % (ids.length + 1), 0, ...Array.from({ length: k }, () => `c${++n}`));
-      else if (kind === 2) ids.splice(x % ids.length, k);
-      else if (kind === 3) ids.splice(y % ids.length, 0, ...ids.splice(x % ids.length, 1));
-      else ids.splice(0, ids.length, ...(lists[x % lists.length] as string[]));
-      lists.push(ids);
-    }
-    return lists;
-  });
+const history = fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.nat(), fc.nat(), fc.integer({ min: 1, max: 5 })), { minLength: 1, maxLength: 200 }).map((edits) => {
+  const lists: string[][] = [[]];
+  let n = 0;
+  for (const [kind, x, y, k] of edits) {
+    const prev = lists.at(-1) as string[];
+    const ids = prev.slice();
+    if (kind <= 1 || ids.length === 0) ids.splice(x % (ids.length + 1), 0, ...Array.from({ length: k }, () => `c${++n}`));
+    else if (kind === 2) ids.splice(x % ids.length, k);
+    else if (kind === 3) ids.splice(y % ids.length, 0, ...ids.splice(x % ids.length, 1));
+    else ids.splice(0, ids.length, ...(lists[x % lists.length] as string[]));
+    lists.push(ids);
+  }
+  return lists;
+});
 
 test('property: every state of any history materializes from its nearest snapshot, and that walk stays short', () => {
   fc.assert(

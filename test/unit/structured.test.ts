@@ -59,7 +59,10 @@ test('callModel returns the first valid reply and sends the call name, its JSON 
   const [request] = model.requests;
   assert.equal(request?.name, 'execution_plan');
   assert.deepEqual(request?.schema, replyJsonSchema('execution_plan'));
-  assert.deepEqual(request?.messages.map((m) => m.role), ['system', 'user']);
+  assert.deepEqual(
+    request?.messages.map((m) => m.role),
+    ['system', 'user'],
+  );
   assert.match(request?.messages[1]?.content ?? '', /Goal: What is 40\+2\?/);
   assert.equal(request && 'state' in request.context ? request.context.state.goal : undefined, 'What is 40+2?');
 });
@@ -67,7 +70,10 @@ test('callModel returns the first valid reply and sends the call name, its JSON 
 test('callModel repairs after one invalid reply: the second request carries the rejected reply and the problem', async () => {
   const model = new ScriptedModel([TOOL_WITHOUT_NAME, GOOD_PLAN]);
   const reply = await callModel(model, ctx('execution_plan'), 3);
-  assert.deepEqual(reply.steps.map((s) => s.type), ['respond']);
+  assert.deepEqual(
+    reply.steps.map((s) => s.type),
+    ['respond'],
+  );
   assert.equal(model.requests.length, 2);
   const [first, second] = model.requests;
   assert.ok(first && second);

@@ -21,7 +21,10 @@ test('sends a memory_summary request: its schema, the texts numbered, and a summ
   assert.equal(request.name, 'memory_summary');
   assert.deepEqual(request.schema, replyJsonSchema('memory_summary'));
   assert.deepEqual((request.schema as { required: string[] }).required, ['summary']);
-  assert.deepEqual(request.messages.map((m) => m.role), ['system', 'user']);
+  assert.deepEqual(
+    request.messages.map((m) => m.role),
+    ['system', 'user'],
+  );
   assert.match(request.messages[0]?.content ?? '', /faithful: keep every fact, name, number, identifier, decision/);
   assert.match(request.messages[1]?.content ?? '', /at most 60 tokens/);
   assert.match(request.messages[1]?.content ?? '', /\[1\]\nThe user asked for a poem[^]*\[2\]\nStep 1 wrote/);

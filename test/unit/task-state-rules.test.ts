@@ -39,15 +39,12 @@ test('a reply keeps what may stay, drops entries and empties text fields that br
     ImportantFacts: ['my colour is green'],
     LastDecision: 'chose trains over flights because of the price of tickets',
   });
-  assert.deepEqual(
-    dropped.map(describeDropped),
-    [
-      'ActiveFlow: "waiting for the user to pick a hotel" (a step-level pending item of a plan)',
-      'OpenLoops: "call get_exchange_configs" (a step-level pending item of a plan)',
-      'ImportantFacts: "balance is 500 USDT" (live state that changes outside the chat)',
-      'ImportantFacts: "the exchange is not configured" (a conclusion about tools or configuration, to be checked with tools)',
-    ],
-  );
+  assert.deepEqual(dropped.map(describeDropped), [
+    'ActiveFlow: "waiting for the user to pick a hotel" (a step-level pending item of a plan)',
+    'OpenLoops: "call get_exchange_configs" (a step-level pending item of a plan)',
+    'ImportantFacts: "balance is 500 USDT" (live state that changes outside the chat)',
+    'ImportantFacts: "the exchange is not configured" (a conclusion about tools or configuration, to be checked with tools)',
+  ]);
   const clean = { CurrentGoal: '', ActiveFlow: '', OpenLoops: [], ImportantFacts: ['my dog is Rex'], LastDecision: '' };
   assert.deepEqual(enforceTaskStateRules(clean), { taskState: clean, dropped: [] });
 });

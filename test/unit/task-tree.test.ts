@@ -25,18 +25,33 @@ const TRIP: TaskSpec = {
   name: 'Plan a trip',
   goal: 'A weekend in Lyon',
   subtasks: [
-    { name: 'Travel', goal: 'Get there', subtasks: [{ name: 'Train', goal: 'Book a train' }, { name: 'Hotel', goal: 'Book a hotel' }] },
+    {
+      name: 'Travel',
+      goal: 'Get there',
+      subtasks: [
+        { name: 'Train', goal: 'Book a train' },
+        { name: 'Hotel', goal: 'Book a hotel' },
+      ],
+    },
     { name: 'Food', goal: 'Where to eat' },
   ],
 };
-const done = (summary: string) => (n: TaskNode): TaskNode => ({ ...n, status: 'completed', summary });
+const done =
+  (summary: string) =>
+  (n: TaskNode): TaskNode => ({ ...n, status: 'completed', summary });
 
 test('indices are hierarchical from the root, and lookup by index finds each node', () => {
   const root = buildTree(TRIP);
-  assert.deepEqual(dfs(root).map((n) => n.index), ['1', '1-1', '1-1-1', '1-1-2', '1-2']);
+  assert.deepEqual(
+    dfs(root).map((n) => n.index),
+    ['1', '1-1', '1-1-1', '1-1-2', '1-2'],
+  );
   assert.equal(findTask(root, '1-1-2')?.name, 'Hotel');
   assert.equal(findTask(root, '1-3'), undefined);
-  assert.deepEqual(pathTo(root, '1-1-2').map((n) => n.name), ['Plan a trip', 'Travel', 'Hotel']);
+  assert.deepEqual(
+    pathTo(root, '1-1-2').map((n) => n.name),
+    ['Plan a trip', 'Travel', 'Hotel'],
+  );
   assert.equal(levelOf('1-1-2'), 3);
   // A tree read back as a spec (what a person edits in a review) builds the same tree again.
   const shape = (t: TaskNode) => dfs(t).map((n) => [n.index, n.name, n.goal]);
@@ -76,7 +91,14 @@ test('DFS scheduling runs only leaves, left to right, a level per run (groups go
 });
 
 test('a leaf under way comes first: a task re-queued before it waits until it is done', () => {
-  let root = buildTree({ name: 'r', goal: 'g', subtasks: [{ name: 'A', goal: 'a' }, { name: 'B', goal: 'b' }] });
+  let root = buildTree({
+    name: 'r',
+    goal: 'g',
+    subtasks: [
+      { name: 'A', goal: 'a' },
+      { name: 'B', goal: 'b' },
+    ],
+  });
   root = updateTask(root, '1-1', done('a'));
   root = updateTask(root, '1-2', (n) => ({ ...n, status: 'processing' }));
   root = updateTask(root, '1-1', (n) => ({ ...n, status: 'queueing' }));
@@ -116,8 +138,14 @@ test('limits: a tree deeper or wider than allowed is named task by task', () => 
 });
 
 test('planning as an action: a leaf gains subtasks under its own index', () => {
-  const root = attachSubtasks(buildTree(TRIP), '1-2', [{ name: 'Lunch', goal: 'l' }, { name: 'Dinner', goal: 'd' }]);
-  assert.deepEqual(findTask(root, '1-2')?.subtasks.map((n) => n.index), ['1-2-1', '1-2-2']);
+  const root = attachSubtasks(buildTree(TRIP), '1-2', [
+    { name: 'Lunch', goal: 'l' },
+    { name: 'Dinner', goal: 'd' },
+  ]);
+  assert.deepEqual(
+    findTask(root, '1-2')?.subtasks.map((n) => n.index),
+    ['1-2-1', '1-2-2'],
+  );
   assert.equal(nextInScope(root, '1-2')?.index, '1-2-1', 'the subtasks run under the task that planned');
   assert.equal(nextInScope(root, '1-1')?.index, '1-1-1');
 });

@@ -28,7 +28,7 @@ const readFile = defineTool({
 });
 const echo = defineTool({ name: 'echo', description: 'Echoes.', input: z.object({ text: z.string() }), handler: async ({ text }) => text });
 
-test('a source\'s tools join the registry, and its changes reach describe, run, names and the fingerprint', async () => {
+test("a source's tools join the registry, and its changes reach describe, run, names and the fingerprint", async () => {
   const source = new ToolSet('files');
   const registry = new ToolRegistry(undefined, [source]);
   let changes = 0;
@@ -52,7 +52,7 @@ test('a source\'s tools join the registry, and its changes reach describe, run, 
   assert.ok(!registry.names().includes('files.read'));
 });
 
-test('a source cannot take a name already taken: the fixed tool stays, the source\'s is left out', async () => {
+test("a source cannot take a name already taken: the fixed tool stays, the source's is left out", async () => {
   const registry = new ToolRegistry([echo], [new ToolSet('a', [{ ...readFile, name: 'echo' }]), new ToolSet('b', [readFile])]);
   assert.deepEqual(registry.names(), ['echo', 'files.read']);
   assert.deepEqual(await registry.run('echo', { text: 'hi' }, toolContext()), { ok: true, result: 'hi' });
@@ -80,7 +80,11 @@ test('arguments of a JSON-Schema tool are checked by Ajv, every problem reported
 });
 
 test('a 2020-12 schema is compiled as 2020-12; a schema that does not compile throws', () => {
-  const tuple = jsonSchemaInput({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { pair: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'string' }], items: false } } });
+  const tuple = jsonSchemaInput({
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    type: 'object',
+    properties: { pair: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'string' }], items: false } },
+  });
   assert.equal(tuple.safeParse({ pair: [1, 'a'] }).success, true);
   assert.equal(tuple.safeParse({ pair: ['a', 1] }).success, false);
   assert.equal(tuple.safeParse({ pair: [1, 'a', 2] }).success, false);

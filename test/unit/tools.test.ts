@@ -128,8 +128,14 @@ test('bad arguments are a failed outcome that names the offending field', async 
 
 test('describe() lists every tool with its JSON Schema parameters', () => {
   const described = registry.describe();
-  assert.deepEqual(described.map((t) => t.name), ['calculator', 'current_time', 'notes_write', 'notes_read', 'wait']);
-  assert.deepEqual(registry.names(), described.map((t) => t.name));
+  assert.deepEqual(
+    described.map((t) => t.name),
+    ['calculator', 'current_time', 'notes_write', 'notes_read', 'wait'],
+  );
+  assert.deepEqual(
+    registry.names(),
+    described.map((t) => t.name),
+  );
   for (const tool of described) {
     assert.ok(tool.description.length > 10, tool.name);
     assert.equal(tool.parameters.type, 'object', tool.name);

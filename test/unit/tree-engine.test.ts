@@ -6,11 +6,34 @@ import { buildTree } from '../../src/planning/task-tree';
 import type { ReactActionReply, TaskTreeReply } from '../../src/planning/tree-schemas';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
-const TREE: TaskTreeReply = { name: 'Trip', goal: 'Plan a trip', subtasks: [{ name: 'Travel', goal: 'Get there', subtasks: [{ name: 'Train', goal: 'Book a train' }, { name: 'Hotel', goal: 'Book a hotel' }] }, { name: 'Food', goal: 'Where to eat' }] };
+const TREE: TaskTreeReply = {
+  name: 'Trip',
+  goal: 'Plan a trip',
+  subtasks: [
+    {
+      name: 'Travel',
+      goal: 'Get there',
+      subtasks: [
+        { name: 'Train', goal: 'Book a train' },
+        { name: 'Hotel', goal: 'Book a hotel' },
+      ],
+    },
+    { name: 'Food', goal: 'Where to eat' },
+  ],
+};
 
 function engine(over: Partial<TreeEngineInput> = {}): TreeEngine {
   return new TreeEngine(
-    { runId: 'run-t', userId: 'alice', goal: 'Plan a trip', reportTo: null, review: false, limits: { maxSteps: 25, maxDepth: 2 }, treeLimits: { maxDepth: 3, maxFanout: 5, maxIterations: 3 }, ...over },
+    {
+      runId: 'run-t',
+      userId: 'alice',
+      goal: 'Plan a trip',
+      reportTo: null,
+      review: false,
+      limits: { maxSteps: 25, maxDepth: 2 },
+      treeLimits: { maxDepth: 3, maxFanout: 5, maxIterations: 3 },
+      ...over,
+    },
     T0,
   );
 }
@@ -20,7 +43,11 @@ function scoped(index: string): TreeEngine {
 }
 const kinds = (cs: TreeCommand[]) => cs.map((c) => (c.kind === 'call' ? `call:${c.activity}` : c.kind === 'status' ? `status:${c.status}` : c.kind));
 const proposed = (tree: TaskTreeReply = TREE) => ({ kind: 'result' as const, activity: 'proposeTree' as const, value: { tree, model: 'm', threadId: 'thread_run-t' } });
-const acted = (reply: ReactActionReply, observation: { kind: 'tool' | 'error'; content: string } | null = null) => ({ kind: 'result' as const, activity: 'reactStep' as const, value: { reply, observation } });
+const acted = (reply: ReactActionReply, observation: { kind: 'tool' | 'error'; content: string } | null = null) => ({
+  kind: 'result' as const,
+  activity: 'reactStep' as const,
+  value: { reply, observation },
+});
 const finish = (result: string) => acted({ thought: 'done', action: 'finish', result });
 /** The task index of the iteration a batch asks for. */
 const iterationOf = (cs: TreeCommand[]) => {
@@ -56,10 +83,13 @@ test('a run executes its own leaves in DFS order and hands each group to a child
   assert.equal(e.state.tree?.subtasks[0]?.subtasks[1]?.result, 'hotel booked');
   assert.deepEqual(kinds(e.handle(finish('bouchons'), T0)), ['call:treeAnswer']);
   assert.deepEqual(kinds(e.handle({ kind: 'result', activity: 'treeAnswer', value: { answer: 'all set' } }, T0)), ['status:completed', 'close', 'end']);
-  assert.deepEqual(e.state.steps.map((s) => [s.task, s.type, s.status]), [
-    ['1-1', 'subplan', 'completed'],
-    ['1-2', 'reason', 'completed'],
-  ]);
+  assert.deepEqual(
+    e.state.steps.map((s) => [s.task, s.type, s.status]),
+    [
+      ['1-1', 'subplan', 'completed'],
+      ['1-2', 'reason', 'completed'],
+    ],
+  );
   assert.match(e.state.progress ?? '', /^-\[x\] 1\. "Trip" \(finished\)\n -\[x\] 1-1\. "Travel" \(finished\)\n {2}-\[x\] 1-1-1\. "Train" \(finished: train booked\)/);
 });
 
@@ -73,7 +103,10 @@ test('a child run that fails leaves its unfinished tasks aborted with the reason
   assert.equal(iterationOf(e.handle({ kind: 'child_ended', value: child.state }, T0)), '1-2');
   const group = e.state.tree?.subtasks[0];
   assert.equal(group?.status, 'aborted');
-  assert.deepEqual(group?.subtasks.map((n) => n.status), ['aborted', 'aborted']);
+  assert.deepEqual(
+    group?.subtasks.map((n) => n.status),
+    ['aborted', 'aborted'],
+  );
   assert.match(e.state.observations.at(-1)?.content ?? '', /task 1-1 \(run run-t\.t1-1\) ended failed: model down/);
 });
 
@@ -114,13 +147,36 @@ test('reject ends the run cancelled with the reason', () => {
 test('planning as an action: subtasks go under the leaf, which becomes a group run as a child; at the depth limit the action is refused', () => {
   const e = engine();
   e.start(T0);
-  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Big', goal: 'big job' }, { name: 'After', goal: 'later' }] }), T0);
+  e.handle(
+    proposed({
+      name: 'r',
+      goal: 'g',
+      subtasks: [
+        { name: 'Big', goal: 'big job' },
+        { name: 'After', goal: 'later' },
+      ],
+    }),
+    T0,
+  );
   const plan = e.handle(acted({ thought: 'too big', action: 'plan', goal: 'split big job' }), T0);
   const call = plan.at(-1);
   assert.ok(call?.kind === 'call' && call.activity === 'proposeTree');
   assert.deepEqual(call.input.plan, { taskIndex: '1-1', goal: 'split big job' });
-  const next = e.handle(proposed({ name: 'big', goal: 'big job', subtasks: [{ name: 'Part 1', goal: 'p1' }, { name: 'Part 2', goal: 'p2' }] }), T0);
-  assert.deepEqual(e.state.tree?.subtasks[0]?.subtasks.map((n) => n.index), ['1-1-1', '1-1-2']);
+  const next = e.handle(
+    proposed({
+      name: 'big',
+      goal: 'big job',
+      subtasks: [
+        { name: 'Part 1', goal: 'p1' },
+        { name: 'Part 2', goal: 'p2' },
+      ],
+    }),
+    T0,
+  );
+  assert.deepEqual(
+    e.state.tree?.subtasks[0]?.subtasks.map((n) => n.index),
+    ['1-1-1', '1-1-2'],
+  );
   const start = next.at(-1);
   assert.ok(start?.kind === 'start_child' && start.workflowId === 'run-t.t1-1', 'the planned subtasks run before the task ends');
 
@@ -152,7 +208,17 @@ test('ask_user waits for a reply in the middle of a leaf; the leaf goes on after
 test('a leaf past MAX_ITERATIONS is aborted with the reason and the run moves on', () => {
   const e = engine();
   e.start(T0);
-  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Loop', goal: 'forever' }, { name: 'Next', goal: 'n' }] }), T0);
+  e.handle(
+    proposed({
+      name: 'r',
+      goal: 'g',
+      subtasks: [
+        { name: 'Loop', goal: 'forever' },
+        { name: 'Next', goal: 'n' },
+      ],
+    }),
+    T0,
+  );
   const call = (n: number) => acted({ thought: 'again', action: 'tool', tool: 'calculator', args: { expression: String(n) } }, { kind: 'tool', content: `{"value":${n}}` });
   e.handle(call(1), T0);
   e.handle(call(2), T0);
@@ -165,7 +231,18 @@ test('a leaf past MAX_ITERATIONS is aborted with the reason and the run moves on
 test('skip: of the leaf in flight abandons its iteration (a new wait); of a pending task it only marks it, and the wait goes on', () => {
   const e = engine();
   e.start(T0);
-  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Slow', goal: 's' }, { name: 'Later', goal: 'l' }, { name: 'Last', goal: 'z' }] }), T0);
+  e.handle(
+    proposed({
+      name: 'r',
+      goal: 'g',
+      subtasks: [
+        { name: 'Slow', goal: 's' },
+        { name: 'Later', goal: 'l' },
+        { name: 'Last', goal: 'z' },
+      ],
+    }),
+    T0,
+  );
   assert.deepEqual(e.steerProblem('skip', '1-9'), { kind: 'unknown', message: 'run run-t has no task 1-9' });
   assert.equal(e.steerProblem('skip', '1')?.kind, 'notNow');
   assert.equal(e.steerProblem('redo', '1-1')?.kind, 'notNow', 'a task under way cannot be redone');
@@ -178,7 +255,10 @@ test('skip: of the leaf in flight abandons its iteration (a new wait); of a pend
 
   const moved = e.handle({ kind: 'skip', index: '1-1', reason: 'too slow' }, T0);
   assert.equal(iterationOf(moved), '1-3', 'the skipped leaf’s iteration is abandoned; 1-2 is skipped too');
-  assert.deepEqual(e.state.steps.map((s) => [s.task, s.status]), [['1-1', 'skipped']]);
+  assert.deepEqual(
+    e.state.steps.map((s) => [s.task, s.status]),
+    [['1-1', 'skipped']],
+  );
   assert.equal(e.state.observations.at(-1)?.content, 'task 1-1 skipped by the user: too slow');
   assert.match(e.state.progress ?? '', /-\[x\] 1-1\. "Slow" \(skipped: skipped by the user: too slow\)/);
 });
@@ -190,11 +270,24 @@ test('skip while the leaf waits for a reply ends the wait; a group delegated to 
   assert.deepEqual(e.steerProblem('skip', '1-1-2'), { kind: 'delegated', message: 'task 1-1-2 is executed by run run-t.t1-1', childRunId: 'run-t.t1-1' });
   const skipped = e.handle({ kind: 'skip', index: '1-1' }, T0);
   assert.equal(iterationOf(skipped), '1-2', 'the child run is abandoned (the workflow cancels it)');
-  assert.deepEqual(e.state.tree?.subtasks[0]?.subtasks.map((n) => n.status), ['skipped', 'skipped']);
+  assert.deepEqual(
+    e.state.tree?.subtasks[0]?.subtasks.map((n) => n.status),
+    ['skipped', 'skipped'],
+  );
 
   const f = engine();
   f.start(T0);
-  f.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Ask', goal: 'a' }, { name: 'Next', goal: 'n' }] }), T0);
+  f.handle(
+    proposed({
+      name: 'r',
+      goal: 'g',
+      subtasks: [
+        { name: 'Ask', goal: 'a' },
+        { name: 'Next', goal: 'n' },
+      ],
+    }),
+    T0,
+  );
   f.handle(acted({ thought: 'q', action: 'ask_user', question: 'Which?' }), T0);
   assert.equal(f.state.status, 'waiting_user');
   const next = f.handle({ kind: 'skip', index: '1-1', reason: 'never mind' }, T0);
@@ -206,7 +299,17 @@ test('skip while the leaf waits for a reply ends the wait; a group delegated to 
 test('redo re-queues a finished task with the reason and its previous result noted; during the final answer it makes work again', () => {
   const e = engine();
   e.start(T0);
-  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Quote', goal: 'q' }, { name: 'Book', goal: 'b' }] }), T0);
+  e.handle(
+    proposed({
+      name: 'r',
+      goal: 'g',
+      subtasks: [
+        { name: 'Quote', goal: 'q' },
+        { name: 'Book', goal: 'b' },
+      ],
+    }),
+    T0,
+  );
   e.handle(finish('quote: 80 EUR'), T0);
   const aside = e.handle({ kind: 'redo', index: '1-1', reason: 'ask for a discount' }, T0);
   assert.deepEqual(kinds(aside), [], 'the iteration of 1-2 goes on');
@@ -222,7 +325,17 @@ test('redo re-queues a finished task with the reason and its previous result not
 test('spin detection: the 3rd identical call asks spin_check; a confirmed spin warns, the next confirmed one (from the 5th) aborts the task', () => {
   const e = engine({ treeLimits: { maxDepth: 3, maxFanout: 5, maxIterations: 10, spin: { warnAt: 3, stopAt: 5 } } });
   e.start(T0);
-  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Poll', goal: 'p' }, { name: 'Next', goal: 'n' }] }), T0);
+  e.handle(
+    proposed({
+      name: 'r',
+      goal: 'g',
+      subtasks: [
+        { name: 'Poll', goal: 'p' },
+        { name: 'Next', goal: 'n' },
+      ],
+    }),
+    T0,
+  );
   const same = acted({ thought: 'again', action: 'tool', tool: 'current_time', args: {} }, { kind: 'tool', content: '{"iso":"2026"}' });
   assert.equal(iterationOf(e.handle(same, T0)), '1-1');
   assert.equal(iterationOf(e.handle(same, T0)), '1-1');
@@ -257,7 +370,13 @@ test('self-reflection: a failed action is followed by a reflection call whose le
   assert.ok(call?.kind === 'call' && call.activity === 'reflect' && call.input.taskIndex === '1-1');
   const next = e.handle({ kind: 'result', activity: 'reflect', value: { assessment: 'units are not numbers.', lesson: 'pass plain numbers' } }, T0);
   assert.equal(iterationOf(next), '1-1');
-  assert.deepEqual(e.state.steps.map((s) => [s.type, s.status]), [['tool', 'failed'], ['reason', 'completed']]);
+  assert.deepEqual(
+    e.state.steps.map((s) => [s.type, s.status]),
+    [
+      ['tool', 'failed'],
+      ['reason', 'completed'],
+    ],
+  );
   assert.equal(e.state.observations.at(-1)?.content, 'reflection on the failed action: units are not numbers. Lesson: pass plain numbers');
 });
 
@@ -278,7 +397,10 @@ test('a question asked in a group’s child run becomes the parent’s; the repl
   const child = scoped('1-1');
   child.start(T0);
   const asks = child.handle(acted({ thought: 'q', action: 'ask_user', question: 'Which date?' }), T0);
-  assert.deepEqual(asks.flatMap((c) => (c.kind === 'notify_parent' ? [[c.parentId, c.report.status]] : [])), [['run-t', 'waiting_user']]);
+  assert.deepEqual(
+    asks.flatMap((c) => (c.kind === 'notify_parent' ? [[c.parentId, c.report.status]] : [])),
+    [['run-t', 'waiting_user']],
+  );
   child.handle({ kind: 'reply', text: 'Friday' }, T0);
   child.handle(finish('train on Friday'), T0);
   const ended = child.handle(finish('hotel'), T0);
@@ -304,7 +426,14 @@ const memoryOf = (cs: TreeCommand[]) => {
 };
 
 test('a run started from a blueprint opens its memory thread at its first call, and writes its plan there', () => {
-  const flat: TaskTreeReply = { name: 'Check', goal: 'Check the list', subtasks: [{ name: 'One', goal: 'first' }, { name: 'Two', goal: 'second' }] };
+  const flat: TaskTreeReply = {
+    name: 'Check',
+    goal: 'Check the list',
+    subtasks: [
+      { name: 'One', goal: 'first' },
+      { name: 'Two', goal: 'second' },
+    ],
+  };
   const e = engine({ blueprint: { name: 'checklist', tree: flat } });
   const first = e.start(T0);
   assert.equal(iterationOf(first), '1-1');
@@ -328,7 +457,18 @@ test("a group's run with no thread opens its root's; the root takes it when the 
 test("a question, its reply, a task's result and a skip reach the thread through the next call; a tool's record is written once, by its own call", () => {
   const e = engine();
   e.start(T0);
-  const first = e.handle(proposed({ name: 'Trip', goal: 'Plan a trip', subtasks: [{ name: 'A', goal: 'a' }, { name: 'B', goal: 'b' }, { name: 'C', goal: 'c' }] }), T0);
+  const first = e.handle(
+    proposed({
+      name: 'Trip',
+      goal: 'Plan a trip',
+      subtasks: [
+        { name: 'A', goal: 'a' },
+        { name: 'B', goal: 'b' },
+        { name: 'C', goal: 'c' },
+      ],
+    }),
+    T0,
+  );
   assert.deepEqual(memoryOf(first), { openThread: null, unrecorded: { from: 0, plan: true } });
   // A tool call: its own call wrote it, so the next call has nothing to add.
   const afterTool = e.handle(acted({ thought: 'add', action: 'tool', tool: 'calculator', args: { expression: '1+1' } }, { kind: 'tool', content: '{"value":2}' }), T0);
@@ -348,8 +488,22 @@ test("a question, its reply, a task's result and a skip reach the thread through
 });
 
 test('under review, a subtree a task plans waits for review too: approved it runs, revised the task plans again, rejected the task goes on with actions', () => {
-  const flat: TaskTreeReply = { name: 'r', goal: 'g', subtasks: [{ name: 'Big', goal: 'big job' }, { name: 'After', goal: 'later' }] };
-  const split: TaskTreeReply = { name: 'big', goal: 'big job', subtasks: [{ name: 'Part 1', goal: 'p1' }, { name: 'Part 2', goal: 'p2' }] };
+  const flat: TaskTreeReply = {
+    name: 'r',
+    goal: 'g',
+    subtasks: [
+      { name: 'Big', goal: 'big job' },
+      { name: 'After', goal: 'later' },
+    ],
+  };
+  const split: TaskTreeReply = {
+    name: 'big',
+    goal: 'big job',
+    subtasks: [
+      { name: 'Part 1', goal: 'p1' },
+      { name: 'Part 2', goal: 'p2' },
+    ],
+  };
   const reviewed = () => {
     const e = engine({ review: true, reviewsSubtrees: () => true });
     e.start(T0);
@@ -361,7 +515,11 @@ test('under review, a subtree a task plans waits for review too: approved it run
   };
   const e = reviewed();
   assert.equal(e.state.planId, 'run-t#tree2');
-  assert.deepEqual(e.state.tree?.subtasks[0]?.subtasks.map((n) => n.name), ['Part 1', 'Part 2'], 'shown in the tree under review');
+  assert.deepEqual(
+    e.state.tree?.subtasks[0]?.subtasks.map((n) => n.name),
+    ['Part 1', 'Part 2'],
+    'shown in the tree under review',
+  );
   // An edited subtree is checked against the levels left below its task (1-1 is at level 2 of 3).
   const tooDeep: TaskTreeReply = { name: 'big', goal: 'big job', subtasks: [{ name: 'A', goal: 'a', subtasks: [{ name: 'A1', goal: 'a1' }] }] };
   assert.match(e.reviewProblem({ decision: 'approve', planId: 'run-t#tree2', tree: tooDeep }) ?? '', /levels/);

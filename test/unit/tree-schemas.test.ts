@@ -7,9 +7,19 @@ import { BlueprintParamsReplySchema, ReactActionReplySchema, ReflectionReplySche
 const paths = (r: { success: boolean; error?: { issues: { path: PropertyKey[] }[] } }) => (r.success ? [] : (r.error?.issues ?? []).map((i) => i.path.join('.')));
 
 test('task_tree: a root with subtasks, nested to any depth by the schema; the limits are checked on top and name each offender', () => {
-  const reply = { name: 'Trip', goal: 'Plan it', subtasks: [{ name: 'Travel', goal: 'Get there', subtasks: [{ name: 'Train', goal: 'Book' }] }, { name: 'Food', goal: 'Eat' }] };
+  const reply = {
+    name: 'Trip',
+    goal: 'Plan it',
+    subtasks: [
+      { name: 'Travel', goal: 'Get there', subtasks: [{ name: 'Train', goal: 'Book' }] },
+      { name: 'Food', goal: 'Eat' },
+    ],
+  };
   const parsed = TaskTreeReplySchema.parse(reply);
-  assert.deepEqual(dfs(buildTree(parsed)).map((n) => n.index), ['1', '1-1', '1-1-1', '1-2']);
+  assert.deepEqual(
+    dfs(buildTree(parsed)).map((n) => n.index),
+    ['1', '1-1', '1-1-1', '1-2'],
+  );
   assert.deepEqual(treeProblems(parsed, { maxDepth: 2, maxFanout: 5 }), ['task 1-1-1 is at level 3; at most 2 levels are allowed']);
   assert.deepEqual(paths(TaskTreeReplySchema.safeParse({ name: 'Trip', goal: 'x', subtasks: [] })), ['subtasks']);
   assert.deepEqual(paths(TaskTreeReplySchema.safeParse({ name: 'Trip', goal: 'x', subtasks: [{ name: 'A' }] })), ['subtasks.0.goal']);

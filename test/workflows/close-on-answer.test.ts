@@ -58,7 +58,10 @@ test('a quick plan that begins with its answer is planned, answered and closed i
   assert.deepEqual(outputs(chunks), [{ kind: 'text', text: 'all in one' }], 'one ending: the answer');
   assert.equal(chunks.at(-1)?.type, 'output');
   const audit = await memory.audit(runThreadId(handle.workflowId), {});
-  assert.ok(audit.some((r) => r.reason === 'run ended: answered'), 'the thread records how the run ended');
+  assert.ok(
+    audit.some((r) => r.reason === 'run ended: answered'),
+    'the thread records how the run ended',
+  );
 });
 
 test('a respond step after another step answers and closes the run in the same local call', async () => {
@@ -70,7 +73,10 @@ test('a respond step after another step answers and closes the run in the same l
   });
   const state = (await handle.result()) as ExecutionState;
   assert.equal(state.status, 'completed');
-  assert.deepEqual(state.steps.map((s) => s.status), ['completed', 'completed']);
+  assert.deepEqual(
+    state.steps.map((s) => s.status),
+    ['completed', 'completed'],
+  );
   assert.deepEqual(await activitiesOf(env.client, handle.workflowId, undefined, { tagLocal: true }), ['local:planRun', 'local:executeStep', 'local:respond']);
   assert.deepEqual(outputs(await chunksOf(handle.workflowId)), [{ kind: 'text', text: '42' }]);
 });
@@ -96,7 +102,10 @@ test('cancelled while its answering call waits for the model, the run stops that
   const { handle, release } = await heldAnswer('cancel me while the model answers');
   await handle.cancel();
   // The answer never comes: the cancellation reaches the local call (at the workflow task's next heartbeat) and stops it.
-  const state = (await Promise.race([handle.result(), new Promise((_, reject) => setTimeout(() => reject(new Error('the run did not end within 30 s of its cancellation')), 30_000))])) as ExecutionState;
+  const state = (await Promise.race([
+    handle.result(),
+    new Promise((_, reject) => setTimeout(() => reject(new Error('the run did not end within 30 s of its cancellation')), 30_000)),
+  ])) as ExecutionState;
   release();
   assert.equal(state.status, 'cancelled');
   assert.deepEqual(outputs(await chunksOf(handle.workflowId)), [{ kind: 'json', data: { ending: 'cancelled', status: 'cancelled' } }]);
@@ -135,7 +144,8 @@ test('cancelled just as its answering call closes the run, the run is closed onc
 test('a run is closed once: closed by its answer, a later close as cancelled finds the answer, writes nothing and says so', async () => {
   const runId = `close-direct-${randomUUID().slice(0, 8)}`;
   const started = initialState({ runId, userId: 'closer', goal: 'close me twice', model: '' }, new Date());
-  const inActivity = <T>(fn: () => Promise<T>, activityId: string): Promise<T> => new MockActivityEnvironment({ activityId, workflowExecution: { workflowId: runId, runId: 'r1' } }).run(fn) as Promise<T>;
+  const inActivity = <T>(fn: () => Promise<T>, activityId: string): Promise<T> =>
+    new MockActivityEnvironment({ activityId, workflowExecution: { workflowId: runId, runId: 'r1' } }).run(fn) as Promise<T>;
   const threadId = await inActivity(() => ensureRunThread({ memory }, started), '1');
   const state = { ...started, threadId };
   assert.deepEqual(await inActivity(() => closeRun({ memory }, { state: complete(state, 'the answer', new Date()), ending: 'answered' }), '2'), {});
@@ -156,7 +166,15 @@ test('an answering call run again (its worker died before its task completed) cl
   const goal = 'journal my answer';
   stub.script(goal, { final_answer: [answer('the first answer'), answer('a second answer')] });
   const runId = `close-journal-${randomUUID().slice(0, 8)}`;
-  const activities = createPlanActivities({ provider: stubProvider(stub.url), tools: new ToolRegistry(BUILTIN_TOOLS), memory, contextBudget: 20_000, store: new MemoryKeyValueStore(), maxSteps: 4, maxDepth: 0 });
+  const activities = createPlanActivities({
+    provider: stubProvider(stub.url),
+    tools: new ToolRegistry(BUILTIN_TOOLS),
+    memory,
+    contextBudget: 20_000,
+    store: new MemoryKeyValueStore(),
+    maxSteps: 4,
+    maxDepth: 0,
+  });
   // The same local call (same id in the same run), as the worker that takes the run over makes it again.
   const sameCall = () => new MockActivityEnvironment({ activityId: '3', isLocal: true, workflowExecution: { workflowId: runId, runId: 'r1' } });
   const started = initialState({ runId, userId: 'closer', goal, model: 'stub-model' }, new Date());

@@ -40,10 +40,14 @@ function startWorker(): Promise<ChildProcess> {
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  return waitFor('the worker process to start', async () => {
-    if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
-    return output.includes('crash-worker: running') ? child : undefined;
-  }, 60_000);
+  return waitFor(
+    'the worker process to start',
+    async () => {
+      if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
+      return output.includes('crash-worker: running') ? child : undefined;
+    },
+    60_000,
+  );
 }
 
 const workers: ChildProcess[] = [];
@@ -68,10 +72,14 @@ test('a run survives SIGKILL of its worker and no completed step runs twice', as
   const { runId } = await runs.start({ userId: 'crash-tester', goal });
 
   // Kill the worker while the `wait` step is in flight: s1 and its replan are done by then.
-  await waitFor('the wait step to start', async () => {
-    const s = await runs.get(runId);
-    return s.currentStepId === 's2' && s.steps[1]?.status === 'running';
-  }, 60_000);
+  await waitFor(
+    'the wait step to start',
+    async () => {
+      const s = await runs.get(runId);
+      return s.currentStepId === 's2' && s.steps[1]?.status === 'running';
+    },
+    60_000,
+  );
   await new Promise((r) => setTimeout(r, 500));
   workers[0]!.kill('SIGKILL');
   await new Promise((r) => workers[0]!.once('exit', r));
@@ -82,7 +90,10 @@ test('a run survives SIGKILL of its worker and no completed step runs twice', as
 
   assert.equal(state.status, 'completed');
   assert.equal(state.finalAnswer, 'survived');
-  assert.deepEqual(state.steps.map((s) => s.status), ['completed', 'completed', 'completed', 'completed']);
+  assert.deepEqual(
+    state.steps.map((s) => s.status),
+    ['completed', 'completed', 'completed', 'completed'],
+  );
   // Tools: each completed tally step ran exactly once.
   const tally = readFileSync(path.join(config.dataDir, 'tally.log'), 'utf8').trim().split('\n');
   assert.deepEqual(tally, ['before', 'after']);
@@ -98,7 +109,17 @@ test('a tree run survives SIGKILL of its worker mid-leaf: no tool call and no mo
   const act = (tool: string, args: Record<string, unknown>) => ({ thought: `call ${tool}`, action: 'tool', tool, args });
   const finish = (result: string) => ({ thought: 'done', action: 'finish', result });
   stub.script(goal, {
-    task_tree: [{ name: 'Crash', goal, subtasks: [{ name: 'Before', goal: 'tally before' }, { name: 'Wait', goal: 'wait a bit' }, { name: 'After', goal: 'tally after' }] }],
+    task_tree: [
+      {
+        name: 'Crash',
+        goal,
+        subtasks: [
+          { name: 'Before', goal: 'tally before' },
+          { name: 'Wait', goal: 'wait a bit' },
+          { name: 'After', goal: 'tally after' },
+        ],
+      },
+    ],
     react_action: [act('tally', { label: 'tree-before' }), finish('counted'), act('wait', { seconds: 3 }), finish('waited'), act('tally', { label: 'tree-after' }), finish('counted again')],
     final_answer: [answer('tree survived')],
   });
@@ -108,10 +129,14 @@ test('a tree run survives SIGKILL of its worker mid-leaf: no tool call and no mo
   const { runId } = await runs.start({ userId: 'crash-tester', goal, engine: 'tree' });
 
   // Kill the worker while task 1-2's `wait` is in flight: its react_action reply is journaled by then.
-  await waitFor('task 1-2 to be under way', async () => {
-    const s = await runs.get(runId);
-    return s.tree?.subtasks[1]?.status === 'processing' && s.tree.subtasks[1].iterations === 1;
-  }, 60_000);
+  await waitFor(
+    'task 1-2 to be under way',
+    async () => {
+      const s = await runs.get(runId);
+      return s.tree?.subtasks[1]?.status === 'processing' && s.tree.subtasks[1].iterations === 1;
+    },
+    60_000,
+  );
   await new Promise((r) => setTimeout(r, 1_000));
   // Every worker of this queue (the first test's second one too): the leaf in flight must be cut off.
   const alive = workers.filter((w) => w.exitCode === null && w.signalCode === null); // a killed one has signalCode set
@@ -123,8 +148,14 @@ test('a tree run survives SIGKILL of its worker mid-leaf: no tool call and no mo
 
   assert.equal(state.status, 'completed');
   assert.equal(state.finalAnswer, 'tree survived');
-  assert.deepEqual(state.tree?.subtasks.map((t) => `${t.index} ${t.status} ${t.result}`), ['1-1 completed counted', '1-2 completed waited', '1-3 completed counted again']);
-  const tally = readFileSync(path.join(config.dataDir, 'tally.log'), 'utf8').trim().split('\n').filter((l) => l.startsWith('tree-'));
+  assert.deepEqual(
+    state.tree?.subtasks.map((t) => `${t.index} ${t.status} ${t.result}`),
+    ['1-1 completed counted', '1-2 completed waited', '1-3 completed counted again'],
+  );
+  const tally = readFileSync(path.join(config.dataDir, 'tally.log'), 'utf8')
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('tree-'));
   assert.deepEqual(tally, ['tree-before', 'tree-after']);
   assert.equal(stub.requestsFor(goal, 'task_tree').length, 1);
   assert.equal(stub.requestsFor(goal, 'react_action').length, 6, 'the in-flight iteration did not ask the model again');
@@ -172,7 +203,10 @@ test('a worker killed in the middle of a chain of local calls: the next worker r
 
   assert.equal(state.status, 'completed', JSON.stringify({ lastError: state.lastError, steps: state.steps.map((x) => [x.id, x.status]) }));
   assert.equal(state.finalAnswer, 'survived again', state.lastError ?? '');
-  const tally = readFileSync(path.join(config.dataDir, 'tally.log'), 'utf8').trim().split('\n').filter((l) => l.startsWith('local-'));
+  const tally = readFileSync(path.join(config.dataDir, 'tally.log'), 'utf8')
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('local-'));
   assert.deepEqual(tally, ['local-one', 'local-two'], 'each quick tool ran once, though its result reached history only after the crash');
   assert.equal(stub.requestsFor(goal, 'execution_plan').length, 1);
   assert.equal(stub.requestsFor(goal, 'replan_decision').length, 4, "the first step's replan was journaled, not asked again");
@@ -226,10 +260,14 @@ test("a worker killed while a session's run works on it: the run, started on tha
   const state = (await client.workflow.getHandle(outcome.runId ?? '').result()) as ExecutionState;
   assert.equal(state.status, 'completed', state.lastError ?? '');
   assert.equal(state.finalAnswer, 'the session survived');
-  const view = await waitFor('the session to show the answer', async () => {
-    const v = await sessions.get(sessionId);
-    return v.chatHistory.some((t) => t.role === 'assistant' && t.text === 'the session survived') ? v : null;
-  }, 60_000);
+  const view = await waitFor(
+    'the session to show the answer',
+    async () => {
+      const v = await sessions.get(sessionId);
+      return v.chatHistory.some((t) => t.role === 'assistant' && t.text === 'the session survived') ? v : null;
+    },
+    60_000,
+  );
   assert.equal(view.runs.find((r) => r.runId === outcome.runId)?.status, 'completed');
   const turns = view.chatHistory.map((t) => `${t.role}: ${t.text}`);
   assert.deepEqual(turns, [`user: ${goal}`, 'assistant: the session survived'], 'each turn once in the thread');

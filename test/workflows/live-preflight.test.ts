@@ -51,9 +51,17 @@ test('a live tool the goal concerns is snapshotted before planning, and the plan
   assert.equal(state.observations[0]?.stepId, null);
   assert.match(state.observations[0]?.content ?? '', /account_balance .*\{"balance":42\}/);
   // The live-state check lists the live tools; the plan request carries the snapshot.
-  const check = stub.requestsFor(goal, 'live_state_check')[0]?.messages.map((m) => m.content).join('\n') ?? '';
+  const check =
+    stub
+      .requestsFor(goal, 'live_state_check')[0]
+      ?.messages.map((m) => m.content)
+      .join('\n') ?? '';
   assert.match(check, /"name": "account_balance"[\s\S]*"live": true/);
-  const plan = stub.requestsFor(goal, 'execution_plan')[0]?.messages.map((m) => m.content).join('\n') ?? '';
+  const plan =
+    stub
+      .requestsFor(goal, 'execution_plan')[0]
+      ?.messages.map((m) => m.content)
+      .join('\n') ?? '';
   assert.match(plan, /\{"balance":42\}/);
 });
 
@@ -68,17 +76,21 @@ test('no snapshot is taken when the goal concerns no live tool', async () => {
   assert.deepEqual(state.observations, []);
 });
 
-test('after a live snapshot, the conversation\'s TaskState is left out of the prompt; without one it is shown', () => {
+test("after a live snapshot, the conversation's TaskState is left out of the prompt; without one it is shown", () => {
   const base = initialState({ runId: 'run-x', userId: 'u', goal: 'g', model: 'm' }, new Date(0));
   const session = {
     taskState: { CurrentGoal: 'buy a bike', ActiveFlow: '', OpenLoops: [], ImportantFacts: ['balance was 500 last week'], LastDecision: '', UpdatedAt: '' },
     recentTurns: [{ role: 'user' as const, text: 'hi' }],
   };
   const ctx = { call: 'execution_plan' as const, tools: [], maxSteps: 5, maxDepth: 1, session };
-  const plain = buildMessages({ ...ctx, state: base }).map((m) => m.content).join('\n');
+  const plain = buildMessages({ ...ctx, state: base })
+    .map((m) => m.content)
+    .join('\n');
   assert.match(plain, /balance was 500 last week/);
   const refreshed = { ...base, observations: [makeObservation(null, { kind: 'snapshot', content: 'account_balance: {"balance":42}' }, new Date(0))] };
-  const text = buildMessages({ ...ctx, state: refreshed }).map((m) => m.content).join('\n');
+  const text = buildMessages({ ...ctx, state: refreshed })
+    .map((m) => m.content)
+    .join('\n');
   assert.doesNotMatch(text, /balance was 500 last week/);
   assert.match(text, /Conversation so far/);
 });

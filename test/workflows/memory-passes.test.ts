@@ -89,10 +89,16 @@ test('the answer comes first: extraction held back does not hold it; then summar
   assert.equal(summaries[0]?.text, extraction.summary);
   assert.equal(summaries[0]?.provenance.runId, runId);
   const facts = await longterm.longterm.listFacts(userId, {});
-  assert.deepEqual(facts.map((f) => f.text), ['The user is vegetarian.']);
+  assert.deepEqual(
+    facts.map((f) => f.text),
+    ['The user is vegetarian.'],
+  );
   assert.equal(facts[0]?.provenance.runId, runId);
   const episodes = await longterm.longterm.listEpisodes(userId, {});
-  assert.deepEqual(episodes.map((e) => e.lessons), [['ask about diet first']]);
+  assert.deepEqual(
+    episodes.map((e) => e.lessons),
+    [['ask about diet first']],
+  );
   // Working memory (the tool step's records) is gone from the head, replaced by the summary.
   const { chunks } = await waitFor('the working memory discarded', async () => {
     const view = await threads.memory.view(runThreadId(runId));
@@ -140,7 +146,10 @@ test('a burst of a conversation is one extraction with every invocation; /end pr
   assert.ok(firstPass > 0, 'the memory workflow ran its pass');
   assert.equal(memoryEvents.slice(0, firstPass).filter((e) => e.timerCanceledEventAttributes).length, 0, 'no debounce timer was cancelled');
 
-  const promotion = { facts: [{ subject: 'user', predicate: 'likes', object: 'ice cream', text: 'The user likes ice cream.' }], episode: { goal: 'find vegan places', steps: ['bakery', 'pizzeria', 'ice cream'], outcome: 'found three', lessons: [] } };
+  const promotion = {
+    facts: [{ subject: 'user', predicate: 'likes', object: 'ice cream', text: 'The user likes ice cream.' }],
+    episode: { goal: 'find vegan places', steps: ['bakery', 'pizzeria', 'ice cream'], outcome: 'found three', lessons: [] },
+  };
   stub.script(`conversation ${s.sessionId}`, { memory_promotion: [promotion] });
   const ended = await s.send('/end');
   assert.match(ended.reply ?? '', /Ended the conversation/);
@@ -153,7 +162,10 @@ test('a burst of a conversation is one extraction with every invocation; /end pr
   assert.match(promotionPrompt, /\(summary of an earlier part\) The user looked for vegan places/);
   assert.match(promotionPrompt, /\(noted\) The user is vegan/);
   const conversations = await longterm.longterm.listEpisodes(userId, {});
-  assert.deepEqual(conversations.map((e) => [e.scope, e.goal]), [['conversation', 'find vegan places']]);
+  assert.deepEqual(
+    conversations.map((e) => [e.scope, e.goal]),
+    [['conversation', 'find vegan places']],
+  );
 
   // The next session of this user starts with the TaskState the last one left (seed 002's agent_task_state_<userId>).
   const next = await startSession(userId);
@@ -173,7 +185,9 @@ test('an idle conversation ends by itself and is promoted; ending it again (DELE
   const goal = 'my favourite tea is sencha';
   stub.script(goal, { execution_plan: [{ steps: [respondStep] }], final_answer: [answer('Noted: sencha.')], memory_extraction: [{ summary: 'The user likes sencha.', facts: [], episode: null }] });
   const s = await startSession(userId, { idleTimeoutMs: 2_000 });
-  stub.script(`conversation ${s.sessionId}`, { memory_promotion: [{ facts: [{ subject: 'user', predicate: 'favourite tea', object: 'sencha', text: "The user's favourite tea is sencha." }], episode: null }] });
+  stub.script(`conversation ${s.sessionId}`, {
+    memory_promotion: [{ facts: [{ subject: 'user', predicate: 'favourite tea', object: 'sencha', text: "The user's favourite tea is sencha." }], episode: null }],
+  });
   assert.equal((await s.send(goal)).kind, 'new_run');
   await s.handle.result();
   const promoted = await waitFor('the promotion', async () => (await longterm.longterm.listFacts(userId, {})).find((f) => f.object === 'sencha'));
@@ -186,18 +200,28 @@ test('an idle conversation ends by itself and is promoted; ending it again (DELE
 test('an import with a model configured is extracted in the background: the response names the workflow, its progress counts the conversations', async () => {
   const userId = 'mp-eva';
   // The API of `npm start` with a model server configured: OPENAI_BASE_URL.
-  const api = await startApi(loadConfig({ ...process.env, ...Object.fromEntries(Object.entries(env.config).filter(([, v]) => typeof v === 'string')), PORT: '0', OPENAI_BASE_URL: stub.url }), { logger: pino({ level: 'silent' }) });
+  const api = await startApi(loadConfig({ ...process.env, ...Object.fromEntries(Object.entries(env.config).filter(([, v]) => typeof v === 'string')), PORT: '0', OPENAI_BASE_URL: stub.url }), {
+    logger: pino({ level: 'silent' }),
+  });
   try {
     stub.script('imported conversation imp-garden', {
       memory_extraction: [{ summary: 'Eva talked about her garden.', facts: [{ subject: 'user', predicate: 'grows', object: 'tomatoes', text: 'The user grows tomatoes.' }], episode: null }],
     });
-    stub.script('imported conversation imp-cat', { memory_extraction: [{ summary: 'Eva has a cat.', facts: [{ subject: 'user', predicate: 'has cat', object: 'Miso', text: "The user's cat is Miso." }], episode: null }] });
+    stub.script('imported conversation imp-cat', {
+      memory_extraction: [{ summary: 'Eva has a cat.', facts: [{ subject: 'user', predicate: 'has cat', object: 'Miso', text: "The user's cat is Miso." }], episode: null }],
+    });
     const res = await fetch(`${api.url}/v1/users/${userId}/memory/import`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         conversations: [
-          { sessionId: 'imp-garden', messages: [{ id: 'g-1', role: 'user', text: 'I grow tomatoes on my balcony.' }, { id: 'g-2', role: 'assistant', text: 'Lovely!' }] },
+          {
+            sessionId: 'imp-garden',
+            messages: [
+              { id: 'g-1', role: 'user', text: 'I grow tomatoes on my balcony.' },
+              { id: 'g-2', role: 'assistant', text: 'Lovely!' },
+            ],
+          },
           { sessionId: 'imp-cat', messages: [{ id: 'c-1', role: 'user', text: 'My cat is called Miso.' }] },
         ],
       }),
@@ -215,7 +239,10 @@ test('an import with a model configured is extracted in the background: the resp
     assert.equal(progress.failed, 0);
     const tomatoes = (await longterm.longterm.listFacts(userId, {})).find((f) => f.object === 'tomatoes');
     assert.deepEqual(tomatoes?.provenance.messageIds, ['g-1', 'g-2'], 'the given message ids are the provenance');
-    assert.deepEqual((await longterm.longterm.listSummaries(userId, 'imp-cat')).map((s) => s.text), ['Eva has a cat.']);
+    assert.deepEqual(
+      (await longterm.longterm.listSummaries(userId, 'imp-cat')).map((s) => s.text),
+      ['Eva has a cat.'],
+    );
     assert.match(lastMessage(stub.requestsFor('imported conversation imp-garden', 'memory_extraction')[0]), /I grow tomatoes on my balcony/);
     assert.equal(stub.misses.length, 0);
   } finally {
@@ -227,7 +254,16 @@ test("a tree run's question and the person's reply reach its memory thread, so e
   const userId = 'mp-tree';
   const goal = 'plan a birthday dinner';
   stub.script(goal, {
-    task_tree: [{ name: 'Dinner', goal, subtasks: [{ name: 'Guests', goal: 'Who comes' }, { name: 'Table', goal: 'Book a table' }] }],
+    task_tree: [
+      {
+        name: 'Dinner',
+        goal,
+        subtasks: [
+          { name: 'Guests', goal: 'Who comes' },
+          { name: 'Table', goal: 'Book a table' },
+        ],
+      },
+    ],
     react_action: [
       { thought: 'I need the guest', action: 'ask_user', question: 'Who is the dinner for?' },
       { thought: 'the guest is known', action: 'finish', result: 'dinner for Ana' },
@@ -246,7 +282,10 @@ test("a tree run's question and the person's reply reach its memory thread, so e
     const f = await longterm.longterm.listFacts(userId, {});
     return f.length > 0 ? f : null;
   });
-  assert.deepEqual(facts.map((f) => f.text), ["The user's sister is Ana."]);
+  assert.deepEqual(
+    facts.map((f) => f.text),
+    ["The user's sister is Ana."],
+  );
   const transcript = lastMessage(stub.requestsFor(goal, 'memory_extraction')[0]);
   assert.match(transcript, /Who is the dinner for\?[\s\S]*My sister is Ana/, 'the question, then the reply');
   assert.match(transcript, /task 1-1 finished: dinner for Ana/, "a task's result");
@@ -266,5 +305,8 @@ test('EPHEMERAL chunks of a conversation leave when it ends (seed 001); what is 
   assert.ok(!texts.includes('balance right now: 12 EUR'), 'the EPHEMERAL chunk is gone');
   assert.ok(texts.includes('the user prefers euros'), 'the rest stays');
   const audit = await threads.memory.audit(s.threadId, { kind: 'delete' });
-  assert.ok(audit.some((op) => op.origin === 'system' && /conversation ended: \/end/.test(op.reason)), 'the drop is in the audit, said why');
+  assert.ok(
+    audit.some((op) => op.origin === 'system' && /conversation ended: \/end/.test(op.reason)),
+    'the drop is in the audit, said why',
+  );
 });

@@ -46,12 +46,18 @@ test('a multi-step tool plan runs every step, replans after each and answers', a
   const state = await run(goal);
   assert.equal(state.status, 'completed');
   assert.equal(state.finalAnswer, '6*7 is 42, and I noted it.');
-  assert.deepEqual(state.steps.map((s) => s.status), ['completed', 'completed', 'completed', 'completed']);
-  assert.deepEqual(state.observations.map((o) => [o.stepId, o.kind, o.content]), [
-    ['s1', 'tool', '{"value":42}'],
-    ['s2', 'tool', '{"ok":true}'],
-    ['s3', 'tool', '{"value":"42"}'],
-  ]);
+  assert.deepEqual(
+    state.steps.map((s) => s.status),
+    ['completed', 'completed', 'completed', 'completed'],
+  );
+  assert.deepEqual(
+    state.observations.map((o) => [o.stepId, o.kind, o.content]),
+    [
+      ['s1', 'tool', '{"value":42}'],
+      ['s2', 'tool', '{"ok":true}'],
+      ['s3', 'tool', '{"value":"42"}'],
+    ],
+  );
   assert.equal(stub.requestsFor(goal, 'execution_plan').length, 1);
   assert.equal(stub.requestsFor(goal, 'replan_decision').length, 3);
   // Every call follows the wire protocol: json_schema response_format, strict false.
@@ -63,14 +69,21 @@ test('a multi-step tool plan runs every step, replans after each and answers', a
     assert.equal(typeof format.json_schema.schema, 'object');
   }
   // The final answer call sees what the tools observed, as working memory rendered from the run's thread.
-  const finalPrompt = stub.requestsFor(goal, 'final_answer')[0]?.messages.map((m) => m.content).join('\n') ?? '';
+  const finalPrompt =
+    stub
+      .requestsFor(goal, 'final_answer')[0]
+      ?.messages.map((m) => m.content)
+      .join('\n') ?? '';
   assert.match(finalPrompt, /\[action_response\]\nstep: s3\nresult:\n {2}value: 42/);
   // The run's working memory lives in its memory thread: goal, each action and its response, the answer.
   assert.equal(state.threadId, `thread_${state.runId}`);
   const { memory, close } = await openMemory(env.config);
   try {
     const view = await memory.view(state.threadId ?? '');
-    assert.deepEqual(view.chunks.map((c) => c.type), ['delegation', 'action', 'action_response', 'action', 'action_response', 'action', 'action_response', 'output']);
+    assert.deepEqual(
+      view.chunks.map((c) => c.type),
+      ['delegation', 'action', 'action_response', 'action', 'action_response', 'action', 'action_response', 'output'],
+    );
     assert.deepEqual(view.chunks.at(-1)?.content, { kind: 'text', text: '6*7 is 42, and I noted it.' });
     const audit = await memory.audit(state.threadId ?? '', { runId: state.runId });
     assert.ok(audit.length >= 5, `expected the run's writes in the audit, got ${audit.length}`);
@@ -90,8 +103,15 @@ test('ask_user waits for the reply, records it and resumes with it as context', 
   await runs.reply(runId, 'four of us');
   const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
   assert.equal(state.status, 'completed');
-  assert.deepEqual(state.observations.map((o) => [o.stepId, o.kind, o.content]), [['s1', 'user_reply', 'four of us']]);
-  const replanPrompt = stub.requestsFor(goal, 'replan_decision')[0]?.messages.map((m) => m.content).join('\n') ?? '';
+  assert.deepEqual(
+    state.observations.map((o) => [o.stepId, o.kind, o.content]),
+    [['s1', 'user_reply', 'four of us']],
+  );
+  const replanPrompt =
+    stub
+      .requestsFor(goal, 'replan_decision')[0]
+      ?.messages.map((m) => m.content)
+      .join('\n') ?? '';
   assert.match(replanPrompt, /You asked the user: "For how many people\?"\. The user replied: "four of us"/);
 });
 
@@ -104,7 +124,16 @@ test('replace_remaining replaces the pending steps, which never run', async () =
   });
   const state = await run(goal);
   assert.equal(state.status, 'completed');
-  assert.deepEqual(state.steps.map((s) => [s.id, s.status]), [['s1', 'completed'], ['s2', 'replaced'], ['s3', 'replaced'], ['s4', 'completed'], ['s5', 'completed']]);
+  assert.deepEqual(
+    state.steps.map((s) => [s.id, s.status]),
+    [
+      ['s1', 'completed'],
+      ['s2', 'replaced'],
+      ['s3', 'replaced'],
+      ['s4', 'completed'],
+      ['s5', 'completed'],
+    ],
+  );
   assert.equal(tally.get('replaced'), undefined);
   assert.equal(tally.get('first'), 1);
   assert.equal(tally.get('instead'), 1);
@@ -120,7 +149,10 @@ test('finish ends the run early with the answer; later steps are skipped', async
   const state = await run(goal);
   assert.equal(state.status, 'completed');
   assert.equal(state.finalAnswer, 'already done');
-  assert.deepEqual(state.steps.map((s) => s.status), ['completed', 'skipped', 'skipped']);
+  assert.deepEqual(
+    state.steps.map((s) => s.status),
+    ['completed', 'skipped', 'skipped'],
+  );
   assert.equal(tally.get('never'), undefined);
   assert.equal(stub.requestsFor(goal, 'final_answer').length, 0);
 });
@@ -134,7 +166,14 @@ test('a replan decision to ask the user inserts a question before the remaining 
   });
   const runId = await waitingRun(goal);
   const waiting = await runs.get(runId);
-  assert.deepEqual(waiting.steps.map((s) => [s.id, s.index, s.type, s.status]), [['s1', 1, 'tool', 'completed'], ['s3', 2, 'ask_user', 'running'], ['s2', 3, 'respond', 'pending']]);
+  assert.deepEqual(
+    waiting.steps.map((s) => [s.id, s.index, s.type, s.status]),
+    [
+      ['s1', 1, 'tool', 'completed'],
+      ['s3', 2, 'ask_user', 'running'],
+      ['s2', 3, 'respond', 'pending'],
+    ],
+  );
   await runs.reply(runId, 'blue');
   const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
   assert.equal(state.finalAnswer, 'blue it is');
@@ -149,7 +188,10 @@ test('a sub-plan runs as a child run linked both ways, its answer observed by th
   const step = state.steps[0];
   assert.equal(step?.type, 'subplan');
   assert.equal(step?.childRunId, `${state.runId}.s1`);
-  assert.deepEqual(state.observations.map((o) => [o.kind, o.content]), [['subplan', 'child says 4']]);
+  assert.deepEqual(
+    state.observations.map((o) => [o.kind, o.content]),
+    [['subplan', 'child says 4']],
+  );
   const childState = await runs.get(step?.childRunId ?? '');
   assert.equal(childState.parentRunId, state.runId);
   assert.equal(childState.depth, 1);
@@ -161,7 +203,11 @@ test('sub-plans deeper than the limit are refused as an error observation', asyn
   const goal = 'too deep outer';
   const inner = 'too deep inner';
   stub.script(goal, { execution_plan: [{ steps: [{ type: 'subplan', description: 'go deeper', goal: inner }, respondStep] }], replan_decision: [cont], final_answer: [answer('outer done')] });
-  stub.script(inner, { execution_plan: [{ steps: [{ type: 'subplan', description: 'deeper still', goal: 'never started' }, respondStep] }], replan_decision: [cont], final_answer: [answer('inner done')] });
+  stub.script(inner, {
+    execution_plan: [{ steps: [{ type: 'subplan', description: 'deeper still', goal: 'never started' }, respondStep] }],
+    replan_decision: [cont],
+    final_answer: [answer('inner done')],
+  });
   const state = await run(goal);
   const child = await runs.get(state.steps[0]?.childRunId ?? '');
   assert.equal(child.status, 'completed');
@@ -203,7 +249,10 @@ test('an unknown tool becomes an error observation and the run carries on', asyn
   });
   const state = await run(goal);
   assert.equal(state.status, 'completed');
-  assert.deepEqual(state.steps.map((s) => s.status), ['failed', 'failed', 'completed']);
+  assert.deepEqual(
+    state.steps.map((s) => s.status),
+    ['failed', 'failed', 'completed'],
+  );
   assert.equal(state.observations[0]?.kind, 'error');
   assert.match(state.observations[0]?.content ?? '', /unknown tool "teleport"; available tools: .*calculator/);
   assert.equal(state.observations[1]?.kind, 'error');
@@ -217,7 +266,10 @@ test('cancelling a run that waits for a reply ends it cancelled at once', async 
   await runs.cancel(runId);
   const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
   assert.equal(state.status, 'cancelled');
-  assert.deepEqual(state.steps.map((s) => s.status), ['skipped', 'skipped']);
+  assert.deepEqual(
+    state.steps.map((s) => s.status),
+    ['skipped', 'skipped'],
+  );
   assert.equal(stub.requestsFor(goal, 'replan_decision').length, 0);
 });
 
@@ -278,7 +330,19 @@ test('a run started with ask_user off (an unattended run) never waits: the quest
   const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
   assert.equal(state.status, 'completed');
   assert.deepEqual(state.allow, { askUser: false });
-  assert.deepEqual(state.steps.map((s) => [s.type, s.status]), [['ask_user', 'failed'], ['respond', 'completed']]);
+  assert.deepEqual(
+    state.steps.map((s) => [s.type, s.status]),
+    [
+      ['ask_user', 'failed'],
+      ['respond', 'completed'],
+    ],
+  );
   assert.match(state.observations[0]?.content ?? '', /^refused: asking the person \(ask_user\): nobody is there to answer is off for this run/);
-  assert.match(stub.requestsFor(goal, 'execution_plan')[0]?.messages.map((m) => m.content).join('\n') ?? '', /Off for this run — do not use: asking the person/);
+  assert.match(
+    stub
+      .requestsFor(goal, 'execution_plan')[0]
+      ?.messages.map((m) => m.content)
+      .join('\n') ?? '',
+    /Off for this run — do not use: asking the person/,
+  );
 });

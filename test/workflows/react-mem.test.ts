@@ -29,7 +29,11 @@ after(async () => {
   await stub.stop();
 });
 
-const promptOf = (goal: string, name: string, i = 0) => stub.requestsFor(goal, name)[i]?.messages.map((m) => m.content).join('\n') ?? '';
+const promptOf = (goal: string, name: string, i = 0) =>
+  stub
+    .requestsFor(goal, name)
+    [i]?.messages.map((m) => m.content)
+    .join('\n') ?? '';
 async function run(env: TestEnv, userId: string, goal: string): Promise<ExecutionState> {
   const { runId } = await new Runs(env.client, env.config).start({ userId, goal });
   return (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
@@ -94,7 +98,11 @@ test('record_episode then recall_episodes: a similar goal finds the earlier task
 
 test('MEMORY_MANAGER=react: no memory tools, nothing recalled', async () => {
   const goal = 'remember that I live in Lisbon (react)';
-  stub.script(goal, { execution_plan: [{ steps: [toolStep('store_fact', { subject: 'u', predicate: 'p', object: 'o', text: 't' }), respondStep] }], replan_decision: [cont], final_answer: [answer('ok')] });
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('store_fact', { subject: 'u', predicate: 'p', object: 'o', text: 't' }), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [answer('ok')],
+  });
   const state = await run(plain, 'rm-alice', goal);
   const plan = promptOf(goal, 'execution_plan');
   assert.doesNotMatch(plan, /retrieve_facts|store_fact|What you know about the user/);
@@ -119,7 +127,10 @@ test('session messages join the user recall memory as they happen: searchable by
     assert.equal(found[0]?.source.sessionId, sessionId);
     const byId = await longterm.longterm.getMessage('rm-dora', found[0]?.id ?? '');
     assert.equal(byId?.text, text);
-    assert.ok(found.some((h) => /What a name for a starter/.test(h.text)), 'the answer too');
+    assert.ok(
+      found.some((h) => /What a name for a starter/.test(h.text)),
+      'the answer too',
+    );
     assert.deepEqual(await longterm.longterm.search('rm-bob', { query: 'sourdough starter', kinds: ['message'] }), []);
   } finally {
     await threads.close();
@@ -138,7 +149,16 @@ test("a tree run recalls long-term memory for each task as it comes (seed 003's 
   }
   const goal = 'organise the weekend';
   stub.script(goal, {
-    task_tree: [{ name: 'Weekend', goal, subtasks: [{ name: 'Transport', goal: 'Decide how to travel by car' }, { name: 'Dinner', goal: 'Choose a restaurant my sister likes' }] }],
+    task_tree: [
+      {
+        name: 'Weekend',
+        goal,
+        subtasks: [
+          { name: 'Transport', goal: 'Decide how to travel by car' },
+          { name: 'Dinner', goal: 'Choose a restaurant my sister likes' },
+        ],
+      },
+    ],
     react_action: [
       { thought: 'the van', action: 'finish', result: 'we take the van' },
       { thought: 'vegetarian', action: 'finish', result: 'a vegetarian place' },

@@ -11,7 +11,9 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 
 const dir = path.join(__dirname, '../fixtures/histories');
-const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 test('every recorded history replays without non-determinism', async () => {
   assert.ok(files.length >= 6, `expected the recorded fixtures in ${dir}`);
@@ -19,10 +21,7 @@ test('every recorded history replays without non-determinism', async () => {
   const names = files.map((f) => f.replace(/\.json$/, ''));
   const histories = names.map((name) => ({ workflowId: ids[name] ?? name, history: historyFromJSON(JSON.parse(readFileSync(path.join(dir, `${name}.json`), 'utf8'))) }));
   const bundle = process.env.THREADLINE_WORKFLOW_BUNDLE;
-  const results = Worker.runReplayHistories(
-    bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('../../src/workflows') },
-    histories,
-  );
+  const results = Worker.runReplayHistories(bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('../../src/workflows') }, histories);
   const replayed: string[] = [];
   for await (const result of results) {
     assert.equal(result.error, undefined, `${result.workflowId}: ${String(result.error)}`);

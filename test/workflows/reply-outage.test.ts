@@ -52,7 +52,11 @@ test('a reply sent while no worker answers (7 s, past the old 5 s query deadline
   assert.ok(Date.now() - sentAt >= 7_000);
   const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
   assert.equal(state.status, 'completed');
-  assert.deepEqual(state.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content), ['four'], 'taken exactly once');
+  assert.deepEqual(
+    state.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content),
+    ['four'],
+    'taken exactly once',
+  );
   // And a second reply to the finished run is refused with its status, found without a query.
   await assert.rejects(runs.reply(runId, 'five'), (err: unknown) => err instanceof RunNotWaitingError && err.status === 'completed');
 });
@@ -70,7 +74,10 @@ test('a reply whose attempt times out while the worker is away is sent again und
   const patient = new Runs(env.client, env.config, { deadlineMs: 60_000, attemptMs: 1_000 });
   const reply = patient.reply(runId, 'Lisbon');
   let settled: unknown = false;
-  reply.then(() => (settled = 'taken'), (err: unknown) => (settled = err));
+  reply.then(
+    () => (settled = 'taken'),
+    (err: unknown) => (settled = err),
+  );
   await new Promise((resolve) => setTimeout(resolve, 3_500));
   assert.equal(settled, false, 'a timed-out attempt must be sent again, not answered 503');
 
@@ -79,5 +86,9 @@ test('a reply whose attempt times out while the worker is away is sent again und
   await reply;
   const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
   assert.equal(state.status, 'completed');
-  assert.deepEqual(state.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content), ['Lisbon'], 'taken exactly once');
+  assert.deepEqual(
+    state.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content),
+    ['Lisbon'],
+    'taken exactly once',
+  );
 });

@@ -52,7 +52,10 @@ async function planRun(goal: string, script: StubScript, steer?: (runId: string)
   const chunks = await chunksOf(runId);
   assert.ok(!chunks.some((c) => c.retention === 'EPHEMERAL'), `EPHEMERAL chunks left: ${chunks.map((c) => `${c.type}/${c.retention}`).join(', ')}`);
   const audit = await memory.audit(runThreadId(runId), { kind: 'delete' });
-  assert.ok(audit.some((r) => /^run ended: /.test(r.reason ?? '')), 'the snapshot was dropped when the run ended');
+  assert.ok(
+    audit.some((r) => /^run ended: /.test(r.reason ?? '')),
+    'the snapshot was dropped when the run ended',
+  );
   return { state, chunks, last: chunks.at(-1) };
 }
 
@@ -101,7 +104,11 @@ test('a tree run whose plan is rejected closes its thread the same way', async (
     return s.status === 'waiting_review' ? s : null;
   });
   // Something only for this session of the run (tree runs take no snapshots of their own).
-  await memory.apply(runThreadId(runId), { op: 'add', chunks: [{ type: 'environment', content: { kind: 'text', text: 'screen is 80 columns' }, retention: 'EPHEMERAL' }] }, { origin: 'user', reason: 'only for this session', trigger: 'test' });
+  await memory.apply(
+    runThreadId(runId),
+    { op: 'add', chunks: [{ type: 'environment', content: { kind: 'text', text: 'screen is 80 columns' }, retention: 'EPHEMERAL' }] },
+    { origin: 'user', reason: 'only for this session', trigger: 'test' },
+  );
   await runs.review(runId, { decision: 'reject', planId: waiting.planId ?? '', feedback: 'not now' });
   const state = await result(runId);
   assert.equal(state.status, 'cancelled');

@@ -61,13 +61,20 @@ test('working memory past the soft limit is compacted by memory_summary calls, a
     assert.deepEqual([...new Set(renders.map((r) => r.reason))], ['prompt of execution_plan', 'prompt of replan_decision', 'prompt of final_answer']);
     assert.ok(renders.every((r) => r.origin === 'agent' && r.kind === 'read'));
     const states = new Set((await memory.states(state.threadId ?? '')).map((s) => s.stateId));
-    assert.ok(renders.every((r) => states.has(r.stateId)), 'each names a state of the thread');
+    assert.ok(
+      renders.every((r) => states.has(r.stateId)),
+      'each names a state of the thread',
+    );
     assert.ok(new Set(renders.map((r) => r.stateId)).size > 1, 'later prompts read later states');
   } finally {
     await close();
   }
   // A later prompt was built from the compacted memory.
-  const lastPrompt = stub.requestsFor(goal, 'final_answer')[0]?.messages.map((m) => m.content).join('\n') ?? '';
+  const lastPrompt =
+    stub
+      .requestsFor(goal, 'final_answer')[0]
+      ?.messages.map((m) => m.content)
+      .join('\n') ?? '';
   assert.match(lastPrompt, /SUMMARY-\d+/);
   assert.equal(stub.misses.length, 0, `unexpected model calls: ${stub.misses.map((m) => m.name).join(', ')}`);
 });
@@ -89,9 +96,18 @@ test('each tool step records its thought, action, result, status and time; older
     const view = await memory.view(state.threadId ?? '');
     const raw = view.chunks.filter((c) => c.type === 'action' || c.type === 'action_response');
     // Only the newest steps are still raw, each whole (its action and its result), in order.
-    const recent = state.steps.filter((s) => s.type === 'tool').slice(-KEEP_RECENT_STEPS).map((s) => s.id);
-    assert.deepEqual(raw.map((c) => c.provenance.stepId), recent.flatMap((id) => [id, id]));
-    assert.deepEqual(raw.map((c) => c.type), recent.flatMap(() => ['action', 'action_response']));
+    const recent = state.steps
+      .filter((s) => s.type === 'tool')
+      .slice(-KEEP_RECENT_STEPS)
+      .map((s) => s.id);
+    assert.deepEqual(
+      raw.map((c) => c.provenance.stepId),
+      recent.flatMap((id) => [id, id]),
+    );
+    assert.deepEqual(
+      raw.map((c) => c.type),
+      recent.flatMap(() => ['action', 'action_response']),
+    );
     // The older ones live on in a summary, placed before them.
     const types = view.chunks.map((c) => c.type);
     assert.equal(types[0], 'delegation');
@@ -115,10 +131,17 @@ test('each tool step records its thought, action, result, status and time; older
   }
 
   // The summaries were made from whole step records (the thought included), oldest first.
-  const summarized = stub.requestsFor('', 'memory_summary').map((r) => r.messages.map((m) => m.content).join('\n')).join('\n');
+  const summarized = stub
+    .requestsFor('', 'memory_summary')
+    .map((r) => r.messages.map((m) => m.content).join('\n'))
+    .join('\n');
   assert.match(summarized, /thought: compute step 1 of the series[\s\S]*status: success/);
   // The last prompt shows the summary, then the recent steps raw.
-  const lastPrompt = stub.requestsFor(goal, 'final_answer')[0]?.messages.map((m) => m.content).join('\n') ?? '';
+  const lastPrompt =
+    stub
+      .requestsFor(goal, 'final_answer')[0]
+      ?.messages.map((m) => m.content)
+      .join('\n') ?? '';
   assert.match(lastPrompt, /ROLLUP-\d+[\s\S]*thought: compute step 7 of the series[\s\S]*status: error[\s\S]*thought: compute step 10 of the series/);
   assert.doesNotMatch(lastPrompt, /thought: compute step 1 of the series/);
   assert.equal(stub.misses.length, 0, `unexpected model calls: ${stub.misses.map((m) => m.name).join(', ')}`);

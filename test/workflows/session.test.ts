@@ -20,13 +20,7 @@ import { openMemory } from '../../src/store/open-memory';
 import { Sessions } from '../../src/temporal/sessions';
 import { getStateQuery, SESSION_ID_ATTR } from '../../src/workflows/definitions';
 import { CAPABILITIES_CHANGED, NOTHING_TO_RETRY, type agentSessionWorkflow } from '../../src/workflows/session';
-import {
-  sendMessageUpdate,
-  SESSION_WORKFLOW_TYPE,
-  type MessageOutcome,
-  type SessionInput,
-  type SessionView,
-} from '../../src/workflows/session-definitions';
+import { sendMessageUpdate, SESSION_WORKFLOW_TYPE, type MessageOutcome, type SessionInput, type SessionView } from '../../src/workflows/session-definitions';
 import { answer, askStep, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { StubModelServer, type StubRequest } from '../helpers/stub-model-server';
 import { activitiesOf, startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
@@ -147,10 +141,16 @@ test('every kind of message is routed: commands, nothing to retry, a new run tha
   // Its input names its features: no patch marker, no search-attribute write but its status.
   const events = (await env.client.workflow.getHandle(second.runId ?? '').fetchHistory()).events ?? [];
   assert.equal(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch').length, 0);
-  assert.deepEqual(events.flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {})), ['ThreadlineStatus']);
+  assert.deepEqual(
+    events.flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {})),
+    ['ThreadlineStatus'],
+  );
   assert.equal((await viewOf(s)).runs.find((r) => r.runId === second.runId)?.finalAnswer, 'It is 6.');
   const after = await mem.memory.view(s.threadId);
-  assert.deepEqual(after.chunks.filter((c) => c.type === 'response').map((c) => (c.content.kind === 'text' ? c.content.text : '')), ['It is 4.', 'It is 6.']);
+  assert.deepEqual(
+    after.chunks.filter((c) => c.type === 'response').map((c) => (c.content.kind === 'text' ? c.content.text : '')),
+    ['It is 4.', 'It is 6.'],
+  );
   // The run's own thread ends with its answer, as a closing call writes it.
   const runThread = await mem.memory.view(`thread_${second.runId ?? ''}`);
   const last = runThread.chunks.at(-1);
@@ -179,14 +179,20 @@ test('with two runs waiting, replies reach the right one; "ok" to a yes/no quest
   assert.deepEqual(await send(s, `@${table.runId} four of us`), { kind: 'reply', runId: table.runId });
   await waitRunStatus(s, table.runId ?? '', 'completed');
   const tableState = await runState(table.runId ?? '');
-  assert.deepEqual(tableState.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content), ['four of us']);
+  assert.deepEqual(
+    tableState.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content),
+    ['four of us'],
+  );
   assert.equal(await runStatus(s, report.runId ?? ''), 'waiting_user_confirmation');
 
   // The one still waiting takes the next message; a short confirmation is normalized.
   assert.deepEqual(await send(s, 'ok'), { kind: 'reply', runId: report.runId });
   await waitRunStatus(s, report.runId ?? '', 'completed');
   const reportState = await runState(report.runId ?? '');
-  assert.deepEqual(reportState.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content), ['yes']);
+  assert.deepEqual(
+    reportState.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content),
+    ['yes'],
+  );
 
   const view = await viewOf(s);
   const byRun = (runId: string | undefined) => view.chatHistory.filter((t) => t.runId === runId).map((t) => [t.role, t.text]);
@@ -207,7 +213,11 @@ test('with two runs waiting, replies reach the right one; "ok" to a yes/no quest
 
 test('a new request sent while a run waits starts its own run (the model judges it); the waiting run still takes its reply', async () => {
   const s = await startSession();
-  stub.script('book a table for friday', { execution_plan: [{ steps: [askStep('For how many people?'), respondStep] }], replan_decision: [cont], final_answer: [answer('Booked for four on Friday.')] });
+  stub.script('book a table for friday', {
+    execution_plan: [{ steps: [askStep('For how many people?'), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [answer('Booked for four on Friday.')],
+  });
   const table = await send(s, 'book a table for friday');
   await waitRunStatus(s, table.runId ?? '', 'waiting_user');
 
@@ -229,7 +239,10 @@ test('a new request sent while a run waits starts its own run (the model judges 
   // The answer to the question is judged a reply (the stub's default), and reaches the run that asked.
   assert.deepEqual(await send(s, 'four of us'), { kind: 'reply', runId: table.runId });
   await waitRunStatus(s, table.runId ?? '', 'completed');
-  assert.deepEqual((await runState(table.runId ?? '')).observations.filter((o) => o.kind === 'user_reply').map((o) => o.content), ['four of us']);
+  assert.deepEqual(
+    (await runState(table.runId ?? '')).observations.filter((o) => o.kind === 'user_reply').map((o) => o.content),
+    ['four of us'],
+  );
   assert.equal(stub.requestsFor('four of us', 'message_route').length, 1);
   await s.terminate();
 });
@@ -241,8 +254,21 @@ test('a session starts tree runs when it or a message asks: the tree sees the co
   const s = Object.assign(handle, { sessionId, threadId: `thread_${sessionId}` }) as unknown as Session;
   const goal = 'plan a picnic';
   stub.script(goal, {
-    task_tree: [{ name: 'Picnic', goal, subtasks: [{ name: 'Place', goal: 'Pick the park' }, { name: 'Food', goal: 'Choose the food' }] }],
-    react_action: [{ thought: 'which park?', action: 'ask_user', question: 'Which park do you like?' }, { thought: 'ok', action: 'finish', result: 'Hyde Park' }, { thought: 'food', action: 'finish', result: 'sandwiches' }],
+    task_tree: [
+      {
+        name: 'Picnic',
+        goal,
+        subtasks: [
+          { name: 'Place', goal: 'Pick the park' },
+          { name: 'Food', goal: 'Choose the food' },
+        ],
+      },
+    ],
+    react_action: [
+      { thought: 'which park?', action: 'ask_user', question: 'Which park do you like?' },
+      { thought: 'ok', action: 'finish', result: 'Hyde Park' },
+      { thought: 'food', action: 'finish', result: 'sandwiches' },
+    ],
     final_answer: [answer('Picnic in Hyde Park with sandwiches.')],
   });
   const started = await sessions.send(sessionId, goal);
@@ -254,7 +280,10 @@ test('a session starts tree runs when it or a message asks: the tree sees the co
   assert.deepEqual(await sessions.send(sessionId, 'Hyde Park'), { kind: 'reply', runId });
   await waitRunStatus(s, runId, 'completed');
   const view = await viewOf(s);
-  assert.deepEqual(view.chatHistory.map((t) => [t.role, t.text]).slice(-2), [['user', 'Hyde Park'], ['assistant', 'Picnic in Hyde Park with sandwiches.']]);
+  assert.deepEqual(view.chatHistory.map((t) => [t.role, t.text]).slice(-2), [
+    ['user', 'Hyde Park'],
+    ['assistant', 'Picnic in Hyde Park with sandwiches.'],
+  ]);
 
   // A message may choose the planner in a tree session, and a plan session's message may ask for a tree.
   answers('just say hi', 'Hi!');
@@ -268,7 +297,11 @@ test("a sub-plan's question reaches the person in the session, and the reply rea
   const s = await startSession();
   const goal = 'organise the team lunch';
   const inner = 'pick the restaurant';
-  stub.script(goal, { execution_plan: [{ steps: [{ type: 'subplan', description: 'choose where', goal: inner }, respondStep] }], replan_decision: [cont], final_answer: [answer('Lunch is at Thai House.')] });
+  stub.script(goal, {
+    execution_plan: [{ steps: [{ type: 'subplan', description: 'choose where', goal: inner }, respondStep] }],
+    replan_decision: [cont],
+    final_answer: [answer('Lunch is at Thai House.')],
+  });
   stub.script(inner, { execution_plan: [{ steps: [askStep('Which cuisine does the team like?'), respondStep] }], replan_decision: [cont], final_answer: [answer('Thai House it is.')] });
 
   const started = await send(s, goal);
@@ -280,18 +313,33 @@ test("a sub-plan's question reaches the person in the session, and the reply rea
   const shown = waiting.steps.find((st) => st.id === waiting.currentStepId);
   assert.deepEqual([shown?.type, shown?.question, shown?.childRunId], ['ask_user', 'Which cuisine does the team like?', `${runId}.s1`]);
   assert.equal((await runState(`${runId}.s1`)).status, 'waiting_user');
-  assert.deepEqual((await viewOf(s)).chatHistory.map((t) => [t.role, t.text]).slice(-2), [['user', goal], ['assistant', 'Which cuisine does the team like?']]);
+  assert.deepEqual((await viewOf(s)).chatHistory.map((t) => [t.role, t.text]).slice(-2), [
+    ['user', goal],
+    ['assistant', 'Which cuisine does the team like?'],
+  ]);
 
   // The person answers in the session: the reply goes to the run, and down to the sub-plan that asked.
   assert.deepEqual(await send(s, 'thai food'), { kind: 'reply', runId });
   await waitRunStatus(s, runId, 'completed');
   const child = await runState(`${runId}.s1`);
-  assert.deepEqual(child.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content), ['thai food']);
+  assert.deepEqual(
+    child.observations.filter((o) => o.kind === 'user_reply').map((o) => o.content),
+    ['thai food'],
+  );
   assert.equal(child.finalAnswer, 'Thai House it is.');
   const done = await runState(runId);
   assert.equal(done.finalAnswer, 'Lunch is at Thai House.');
-  assert.deepEqual(done.observations.map((o) => [o.kind, o.content]), [['user_reply', 'thai food'], ['subplan', 'Thai House it is.']]);
-  assert.deepEqual((await viewOf(s)).chatHistory.map((t) => [t.role, t.text]).slice(-2), [['user', 'thai food'], ['assistant', 'Lunch is at Thai House.']]);
+  assert.deepEqual(
+    done.observations.map((o) => [o.kind, o.content]),
+    [
+      ['user_reply', 'thai food'],
+      ['subplan', 'Thai House it is.'],
+    ],
+  );
+  assert.deepEqual((await viewOf(s)).chatHistory.map((t) => [t.role, t.text]).slice(-2), [
+    ['user', 'thai food'],
+    ['assistant', 'Lunch is at Thai House.'],
+  ]);
   await s.terminate();
 });
 
@@ -308,7 +356,11 @@ test('"try again" after a failed run starts its goal again as a new run', async 
   assert.notEqual(retry.runId, first.runId);
   await waitRunStatus(s, retry.runId ?? '', 'completed');
   const view = await viewOf(s);
-  assert.deepEqual(view.runs.map((r) => r.runId), [retry.runId], 'the failed run is reset, the retry replaces it');
+  assert.deepEqual(
+    view.runs.map((r) => r.runId),
+    [retry.runId],
+    'the failed run is reset, the retry replaces it',
+  );
   assert.equal(view.runs[0]?.goal, 'flaky request');
   assert.equal(view.chatHistory.at(-1)?.text, 'Worked this time.');
   // Nothing failed any more: a second "try again" has nothing to retry.
@@ -328,12 +380,18 @@ test('/clear empties chatHistory, TaskState and runs, cancels the waiting run, a
   const view = await viewOf(s);
   assert.deepEqual([view.chatHistory, view.runs, view.taskState.ImportantFacts, view.taskState.CurrentGoal], [[], [], [], '']);
   await waitFor('the run to be cancelled', async () => (await env.client.workflow.getHandle(trip.runId ?? '').describe()).status.name === 'COMPLETED');
-  assert.equal((await env.client.workflow.getHandle(trip.runId ?? '').result() as ExecutionState).status, 'cancelled');
+  assert.equal(((await env.client.workflow.getHandle(trip.runId ?? '').result()) as ExecutionState).status, 'cancelled');
 
   const thread = await mem.memory.view(s.threadId);
-  assert.deepEqual(thread.chunks.filter((c) => c.type === 'user' || c.type === 'response'), []);
+  assert.deepEqual(
+    thread.chunks.filter((c) => c.type === 'user' || c.type === 'response'),
+    [],
+  );
   const audit = await mem.memory.audit(s.threadId);
-  assert.ok(audit.some((r) => r.reason === '/clear' && r.kind === 'delete'), `no /clear in the audit: ${audit.map((r) => `${r.kind}:${r.reason}`).join(', ')}`);
+  assert.ok(
+    audit.some((r) => r.reason === '/clear' && r.kind === 'delete'),
+    `no /clear in the audit: ${audit.map((r) => `${r.kind}:${r.reason}`).join(', ')}`,
+  );
   // After /clear a "yes" is a new request, not a reply to the cancelled run.
   answers('yes', 'Yes to what?');
   assert.equal((await send(s, 'yes')).kind, 'new_run');
@@ -414,7 +472,10 @@ test('compression: a fact stated 50 turns earlier survives in TaskState and reac
   assert.ok(!view.chatHistory.some((t) => /12345/.test(t.text)), 'the fact left chatHistory');
   assert.ok(stub.requestsFor('', 'task_state_summary').length >= 5);
   // The summary prompt states seed 000's rules.
-  assert.match(prompt(stub.requestsFor('', 'task_state_summary')[0]), /Never put in the TaskState[^]*live balances[^]*step-level pending items[^]*whether tools, models, exchanges or configuration exist/);
+  assert.match(
+    prompt(stub.requestsFor('', 'task_state_summary')[0]),
+    /Never put in the TaskState[^]*live balances[^]*step-level pending items[^]*whether tools, models, exchanges or configuration exist/,
+  );
 
   // The thread holds the TaskState chunk and only the recent turns.
   const thread = await mem.memory.view(s.threadId);
@@ -498,9 +559,7 @@ test('continue-as-new under a burst of 60 messages: none lost, order kept, the r
     outcomes.push(...waveOutcomes);
     // Answered and mirrored into memory: the session is idle now (unless a report is late).
     const last = `burst answer ${wave * 10 + 9}`;
-    await waitFor(`wave ${wave} to be answered`, async () =>
-      (await mem.memory.view(s.threadId)).chunks.some((c) => c.type === 'response' && c.content.kind === 'text' && c.content.text === last),
-    );
+    await waitFor(`wave ${wave} to be answered`, async () => (await mem.memory.view(s.threadId)).chunks.some((c) => c.type === 'response' && c.content.kind === 'text' && c.content.text === last));
   }
   assert.deepEqual(
     outcomes.map((o) => [o.kind, o.runId]),
@@ -508,7 +567,10 @@ test('continue-as-new under a burst of 60 messages: none lost, order kept, the r
   );
   // More messages while the runs' reports stream in (and hand-overs happen).
   const late = await Promise.all(['late one', 'late two'].map(async (t) => (answers(t, `${t} answered`), send(s, t))));
-  assert.deepEqual(late.map((o) => o.kind), ['new_run', 'new_run']);
+  assert.deepEqual(
+    late.map((o) => o.kind),
+    ['new_run', 'new_run'],
+  );
 
   const view = await answeredView(s, 62);
   assert.equal(view.turns, 62);
@@ -550,7 +612,11 @@ test('continue-as-new under traffic that never pauses: the session still hands o
   const userTurns = view.chatHistory.filter((t) => t.role === 'user').map((t) => t.text);
   // Each message exactly once, and each sender's messages in the order sent.
   assert.equal(userTurns.length, 45);
-  for (const texts of streams) assert.deepEqual(userTurns.filter((t) => texts.includes(t)), texts);
+  for (const texts of streams)
+    assert.deepEqual(
+      userTurns.filter((t) => texts.includes(t)),
+      texts,
+    );
 
   // Hand-overs happened while the traffic lasted, each soon after it fell due. A message costs ≈ 25 events
   // (its update, memory writes, its run's start, report and completion), so the 45 would make ≈ 1,100 in
@@ -589,11 +655,14 @@ test('a change of tools cancels runs that wait from before it, with a note in th
   const carried = await viewOf(first);
   await first.terminate();
 
-  const s = await startSession({ carried: { chatHistory: carried.chatHistory, taskState: carried.taskState, runs: carried.runs, turns: carried.turns, version: carried.version }, capabilities: 'fingerprint-of-older-tools' });
+  const s = await startSession({
+    carried: { chatHistory: carried.chatHistory, taskState: carried.taskState, runs: carried.runs, turns: carried.turns, version: carried.version },
+    capabilities: 'fingerprint-of-older-tools',
+  });
   await waitRunStatus(s, waiting.runId ?? '', 'cancelled');
   const view = await viewOf(s);
   assert.equal(view.chatHistory.at(-1)?.text, `${CAPABILITIES_CHANGED} (was: "configure the exchange")`);
-  assert.equal((await env.client.workflow.getHandle(waiting.runId ?? '').result() as ExecutionState).status, 'cancelled');
+  assert.equal(((await env.client.workflow.getHandle(waiting.runId ?? '').result()) as ExecutionState).status, 'cancelled');
   // The person's next message is a new request, not a reply to the stale plan.
   answers('binance', 'Configured.');
   assert.equal((await send(s, 'binance')).kind, 'new_run');

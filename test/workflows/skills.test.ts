@@ -23,7 +23,11 @@ after(async () => {
   await stub.stop();
 });
 
-const promptOf = (goal: string, name: string, i = 0) => stub.requestsFor(goal, name)[i]?.messages.map((m) => m.content).join('\n') ?? '';
+const promptOf = (goal: string, name: string, i = 0) =>
+  stub
+    .requestsFor(goal, name)
+    [i]?.messages.map((m) => m.content)
+    .join('\n') ?? '';
 
 test('load_skill brings a skill body into the run thread; later prompts follow it', async () => {
   const goal = 'log that I went running today';

@@ -81,17 +81,30 @@ test('runs waiting for a reply when the model changes stop as stale when the rep
   stub.script(planGoal, { execution_plan: [{ steps: [askStep('which city?'), respondStep] }], replan_decision: [cont], final_answer: [answer('never given')] });
   stub.script(treeGoal, {
     task_tree: [{ name: 'Trip', goal: treeGoal, subtasks: [{ name: 'City', goal: 'Pick a city' }] }],
-    react_action: [{ thought: 'ask', action: 'ask_user', question: 'which city?' }, { thought: 'done', action: 'finish', result: 'never' }],
+    react_action: [
+      { thought: 'ask', action: 'ask_user', question: 'which city?' },
+      { thought: 'done', action: 'finish', result: 'never' },
+    ],
     final_answer: [answer('never given')],
   });
   // A blueprint run never proposes a tree: it takes its version from its first iteration.
   const blueprintGoal = 'a blueprint run that asks, then the model changes';
-  stub.script(blueprintGoal, { react_action: [{ thought: 'ask', action: 'ask_user', question: 'which city?' }, { thought: 'done', action: 'finish', result: 'never' }] });
+  stub.script(blueprintGoal, {
+    react_action: [
+      { thought: 'ask', action: 'ask_user', question: 'which city?' },
+      { thought: 'done', action: 'finish', result: 'never' },
+    ],
+  });
   const runs = new Runs(first.client, config);
   const plan = (await runs.start({ userId: 'deployer', goal: planGoal })).runId;
   const tree = (await runs.start({ userId: 'deployer', goal: treeGoal, engine: 'tree' })).runId;
   const blueprint = (
-    await runs.start({ userId: 'deployer', goal: blueprintGoal, engine: 'tree', blueprint: { name: 'trip', tree: { name: 'Trip', goal: blueprintGoal, subtasks: [{ name: 'City', goal: 'Pick a city' }] } } })
+    await runs.start({
+      userId: 'deployer',
+      goal: blueprintGoal,
+      engine: 'tree',
+      blueprint: { name: 'trip', tree: { name: 'Trip', goal: blueprintGoal, subtasks: [{ name: 'City', goal: 'Pick a city' }] } },
+    })
   ).runId;
   for (const runId of [plan, tree, blueprint]) await waitFor(`${runId} to ask`, async () => (await runs.get(runId)).status === 'waiting_user');
   await first.stop();

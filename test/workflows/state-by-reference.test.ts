@@ -110,4 +110,3 @@ test('a worker that never saw the run rebuilds its state from the run itself (th
   assert.equal(state.finalAnswer, 'both tallied');
   assert.deepEqual([tally.get('first'), tally.get('second')], [1, 1]);
 });
-

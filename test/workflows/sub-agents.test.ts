@@ -52,7 +52,12 @@ function listedTools(req: StubRequest | undefined): string[] {
   const tools = JSON.parse(system.slice(system.indexOf('Tools:\n') + 'Tools:\n'.length).split('\n\nBlueprints:')[0] ?? '[]') as { name: string }[];
   return tools.map((t) => t.name);
 }
-const noMisses = () => assert.deepEqual(stub.misses.map((m) => [m.goal, m.name]), [], 'the model was asked for a reply the test did not script');
+const noMisses = () =>
+  assert.deepEqual(
+    stub.misses.map((m) => [m.goal, m.name]),
+    [],
+    'the model was asked for a reply the test did not script',
+  );
 
 test('a plan step calling agent.researcher runs it as a child workflow; its answer is the observation', async () => {
   const goal = 'how much is six times seven, researched';
@@ -73,11 +78,17 @@ test('a plan step calling agent.researcher runs it as a child workflow; its answ
   assert.equal(state.status, 'completed', state.lastError ?? '');
   assert.equal(state.finalAnswer, 'The researcher says 42.');
   const childRunId = `${runId}.s1`;
-  assert.deepEqual(state.steps.map((s) => [s.id, s.type, s.tool, s.status, s.childRunId]), [
-    ['s1', 'tool', 'agent.researcher', 'completed', childRunId],
-    ['s2', 'respond', undefined, 'completed', undefined],
-  ]);
-  assert.deepEqual(state.observations.map((o) => [o.stepId, o.kind, o.content]), [['s1', 'tool', '6*7 = 42']]);
+  assert.deepEqual(
+    state.steps.map((s) => [s.id, s.type, s.tool, s.status, s.childRunId]),
+    [
+      ['s1', 'tool', 'agent.researcher', 'completed', childRunId],
+      ['s2', 'respond', undefined, 'completed', undefined],
+    ],
+  );
+  assert.deepEqual(
+    state.observations.map((o) => [o.stepId, o.kind, o.content]),
+    [['s1', 'tool', '6*7 = 42']],
+  );
 
   // The child is a child workflow of the parent, a run of the agent with its own memory thread.
   const described = await env.client.workflow.getHandle(childRunId).describe();
@@ -90,11 +101,17 @@ test('a plan step calling agent.researcher runs it as a child workflow; its answ
   assert.equal(child.threadId, `thread_${childRunId}`);
   assert.notEqual(child.threadId, state.threadId);
   // The disallowed tool failed its step with a clear observation; the allowed one ran.
-  assert.deepEqual(child.observations.map((o) => [o.stepId, o.kind, o.content]), [
-    ['s1', 'error', 'tool "notes_write" is not allowed for agent "researcher"; its tools are: calculator'],
-    ['s2', 'tool', '{"value":42}'],
-  ]);
-  assert.deepEqual(child.steps.map((s) => s.status), ['failed', 'completed', 'completed']);
+  assert.deepEqual(
+    child.observations.map((o) => [o.stepId, o.kind, o.content]),
+    [
+      ['s1', 'error', 'tool "notes_write" is not allowed for agent "researcher"; its tools are: calculator'],
+      ['s2', 'tool', '{"value":42}'],
+    ],
+  );
+  assert.deepEqual(
+    child.steps.map((s) => s.status),
+    ['failed', 'completed', 'completed'],
+  );
 
   // The parent's planner sees the agent as a tool; the child's prompts carry the instructions and only its tools.
   const parentPlan = stub.requestsFor(goal, 'execution_plan')[0];
@@ -124,7 +141,14 @@ test('an unknown agent or a missing task fails the step with an error observatio
   const { runId } = await runs.start({ userId: 'agent-tester', goal });
   const state = await result(runId);
   assert.equal(state.status, 'completed');
-  assert.deepEqual(state.steps.map((s) => [s.status, s.childRunId]), [['failed', undefined], ['failed', undefined], ['completed', undefined]]);
+  assert.deepEqual(
+    state.steps.map((s) => [s.status, s.childRunId]),
+    [
+      ['failed', undefined],
+      ['failed', undefined],
+      ['completed', undefined],
+    ],
+  );
   assert.equal(state.observations[0]?.content, 'unknown agent "nobody"; the agents are: agent.researcher, agent.organiser');
   assert.match(state.observations[1]?.content ?? '', /^invalid arguments for agent\.researcher: .*task/);
   noMisses();
@@ -166,7 +190,10 @@ test('a tree run calls a tree agent, which calls a plan agent: each answer retur
   assert.equal(organiser.engine, 'tree');
   assert.equal(organiser.agent?.name, 'organiser');
   assert.equal((await env.client.workflow.getHandle(organiserRunId).describe()).parentExecution?.workflowId, runId);
-  assert.deepEqual(organiser.observations.filter((o) => o.kind === 'error').map((o) => o.content), ['tool "notes_read" is not allowed for agent "organiser"; its tools are: calculator, agent.researcher']);
+  assert.deepEqual(
+    organiser.observations.filter((o) => o.kind === 'error').map((o) => o.content),
+    ['tool "notes_read" is not allowed for agent "organiser"; its tools are: calculator, agent.researcher'],
+  );
   const nested = organiser.steps.find((s) => s.tool === 'agent.researcher');
   assert.equal(organiser.observations.find((o) => o.stepId === nested?.id)?.content, '2+3 = 5');
   const researcher = await result(nested?.childRunId ?? '');

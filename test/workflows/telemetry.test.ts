@@ -30,7 +30,14 @@ const USER = `otel-${randomUUID().slice(0, 8)}@example.com`;
 
 function scriptAddition(goal: string, expression: string, answer: string): void {
   stub.script(goal, {
-    execution_plan: [{ steps: [{ type: 'tool', description: 'add', tool: 'calculator', args: { expression } }, { type: 'respond', description: 'answer' }] }],
+    execution_plan: [
+      {
+        steps: [
+          { type: 'tool', description: 'add', tool: 'calculator', args: { expression } },
+          { type: 'respond', description: 'answer' },
+        ],
+      },
+    ],
     replan_decision: [{ decision: 'continue' }],
     final_answer: [{ answer }],
   });
@@ -90,7 +97,8 @@ test('POST /v1/runs gives one trace: the request, StartWorkflow, RunWorkflow, th
   assert.equal(parentOf(run), start, 'the run continues the start');
 
   const activities = spans.filter((s) => s.name.startsWith('RunActivity:'));
-  for (const name of ['planRun', 'executeStep', 'respond']) assert.ok(named(activities, `RunActivity:${name}`).length > 0, `activity ${name} is in the trace: ${activities.map((s) => s.name).join(', ')}`);
+  for (const name of ['planRun', 'executeStep', 'respond'])
+    assert.ok(named(activities, `RunActivity:${name}`).length > 0, `activity ${name} is in the trace: ${activities.map((s) => s.name).join(', ')}`);
   for (const activity of activities) {
     assert.match(parentOf(activity)?.name ?? '', /^StartActivity:/, `${activity.name} hangs under its StartActivity`);
     assert.equal(parentOf(parentOf(activity)!), run, `${activity.name} is scheduled by the run`);
@@ -148,5 +156,8 @@ test('activity log lines carry the runId, and the trace they belong to', async (
   }
   const start = named(exporter.getFinishedSpans(), 'StartWorkflow:planExecutionWorkflow').find((s) => s.attributes.temporalWorkflowId === runId);
   assert.ok(start);
-  assert.ok(lines.every((l) => l.trace_id === start.spanContext().traceId), "the lines' trace is the request's");
+  assert.ok(
+    lines.every((l) => l.trace_id === start.spanContext().traceId),
+    "the lines' trace is the request's",
+  );
 });

@@ -52,7 +52,10 @@ test(`a ${1 + GROUPS + GROUPS * LEAVES}-node tree completes with every workflow 
   assert.equal(done.status, 'completed', done.lastError ?? '');
   const nodes = done.tree ? dfs(done.tree) : [];
   assert.equal(nodes.length, 1 + GROUPS + GROUPS * LEAVES);
-  assert.ok(nodes.every((n) => n.status === 'completed'), 'every task completed');
+  assert.ok(
+    nodes.every((n) => n.status === 'completed'),
+    'every task completed',
+  );
   assert.equal(nodes.find((n) => n.index === '1-7-13')?.result, 'done 1-7-13', 'each leaf’s own result came back to the root');
   assert.equal(stub.requestsFor(goal, 'react_action').length, GROUPS * LEAVES, 'one iteration per leaf, none repeated');
 

@@ -32,7 +32,11 @@ export function inspectorRouter(options: InspectorOptions): Router {
   // Also answers `/inspector/` (routing is not strict). The page's modules below are static files, not routes.
   documented(router, 'inspector').get(
     '/inspector',
-    { summary: 'The memory inspector: a page that reads and edits memory through this API', public: true, responses: { 200: { description: 'The page; its API calls send the key a person enters', contentType: 'text/html' } } },
+    {
+      summary: 'The memory inspector: a page that reads and edits memory through this API',
+      public: true,
+      responses: { 200: { description: 'The page; its API calls send the key a person enters', contentType: 'text/html' } },
+    },
     (_input, _req, res) => {
       res.type('html').set('cache-control', 'no-cache').send(page);
     },

@@ -60,7 +60,14 @@ export class FileLongTermStore implements LongTermStore {
     let user = this.users.get(userId);
     if (!user) {
       const dir = path.join(this.root, fileSafe(userId));
-      user = { dir, index: new UserIndex(), records: new JsonlTail(path.join(dir, 'records.jsonl')), audit: new JsonlTail(path.join(dir, 'audit.jsonl')), vectors: new JsonlTail(path.join(dir, 'vectors.jsonl')), queue: Promise.resolve() };
+      user = {
+        dir,
+        index: new UserIndex(),
+        records: new JsonlTail(path.join(dir, 'records.jsonl')),
+        audit: new JsonlTail(path.join(dir, 'audit.jsonl')),
+        vectors: new JsonlTail(path.join(dir, 'vectors.jsonl')),
+        queue: Promise.resolve(),
+      };
       this.users.set(userId, user);
     }
     return user;

@@ -10,7 +10,21 @@ import { Pool, type PoolClient } from 'pg';
 import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
 import { analyze, normalizeName } from '../../longterm/text';
 import { applyMigrations, inTransaction } from '../memory/postgres-store';
-import { searchableText, type DenseHit, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermAuditEntry, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter, type RecordVector, type SimilarEntity } from './store';
+import {
+  searchableText,
+  type DenseHit,
+  type FactFilter,
+  type LexicalHit,
+  type LexicalKind,
+  type LexicalQuery,
+  type LongTermAuditEntry,
+  type LongTermReader,
+  type LongTermRecord,
+  type LongTermStore,
+  type LongTermWriter,
+  type RecordVector,
+  type SimilarEntity,
+} from './store';
 
 type Queryable = Pick<Pool | PoolClient, 'query'>;
 
@@ -83,10 +97,10 @@ class PostgresReader implements LongTermReader {
   }
 
   async listSummaries(sessionId: string): Promise<ConversationSummary[]> {
-    const { rows } = await this.db.query<{ data: ConversationSummary }>(
-      "SELECT data FROM longterm_records WHERE user_id = $1 AND kind = 'summary' AND session_id = $2 ORDER BY sort_at, id",
-      [this.userId, sessionId],
-    );
+    const { rows } = await this.db.query<{ data: ConversationSummary }>("SELECT data FROM longterm_records WHERE user_id = $1 AND kind = 'summary' AND session_id = $2 ORDER BY sort_at, id", [
+      this.userId,
+      sessionId,
+    ]);
     return rows.map((r) => r.data);
   }
 

@@ -8,7 +8,18 @@ import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMess
 import { normalizeName, trigrams } from '../../longterm/text';
 import { cosine, topPerKind } from '../../longterm/vectors';
 import { Bm25Index } from './bm25';
-import { searchableText, type DenseHit, type FactFilter, type LexicalHit, type LexicalKind, type LexicalQuery, type LongTermReader, type LongTermRecord, type RecordVector, type SimilarEntity } from './store';
+import {
+  searchableText,
+  type DenseHit,
+  type FactFilter,
+  type LexicalHit,
+  type LexicalKind,
+  type LexicalQuery,
+  type LongTermReader,
+  type LongTermRecord,
+  type RecordVector,
+  type SimilarEntity,
+} from './store';
 
 const addTo = <T>(map: Map<string, Set<T>>, key: string, value: T) => {
   let set = map.get(key);

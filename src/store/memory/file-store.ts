@@ -296,7 +296,6 @@ export class FileMemoryStore implements MemoryStore {
     return withDirLock(dir, fn);
   }
 
-
   async createThread(input: { thread: MemoryThread; state: MemoryState; chunks: Chunk[]; record: NewOperationRecord }): Promise<OperationRecord> {
     const thread = jsonClone(input.thread);
     const dir = this.threadDir(thread.id);

@@ -145,7 +145,7 @@ export class ThreadLog {
     if (hit) return hit;
     const chain: StoredState[] = [];
     let base: Materialized | undefined;
-    for (let id: string | null = stateId; ; ) {
+    for (let id: string | null = stateId; ;) {
       const cached: Materialized | undefined = id === stateId ? undefined : this.cache.get(id);
       if (cached) {
         base = cached;
@@ -292,7 +292,12 @@ export class InMemoryMemoryStore implements MemoryStore {
     const rows = [...this.threads.values()]
       .map(({ log, order }) => ({ thread: log.view(), order }))
       .filter((r): r is { thread: MemoryThread; order: number } => r.thread !== undefined && (filter.userId === undefined || r.thread.userId === filter.userId));
-    return jsonClone(rows.sort(newestFirst).slice(0, filter.limit ?? DEFAULT_THREAD_LIMIT).map((r) => r.thread));
+    return jsonClone(
+      rows
+        .sort(newestFirst)
+        .slice(0, filter.limit ?? DEFAULT_THREAD_LIMIT)
+        .map((r) => r.thread),
+    );
   }
 
   async getState(stateId: string): Promise<MemoryState | undefined> {

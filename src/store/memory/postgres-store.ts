@@ -50,13 +50,7 @@ function filterSql(
 ): { where: string; values: unknown[]; limit: string } {
   const where = ['thread_id = $1'];
   const values: unknown[] = [threadId];
-  const clauses: [string, unknown][] = [
-    ['origin = ?', filter.origin],
-    ['run_id = ?', filter.runId],
-    ['at >= ?::timestamptz', filter.since],
-    ['at <= ?::timestamptz', filter.until],
-    ...extra,
-  ];
+  const clauses: [string, unknown][] = [['origin = ?', filter.origin], ['run_id = ?', filter.runId], ['at >= ?::timestamptz', filter.since], ['at <= ?::timestamptz', filter.until], ...extra];
   for (const [sql, value] of clauses) {
     if (value === undefined) continue;
     values.push(value);
@@ -65,7 +59,6 @@ function filterSql(
   values.push(filter.limit ?? DEFAULT_OPERATION_LIMIT);
   return { where: where.join(' AND '), values, limit: `$${values.length}` };
 }
-
 
 /** Named, so each connection parses and plans the statements of the commit path once. */
 const prepared = <R extends QueryResultRow>(db: Queryable, name: string, text: string, values: unknown[]) => db.query<R>({ name: `threadline_${name}`, text, values });
