@@ -12,17 +12,41 @@ export interface SpinLimits {
   warnAt: number;
   /** Identical calls in a row from which it asks again; a second confirmed spin aborts the task. @default 5 */
   stopAt: number;
+  /**
+   * Calls of one tool in a row, whatever their arguments (seed 003's same-action-type spin), at which —
+   * and at each multiple of which — the engine asks the model whether the task spins (its logic spin check). @default 6
+   */
+  typeAt?: number;
 }
 export const DEFAULT_SPIN_LIMITS: SpinLimits = { warnAt: 3, stopAt: 5 };
+export const DEFAULT_SPIN_TYPE_AT = 6;
 
 /** The engine's own notes on a task (reflections, spin checks): not actions of the model. */
 const isNote = (description: string) => /\] (reflection|spin check)$/.test(description);
 
 /** How many of the task's latest actions in a row are the same: one tool call with the same arguments, or a refused action. */
 export function repeatedCalls(state: ExecutionState, taskIndex: string): number {
-  const calls = state.steps
-    .filter((s) => s.task === taskIndex && !isNote(s.description) && (s.type === 'tool' || (s.type === 'reason' && s.status === 'failed')))
-    .map((s) => (s.type === 'tool' ? `tool ${s.tool ?? ''} ${JSON.stringify(s.args ?? {})}` : 'a refused action'));
+  return latestRun(actionsOf(state, taskIndex, (s) => (s.type === 'tool' ? `tool ${s.tool ?? ''} ${JSON.stringify(s.args ?? {})}` : 'a refused action')));
+}
+
+/** How many of the task's latest actions in a row call the same tool, whatever their arguments (seed 003's same-action-type spin). */
+export function repeatedActionType(state: ExecutionState, taskIndex: string): number {
+  return latestRun(actionsOf(state, taskIndex, (s) => (s.type === 'tool' ? `tool ${s.tool ?? ''}` : 'a refused action')));
+}
+
+/** Whether the same-action-type count asks for a spin check: at `typeAt` and each multiple of it. */
+export const shouldCheckTypeSpin = (repeats: number, limits: SpinLimits): boolean => {
+  const at = limits.typeAt ?? DEFAULT_SPIN_TYPE_AT;
+  return repeats >= at && repeats % at === 0;
+};
+
+/** The task's model actions (tool calls and refused actions), oldest first, each as `key` names it. */
+function actionsOf(state: ExecutionState, taskIndex: string, key: (step: ExecutionState['steps'][number]) => string): string[] {
+  return state.steps.filter((s) => s.task === taskIndex && !isNote(s.description) && (s.type === 'tool' || (s.type === 'reason' && s.status === 'failed'))).map(key);
+}
+
+/** How many of the latest entries in a row equal the last. */
+function latestRun(calls: readonly string[]): number {
   const last = calls.at(-1);
   if (last === undefined) return 0;
   let n = 0;

@@ -34,7 +34,7 @@ import type { ReplyEvent } from './plan-engine';
 import { Outbox } from './outbox';
 import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
 import { allows, refusedAction } from '../planning/capabilities';
-import { DEFAULT_SPIN_LIMITS, repeatedCalls, shouldCheckSpin } from './spin';
+import { DEFAULT_SPIN_LIMITS, repeatedActionType, repeatedCalls, shouldCheckSpin, shouldCheckTypeSpin } from './spin';
 import type { SpinCheckReply } from '../planning/tree-schemas';
 import { oneLine } from '../text/clip';
 import type { PlanExecutionInput, ReactStepResult, ReviewDecision, TaskSteer, TreeCalls, TreeLimits } from './contract';
@@ -64,6 +64,8 @@ export interface TreeEngineInput extends PlanExecutionInput {
    * (asked when one is made: runs recorded before answer false, the workflow's `patched`). @default none
    */
   reviewsSubtrees?: () => boolean;
+  /** Whether calls of one tool with changing arguments are checked for spinning too (asked when that count is reached; runs recorded before answer false). @default none */
+  spinsByType?: () => boolean;
   review: boolean;
   limits: PlanExecutionInput['limits'];
   treeLimits: TreeLimits;
@@ -571,9 +573,16 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
   #afterCall(taskIndex: string, now: Date): TreeCommand[] {
     const spin = this.input.treeLimits.spin ?? DEFAULT_SPIN_LIMITS;
     const repeats = repeatedCalls(this.#state, taskIndex);
-    if (!shouldCheckSpin(repeats, spin)) return this.#schedule(now);
+    if (shouldCheckSpin(repeats, spin)) return this.#checkSpin(taskIndex, `${repeats} identical calls`);
+    // Seed 003's same-action-type spin: one tool again and again with other arguments; the model judges whether it is a logic spin.
+    const sameType = repeatedActionType(this.#state, taskIndex);
+    if (shouldCheckTypeSpin(sameType, spin) && this.input.spinsByType?.()) return this.#checkSpin(taskIndex, `${sameType} calls of the same kind`);
+    return this.#schedule(now);
+  }
+
+  #checkSpin(taskIndex: string, why: string): TreeCommand[] {
     this.#waiting = { for: 'spin', taskIndex };
-    return this.#emit({ kind: 'call', activity: 'checkSpin', input: { state: this.#state, taskIndex }, policy: 'model', summary: `task ${taskIndex} · spin check after ${repeats} identical calls` });
+    return this.#emit({ kind: 'call', activity: 'checkSpin', input: { state: this.#state, taskIndex }, policy: 'model', summary: `task ${taskIndex} · spin check after ${why}` });
   }
 
   /** A confirmed spin is a warning the next iteration sees; a second one aborts the task with the reason. */

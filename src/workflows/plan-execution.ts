@@ -18,6 +18,8 @@ import type { PlanExecutionInput } from '../engine/contract';
 
 /** Patch id of tree runs whose subtrees made by `plan` and `blueprint` actions wait for review when the run is reviewed. */
 const REVIEW_SUBTREES_PATCH = 'review-subtrees';
+/** Patch id of tree runs that ask the model about a spin when one tool is called again and again with other arguments. */
+const SPIN_BY_TYPE_PATCH = 'spin-by-type';
 /** Tree limits of runs started without them. */
 const DEFAULT_TREE_LIMITS = { maxDepth: 4, maxFanout: 8, maxIterations: 10 };
 
@@ -32,7 +34,12 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
   if (input.engine === 'tree') {
     // Subtrees made mid-run wait for review too; runs recorded before did not (`patched`, asked only when one is made).
     const reviewsSubtrees = () => patched(REVIEW_SUBTREES_PATCH);
-    const engine = new TreeEngine({ ...input, runId, reportTo, questionsTo, reviewsSubtrees, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS }, new Date());
+    // So are spins of one tool with changing arguments (asked only when such a run of calls is long enough).
+    const spinsByType = () => patched(SPIN_BY_TYPE_PATCH);
+    const engine = new TreeEngine(
+      { ...input, runId, reportTo, questionsTo, reviewsSubtrees, spinsByType, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS },
+      new Date(),
+    );
     const inbox: TreePersonEvent[] = [];
     wireCommon(
       input,

@@ -560,3 +560,26 @@ test('a ReAct iteration invokes a blueprint: blueprint_params repaired until the
   assert.match(userPrompt(calls[0] as StubRequest), /Blueprint budget-split: Split a shared cost/);
   assert.match(stub.requestsFor(goal, 'react_action')[0]?.messages[0]?.content ?? '', /Blueprints:\n- budget-split: /, 'the model is offered the blueprints');
 });
+
+test("spin by action type (seed 003): one tool called again and again with other arguments is judged by the model; a confirmed spin warns the task's next iteration", async () => {
+  const goal = 'guess the magic number';
+  const guesses = [1, 2, 3, 4, 5, 6].map((n) => tool(`${n}*7`));
+  stub.script(goal, {
+    task_tree: [{ name: 'Guess', goal, subtasks: [{ name: 'Try', goal: 'try numbers until one fits' }] }],
+    react_action: guesses,
+    spin_check: [{ spinning: true, reason: 'trying numbers one by one with no plan' }],
+    final_answer: [{ answer: 'No magic number.' }],
+  });
+  const runId = await startTree(goal);
+  const done = await result(runId);
+  assert.equal(done.status, 'completed', done.lastError ?? '');
+  const checks = stub.requestsFor(goal, 'spin_check');
+  assert.equal(checks.length, 1, 'asked once, after the sixth call');
+  assert.match(userPrompt(checks[0] as StubRequest), /6\*7/, 'the check sees the calls');
+  assert.ok(
+    done.observations.some((o) => /warning: this task repeats the same call without progress \(trying numbers one by one with no plan\)/.test(o.content)),
+    'the confirmed spin is a warning the task records',
+  );
+  // MAX_ITERATIONS is 6 here: the task then gives up.
+  assert.match(done.tree?.subtasks[0]?.summary ?? '', /gave up after 6 iterations/);
+});

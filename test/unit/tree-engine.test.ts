@@ -568,3 +568,25 @@ test('capability switches: ask_user, plan and blueprint actions turned off are r
   }
   assert.notEqual(e.state.status, 'waiting_user');
 });
+
+test("seed 003's same-action-type spin: one tool with other arguments six times in a row gets a spin check; runs recorded before do not", () => {
+  const run = (spinsByType?: () => boolean) => {
+    const e = engine({ treeLimits: { maxDepth: 3, maxFanout: 5, maxIterations: 12 }, ...(spinsByType ? { spinsByType } : {}) });
+    e.start(T0);
+    e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Search', goal: 'find it' }] }), T0);
+    const kindsAfter: string[][] = [];
+    for (let i = 1; i <= 6; i++)
+      kindsAfter.push(kinds(e.handle(acted({ thought: `try ${i}`, action: 'tool', tool: 'calculator', args: { expression: `${i}+1` } }, { kind: 'tool', content: `{"value":${i + 1}}` }), T0)));
+    return kindsAfter;
+  };
+  let asked = 0;
+  const checked = run(() => (asked++, true));
+  assert.deepEqual(
+    checked.slice(0, 5).map((k) => k.at(-1)),
+    Array(5).fill('call:reactStep'),
+    'no check before the sixth call',
+  );
+  assert.equal(checked[5]?.at(-1), 'call:checkSpin');
+  assert.equal(asked, 1, 'the patch is asked only when the count is reached');
+  assert.equal(run()[5]?.at(-1), 'call:reactStep', 'a run recorded before: no check');
+});
