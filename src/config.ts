@@ -60,6 +60,18 @@ export const ConfigSchema = z.object({
   MCP_CONFIG: z.preprocess(blankToUndefined, z.string().optional()),
   /** Named sub-agent profiles (`{"agents": [...]}`), offered to planners as tools `agent.<name>`; `DATA_DIR/agents.json` when unset, none when that file does not exist. */
   AGENTS_CONFIG: z.preprocess(blankToUndefined, z.string().optional()),
+  /**
+   * Tools whose state changes outside the conversation (seed 000's live state), by name or pattern, comma-separated:
+   * `account_balance, bank.*` (an MCP server's tools are `<server>.<tool>`). Before planning a goal that concerns one,
+   * a run calls it (with no arguments) for a fresh snapshot. Adds to tools that declare themselves live. @default none
+   */
+  LIVE_TOOLS: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^\s*[\w.*-]+(\s*,\s*[\w.*-]+)*\s*$/, 'LIVE_TOOLS is a comma-separated list of tool names or patterns with *')
+      .optional(),
+  ),
   /** Time one MCP tool call may take before it fails (an error observation); a server's `timeoutMs` overrides it. At most 10 min, within the step activity's 12. */
   MCP_CALL_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(60_000),
   /** Tree runs wait for a person to review their plan: `always`, or only when a run asks (`review: true`). */

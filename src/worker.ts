@@ -29,7 +29,7 @@ import { dataConverterFor } from './temporal/data-converter';
 import { recordUsageInterceptor } from './usage/record-usage';
 import { createUsageStore, type UsageStore } from './usage/usage-store';
 import { retrieveMessageTool } from './tools/retrieve-message';
-import { BUILTIN_TOOLS, ToolRegistry } from './tools/registry';
+import { BUILTIN_TOOLS, liveToolsOf, ToolRegistry } from './tools/registry';
 import { callsInterceptor } from './activities/calls-interceptor';
 import type { ToolDefinition } from './tools/tool';
 import { mcpToolSourceFor } from './mcp/tool-source';
@@ -92,7 +92,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const skills = loadSkills(config.SKILLS_DIR);
   // Sub-agents (AGENTS_CONFIG): a bad file stops the worker with its name and the field at fault.
   const agents = loadAgents(agentsConfigPath(config));
-  const tools = new ToolRegistry([...BUILTIN_TOOLS, retrieveMessageTool(longterm?.longterm), ...loadSkillTool(skills), ...(options.extraTools ?? [])], sources);
+  const tools = new ToolRegistry([...BUILTIN_TOOLS, retrieveMessageTool(longterm?.longterm), ...loadSkillTool(skills), ...(options.extraTools ?? [])], sources, {
+    live: liveToolsOf(config.LIVE_TOOLS),
+  });
   // The tool set a run is planned with is complete from the first poll (a later change makes runs stale).
   await Promise.all(sources.map((s) => s.start?.())).catch(async (err: unknown) => {
     await closeStores();

@@ -40,6 +40,22 @@ interface Snapshot {
   fingerprint?: string;
 }
 
+/** A tool name or a pattern with `*` (any characters), as LIVE_TOOLS lists them. */
+const namePattern = (pattern: string): RegExp =>
+  new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\-]/g, '\\$&'))
+      .join('.*')}$`,
+  );
+
+/** LIVE_TOOLS as a list (empty when unset). */
+export const liveToolsOf = (setting: string | undefined): string[] =>
+  (setting ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
 export class ToolRegistry {
   private readonly fixed = new Map<string, ToolDefinition>();
   private readonly sources: { source: ToolSource; unsubscribe: () => void }[] = [];
@@ -47,7 +63,11 @@ export class ToolRegistry {
   /** The current set, rebuilt after a source changed. */
   private snapshot: Snapshot | null = null;
 
-  constructor(tools: readonly ToolDefinition[] = BUILTIN_TOOLS, sources: readonly ToolSource[] = []) {
+  /** Tools configured live (LIVE_TOOLS) besides those that declare it, by name or `*` pattern. */
+  private readonly configuredLive: readonly RegExp[];
+
+  constructor(tools: readonly ToolDefinition[] = BUILTIN_TOOLS, sources: readonly ToolSource[] = [], options: { live?: readonly string[] } = {}) {
+    this.configuredLive = (options.live ?? []).map(namePattern);
     for (const tool of tools) {
       if (this.fixed.has(tool.name)) throw new Error(`duplicate tool "${tool.name}"`);
       this.fixed.set(tool.name, tool);
@@ -91,6 +111,8 @@ export class ToolRegistry {
         else tools.set(tool.name, tool);
       }
     }
+    // A tool configured live is live for the prompt (its description says so) and for the preflight.
+    for (const [name, tool] of tools) if (!tool.live && this.configuredLive.some((p) => p.test(name))) tools.set(name, { ...tool, live: true });
     this.snapshot = { tools, descriptions: [...tools.values()].map(describeTool) };
     return this.snapshot;
   }

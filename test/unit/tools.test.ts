@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
 import { MemoryKeyValueStore } from '../../src/store/kv';
-import { BUILTIN_TOOLS, ToolRegistry, type ToolOutcome } from '../../src/tools/registry';
+import { BUILTIN_TOOLS, liveToolsOf, ToolRegistry, type ToolOutcome } from '../../src/tools/registry';
 import { defineTool } from '../../src/tools/tool';
 import { toolContext as context } from '../helpers/tool-context';
 
@@ -172,4 +172,19 @@ test('a tool that throws becomes a failed outcome, not a crash', async () => {
     },
   });
   assert.equal(error(await new ToolRegistry([broken]).run('broken', {}, context())), 'broken failed: disk full');
+});
+
+test('LIVE_TOOLS: configured names and * patterns make tools live (and say so to the planner); others stay as they are', () => {
+  const bankBalance = defineTool({ name: 'bank.balance', description: 'x', input: z.object({}), handler: async () => ({}) });
+  const registry = new ToolRegistry([...BUILTIN_TOOLS, bankBalance], [], { live: liveToolsOf(' current_time , bank.* ') });
+  assert.deepEqual(
+    registry
+      .liveTools()
+      .map((t) => t.name)
+      .sort(),
+    ['bank.balance', 'current_time'],
+  );
+  assert.equal(registry.describe().find((d) => d.name === 'current_time')?.live, true);
+  assert.equal(registry.describe().find((d) => d.name === 'calculator')?.live, undefined);
+  assert.deepEqual(liveToolsOf(undefined), []);
 });

@@ -12,7 +12,7 @@ import { Runs } from '../../src/temporal/runs';
 import { defineTool } from '../../src/tools/tool';
 import { answer, respondStep } from '../helpers/scenarios';
 import { StubModelServer } from '../helpers/stub-model-server';
-import { startTestEnv, stubProvider, type TestEnv } from '../helpers/temporal-env';
+import { startTestEnv, stubProvider, testConfig, type TestEnv } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
 let env: TestEnv;
@@ -93,4 +93,27 @@ test("after a live snapshot, the conversation's TaskState is left out of the pro
     .join('\n');
   assert.doesNotMatch(text, /balance was 500 last week/);
   assert.match(text, /Conversation so far/);
+});
+
+test('LIVE_TOOLS makes a tool live by configuration (no code): its snapshot is taken before planning a goal that concerns it', async () => {
+  const configured = await startTestEnv({ provider: stubProvider(stub.url), config: testConfig({ LIVE_TOOLS: 'current_time, nothing.*' }) });
+  try {
+    const goal = 'is the office open right now?';
+    stub.script(goal, { live_state_check: [{ tools: ['current_time'] }], execution_plan: [{ steps: [respondStep] }], final_answer: [answer('yes')] });
+    const runs = new Runs(configured.client, configured.config);
+    const { runId } = await runs.start({ userId: 'clock-watcher', goal });
+    const state = (await configured.client.workflow.getHandle(runId).result()) as ExecutionState;
+    assert.equal(state.status, 'completed');
+    assert.equal(state.observations[0]?.kind, 'snapshot');
+    assert.match(state.observations[0]?.content ?? '', /current_time .*"iso":"\d{4}-/);
+    const check =
+      stub
+        .requestsFor(goal, 'live_state_check')[0]
+        ?.messages.map((m) => m.content)
+        .join('\n') ?? '';
+    const described = check.slice(check.indexOf('"name": "current_time"'));
+    assert.match(described.slice(0, described.indexOf('"name":', 10)), /"live": true/, 'the planner is told it is live');
+  } finally {
+    await configured.stop();
+  }
 });
