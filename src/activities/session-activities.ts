@@ -36,8 +36,8 @@ export interface SessionActivityDeps {
   repairAttempts?: number;
   /** react_mem: every conversation message also goes to the user's long-term recall memory. */
   longterm?: LongTermMemory;
-  /** react_mem: where each user's TaskState is kept across sessions (`agent_task_state_<userId>`). */
-  store?: KeyValueStore;
+  /** Where each user's TaskState is kept across sessions (`agent_task_state_<userId>`), under either memory manager. */
+  store: KeyValueStore;
   /** react_mem's passes: a conversation's end hands its promotion to the user's memory workflow (absent: off). */
   memoryPasses?: MemoryWorkflowSettings;
 }
@@ -54,20 +54,20 @@ export const capabilitiesFingerprint = (deps: Pick<SessionActivityDeps, 'provide
 
 export function createSessionActivities(deps: SessionActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
-  /** react_mem keeps TaskState per user (seed 002); under react it lives in the session only. */
-  const userTaskStates = deps.longterm ? deps.store : undefined;
+  /** TaskState is kept per user (seed 000: keyed by userID; seed 002's agent_task_state_<userId>), under either memory manager. */
+  const userTaskStates = deps.store;
   const putTaskState = async (userId: string | null, taskState: TaskState | null) => {
-    if (userTaskStates && userId) await userTaskStates.put(TASK_STATES, userTaskStateKey(userId), taskState);
+    if (userId) await userTaskStates.put(TASK_STATES, userTaskStateKey(userId), taskState);
   };
-  /** Keeps `taskState` as the thread owner's (react_mem); null forgets it. */
+  /** Keeps `taskState` as the thread owner's; null forgets it. */
   const saveTaskState = async (threadId: string, taskState: TaskState | null) => {
-    if (userTaskStates) await putTaskState(await deps.memory.ownerOf(threadId), taskState);
+    await putTaskState(await deps.memory.ownerOf(threadId), taskState);
   };
 
   return {
     /**
      * At the start of each run of a session: its thread exists, and what the worker can do now. A new
-     * session (`first`) of a react_mem user starts with the TaskState their last session left.
+     * session (`first`) starts with the TaskState the user's last session left.
      */
     async openSession({ sessionId, userId, threadId, first }: { sessionId: string; userId: string; threadId: string; first?: boolean }): Promise<{ capabilities: string }> {
       const thread = await deps.memory.ensureThread({
@@ -84,7 +84,7 @@ export function createSessionActivities(deps: SessionActivityDeps) {
         ],
         meta: sessionMeta(sessionId, 'memory thread of a session', `session ${sessionId} started`),
       });
-      const carried = first && userTaskStates ? await userTaskStates.get<TaskState | null>(TASK_STATES, userTaskStateKey(userId)) : undefined;
+      const carried = first ? await userTaskStates.get<TaskState | null>(TASK_STATES, userTaskStateKey(userId)) : undefined;
       if (carried) {
         const { chunks } = await deps.memory.view(thread.id);
         if (!chunks.some((c) => isTaskStateChunk(c) || isTurnChunk(c))) {

@@ -9,6 +9,7 @@ import type { ExecutionState } from '../../src/planning/execution-state';
 import { openLongTerm } from '../../src/store/longterm/open-longterm';
 import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
+import { readConversation, taskStateChunk } from '../../src/sessions/session-chunks';
 import { Sessions } from '../../src/temporal/sessions';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { StubModelServer } from '../helpers/stub-model-server';
@@ -208,5 +209,35 @@ test("retrieve_message finds a message of the user's earlier session by its id (
   } finally {
     await threads.close();
     await longterm.close();
+  }
+});
+
+test("MEMORY_MANAGER=react keeps the TaskState per user too (seed 000: keyed by userID): a user's next session starts with what their last one left", async () => {
+  const threads = await openMemory(plain.config);
+  try {
+    const sessions = new Sessions(plain.client, threads.memory, plain.config);
+    const first = await sessions.create({ userId: 'rp-gus' });
+    const taskState = {
+      CurrentGoal: 'plan the move',
+      ActiveFlow: 'moving',
+      OpenLoops: ['book the van'],
+      ImportantFacts: ['The user moves to Porto in May'],
+      LastDecision: 'movers on the 3rd',
+      UpdatedAt: new Date().toISOString(),
+    };
+    await threads.memory.apply(
+      first.threadId,
+      { op: 'add', chunks: [taskStateChunk(first.sessionId, taskState)] },
+      { origin: 'user', reason: 'test: the TaskState compression would write', trigger: 'test' },
+    );
+    await sessions.end(first.sessionId);
+    const next = await sessions.create({ userId: 'rp-gus' });
+    const carried = await waitFor('the carried TaskState', async () => readConversation((await threads.memory.view(next.threadId)).chunks, 10).taskState);
+    assert.deepEqual(carried.ImportantFacts, ['The user moves to Porto in May']);
+    const stranger = await sessions.create({ userId: 'rp-hal' });
+    await waitFor('the stranger session opened', async () => (await threads.memory.view(stranger.threadId).catch(() => null)) !== null);
+    assert.equal(readConversation((await threads.memory.view(stranger.threadId)).chunks, 10).taskState, null);
+  } finally {
+    await threads.close();
   }
 });
