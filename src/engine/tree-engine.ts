@@ -64,6 +64,8 @@ export interface TreeEngineInput extends PlanExecutionInput {
    * (asked when one is made: runs recorded before answer false, the workflow's `patched`). @default none
    */
   reviewsSubtrees?: () => boolean;
+  /** Whether a task that aborts fails the plan unless it is optional (asked when one aborts; runs recorded before answer false). @default none */
+  failsOnAbort?: () => boolean;
   /** Whether calls of one tool with changing arguments are checked for spinning too (asked when that count is reached; runs recorded before answer false). @default none */
   spinsByType?: () => boolean;
   review: boolean;
@@ -303,7 +305,9 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       if (next.subtasks.length > 0) return this.#delegate(next, now);
       const { maxIterations } = this.input.treeLimits;
       if (next.iterations >= maxIterations) {
-        this.#setTask(next.index, (n) => ({ ...n, status: 'aborted', summary: `gave up after ${maxIterations} iterations` }), now);
+        const why = `gave up after ${maxIterations} iterations`;
+        this.#setTask(next.index, (n) => ({ ...n, status: 'aborted', summary: why }), now);
+        if (this.#abortFailsPlan(next.index)) return this.#planFailed(next.index, why, now);
         continue;
       }
       this.#setTask(next.index, (n) => ({ ...n, status: 'processing', iterations: n.iterations + 1 }), now);
@@ -412,7 +416,23 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     }
     const observation = ok ? { kind: 'subplan' as const, content: `task ${taskIndex} done:\n${child.finalAnswer ?? ''}` } : { kind: 'error' as const, content: why };
     this.#publish(model.finishStep(this.#state, stepId, ok ? 'completed' : 'failed', observation, now));
+    if (!ok && child.status !== 'cancelled' && this.#abortFailsPlan(taskIndex)) return this.#planFailed(taskIndex, why, now);
     return this.#schedule(now);
+  }
+
+  /**
+   * Whether the task just aborted fails the plan (seed 003): yes unless the plan marks it optional. Runs
+   * recorded before went on instead (`failsOnAbort`, asked only when a task that is not optional aborts).
+   */
+  #abortFailsPlan(taskIndex: string): boolean {
+    const task = findTask(this.#tree(), taskIndex);
+    return task?.status === 'aborted' && task.optional !== true && this.input.failsOnAbort?.() === true;
+  }
+
+  /** The plan cannot be carried out without an aborted task: the run fails, saying which and why. */
+  #planFailed(taskIndex: string, why: string, now: Date): TreeCommand[] {
+    this.#publish(model.fail(this.#state, `task ${taskIndex} could not be done (${why}), and the plan needs it`, now));
+    return this.#end('failed');
   }
 
   /**
@@ -595,6 +615,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       const why = `stopped: going round in circles (${reason || 'the same call again and again'})`;
       record('failed', `task ${taskIndex} ${why}`);
       this.#setTask(taskIndex, (n) => ({ ...n, spins, status: 'aborted', summary: summaryOf(why) }), now);
+      if (this.#abortFailsPlan(taskIndex)) return this.#planFailed(taskIndex, why, now);
     } else {
       record('completed', `warning: this task repeats the same call without progress (${reason || 'no reason given'}); change approach, or finish with what you have`);
       this.#setTask(taskIndex, (n) => ({ ...n, spins }), now);

@@ -55,7 +55,7 @@ Rules: work only on the current task; use only the tools listed; never invent to
 
 const INSTRUCTIONS: Record<TreeContext['call'], string> = {
   task_tree:
-    'Split the goal into a tree of tasks: a root task with subtasks (and their subtasks where a part is still too big). Each task has a short "name" and a concrete "goal". Reply {"name", "goal", "subtasks": [...]}.',
+    'Split the goal into a tree of tasks: a root task with subtasks (and their subtasks where a part is still too big). Each task has a short "name" and a concrete "goal"; mark a subtask "optional": true when the goal can be met without it (a task that is not optional and cannot be done fails the plan). Reply {"name", "goal", "subtasks": [...]}.',
   react_action: 'Decide the next action for the current task. Reply {"thought", "action", ...}.',
   spin_check: 'The recent actions of the current task look alike. Is the task going round in circles without progress? Reply {"spinning": true|false, "reason"}.',
   reflection: 'The last action failed. Say what went wrong and the lesson for the next attempt. Reply {"assessment", "lesson"}.',

@@ -28,6 +28,8 @@ export const canMove = (from: TaskStatus, to: TaskStatus): boolean => TRANSITION
 export interface TaskSpec {
   name: string;
   goal: string;
+  /** The goal can be met without it: if it cannot be done (aborted), the others go on instead of the plan failing. @default false */
+  optional?: boolean;
   subtasks?: TaskSpec[];
 }
 
@@ -48,6 +50,8 @@ export interface TaskNode {
   note?: string;
   /** Confirmed spins so far (seed §5.2): the first is a warning, the second aborts the task. */
   spins?: number;
+  /** The plan marks it optional (TaskSpec.optional): aborted, it does not fail the plan. */
+  optional?: true;
   subtasks: TaskNode[];
 }
 
@@ -66,6 +70,7 @@ export function buildTree(spec: TaskSpec, rootIndex = '1'): TaskNode {
     goal: spec.goal,
     status: 'created',
     iterations: 0,
+    ...(spec.optional ? { optional: true as const } : {}),
     subtasks: (spec.subtasks ?? []).map((child, i) => buildTree(child, `${rootIndex}-${i + 1}`)),
   };
 }

@@ -11,7 +11,7 @@ const name = z.string().min(1).max(200);
 const goal = z.string().min(1).max(4000);
 
 /** A task as proposed: name, goal and optional subtasks, recursively. */
-export const TaskSpecSchema: z.ZodType<TaskSpec> = z.lazy(() => z.object({ name, goal, subtasks: z.array(TaskSpecSchema).max(50).optional() }));
+export const TaskSpecSchema: z.ZodType<TaskSpec> = z.lazy(() => z.object({ name, goal, optional: z.boolean().optional(), subtasks: z.array(TaskSpecSchema).max(50).optional() }));
 
 /** `task_tree`: the root task and its subtasks. */
 export const TaskTreeReplySchema = z.object({ name, goal, subtasks: z.array(TaskSpecSchema).min(1).max(50) });

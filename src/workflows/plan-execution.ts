@@ -20,6 +20,8 @@ import type { PlanExecutionInput } from '../engine/contract';
 const REVIEW_SUBTREES_PATCH = 'review-subtrees';
 /** Patch id of tree runs that ask the model about a spin when one tool is called again and again with other arguments. */
 const SPIN_BY_TYPE_PATCH = 'spin-by-type';
+/** Patch id of tree runs in which a task that aborts fails the plan unless it is optional. */
+const ABORT_FAILS_PLAN_PATCH = 'abort-fails-plan';
 /** Tree limits of runs started without them. */
 const DEFAULT_TREE_LIMITS = { maxDepth: 4, maxFanout: 8, maxIterations: 10 };
 
@@ -36,8 +38,10 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
     const reviewsSubtrees = () => patched(REVIEW_SUBTREES_PATCH);
     // So are spins of one tool with changing arguments (asked only when such a run of calls is long enough).
     const spinsByType = () => patched(SPIN_BY_TYPE_PATCH);
+    // A task that aborts fails the plan unless the plan marks it optional (asked only when one aborts).
+    const failsOnAbort = () => patched(ABORT_FAILS_PLAN_PATCH);
     const engine = new TreeEngine(
-      { ...input, runId, reportTo, questionsTo, reviewsSubtrees, spinsByType, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS },
+      { ...input, runId, reportTo, questionsTo, reviewsSubtrees, spinsByType, failsOnAbort, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS },
       new Date(),
     );
     const inbox: TreePersonEvent[] = [];

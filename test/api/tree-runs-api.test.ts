@@ -450,7 +450,8 @@ test('spin: repeated identical calls get a spin_check, a confirmed spin warns th
         name: 'Clock',
         goal,
         subtasks: [
-          { name: 'Watch', goal: 'watch the clock' },
+          // Optional: aborted, it does not fail the plan.
+          { name: 'Watch', goal: 'watch the clock', optional: true },
           { name: 'Count', goal: 'count apples' },
         ],
       },
@@ -565,7 +566,7 @@ test("spin by action type (seed 003): one tool called again and again with other
   const goal = 'guess the magic number';
   const guesses = [1, 2, 3, 4, 5, 6].map((n) => tool(`${n}*7`));
   stub.script(goal, {
-    task_tree: [{ name: 'Guess', goal, subtasks: [{ name: 'Try', goal: 'try numbers until one fits' }] }],
+    task_tree: [{ name: 'Guess', goal, subtasks: [{ name: 'Try', goal: 'try numbers until one fits', optional: true }] }],
     react_action: guesses,
     spin_check: [{ spinning: true, reason: 'trying numbers one by one with no plan' }],
     final_answer: [{ answer: 'No magic number.' }],
@@ -582,4 +583,32 @@ test("spin by action type (seed 003): one tool called again and again with other
   );
   // MAX_ITERATIONS is 6 here: the task then gives up.
   assert.match(done.tree?.subtasks[0]?.summary ?? '', /gave up after 6 iterations/);
+});
+
+test('a task that cannot be done fails the plan (seed 003) unless the plan marks it optional: the run fails, saying which task and why', async () => {
+  const goal = 'open the locked door';
+  const nudge = { thought: 'push', action: 'tool', tool: 'current_time', args: {} };
+  stub.script(goal, {
+    task_tree: [
+      {
+        name: 'Door',
+        goal,
+        subtasks: [
+          { name: 'Open', goal: 'open the door' },
+          { name: 'Enter', goal: 'go in' },
+        ],
+      },
+    ],
+    react_action: [nudge, nudge, nudge, nudge, nudge],
+    spin_check: [
+      { spinning: true, reason: 'pushing a locked door' },
+      { spinning: true, reason: 'still pushing' },
+    ],
+  });
+  const runId = await startTree(goal);
+  const done = await result(runId);
+  assert.equal(done.status, 'failed');
+  assert.equal(done.lastError, 'task 1-1 could not be done (stopped: going round in circles (still pushing)), and the plan needs it');
+  assert.equal(done.tree?.subtasks[1]?.status, 'created', 'the task after it never started');
+  assert.equal(stub.requestsFor(goal, 'final_answer').length, 0);
 });

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TreeEngine, type TreeCommand, type TreeEngineInput } from '../../src/engine/tree-engine';
+import type { ExecutionState } from '../../src/planning/execution-state';
 import { buildTree } from '../../src/planning/task-tree';
 import type { ReactActionReply, TaskTreeReply } from '../../src/planning/tree-schemas';
 
@@ -589,4 +590,44 @@ test("seed 003's same-action-type spin: one tool with other arguments six times 
   assert.equal(checked[5]?.at(-1), 'call:checkSpin');
   assert.equal(asked, 1, 'the patch is asked only when the count is reached');
   assert.equal(run()[5]?.at(-1), 'call:reactStep', 'a run recorded before: no check');
+});
+
+test('seed 003: a task that aborts fails the plan unless the plan marks it optional; a failed group fails its parent the same way', () => {
+  const loop = (optional: boolean, failsOnAbort?: () => boolean) => {
+    const e = engine(failsOnAbort ? { failsOnAbort } : {});
+    e.start(T0);
+    e.handle(
+      proposed({
+        name: 'r',
+        goal: 'g',
+        subtasks: [
+          { name: 'Loop', goal: 'forever', ...(optional ? { optional: true } : {}) },
+          { name: 'Next', goal: 'n' },
+        ],
+      }),
+      T0,
+    );
+    const call = (n: number) => acted({ thought: 'again', action: 'tool', tool: 'calculator', args: { expression: String(n) } }, { kind: 'tool', content: `{"value":${n}}` });
+    e.handle(call(1), T0);
+    e.handle(call(2), T0);
+    return { e, last: e.handle(call(3), T0) };
+  };
+  let asked = 0;
+  const failed = loop(false, () => (asked++, true));
+  assert.deepEqual(kinds(failed.last), ['status:failed', 'close', 'end']);
+  assert.equal(failed.e.state.lastError, 'task 1-1 could not be done (gave up after 3 iterations), and the plan needs it');
+  assert.equal(asked, 1);
+  const optional = loop(true, () => (asked++, true));
+  assert.equal(iterationOf(optional.last), '1-2', 'an optional task aborts and the plan goes on');
+  assert.equal(optional.e.state.tree?.subtasks[0]?.optional, true);
+  assert.equal(asked, 1, 'not asked for an optional task');
+  assert.equal(iterationOf(loop(false).last), '1-2', 'a run recorded before goes on, as it did');
+
+  // A group whose child run failed is aborted, and fails its parent unless it is optional.
+  const parent = engine({ failsOnAbort: () => true });
+  parent.start(T0);
+  parent.handle(proposed(), T0);
+  const child = { runId: 'run-t.t1-1', status: 'failed', lastError: 'task 1-1-1 could not be done', tree: null } as unknown as ExecutionState;
+  assert.deepEqual(kinds(parent.handle({ kind: 'child_ended', value: child }, T0)), ['status:failed', 'close', 'end']);
+  assert.match(parent.state.lastError ?? '', /^task 1-1 could not be done \(task 1-1 \(run run-t\.t1-1\) ended failed/);
 });
