@@ -6,6 +6,7 @@ import type { Config } from '../config';
 import type { ModelProvider } from '../llm/provider';
 import { summarize } from '../llm/summarize';
 import { redactSecrets } from '../memory/observers';
+import { taskStateRules } from '../sessions/task-state-observer';
 import { MemoryService } from './memory-service';
 import { createMemoryStore } from './memory/select-store';
 
@@ -24,7 +25,7 @@ export async function openMemory(config: Config, provider?: ModelProvider): Prom
   const memory = new MemoryService({
     store,
     // Secrets never enter memory, whoever writes it.
-    observers: [redactSecrets],
+    observers: [redactSecrets, taskStateRules],
     limits: { soft: config.MEMORY_SOFT_LIMIT, hard: config.MEMORY_HARD_LIMIT },
     ...(provider ? { summarizer: (texts: string[], maxTokens: number) => summarize(provider, texts, { maxTokens, attempts: config.MODEL_REPAIR_ATTEMPTS }) } : {}),
   });

@@ -409,3 +409,31 @@ test('over REST a session may run its messages as task trees (POST /v1/sessions 
   assert.equal(plan.engine, undefined);
   assert.equal(plan.finalAnswer, 'Five.');
 });
+
+test("a person's edit of a session's TaskState through the threads API is held to the TaskState rules too, and the audit says what was dropped", async () => {
+  const { sessionId, threadId } = await createSession();
+  await waitFor('the session thread', async () => (await call('GET', `/v1/threads/${threadId}`)).status === 200);
+  const taskState = {
+    CurrentGoal: 'save for a bike',
+    ActiveFlow: '',
+    OpenLoops: [],
+    ImportantFacts: ['The user is saving for a bike', 'balance is 420 EUR'],
+    LastDecision: '',
+    UpdatedAt: new Date().toISOString(),
+  };
+  const added = await call<{ stateId: string }>('POST', `/v1/threads/${threadId}/operations`, {
+    operation: { op: 'add', chunks: [{ type: 'workflow', content: { kind: 'json', data: { kind: 'task_state', taskState } }, retention: 'CRITICAL' }] },
+  });
+  assert.equal(added.status, 201, JSON.stringify(added.body));
+  const thread = await call<{ chunks: { type: string; content: { kind: string; data?: { kind?: string; taskState?: { ImportantFacts: string[] } } } }[] }>('GET', `/v1/threads/${threadId}`);
+  const stored = thread.body.chunks.find((c) => c.content.data?.kind === 'task_state');
+  assert.deepEqual(stored?.content.data?.taskState?.ImportantFacts, ['The user is saving for a bike']);
+  const audit = await call<{ operations: { details: { observerNotes?: string[] } | null }[] }>('GET', `/v1/threads/${threadId}/audit`);
+  const notes = audit.body.operations.flatMap((op) => op.details?.observerNotes ?? []);
+  assert.ok(
+    notes.some((n) => /task-state-rules: dropped by the TaskState rules: ImportantFacts: "balance is 420 EUR"/.test(n)),
+    JSON.stringify(notes),
+  );
+  // The session's view shows the TaskState as the rules left it.
+  assert.deepEqual((await view(sessionId)).taskState.ImportantFacts, ['The user is saving for a bike']);
+});

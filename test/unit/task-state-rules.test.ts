@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { brokenRule, describeDropped, enforceTaskStateRules } from '../../src/sessions/task-state-rules';
+import { taskStateRules } from '../../src/sessions/task-state-observer';
 
 test('live state stated as a value is refused; a goal that merely names it is not', () => {
   for (const entry of ['My balance is 500 USDT', 'BTC price: 64000', 'open positions are 2 BTC long', 'equity now 1.2k', '账户余额为 300']) {
@@ -47,4 +48,29 @@ test('a reply keeps what may stay, drops entries and empties text fields that br
   ]);
   const clean = { CurrentGoal: '', ActiveFlow: '', OpenLoops: [], ImportantFacts: ['my dog is Rex'], LastDecision: '' };
   assert.deepEqual(enforceTaskStateRules(clean), { taskState: clean, dropped: [] });
+});
+
+test("the TaskState rules as a memory observer: a person's edit of a TaskState is cleaned too, with a note; other content passes untouched", () => {
+  const taskState = {
+    CurrentGoal: 'save for a bike',
+    ActiveFlow: '',
+    OpenLoops: ['wait for the user to confirm'],
+    ImportantFacts: ['The user is saving for a bike', 'balance is 420 EUR'],
+    LastDecision: '',
+    UpdatedAt: '2026-01-01T00:00:00Z',
+  };
+  const content = { kind: 'json' as const, data: { kind: 'task_state', taskState } };
+  const meta = { origin: 'user' as const, reason: 'edit', trigger: 'PATCH by a person' };
+  const verdict = taskStateRules.observe({ op: 'update', chunkId: 'c1', patch: { content } }, meta, { threadId: 't' });
+  assert.equal(verdict.action, 'transform');
+  assert.ok(verdict.action === 'transform' && verdict.operation.op === 'update');
+  const kept = (verdict.operation.patch.content as { data: { taskState: typeof taskState } }).data.taskState;
+  assert.deepEqual(kept.ImportantFacts, ['The user is saving for a bike']);
+  assert.deepEqual(kept.OpenLoops, []);
+  assert.equal(kept.UpdatedAt, '2026-01-01T00:00:00Z', 'fields the rules do not cover are kept');
+  assert.match(verdict.note, /dropped by the TaskState rules: .*balance is 420 EUR.*live state/);
+  // A clean TaskState, and anything that is not a TaskState, are allowed as they are.
+  const clean = { kind: 'json' as const, data: { kind: 'task_state', taskState: { ...taskState, OpenLoops: [], ImportantFacts: ['The user is saving for a bike'] } } };
+  assert.deepEqual(taskStateRules.observe({ op: 'add', chunks: [{ type: 'workflow', content: clean }] }, meta, { threadId: 't' }), { action: 'allow' });
+  assert.deepEqual(taskStateRules.observe({ op: 'add', chunks: [{ type: 'user', content: { kind: 'text', text: 'my balance is 420 EUR' } }] }, meta, { threadId: 't' }), { action: 'allow' });
 });
