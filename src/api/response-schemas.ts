@@ -11,8 +11,8 @@ import type { AgentSummary } from '../agents/profile';
 import type { RunAgent } from '../agents/names';
 import { CAPABILITIES } from '../planning/capabilities';
 import type { CodeVersion } from '../planning/code-version';
-import { OBSERVATION_KINDS, RUN_STATUSES, STEP_STATUSES, type ExecutionState, type Observation, type PlanStep } from '../planning/execution-state';
-import { STEP_TYPES } from '../planning/schemas';
+import { OBSERVATION_KINDS, RUN_STATUSES, type ExecutionState, type Observation, type PlanStep } from '../planning/execution-state';
+import { PlanStepWireSchema } from '../planning/step-schema';
 import { TASK_STATUSES, type TaskNode } from '../planning/task-tree';
 import type { RunSummary } from '../temporal/runs';
 import type { SessionSummary } from '../temporal/sessions';
@@ -74,21 +74,7 @@ const RunSummarySchema = describes<RunSummary>()(
 ).meta({ id: 'RunSummary' });
 export const RunListSchema = z.object({ runs: z.array(RunSummarySchema) });
 
-const PlanStepSchema = describes<PlanStep>()(
-  z.object({
-    id: z.string(),
-    index: z.number().int(),
-    type: z.enum(STEP_TYPES),
-    description: z.string(),
-    status: z.enum(STEP_STATUSES),
-    tool: z.string().optional(),
-    args: z.record(z.string(), z.unknown()).optional(),
-    question: z.string().optional(),
-    goal: z.string().optional(),
-    childRunId: z.string().optional(),
-    task: z.string().optional(),
-  }),
-);
+const PlanStepSchema = describes<PlanStep>()(PlanStepWireSchema);
 const ObservationSchema = describes<Observation>()(z.object({ stepId: z.string().nullable(), kind: z.enum(OBSERVATION_KINDS), content: z.string(), at: z.string() }));
 
 const TaskNodeSchema: z.ZodType<TaskNode> = z

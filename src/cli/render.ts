@@ -5,9 +5,9 @@
  */
 import { z } from 'zod';
 import { DEMO_LABEL } from '../llm/demo-provider';
-import { isTerminal, OBSERVATION_KINDS, RUN_STATUSES, STEP_STATUSES } from '../planning/execution-state';
+import { isTerminal, OBSERVATION_KINDS, RUN_STATUSES } from '../planning/execution-state';
 import { stepMark, stepNote } from '../planning/progress';
-import { STEP_TYPES } from '../planning/schemas';
+import { PlanStepWireSchema } from '../planning/step-schema';
 import { TaskSpecSchema } from '../planning/tree-schemas';
 import { SESSION_RUN_STATUSES, WAITING } from '../sessions/session-model';
 import { oneLine } from '../text/clip';
@@ -21,21 +21,7 @@ export const RunStateSchema = z.object({
   runId: z.string(),
   goal: z.string(),
   status: z.enum(RUN_STATUSES),
-  steps: z.array(
-    z.object({
-      id: z.string(),
-      index: z.number(),
-      type: z.enum(STEP_TYPES),
-      description: z.string(),
-      status: z.enum(STEP_STATUSES),
-      tool: z.string().optional(),
-      args: z.record(z.string(), z.unknown()).optional(),
-      question: z.string().optional(),
-      goal: z.string().optional(),
-      childRunId: z.string().optional(),
-      task: z.string().optional(),
-    }),
-  ),
+  steps: z.array(PlanStepWireSchema),
   currentStepId: z.string().nullable(),
   observations: z.array(z.object({ stepId: z.string().nullable(), kind: z.enum(OBSERVATION_KINDS), content: z.string() })),
   finalAnswer: z.string().nullable(),
