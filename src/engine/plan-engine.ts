@@ -16,7 +16,7 @@ import type { ReplanDecisionReply } from '../planning/schemas';
 import type { Command, Engine, EngineEvent } from './core';
 import { Outbox } from './outbox';
 import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
-import { allows, refusedAction, type Allow, type Capability } from '../planning/capabilities';
+import { offFor, refusedAction } from '../planning/capabilities';
 import type { CloseOnAnswer, PlanAnswer, PlanCalls, PlanExecutionInput } from './contract';
 
 /** A person's answer to the question the run waits on. */
@@ -51,13 +51,6 @@ type Waiting =
   | { for: 'agent_run'; stepId: string; agent: string }
   | { for: 'decision' }
   | { for: 'nothing' };
-
-/** The capability a step needs that is off for the run, if any (src/planning/capabilities.ts). */
-function offFor(step: PlanStep, allow: Allow | undefined): Capability | null {
-  if (!allow) return null;
-  const needs: Capability | null = step.type === 'tool' ? 'tools' : step.type === 'ask_user' ? 'askUser' : step.type === 'subplan' ? 'plan' : null;
-  return needs && !allows(allow, needs) ? needs : null;
-}
 
 /** A wait on a child run (a sub-plan, a sub-agent), whose questions this run shows as its own. */
 const isChildWait = (w: Waiting): w is Extract<Waiting, { for: 'child' | 'agent_run' }> => w.for === 'child' || w.for === 'agent_run';
@@ -192,7 +185,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
   }
 
   #run(step: PlanStep, now: Date, given?: PlanAnswer): PlanCommand[] {
-    const off = offFor(step, this.#state.allow);
+    const off = offFor(step.type, this.#state.allow);
     if (off) {
       // A step its starter turned off (a capability switch) is a failed step the replan sees.
       this.#publish(model.startStep(this.#state, step.id, now));

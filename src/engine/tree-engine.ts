@@ -33,7 +33,7 @@ import type { Command, Engine, EngineEvent } from './core';
 import type { ReplyEvent } from './plan-engine';
 import { Outbox } from './outbox';
 import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
-import { allows, refusedAction } from '../planning/capabilities';
+import { offFor, refusedAction } from '../planning/capabilities';
 import { DEFAULT_SPIN_LIMITS, repeatedActionType, repeatedCalls, shouldCheckSpin, shouldCheckTypeSpin } from './spin';
 import type { SpinCheckReply } from '../planning/tree-schemas';
 import { oneLine } from '../text/clip';
@@ -517,8 +517,8 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     const step = (spec: Omit<StepSpec, 'description'>, outcome: 'completed' | 'failed' | 'running', obs: Omit<Observation, 'at' | 'stepId'> | null) =>
       this.#publish(model.appendStep(this.#state, { ...spec, description }, outcome, obs, now, { task: taskIndex }));
     // An action its starter turned off (a capability switch) is refused; the task goes on (a tool call is refused by its own call).
-    const needs = ({ ask_user: 'askUser', plan: 'plan', blueprint: 'blueprints' } as const)[reply.action as 'ask_user' | 'plan' | 'blueprint'] ?? null;
-    if (needs && !allows(this.#state.allow, needs)) {
+    const needs = reply.action === 'tool' ? null : offFor(reply.action, this.#state.allow);
+    if (needs) {
       step({ type: 'reason' }, 'failed', { kind: 'error', content: refusedAction(needs) });
       return this.#afterCall(taskIndex, now);
     }

@@ -20,6 +20,15 @@ const WHAT: Record<Capability, string> = {
 
 export const allows = (allow: Allow | null | undefined, capability: Capability): boolean => allow?.[capability] !== false;
 
+/** What each kind of step (the planner's) or action (a tree iteration's) needs. */
+const NEEDS: Partial<Record<string, Capability>> = { tool: 'tools', ask_user: 'askUser', subplan: 'plan', plan: 'plan', blueprint: 'blueprints' };
+
+/** The capability a step or action of `kind` needs that is off for the run, or null when it may go ahead. */
+export function offFor(kind: string, allow: Allow | null | undefined): Capability | null {
+  const needs = NEEDS[kind];
+  return needs !== undefined && !allows(allow, needs) ? needs : null;
+}
+
 /** The prompt line naming what is off for the run, or null when everything is on. */
 export function offForRun(allow: Allow | null | undefined): string | null {
   const off = CAPABILITIES.filter((c) => !allows(allow, c));
