@@ -35,6 +35,7 @@ import type { LongTermMemory } from '../longterm/contract';
 import { longTermChunks } from '../longterm/context-chunks';
 import { allows } from '../planning/capabilities';
 import { readConversation } from '../sessions/session-chunks';
+import type { SessionContext } from '../sessions/session-state';
 import { assertCurrent, codeVersionOf } from './code-version';
 import { handOverUnlessQuick, idempotencyKey, withHeartbeats } from './heartbeat';
 import { sendMemoryJob } from './memory-jobs';
@@ -73,7 +74,7 @@ export const NON_RETRYABLE_ERRORS = ['InvalidModelReply', 'ModelRequestRefused']
 const JOURNAL = 'step-journal';
 
 /** The most recent turns of its session a run's prompt shows (the session keeps fewer once it compresses). */
-export const SESSION_TURNS_IN_PROMPT = 20;
+const SESSION_TURNS_IN_PROMPT = 20;
 
 /** Maps provider errors onto Temporal failures: bad replies and refusals are final, outages are retried. */
 export function asFailure(err: unknown): unknown {
@@ -100,6 +101,12 @@ export async function rememberInRun(deps: Pick<PlanActivityDeps, 'memory'>, stat
 export function promptReader(state: ExecutionState, call: string, stepId?: string): Reader {
   const step = stepId ?? state.currentStepId;
   return { origin: 'agent', reason: `prompt of ${call}`, trigger: `model call ${call}`, runId: state.runId, ...(step ? { stepId: step } : {}) };
+}
+
+/** The conversation of the session a run belongs to, as its prompts show it (recent turns, TaskState); none outside a session. */
+export async function sessionConversation(deps: Pick<PlanActivityDeps, 'memory'>, state: ExecutionState, reader: Reader): Promise<SessionContext | undefined> {
+  if (!deps.memory || !state.sessionThreadId) return undefined;
+  return readConversation((await deps.memory.view(state.sessionThreadId, reader)).chunks, SESSION_TURNS_IN_PROMPT);
 }
 
 /** The run's memory thread: created on the first attempt (with the goal chunk), found again on a retry. */
@@ -267,7 +274,7 @@ export function createPlanActivities(deps: PlanActivityDeps) {
     const reader = promptReader(state, call, stepId);
     const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget, reader) : undefined;
     // A run of a session sees that conversation: its recent turns and TaskState (seed 000).
-    const session = deps.memory && state.sessionThreadId ? readConversation((await deps.memory.view(state.sessionThreadId, reader)).chunks, SESSION_TURNS_IN_PROMPT) : undefined;
+    const session = await sessionConversation(deps, state, reader);
     return {
       call,
       state,

@@ -21,8 +21,7 @@ import { agentNameOf } from '../agents/names';
 import { resolveAgentCall, toolsForRun } from '../tools/agent-tools';
 import { assertCurrent, codeVersionOf } from './code-version';
 import { handOverUnlessQuick, idempotencyKey, withHeartbeats } from './heartbeat';
-import { asFailure, ensureRunThread, journaledWork, promptReader, rememberInRun, runToolStep, SESSION_TURNS_IN_PROMPT, type PlanActivityDeps } from './plan-activities';
-import { readConversation } from '../sessions/session-chunks';
+import { asFailure, ensureRunThread, journaledWork, promptReader, rememberInRun, runToolStep, sessionConversation, type PlanActivityDeps } from './plan-activities';
 import type { ProposeTreeInput, ReactStepResult, TreeCallMemory, TreeCalls, TreeLimits } from '../engine/contract';
 
 export interface TreeActivityDeps extends PlanActivityDeps {
@@ -66,10 +65,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
     const task = path.at(-1);
     const recall = task && call === 'react_action' ? await recallFor(state, task, memory?.messages ?? []) : [];
     // A run of a session sees that conversation: its recent turns and TaskState (seed 000), as the planner does.
-    const session =
-      deps.memory && state.sessionThreadId && !state.parentRunId
-        ? readConversation((await deps.memory.view(state.sessionThreadId, promptReader(state, call))).chunks, SESSION_TURNS_IN_PROMPT)
-        : undefined;
+    const session = state.parentRunId ? undefined : await sessionConversation(deps, state, promptReader(state, call));
     return {
       call,
       tree: true,
