@@ -31,6 +31,20 @@ export const MIN_SUMMARY_TOKENS = 20;
  */
 export const KEEP_RECENT_STEPS = 4;
 
+/**
+ * What a person said (user chunks: messages, replies to ask_user) and what failed (a step's error
+ * result) are kept verbatim longest (seed 002 on working-memory compression): the model must not
+ * lose an instruction or repeat a mistake because a summary smoothed it away. In every stage they
+ * come after the other chunks of their class, and BATCH_COMPRESSIBLE ones are summarized only
+ * once summarizing everything else was not enough.
+ */
+export function isPreserved(chunk: Chunk): boolean {
+  if (chunk.type === 'user') return true;
+  if (chunk.type !== 'action_response' || chunk.content.kind !== 'json') return false;
+  const data = chunk.content.data;
+  return typeof data === 'object' && data !== null && ((data as { status?: unknown }).status === 'error' || 'error' in data);
+}
+
 /** The size a summary of `tokens` tokens is planned at. */
 export function projectedSummaryTokens(tokens: number): number {
   return Math.max(MIN_SUMMARY_TOKENS, Math.ceil(tokens * SUMMARY_RATIO));
@@ -65,12 +79,12 @@ export function projectTokens(chunks: readonly Chunk[], steps: readonly Compacti
   return total;
 }
 
-/** Least important first: lowest priority, then oldest. */
+/** Least important first: preserved ones (`isPreserved`) last, then lowest priority, then oldest. */
 function leastImportantFirst(chunks: readonly Chunk[], keep: (c: Chunk) => boolean): Chunk[] {
   return chunks
-    .map((chunk, index) => ({ chunk, index }))
+    .map((chunk, index) => ({ chunk, index, preserved: isPreserved(chunk) ? 1 : 0 }))
     .filter(({ chunk }) => keep(chunk))
-    .sort((a, b) => a.chunk.priority - b.chunk.priority || a.index - b.index)
+    .sort((a, b) => a.preserved - b.preserved || a.chunk.priority - b.chunk.priority || a.index - b.index)
     .map(({ chunk }) => chunk);
 }
 
@@ -81,11 +95,12 @@ function leastImportantFirst(chunks: readonly Chunk[], keep: (c: Chunk) => boole
  * run keeps the order of everything else), the chunks of the newest
  * KEEP_RECENT_STEPS steps are left out, and a run is split so no group holds
  * more than `hard` tokens — the texts of one summary call must fit a model call.
+ * Only chunks `eligible` says yes to join a group; the others split runs like any other chunk.
  */
-function batchGroups(remaining: readonly Chunk[], hard: number): Chunk[][] {
+function batchGroups(remaining: readonly Chunk[], hard: number, eligible: (c: Chunk) => boolean): Chunk[][] {
   const batch = remaining.filter((c) => c.retention === 'BATCH_COMPRESSIBLE');
   const recent = recentSteps(batch);
-  const candidates = new Set(batch.filter((c) => !recent.has(c)));
+  const candidates = new Set(batch.filter((c) => !recent.has(c) && eligible(c)));
   const groups: Chunk[][] = [];
   let group: Chunk[] = [];
   let groupTokens = 0;
@@ -114,14 +129,16 @@ function batchGroups(remaining: readonly Chunk[], hard: number): Chunk[][] {
  * 1. one `drop` of DISPOSABLE chunks, lowest priority (then oldest) first, as many as needed;
  * 2. a `builtin_compress` per OTHERS chunk, lowest priority (then oldest) first — no model call;
  * 3. a `summarize` per COMPRESSIBLE chunk, lowest priority (then oldest) first;
- * 4. a `batch_summarize` per group of BATCH_COMPRESSIBLE chunks (see `batchGroups`), oldest first;
+ * 4. a `batch_summarize` per group of BATCH_COMPRESSIBLE chunks (see `batchGroups`), oldest first —
+ *    first without the preserved ones (`isPreserved`), then, still above, the groups of what is left;
  * 5. then, only while the projection is still above `limits.hard` (no summarizer, or not
  *    enough to compress), a `hard_trim` per remaining non-CRITICAL chunk, EPHEMERAL ones
  *    included, lowest priority (then oldest) first, each cut by what is still too much (to
  *    MIN_SUMMARY_TOKENS at most).
  * Other shortened chunks are projected at `projectedSummaryTokens` (chunks too small to shrink
- * are skipped). CRITICAL chunks are never touched; EPHEMERAL ones only in stage 5 (otherwise
- * they leave when their session ends). Deterministic: same chunks, same plan.
+ * are skipped). Within each stage preserved chunks come last. CRITICAL chunks are never touched;
+ * EPHEMERAL ones only in stage 5 (otherwise they leave when their session ends). Deterministic:
+ * same chunks, same plan.
  */
 export function planCompaction(chunks: readonly Chunk[], limits: TokenLimits, options: CompactionOptions = {}): CompactionStep[] {
   let projected = sumTokens(chunks);
@@ -156,10 +173,13 @@ export function planCompaction(chunks: readonly Chunk[], limits: TokenLimits, op
       if (projected <= limits.soft) break;
       shorten(chunk, 'summarize');
     }
-    if (projected > limits.soft) {
+    // The preserved chunks split the first pass's runs and stay verbatim; the second pass takes what is left.
+    for (const eligible of [(c: Chunk) => !isPreserved(c), (c: Chunk) => !touched.has(c)]) {
+      if (projected <= limits.soft) break;
       for (const group of batchGroups(
         chunks.filter((c) => !dropped.has(c)),
         limits.hard,
+        eligible,
       )) {
         if (projected <= limits.soft) break;
         const groupTokens = sumTokens(group);

@@ -50,6 +50,14 @@ function responseData(step: PlanStep, observation: StepOutcome, result: Record<s
 }
 
 /**
+ * A failed step's result ranks just under a person's words (60) and above the agent's own replies
+ * and actions (45, 40): a prompt short of room drops it after them, so the model sees what failed
+ * and does not try it again blindly (compaction keeps it verbatim longest too, see `isPreserved`).
+ */
+export const FAILED_RESULT_PRIORITY = 55;
+const failedPriority = (observation: StepOutcome) => (observation.kind === 'error' ? { priority: FAILED_RESULT_PRIORITY } : {});
+
+/**
  * The chunks a finished step adds. A tool step (or a sub-plan) is seed 004's step record: the
  * `action` holds its thought (the planned step's description — the planner's steps have no
  * separate thought) and what it did; the `action_response` its result or error, status and
@@ -61,7 +69,7 @@ export function stepChunks(state: ExecutionState, step: PlanStep, observation: S
     case 'tool':
       return [
         { type: 'action', content: { kind: 'json', data: { step: step.id, thought: step.description, tool: step.tool, args: step.args ?? {} } }, provenance: prov },
-        { type: 'action_response', content: { kind: 'json', data: responseData(step, observation, { result: parse(observation.content) }) }, provenance: prov },
+        { type: 'action_response', content: { kind: 'json', data: responseData(step, observation, { result: parse(observation.content) }) }, ...failedPriority(observation), provenance: prov },
       ];
     case 'reason':
       return [{ type: 'thinking', content: { kind: 'text', text: observation.content }, provenance: prov }];
@@ -73,7 +81,7 @@ export function stepChunks(state: ExecutionState, step: PlanStep, observation: S
     case 'subplan':
       return [
         { type: 'action', content: { kind: 'json', data: { step: step.id, thought: step.description, subplan: step.goal, childRunId: step.childRunId } }, provenance: prov },
-        { type: 'action_response', content: { kind: 'json', data: responseData(step, observation, { answer: observation.content }) }, provenance: prov },
+        { type: 'action_response', content: { kind: 'json', data: responseData(step, observation, { answer: observation.content }) }, ...failedPriority(observation), provenance: prov },
       ];
     case 'respond':
       return [];

@@ -681,16 +681,19 @@ describe('compactIfNeeded', () => {
     assert.equal(summary.type, 'environment');
     assert.equal(summary.retention, 'COMPRESSIBLE');
 
-    const compacted = after.chunks[2] as Chunk;
+    // The person's words (step 1, a user chunk) stay verbatim; the agent's steps after them are summarized.
+    assert.deepEqual(after.chunks[2], t.batch[0]);
+    assert.equal(t.batch[0]?.type, 'user');
+    const compacted = after.chunks[3] as Chunk;
     assert.equal(compacted.type, 'compacted');
     assert.equal(textOf(compacted), flowSummary);
     // The newest KEEP_RECENT_STEPS working-flow chunks (each its own step here) stay verbatim, after the compacted one.
     const kept = t.batch.slice(-4);
     assert.deepEqual(
-      after.chunks.slice(3).map((c) => c.id),
+      after.chunks.slice(4).map((c) => c.id),
       kept.map((c) => c.id),
     );
-    assert.equal(after.chunks.length, 7);
+    assert.equal(after.chunks.length, 8);
 
     assert.equal(
       after.state.tokens,
@@ -711,7 +714,7 @@ describe('compactIfNeeded', () => {
     assert.deepEqual(steps[1]?.newChunkIds, [summary.id]);
     assert.deepEqual(
       (steps[2]?.operation as Extract<Operation, { op: 'batch_replace' }>).chunkIds,
-      t.batch.slice(0, 16).map((c) => c.id),
+      t.batch.slice(1, 16).map((c) => c.id),
     );
     assert.deepEqual(steps[2]?.newChunkIds, [compacted.id]);
     assert.equal(steps[2]?.toStateId, after.state.id);
@@ -729,11 +732,11 @@ describe('compactIfNeeded', () => {
     assert.ok(userText(calls[0]).includes(listText));
     assert.match(userText(calls[0]), new RegExp(`at most ${projectedSummaryTokens(t.compressible.tokens)} tokens`));
     assert.match(calls[1]?.messages.at(-1)?.content ?? '', /more than the \d+ allowed; shorten it/, 'the over-long summary was sent back');
-    for (let i = 1; i <= 16; i++) assert.ok(userText(calls[2]).includes(stepText(i)), `batch summary request holds step ${i}`);
-    // The user's message, summarized away, is still retrievable by its id — which the summary request showed the model.
+    for (let i = 2; i <= 16; i++) assert.ok(userText(calls[2]).includes(stepText(i)), `batch summary request holds step ${i}`);
+    // The user's message is not summarized: it stays in the head, verbatim, under its id.
     const message = t.batch[0] as Chunk;
     assert.equal(message.type, 'user');
-    assert.ok(userText(calls[2]).includes(`[user ${message.messageId}]\n${stepText(1)}`));
+    assert.ok(!userText(calls[2]).includes(stepText(1)));
     assert.deepEqual(await memory.findMessage(message.messageId as string, { threadIds: [t.thread.id], userId: t.thread.userId }), message);
     assert.ok(!userText(calls[2]).includes(stepText(17)), 'the newest steps are not summarized');
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { compressText, KEEP_RECENT_STEPS, planCompaction, projectedSummaryTokens, projectTokens, type CompactionStep } from '../../src/memory/compaction';
+import { compressText, isPreserved, KEEP_RECENT_STEPS, planCompaction, projectedSummaryTokens, projectTokens, type CompactionStep } from '../../src/memory/compaction';
 import { RETENTION_CLASSES, type Chunk, type RetentionClass } from '../../src/memory/model';
 import { countTextTokens } from '../../src/memory/tokens';
 
@@ -106,6 +106,56 @@ test('a run step’s chunks count as one step: older steps are summarized, the n
   // The same step id in another run (a tree's child run writing to the root's thread) is another step.
   const other = chunks.map((c) => (c.id === 's6r' ? { ...c, provenance: { runId: 'run-1.t1-2', stepId: 's6' } } : c));
   assert.deepEqual(planCompaction(other, { soft: 100, hard: 10_000 }), [{ kind: 'batch_summarize', chunkIds: ['s1a', 's1r', 's2a', 's2r', 's3a', 's3r'] }]);
+});
+
+/** A person's words and a failed step's result, as run and session threads hold them. */
+const said = (id: string, tokens: number): Chunk => ({ ...chunk(id, 'BATCH_COMPRESSIBLE', tokens, 60), type: 'user' });
+const failed = (id: string, tokens: number): Chunk => ({
+  ...chunk(id, 'BATCH_COMPRESSIBLE', tokens, 55),
+  type: 'action_response',
+  content: { kind: 'json', data: { step: id, error: 'boom', status: 'error' } },
+});
+
+test('isPreserved: user chunks and failed results, not successes or the agent’s own words', () => {
+  assert.ok(isPreserved(said('u', 10)));
+  assert.ok(isPreserved(failed('f', 10)));
+  const ok: Chunk = { ...failed('ok', 10), content: { kind: 'json', data: { step: 'ok', result: 1, status: 'success' } } };
+  assert.ok(!isPreserved(ok));
+  assert.ok(!isPreserved(chunk('t', 'BATCH_COMPRESSIBLE', 10)));
+});
+
+test('a person’s words and failed results stay verbatim while summarizing the rest is enough', () => {
+  const b = (id: string) => chunk(id, 'BATCH_COMPRESSIBLE', 100);
+  const chunks = [b('t1'), said('u1', 100), b('t2'), failed('e1', 100), b('t3'), b('t4'), ...['n1', 'n2', 'n3', 'n4'].map((id) => chunk(id, 'BATCH_COMPRESSIBLE', 10))];
+  // 640 tokens, soft 400: summarizing t1 (565), t2 (490) and t3–t4 (340) is enough; u1 and e1 split the runs and stay.
+  const steps = planCompaction(chunks, { soft: 400, hard: 10_000 });
+  assert.deepEqual(steps, [
+    { kind: 'batch_summarize', chunkIds: ['t1'] },
+    { kind: 'batch_summarize', chunkIds: ['t2'] },
+    { kind: 'batch_summarize', chunkIds: ['t3', 't4'] },
+  ]);
+  assert.ok(!touched(steps).some((id) => id === 'u1' || id === 'e1'));
+  // Before this rule the oldest run (t1, u1, t2, e1, …) went into one summary, the person's words with it.
+});
+
+test('when summarizing everything else is not enough, the preserved chunks are summarized last', () => {
+  const chunks = [said('u1', 400), chunk('t1', 'BATCH_COMPRESSIBLE', 100), failed('e1', 400), ...['n1', 'n2', 'n3', 'n4'].map((id) => chunk(id, 'BATCH_COMPRESSIBLE', 10))];
+  // 940 tokens, soft 300: t1 → 25 (865), then u1 → 100 (565), then e1 → 100 (265).
+  assert.deepEqual(planCompaction(chunks, { soft: 300, hard: 10_000 }), [
+    { kind: 'batch_summarize', chunkIds: ['t1'] },
+    { kind: 'batch_summarize', chunkIds: ['u1'] },
+    { kind: 'batch_summarize', chunkIds: ['e1'] },
+  ]);
+});
+
+test('past the hard limit without a summarizer, preserved chunks are trimmed last, whatever their priority', () => {
+  const chunks = [{ ...said('u1', 300), priority: 10 }, chunk('t1', 'BATCH_COMPRESSIBLE', 300, 90), failed('e1', 300)];
+  const steps = planCompaction(chunks, { soft: 500, hard: 600 }, { summarize: false });
+  // 900 tokens, hard 600: cutting t1 (the agent's thinking) by 300 → 20 leaves 620; then u1 by 20.
+  assert.deepEqual(steps, [
+    { kind: 'hard_trim', chunkId: 't1', tokens: 20 },
+    { kind: 'hard_trim', chunkId: 'u1', tokens: 280 },
+  ]);
 });
 
 test('a run larger than the hard limit is split so each summary call fits a model call', () => {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { appendStep, applyPlan, initialState, recordReply, withTree, type PlanStep } from '../../src/planning/execution-state';
-import { eventChunks, stepChunks } from '../../src/memory/run-chunks';
+import { eventChunks, FAILED_RESULT_PRIORITY, stepChunks } from '../../src/memory/run-chunks';
 import { buildTree } from '../../src/planning/task-tree';
 
 const at = new Date('2025-01-01T00:00:00.000Z');
@@ -29,6 +29,9 @@ test('a tool step is a record of its thought, action, result, status and time, b
 test('a failed tool step records its error with status error; a record without a known time has none', () => {
   const [, response] = stepChunks(state, tool, { kind: 'error', content: 'division by zero' });
   assert.deepEqual(response?.content, { kind: 'json', data: { step: 's1', error: 'division by zero', status: 'error' } });
+  // Ranked above the agent's replies and actions, so a prompt short of room keeps it longer than them.
+  assert.equal(response?.priority, FAILED_RESULT_PRIORITY);
+  assert.equal(stepChunks(state, tool, { kind: 'tool', content: '{"value":42}' })[1]?.priority, undefined, 'a success keeps the type default');
 });
 
 test('a sub-plan is a step record too: its thought and goal, then the child’s answer with status and time', () => {
