@@ -82,6 +82,8 @@ function treeReply(ctx: TreeContext): unknown {
       return { spinning: false, reason: '' };
     case 'reflection':
       return { assessment: 'none', lesson: 'none' };
+    case 'task_summary':
+      return { summary: 'noop ran' };
     case 'blueprint_params':
       return { params: {} };
   }
@@ -143,6 +145,7 @@ export class ZeroLatencyProvider implements ModelProvider {
       case 'react_action':
       case 'spin_check':
       case 'reflection':
+      case 'task_summary':
       case 'blueprint_params':
       case 'message_route':
         throw new Error(`${request.name} is answered above`);

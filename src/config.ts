@@ -4,6 +4,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import type { TreeLimits } from './engine/contract';
 
 const blankToUndefined = (v: unknown) => (v === '' ? undefined : v);
 // A blank variable means unset (Number('') would be port 0).
@@ -52,6 +53,13 @@ export const ConfigSchema = z.object({
   SPIN_WARN_AT: z.coerce.number().int().min(2).max(50).default(3),
   /** Tree runs: identical calls in a row from which it is asked again; a second confirmed spin aborts the task. */
   SPIN_STOP_AT: z.coerce.number().int().min(2).max(100).default(5),
+  /**
+   * Tree runs: self-reflection (seed 003's REFLECT phase) — `off`; `failures`: after a failed action; `periodic`: also a
+   * stock-taking every REFLECTION_EVERY iterations of a task and once more before its iteration limit.
+   */
+  REFLECTION: z.enum(['off', 'failures', 'periodic']).default('failures'),
+  /** Tree runs with periodic reflection: a task takes stock after every this many iterations (0: only before its limit). */
+  REFLECTION_EVERY: z.coerce.number().int().min(0).max(100).default(5),
   /** Folder of blueprint files (plan templates, seed 003 §9); the repository's `blueprints/` when unset. */
   BLUEPRINTS_DIR: z.preprocess(blankToUndefined, z.string().optional()),
   /** Folder of skills (folders holding a SKILL.md); the repository's `skills/` when unset. */
@@ -94,6 +102,12 @@ export const ConfigSchema = z.object({
   MEMORY_SOFT_LIMIT: z.coerce.number().int().positive().default(6000),
   /** Default hard token limit: nothing rendered for a model from a thread ever exceeds it. */
   MEMORY_HARD_LIMIT: z.coerce.number().int().positive().default(8000),
+  /**
+   * Seed 002's option A: a run's older steps are summarized once this many have gathered since the
+   * last summary, whatever the thread's size (the newest four stay raw); 0 (off) leaves it to the
+   * soft limit and to the agent's `compress_memory`.
+   */
+  MEMORY_COMPRESS_EVERY: z.coerce.number().int().min(0).max(1000).default(0),
   /**
    * Runs the worker keeps loaded between their workflow tasks (Temporal's sticky cache); a run
    * evicted from it is replayed from its history when it resumes. Bounds the worker's memory;
@@ -199,14 +213,23 @@ export function apiLimitsOf(config: Pick<Config, 'THREADLINE_AUTH' | 'RATE_LIMIT
 }
 
 /** The tree engine's limits, as runs carry them (workflow input) and its activities check them. */
-export function treeLimitsOf(config: Pick<Config, 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS' | 'SPIN_WARN_AT' | 'SPIN_STOP_AT'>) {
+export function treeLimitsOf(config: TreeConfig): TreeLimits {
   return {
     maxDepth: config.MAX_TREE_DEPTH,
     maxFanout: config.MAX_TREE_FANOUT,
     maxIterations: config.MAX_ITERATIONS,
     spin: { warnAt: config.SPIN_WARN_AT, stopAt: Math.max(config.SPIN_STOP_AT, config.SPIN_WARN_AT + 1) },
+    reflection: { mode: config.REFLECTION, every: config.REFLECTION_EVERY },
+    // Seed 003: a loop stopped at its limit is summarised.
+    summarizeAtLimit: true,
   };
 }
+/** A configuration that may lack the reflection settings (built by hand, in tests) gets their defaults. */
+export function withTreeDefaults<C extends Omit<TreeConfig, 'REFLECTION' | 'REFLECTION_EVERY'> & Partial<Pick<TreeConfig, 'REFLECTION' | 'REFLECTION_EVERY'>>>(config: C): C & TreeConfig {
+  const shape = ConfigSchema.shape;
+  return { ...config, REFLECTION: config.REFLECTION ?? shape.REFLECTION.parse(undefined), REFLECTION_EVERY: config.REFLECTION_EVERY ?? shape.REFLECTION_EVERY.parse(undefined) };
+}
+export type TreeConfig = Pick<Config, 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS' | 'SPIN_WARN_AT' | 'SPIN_STOP_AT' | 'REFLECTION' | 'REFLECTION_EVERY'>;
 
 /** The memory workflow's timing (react_mem with MEMORY_EXTRACTION=on), or null when the passes are off. */
 export function memoryPassSettingsOf(config: Pick<Config, 'MEMORY_MANAGER' | 'MEMORY_EXTRACTION' | 'MEMORY_EXTRACTION_DEBOUNCE_MS' | 'MEMORY_EXTRACTION_MAX_DELAY_MS'>) {

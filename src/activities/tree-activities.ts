@@ -4,6 +4,7 @@
  * step journal and memory threads.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { log } from '@temporalio/activity';
 import { findTask, levelOf, pathTo, treeProblems, type TaskNode, type TaskSpec } from '../planning/task-tree';
 import { episodeLine, factLine } from '../longterm/context-chunks';
 import { allows, refusedAction } from '../planning/capabilities';
@@ -227,15 +228,35 @@ export function createTreeActivities(deps: TreeActivityDeps) {
     },
 
     /** `reflection`: the task's last action failed; what went wrong, and the lesson for the next attempt. */
-    async reflect({ state: given, taskIndex, ...memory }: { state: ExecutionState; taskIndex: string } & TreeCallMemory): Promise<ReflectionReply> {
+    async reflect({ state: given, taskIndex, level, ...memory }: Parameters<TreeCalls['reflect']>[0]): Promise<ReflectionReply> {
       current(given);
       return withHeartbeats(async (signal) => {
         const state = await prepared(given, memory);
-        const reply = await ask({ ...(await context('reflection', state, taskIndex)), call: 'reflection' }, signal);
+        const reply = await ask({ ...(await context('reflection', state, taskIndex)), call: 'reflection', ...(level ? { reflection: level } : {}) }, signal);
         // The lesson stays in the task's working memory, past compaction of older steps.
         const lesson: ChunkInput = { type: 'thinking', content: { kind: 'text', text: `task ${taskIndex} lesson: ${reply.lesson}` }, priority: 70, provenance: { runId: state.runId } };
         await rememberInRun(deps, state, [lesson], `task ${taskIndex} reflection`, idempotencyKey());
         return reply;
+      });
+    },
+
+    /**
+     * `task_summary`: what a task stopped at its iteration limit reached. Best effort, asked once: a model
+     * that gives none (an invalid reply, a refusal, an outage) costs the run nothing — the task aborts without it.
+     */
+    async summarizeTask({ state: given, taskIndex, ...memory }: Parameters<TreeCalls['summarizeTask']>[0]): Promise<{ summary: string | null }> {
+      current(given);
+      return withHeartbeats(async (signal) => {
+        const state = await prepared(given, memory);
+        const ctx = await context('task_summary', state, taskIndex);
+        try {
+          const { summary } = await ask({ ...ctx, call: 'task_summary' }, signal);
+          return { summary };
+        } catch (err) {
+          if (signal.aborted) throw err;
+          log.warn('no summary of a task at its iteration limit', { runId: state.runId, taskIndex, error: err instanceof Error ? err.message : String(err) });
+          return { summary: null };
+        }
       });
     },
 

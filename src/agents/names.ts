@@ -26,7 +26,7 @@ export interface RunAgent {
 /** An agent call resolved by an activity: the agent, the engine its run uses, and the task (its goal). */
 export interface AgentInvocation {
   agent: RunAgent;
-  engine: 'plan' | 'tree';
+  engine: 'plan' | 'tree' | 'react';
   task: string;
 }
 

@@ -13,7 +13,7 @@ export const AgentProfileSchema = z.strictObject({
   /** Tool names (or `<prefix>.*` patterns, e.g. `github.*`) the agent may call; absent: all. */
   tools: z.array(z.string().min(1)).optional(),
   /** The engine its runs use. @default 'plan' */
-  engine: z.enum(['plan', 'tree']).default('plan'),
+  engine: z.enum(['plan', 'tree', 'react']).default('plan'),
   /** The model name sent to the provider for its runs' calls; absent: AGENT_MODEL. */
   model: z.string().min(1).optional(),
 });
@@ -27,7 +27,7 @@ export interface AgentSummary {
   name: string;
   description: string;
   tools: string[] | null;
-  engine: 'plan' | 'tree';
+  engine: 'plan' | 'tree' | 'react';
   model?: string;
 }
 

@@ -154,8 +154,10 @@ export function createApp(options: AppOptions): Express {
     },
     async ({ body }, _req, res) => {
       const caller = principalOf(res);
-      const tree = body.engine === 'tree' || (body.engine === undefined && body.blueprint !== undefined);
-      if (!tree && (body.review || body.blueprint !== undefined)) throw new ApiError(400, 'invalid_request', 'review and blueprint apply to tree runs: set engine to "tree"');
+      const tree = body.engine === 'tree' || body.engine === 'react' || (body.engine === undefined && body.blueprint !== undefined);
+      if (!tree && (body.review || body.blueprint !== undefined || body.reflection !== undefined))
+        throw new ApiError(400, 'invalid_request', 'review, blueprint and reflection apply to tree runs: set engine to "tree" or "react"');
+      if (body.engine === 'react' && body.blueprint !== undefined) throw new ApiError(400, 'invalid_request', 'a blueprint run starts from its tree: set engine to "tree"');
       let blueprint: { name: string; tree: TaskSpec } | undefined;
       if (body.blueprint !== undefined) {
         const found = blueprints.find((b) => b.name === body.blueprint);
@@ -171,8 +173,9 @@ export function createApp(options: AppOptions): Express {
         userId: body.userId,
         goal: body.goal,
         ...(body.sessionId !== undefined ? { sessionId: body.sessionId } : {}),
-        ...(tree ? { engine: 'tree' as const } : {}),
+        ...(tree ? { engine: body.engine === 'react' ? ('react' as const) : ('tree' as const) } : {}),
         ...(body.review !== undefined ? { review: body.review } : {}),
+        ...(body.reflection !== undefined ? { reflection: body.reflection } : {}),
         ...(blueprint ? { blueprint } : {}),
         ...(body.allow ? { allow: body.allow } : {}),
       });

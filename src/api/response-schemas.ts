@@ -116,6 +116,7 @@ export const ExecutionStateSchema = describes<ExecutionState>()(
     threadId: z.string().nullable(),
     sessionThreadId: z.string().nullable().optional(),
     engine: z.literal('tree').optional(),
+    entry: z.literal('react').optional().meta({ description: 'A tree run that began as one ReAct loop on the goal (engine "react" when started)' }),
     tree: TaskNodeSchema.nullable().optional(),
     progress: z.string().optional(),
     codeVersion: describes<CodeVersion>()(z.object({ model: z.string(), prompts: z.string(), tools: z.string() })).optional(),
@@ -129,7 +130,7 @@ export const BlueprintListSchema = z.object({
 });
 export const AgentListSchema = z.object({
   agents: z.array(
-    describes<AgentSummary>()(z.object({ name: z.string(), description: z.string(), tools: z.array(z.string()).nullable(), engine: z.enum(['plan', 'tree']), model: z.string().optional() })),
+    describes<AgentSummary>()(z.object({ name: z.string(), description: z.string(), tools: z.array(z.string()).nullable(), engine: z.enum(['plan', 'tree', 'react']), model: z.string().optional() })),
   ),
 });
 

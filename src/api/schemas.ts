@@ -20,8 +20,13 @@ export const CreateRunBody = z.object({
   userId: UserIdSchema,
   goal: z.string().trim().min(1, 'goal must not be blank').max(MAX_TEXT_CHARS),
   sessionId: SessionIdSchema.nullish(),
-  /** `plan`: seed 000's planner; `tree`: seed 003's task tree. @default "plan" */
-  engine: z.enum(['plan', 'tree']).optional(),
+  /**
+   * `plan`: seed 000's planner; `tree`: seed 003's task tree, proposed first; `react`: seed 003's ReAct first — one
+   * loop on the goal that answers directly or acts, and plans a task tree only when it needs one. @default "plan"
+   */
+  engine: z.enum(['plan', 'tree', 'react']).optional(),
+  /** Tree runs: self-reflection — `off`, after failed actions (`failures`), or also periodically (`periodic`). @default REFLECTION */
+  reflection: z.enum(['off', 'failures', 'periodic']).optional(),
   /** Tree runs: wait for a person's review of the proposed plan. @default false */
   review: z.boolean().optional(),
   /** Tree runs: start from a blueprint (none are installed yet: any name is unknown). */

@@ -5,8 +5,8 @@
 import { z } from 'zod';
 import { ReplyBody, UserIdSchema } from './schemas';
 
-/** The engine of the runs a session's messages start. */
-const EngineSchema = z.enum(['plan', 'tree']);
+/** The engine of the runs a session's messages start: seed 000's planner, seed 003's task tree, or its ReAct first. */
+const EngineSchema = z.enum(['plan', 'tree', 'react']);
 
 /** A new session: whose, and on which engine its messages' runs run. @default engine "plan" */
 export const CreateSessionBody = z.object({ userId: UserIdSchema, engine: EngineSchema.optional() });

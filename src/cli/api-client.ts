@@ -113,7 +113,7 @@ export class ApiClient {
     return res.ok;
   }
 
-  async startRun(request: { userId: string; goal: string; engine?: 'plan' | 'tree'; review?: boolean }): Promise<StartedRun> {
+  async startRun(request: { userId: string; goal: string; engine?: 'plan' | 'tree' | 'react'; review?: boolean }): Promise<StartedRun> {
     return parseBody(StartedSchema, await this.json('/v1/runs', 'POST', request), 'a start response');
   }
 

@@ -26,12 +26,14 @@ import { TaskTreeReplySchema, type TaskTreeReply } from '../planning/tree-schema
 import { forgottenLine, MEMORY_HELP, parseMemoryCommand, rememberedLine, searchLines, type MemoryCommand } from './memory-commands';
 import { diffStates, isEnded, outcomeLine, parseReviewAnswer, parseSteer, pendingQuestion, pendingReview, renderEvent, waitingLines, type RunState } from './render';
 
-const USAGE = `usage: npm run chat -- [--user NAME] [--engine plan|tree] [--review] ["goal"]
+const USAGE = `usage: npm run chat -- [--user NAME] [--engine plan|tree|react] [--review] ["goal"]
        npm run chat -- [--user NAME] [--session ID]
 
   with a goal   runs it, prints each step as it happens, asks you when the run asks, prints the answer
   --engine tree runs it on the task-tree engine: the progress tree is drawn as it changes; while it runs,
                 /skip 1-2 [reason] skips a task and /redo 1-2 [reason] queues it again
+  --engine react the same engine, ReAct first: one loop on the goal that answers or acts, and plans a
+                task tree only when it needs one
   --review      (tree) shows the proposed plan first: approve, revise <what to change>, reject [why],
                 or edit (the tree opens in $VISUAL / $EDITOR as JSON)
   without       a conversation (a session that remembers): type messages one after another. The session
@@ -168,8 +170,8 @@ class Interrupts {
 }
 
 interface Session {
-  /** Tree runs: the progress tree is drawn, /skip and /redo are taken at prompts, reviews are asked. */
-  tree?: boolean;
+  /** Tree runs (a tree first, or ReAct first): the progress tree is drawn, /skip and /redo are taken at prompts, reviews are asked. */
+  tree?: false | 'tree' | 'react';
   api: ApiClient;
   interrupts: Interrupts;
   config: Config;
@@ -366,7 +368,7 @@ async function followRun(session: Session, runId: string, detach: AbortSignal, o
 
 /** Starts one run for `goal`, follows it, and prints how it ended and where to see it. */
 async function runGoal(session: Session, goal: string, review: boolean): Promise<Outcome> {
-  const started = await session.api.startRun({ userId: session.userId, goal, ...(session.tree ? { engine: 'tree' as const, review } : {}) });
+  const started = await session.api.startRun({ userId: session.userId, goal, ...(session.tree ? { engine: session.tree, review } : {}) });
   const link = started.uiUrl ?? runUiUrl(session.config, started.runId);
   session.print(`run ${started.runId} started for ${session.userId}`);
   const detach = new AbortController();
@@ -526,21 +528,29 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     const userId = (args.values.user ?? env.THREADLINE_USER ?? osUser() ?? 'user').trim();
     if (!userId) throw new Error('the user id is empty: pass --user NAME or set THREADLINE_USER');
     const engine = args.values.engine ?? 'plan';
-    if (engine !== 'plan' && engine !== 'tree') {
-      console.error(`--engine is plan or tree, not ${engine}\n\n${USAGE}`);
+    if (engine !== 'plan' && engine !== 'tree' && engine !== 'react') {
+      console.error(`--engine is plan, tree or react, not ${engine}\n\n${USAGE}`);
       return 2;
     }
     const goal = args.positionals.join(' ').trim();
     const resume = args.values.session?.trim() || undefined;
-    if ((engine === 'tree' || args.values.review) && !goal) {
-      console.error(`--engine tree and --review go with a goal\n\n${USAGE}`);
+    if ((engine !== 'plan' || args.values.review) && !goal) {
+      console.error(`--engine ${engine === 'plan' ? 'tree' : engine} and --review go with a goal\n\n${USAGE}`);
       return 2;
     }
-    if (args.values.review && engine !== 'tree') {
-      console.error(`--review is for --engine tree\n\n${USAGE}`);
+    if (args.values.review && engine === 'plan') {
+      console.error(`--review is for --engine tree or react\n\n${USAGE}`);
       return 2;
     }
-    const session: Session = { api: new ApiClient(apiBaseUrl(env, config), env.THREADLINE_API_KEY || undefined), interrupts, config, userId, prompter, print, tree: engine === 'tree' };
+    const session: Session = {
+      api: new ApiClient(apiBaseUrl(env, config), env.THREADLINE_API_KEY || undefined),
+      interrupts,
+      config,
+      userId,
+      prompter,
+      print,
+      tree: engine === 'plan' ? false : engine,
+    };
     if (goal && resume) {
       console.error(`a goal runs on its own; --session is for a conversation (leave out the goal)\n\n${USAGE}`);
       return 2;

@@ -12,6 +12,7 @@ import type { ReplanDecisionReply, StepSpec } from '../planning/schemas';
 import type { TaskNode, TaskSpec } from '../planning/task-tree';
 import type { ReactActionReply, ReflectionReply, SpinCheckReply, TaskTreeReply } from '../planning/tree-schemas';
 import type { SessionRunStatus } from '../sessions/session-model';
+import type { ReflectionLevel, ReflectionSettings } from './reflection';
 import type { SpinLimits } from './spin';
 
 // ---- a run's input
@@ -35,8 +36,13 @@ export interface PlanExecutionInput {
   engine?: 'tree';
   /** Tree runs: wait for a person to review the proposed tree before executing it. @default false */
   review?: boolean;
+  /**
+   * Tree runs: begin as one ReAct loop on the goal (seed 003's ReAct first): the run answers directly or
+   * acts with tools, and makes a task tree only when the loop plans. Absent: the run proposes a tree first.
+   */
+  entry?: 'react';
   /** Tree runs: limits on the tree and its tasks. */
-  treeLimits?: { maxDepth: number; maxFanout: number; maxIterations: number; spin?: { warnAt: number; stopAt: number } };
+  treeLimits?: TreeLimits;
   /**
    * A tree run's child run: it executes the subtree at `scope.index` of the tree it was handed
    * (the whole tree, so its prompts show the root's progress), and returns that tree.
@@ -184,6 +190,10 @@ export interface TreeLimits {
   maxIterations: number;
   /** Spin detection thresholds (`SPIN_WARN_AT`, `SPIN_STOP_AT`); runs started before they existed use the defaults. */
   spin?: SpinLimits;
+  /** Self-reflection (`REFLECTION`, `REFLECTION_EVERY`); runs started before it existed reflect on failed actions only. */
+  reflection?: ReflectionSettings;
+  /** Whether a task at its iteration limit is summarised by the model (`task_summary`) before it aborts; runs started before: no. */
+  summarizeAtLimit?: boolean;
 }
 
 /**
@@ -223,6 +233,9 @@ export type TreeCalls = {
   reactStep(input: { state: ExecutionState; taskIndex: string; stepId: string } & TreeCallMemory): Promise<ReactStepResult>;
   expandBlueprint(input: { state: ExecutionState; taskIndex: string; name: string } & TreeCallMemory): Promise<{ tree: TaskSpec } | { error: string }>;
   checkSpin(input: { state: ExecutionState; taskIndex: string } & TreeCallMemory): Promise<SpinCheckReply>;
-  reflect(input: { state: ExecutionState; taskIndex: string } & TreeCallMemory): Promise<ReflectionReply>;
+  /** `level` absent: `deep` (a failed action), as runs recorded before asked. */
+  reflect(input: { state: ExecutionState; taskIndex: string; level?: Exclude<ReflectionLevel, 'none' | 'deep'> } & TreeCallMemory): Promise<ReflectionReply>;
+  /** `task_summary` of a task at its iteration limit; null when the model gave none (the task aborts without it). */
+  summarizeTask(input: { state: ExecutionState; taskIndex: string } & TreeCallMemory): Promise<{ summary: string | null }>;
   treeAnswer(input: { state: ExecutionState } & TreeCallMemory): Promise<{ answer: string }>;
 };

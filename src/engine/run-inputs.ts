@@ -4,7 +4,16 @@
  */
 import type { AgentInvocation } from '../agents/names';
 import type { NewRunInput } from '../planning/execution-state';
-import type { PlanExecutionInput } from './contract';
+import type { PlanExecutionInput, TreeLimits } from './contract';
+
+/** The engine a starter asks for: seed 000's planner, seed 003's task tree, or seed 003's ReAct first (a tree run that plans when needed). */
+export type EngineChoice = 'plan' | 'tree' | 'react';
+
+/** A run's input fields for the engine chosen (none for the planner, so plan runs keep the input they always had). */
+export function engineFields(choice: EngineChoice | undefined, treeLimits: TreeLimits | undefined): Pick<PlanExecutionInput, 'engine' | 'entry' | 'treeLimits'> {
+  if (choice !== 'tree' && choice !== 'react') return {};
+  return { engine: 'tree', ...(choice === 'react' ? { entry: 'react' as const } : {}), ...(treeLimits ? { treeLimits } : {}) };
+}
 
 /** The first state's fields from the run's input (the model is named by the first model call). */
 export function newRunOf(input: PlanExecutionInput & { runId: string }): NewRunInput {
@@ -40,6 +49,6 @@ export function agentRunInput(parent: { input: PlanExecutionInput; runId: string
     ...(parent.input.allow ? { allow: parent.input.allow } : {}),
     // A run under review has its sub-agents' plans reviewed too.
     ...(parent.input.review ? { review: true } : {}),
-    ...(call.engine === 'tree' ? { engine: 'tree' as const, ...(parent.input.treeLimits ? { treeLimits: parent.input.treeLimits } : {}) } : {}),
+    ...engineFields(call.engine, parent.input.treeLimits),
   };
 }

@@ -34,6 +34,7 @@ import type { ReplyEvent } from './plan-engine';
 import { Outbox } from './outbox';
 import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
 import { offFor, refusedAction } from '../planning/capabilities';
+import { FAILURES_ONLY, reflectionLevel, type ReflectionLevel } from './reflection';
 import { DEFAULT_SPIN_LIMITS, repeatedActionType, repeatedCalls, shouldCheckSpin, shouldCheckTypeSpin } from './spin';
 import type { SpinCheckReply } from '../planning/tree-schemas';
 import { oneLine } from '../text/clip';
@@ -83,8 +84,10 @@ type Waiting =
   | { for: 'subtasks'; taskIndex: string; stepId: string; goal?: string }
   | { for: 'child'; taskIndex: string; stepId: string; childRunId: string }
   | { for: 'agent'; taskIndex: string; stepId: string; childRunId: string; agent: string }
-  | { for: 'reflection'; taskIndex: string }
+  | { for: 'reflection'; taskIndex: string; level: Exclude<ReflectionLevel, 'none'> }
   | { for: 'spin'; taskIndex: string }
+  /** A task at its iteration limit, summarised before it aborts. */
+  | { for: 'summary'; taskIndex: string }
   | { for: 'answer' }
   | { for: 'nothing' };
 
@@ -111,7 +114,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     now: Date,
   ) {
     const initial = model.initialState(newRunOf(input), now);
-    this.#state = { ...initial, engine: 'tree', tree: null, progress: '' };
+    this.#state = { ...initial, engine: 'tree', ...(input.entry ? { entry: input.entry } : {}), tree: null, progress: '' };
   }
 
   get state(): ExecutionState {
@@ -171,6 +174,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       return this.#schedule(now);
     }
     if (this.input.blueprint) return this.#proposed(this.input.blueprint.tree, now);
+    if (this.input.entry === 'react') return this.#reactFirst(now);
     this.#waiting = { for: 'tree' };
     return [{ kind: 'call', activity: 'proposeTree', input: { state: this.#state }, policy: 'model', summary: `task tree: ${this.input.goal}`.slice(0, 200) }];
   }
@@ -231,14 +235,28 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       case 'reflect': {
         if (waiting.for !== 'reflection') throw new Error(`a reflection arrived while the run waits for ${waiting.for}`);
         const { assessment, lesson } = event.value;
-        const content = `reflection on the failed action: ${assessment} Lesson: ${lesson}`;
+        const { level } = waiting;
+        const content = level === 'deep' ? `reflection on the failed action: ${assessment} Lesson: ${lesson}` : `reflection (${level}): ${assessment} Lesson: ${lesson}`;
         // The call wrote its lesson to the thread.
         this.#recordedBy(() =>
           this.#publish(
             model.appendStep(this.#state, { type: 'reason', description: `[${waiting.taskIndex}] reflection` }, 'completed', { kind: 'reason', content }, now, { task: waiting.taskIndex }),
           ),
         );
-        return this.#afterCall(waiting.taskIndex, now);
+        // A failed action's reflection is followed by the spin checks; a stock-taking came after them.
+        return level === 'deep' ? this.#afterCall(waiting.taskIndex, now, true) : this.#schedule(now);
+      }
+      case 'summarizeTask': {
+        if (waiting.for !== 'summary') throw new Error(`a task summary arrived while the run waits for ${waiting.for}`);
+        const { summary } = event.value;
+        const task = findTask(this.#tree(), waiting.taskIndex);
+        // Skipped or redone while it was summarised: nothing to give up on.
+        if (!task || isFinishedTask(task.status) || task.iterations < this.input.treeLimits.maxIterations) return this.#schedule(now);
+        if (summary) {
+          const step = { type: 'reason' as const, description: `[${waiting.taskIndex}] summary at the iteration limit` };
+          this.#publish(model.appendStep(this.#state, step, 'completed', { kind: 'reason', content: summary }, now, { task: waiting.taskIndex }));
+        }
+        return this.#gaveUp(waiting.taskIndex, summary, now) ?? this.#schedule(now);
       }
       case 'checkSpin':
         if (waiting.for !== 'spin') throw new Error(`a spin check arrived while the run waits for ${waiting.for}`);
@@ -248,6 +266,16 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
         this.#publish(model.complete(this.#state, event.value.answer, now));
         return this.#end('answered');
     }
+  }
+
+  /**
+   * Seed 003's ReAct first: the goal is one task, carried out by a ReAct loop that answers directly, acts
+   * with tools, or plans subtasks under itself when the goal needs them (planning as an action).
+   */
+  #reactFirst(now: Date): TreeCommand[] {
+    const planId = `${this.#state.runId}#tree${++this.#plans}`;
+    this.#publish(model.withTree(this.#state, buildTree({ name: summaryOf(this.input.goal), goal: this.input.goal }), now, { planId, status: 'running' }));
+    return this.#schedule(now);
   }
 
   /** A (new) proposal: shown for review, or executed at once. */
@@ -305,9 +333,10 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       if (next.subtasks.length > 0) return this.#delegate(next, now);
       const { maxIterations } = this.input.treeLimits;
       if (next.iterations >= maxIterations) {
-        const why = `gave up after ${maxIterations} iterations`;
-        this.#setTask(next.index, (n) => ({ ...n, status: 'aborted', summary: why }), now);
-        if (this.#abortFailsPlan(next.index)) return this.#planFailed(next.index, why, now);
+        // Seed 003: a loop stopped at its limit is summarised, so what it did reach is not lost.
+        if (this.input.treeLimits.summarizeAtLimit) return this.#summarize(next.index);
+        const ended = this.#gaveUp(next.index, null, now);
+        if (ended) return ended;
         continue;
       }
       this.#setTask(next.index, (n) => ({ ...n, status: 'processing', iterations: n.iterations + 1 }), now);
@@ -324,6 +353,12 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
   }
 
   #finish(now: Date): TreeCommand[] {
+    const root = this.#tree();
+    if (!this.input.scope && this.input.entry === 'react' && root.subtasks.length === 0 && root.status === 'completed' && root.result) {
+      // ReAct first, answered directly: the loop's result is the answer.
+      this.#publish(model.complete(this.#state, root.result, now));
+      return this.#end('answered');
+    }
     if (!this.input.scope) {
       this.#waiting = { for: 'answer' };
       return this.#emit({ kind: 'call', activity: 'treeAnswer', input: { state: this.#state }, policy: 'model', summary: 'final answer' });
@@ -429,6 +464,18 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     return task?.status === 'aborted' && task.optional !== true && this.input.failsOnAbort?.() === true;
   }
 
+  #summarize(taskIndex: string): TreeCommand[] {
+    this.#waiting = { for: 'summary', taskIndex };
+    return this.#emit({ kind: 'call', activity: 'summarizeTask', input: { state: this.#state, taskIndex }, policy: 'model', summary: `task ${taskIndex} · summary at the iteration limit` });
+  }
+
+  /** A task at its iteration limit aborts, with what it reached (`summary`) as its result; the commands when that fails the plan. */
+  #gaveUp(taskIndex: string, summary: string | null, now: Date): TreeCommand[] | null {
+    const why = `gave up after ${this.input.treeLimits.maxIterations} iterations`;
+    this.#setTask(taskIndex, (n) => ({ ...n, status: 'aborted', summary: summary ? summaryOf(`${why}: ${summary}`) : why, ...(summary ? { result: summary } : {}) }), now);
+    return this.#abortFailsPlan(taskIndex) ? this.#planFailed(taskIndex, why, now) : null;
+  }
+
   /** The plan cannot be carried out without an aborted task: the run fails, saying which and why. */
   #planFailed(taskIndex: string, why: string, now: Date): TreeCommand[] {
     this.#publish(model.fail(this.#state, `task ${taskIndex} could not be done (${why}), and the plan needs it`, now));
@@ -495,15 +542,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       ? { kind: 'tool' as const, content: child.finalAnswer ?? '' }
       : { kind: 'error' as const, content: `agent ${waiting.agent} (run ${child.runId}) ended ${child.status}${child.lastError ? `: ${child.lastError}` : ''}` };
     this.#publish(model.finishStep(this.#state, stepId, ok ? 'completed' : 'failed', observation, now));
-    if (ok) return this.#afterCall(taskIndex, now);
-    this.#waiting = { for: 'reflection', taskIndex };
-    return this.#emit({
-      kind: 'call',
-      activity: 'reflect',
-      input: { state: this.#state, taskIndex },
-      policy: 'model',
-      summary: `task ${taskIndex} · reflection on a failed call of agent ${waiting.agent}`.slice(0, 200),
-    });
+    return ok ? this.#afterCall(taskIndex, now) : this.#reflect(taskIndex, `a failed call of agent ${waiting.agent}`, now);
   }
 
   #acted(waiting: Extract<Waiting, { for: 'iteration' }>, { reply, observation, codeVersion, agent, threadId }: ReactStepResult, now: Date): TreeCommand[] {
@@ -529,15 +568,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
         // The call wrote the step's record (its thought, the call, the result) to the thread.
         this.#recordedBy(() => step({ type: 'tool', tool: reply.tool ?? '', args: reply.args ?? {} }, obs.kind === 'error' ? 'failed' : 'completed', obs));
         if (obs.kind !== 'error') return this.#afterCall(taskIndex, now);
-        // Self-reflection (seed §5.3): a failed action is examined, and the lesson kept for the next iteration.
-        this.#waiting = { for: 'reflection', taskIndex };
-        return this.#emit({
-          kind: 'call',
-          activity: 'reflect',
-          input: { state: this.#state, taskIndex },
-          policy: 'model',
-          summary: `task ${taskIndex} · reflection on a failed ${reply.tool ?? 'tool'} call`.slice(0, 200),
-        });
+        return this.#reflect(taskIndex, `a failed ${reply.tool ?? 'tool'} call`, now);
       }
       case 'finish': {
         const result = reply.result ?? '';
@@ -589,15 +620,39 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     }
   }
 
-  /** After an action that did not end the task: the same one again and again makes the engine ask whether it spins (seed §5.2). */
-  #afterCall(taskIndex: string, now: Date): TreeCommand[] {
+  /**
+   * Self-reflection (seed 003's REFLECT phase): a failed action (`failed`, named by `what`) is examined
+   * and its lesson kept for the next iteration; with periodic reflection the task also takes stock now
+   * and then. The level comes from the run's settings; none: on to the spin checks or the next step.
+   */
+  #reflect(taskIndex: string, what: string | null, now: Date): TreeCommand[] {
+    const failed = what !== null;
+    const { reflection, maxIterations } = this.input.treeLimits;
+    const level = reflectionLevel(reflection ?? FAILURES_ONLY, { failed, iterations: findTask(this.#tree(), taskIndex)?.iterations ?? 0, maxIterations });
+    if (level === 'none') return failed ? this.#afterCall(taskIndex, now, true) : this.#schedule(now);
+    this.#waiting = { for: 'reflection', taskIndex, level };
+    return this.#emit({
+      kind: 'call',
+      activity: 'reflect',
+      // A failed action's reflection is asked as runs recorded before asked it.
+      input: { state: this.#state, taskIndex, ...(level === 'deep' ? {} : { level }) },
+      policy: 'model',
+      summary: `task ${taskIndex} · reflection on ${what ?? 'progress'}`.slice(0, 200),
+    });
+  }
+
+  /**
+   * After an action that did not end the task: the same one again and again makes the engine ask whether
+   * it spins (seed §5.2); otherwise the task may take stock (`reflected`: it just reflected on a failure).
+   */
+  #afterCall(taskIndex: string, now: Date, reflected = false): TreeCommand[] {
     const spin = this.input.treeLimits.spin ?? DEFAULT_SPIN_LIMITS;
     const repeats = repeatedCalls(this.#state, taskIndex);
     if (shouldCheckSpin(repeats, spin)) return this.#checkSpin(taskIndex, `${repeats} identical calls`);
     // Seed 003's same-action-type spin: one tool again and again with other arguments; the model judges whether it is a logic spin.
     const sameType = repeatedActionType(this.#state, taskIndex);
     if (shouldCheckTypeSpin(sameType, spin) && this.input.spinsByType?.()) return this.#checkSpin(taskIndex, `${sameType} calls of the same kind`);
-    return this.#schedule(now);
+    return reflected ? this.#schedule(now) : this.#reflect(taskIndex, null, now);
   }
 
   #checkSpin(taskIndex: string, why: string): TreeCommand[] {

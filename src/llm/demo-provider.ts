@@ -8,7 +8,7 @@ import type { ExecutionState } from '../planning/execution-state';
 import type { ReplanDecisionReply, StepSpec, TaskStateSummaryReply } from '../planning/schemas';
 import { countTextTokens } from '../memory/tokens';
 import { CLARIFY, demoIntents, describeToolResult, TAG } from './demo-intents';
-import { demoReactAction, demoTaskTree, demoTreeAnswer } from './demo-tree';
+import { demoReactAction, demoTaskSummary, demoTaskTree, demoTreeAnswer } from './demo-tree';
 import { demoMessageRoute, isMessageRouteContext } from './message-route';
 import { isTreeContext, type TreeContext } from './tree-prompts';
 import { demoMemoryPass } from '../longterm/passes';
@@ -111,7 +111,11 @@ function demoTreeReply(ctx: TreeContext): unknown {
     case 'spin_check':
       return { spinning: true, reason: `${TAG} the same action again without new information.` };
     case 'reflection':
-      return { assessment: `${TAG} the last action failed.`, lesson: 'Check the arguments against the tool description before trying again.' };
+      return ctx.reflection && ctx.reflection !== 'deep'
+        ? { assessment: `${TAG} task ${ctx.task?.index ?? '?'} has had ${ctx.task?.iterations ?? 0} iteration(s).`, lesson: 'Finish the task as soon as its goal is met.' }
+        : { assessment: `${TAG} the last action failed.`, lesson: 'Check the arguments against the tool description before trying again.' };
+    case 'task_summary':
+      return { summary: demoTaskSummary(ctx) };
     case 'blueprint_params':
       return { params: {} };
     case 'final_answer':
@@ -163,6 +167,7 @@ export class DemoProvider implements ModelProvider {
       case 'react_action':
       case 'spin_check':
       case 'reflection':
+      case 'task_summary':
       case 'blueprint_params':
         throw new Error(`a ${request.name} request needs a TreeContext`);
     }

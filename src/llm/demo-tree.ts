@@ -46,7 +46,12 @@ export function demoReactAction(ctx: TreeContext): ReactActionReply {
     const result = lastTool.o.kind === 'error' ? `Something went wrong: ${lastTool.o.content}` : describeToolResult(lastTool.step, lastTool.o.content);
     return { thought: `${TAG} the tool answered; task ${task.index} is done.`, action: 'finish', result };
   }
-  const [intent] = demoIntents(task.goal);
+  const intents = demoIntents(task.goal);
+  // ReAct first (one task for the whole goal): a goal of several requests is planned as subtasks.
+  if (intents.length > 1 && task.subtasks.length === 0 && ctx.limits.maxDepth > task.index.split('-').length) {
+    return { thought: `${TAG} the goal holds ${intents.length} requests; planning them as subtasks.`, action: 'plan', goal: task.goal };
+  }
+  const [intent] = intents;
   if (intent?.tool) return { thought: `${TAG} ${intent.description}.`, action: 'tool', tool: intent.tool, args: intent.args ?? {} };
   const reply = [...observed].reverse().find(({ o }) => o.kind === 'user_reply')?.o.content;
   if (reply === undefined) return { thought: `${TAG} I cannot tell what is wanted.`, action: 'ask_user', question: CLARIFY };
@@ -54,6 +59,14 @@ export function demoReactAction(ctx: TreeContext): ReactActionReply {
     return { thought: `${TAG} the answer names things I can do; planning them as subtasks.`, action: 'plan', goal: reply };
   }
   return { thought: `${TAG} still nothing I know how to do.`, action: 'finish', result: `I could not tell what to do with "${reply}".` };
+}
+
+/** A task stopped at its limit: what its actions observed, last first. */
+export function demoTaskSummary(ctx: TreeContext): string {
+  const { state, task } = ctx;
+  const mine = new Set(state.steps.filter((s) => s.task === task?.index).map((s) => s.id));
+  const seen = state.observations.filter((o) => o.stepId !== null && mine.has(o.stepId) && (o.kind === 'tool' || o.kind === 'user_reply')).map((o) => o.content);
+  return `${TAG} ${seen.length ? `reached: ${seen.slice(-3).reverse().join('; ')}` : 'nothing was reached'}`.slice(0, 4000);
 }
 
 /** The final answer: what each finished leaf produced, in DFS order. */

@@ -13,6 +13,7 @@ import { agentInstructions } from '../agents/names';
 import { offForRun } from '../planning/capabilities';
 import { renderSessionContext, type SessionContext } from '../sessions/session-state';
 import type { ChatMessage } from '../text/chat-message';
+import { REFLECTION_ASKS, type ReflectionLevel } from '../engine/reflection';
 
 export interface TreeContext {
   /** The tree engine's calls, plus its final answer. */
@@ -40,6 +41,8 @@ export interface TreeContext {
   recall?: string[];
   /** The conversation a session's run belongs to: recent turns and TaskState. */
   session?: SessionContext;
+  /** `reflection`: how deep (src/engine/reflection.ts); absent: a failed action's (`deep`). */
+  reflection?: Exclude<ReflectionLevel, 'none'>;
 }
 
 export const isTreeContext = (context: { call: string }): context is TreeContext => 'tree' in context && context.tree === true;
@@ -58,7 +61,9 @@ const INSTRUCTIONS: Record<TreeContext['call'], string> = {
     'Split the goal into a tree of tasks: a root task with subtasks (and their subtasks where a part is still too big). Each task has a short "name" and a concrete "goal"; mark a subtask "optional": true when the goal can be met without it (a task that is not optional and cannot be done fails the plan). Reply {"name", "goal", "subtasks": [...]}.',
   react_action: 'Decide the next action for the current task. Reply {"thought", "action", ...}.',
   spin_check: 'The recent actions of the current task look alike. Is the task going round in circles without progress? Reply {"spinning": true|false, "reason"}.',
-  reflection: 'The last action failed. Say what went wrong and the lesson for the next attempt. Reply {"assessment", "lesson"}.',
+  reflection: `${REFLECTION_ASKS.deep} Reply {"assessment", "lesson"}.`,
+  task_summary:
+    'The current task has reached its iteration limit and stops here. Summarise what its actions did reach (facts found, results produced) and what is still missing, for the tasks after it and the final answer. Reply {"summary"}.',
   blueprint_params: 'Extract the blueprint\'s parameters from the goal. Reply {"params": {...}}.',
   final_answer: 'All tasks are done. Write the final answer to the user from what the tasks produced. Reply {"answer": "..."}.',
 };
@@ -105,7 +110,7 @@ export function buildTreeMessages(ctx: TreeContext): ChatMessage[] {
     if (ctx.recall?.length) parts.push(`What long-term memory holds for this task:\n${ctx.recall.join('\n')}`);
   }
   if (ctx.call === 'blueprint_params' && ctx.blueprint) parts.push(`Blueprint ${ctx.blueprint.name}: ${ctx.blueprint.description}\nParameters (JSON Schema):\n${JSON.stringify(ctx.blueprint.params)}`);
-  parts.push(INSTRUCTIONS[ctx.call]);
+  parts.push(ctx.call === 'reflection' && ctx.reflection ? `${REFLECTION_ASKS[ctx.reflection]} Reply {"assessment", "lesson"}.` : INSTRUCTIONS[ctx.call]);
   const offered = ctx.call === 'react_action' && ctx.blueprints?.length ? `\n\nBlueprints:\n${ctx.blueprints.map((b) => `- ${b.name}: ${b.description}`).join('\n')}` : '';
   return [
     { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}${offered}` },

@@ -74,6 +74,8 @@ export interface ExecutionState {
   sessionThreadId?: string | null;
   /** Which engine runs it: seed 000's planner (absent on plan runs, whose states keep their shape) or seed 003's task tree. */
   engine?: 'tree';
+  /** A tree run that began as one ReAct loop on the goal, planning only when it needed to (seed 003's ReAct first). */
+  entry?: 'react';
   /** A tree run's task tree (seed 003), once proposed. */
   tree?: TaskNode | null;
   /** A tree run's progress tree as the seed renders it (`-[x]`, `-[-]`, `-[~]`, `-[ ]`). */

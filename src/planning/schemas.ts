@@ -4,7 +4,7 @@
  * model in `response_format` is derived from them, so the two never drift.
  */
 import { z } from 'zod';
-import { BlueprintParamsReplySchema, ReactActionReplySchema, ReflectionReplySchema, SpinCheckReplySchema, TaskTreeReplySchema } from './tree-schemas';
+import { BlueprintParamsReplySchema, ReactActionReplySchema, ReflectionReplySchema, SpinCheckReplySchema, TaskSummaryReplySchema, TaskTreeReplySchema } from './tree-schemas';
 import { MemoryExtractionSchema, MemoryPromotionSchema } from './memory-schemas';
 
 export const STEP_TYPES = ['tool', 'reason', 'ask_user', 'respond', 'subplan'] as const;
@@ -99,6 +99,7 @@ export const MODEL_CALLS = {
   react_action: ReactActionReplySchema,
   spin_check: SpinCheckReplySchema,
   reflection: ReflectionReplySchema,
+  task_summary: TaskSummaryReplySchema,
   blueprint_params: BlueprintParamsReplySchema,
   execution_plan: ExecutionPlanReplySchema,
   replan_decision: ReplanDecisionReplySchema,
@@ -113,7 +114,7 @@ export const MODEL_CALLS = {
 } as const;
 export type ModelCallName = keyof typeof MODEL_CALLS;
 /** The calls seed 003's tree engine makes (with `final_answer`), each from a TreeContext. */
-export const TREE_CALLS = ['task_tree', 'react_action', 'spin_check', 'reflection', 'blueprint_params'] as const;
+export const TREE_CALLS = ['task_tree', 'react_action', 'spin_check', 'reflection', 'task_summary', 'blueprint_params'] as const;
 export type TreeCallName = (typeof TREE_CALLS)[number];
 /** The calls the planner makes from a PlannerContext (all but the memory service's, the session's, long-term memory's and the tree engine's). */
 export type PlannerCallName = Exclude<ModelCallName, 'memory_summary' | 'task_state_summary' | 'message_route' | MemoryPassName | TreeCallName>;

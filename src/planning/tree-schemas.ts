@@ -53,6 +53,10 @@ export type SpinCheckReply = z.infer<typeof SpinCheckReplySchema>;
 export const ReflectionReplySchema = z.object({ assessment: z.string().min(1).max(4000), lesson: z.string().min(1).max(2000) });
 export type ReflectionReply = z.infer<typeof ReflectionReplySchema>;
 
+/** `task_summary`: what a task stopped at its iteration limit did reach (seed 003's summary at max iterations). */
+export const TaskSummaryReplySchema = z.object({ summary: z.string().min(1).max(4000) });
+export type TaskSummaryReply = z.infer<typeof TaskSummaryReplySchema>;
+
 /** `blueprint_params`: a blueprint's parameters extracted from a goal (validated against its JSON Schema after). */
 export const BlueprintParamsReplySchema = z.object({ params: z.record(z.string(), z.unknown()) });
 export type BlueprintParamsReply = z.infer<typeof BlueprintParamsReplySchema>;

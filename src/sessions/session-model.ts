@@ -40,8 +40,8 @@ export interface SessionRun {
   startedAt: string;
   /** When the run last asked its question (orders replies when several runs wait). */
   askedAt: string | null;
-  /** A run of seed 003's tree engine (absent: the planner), so a retry runs the same way. */
-  engine?: 'tree';
+  /** A run of seed 003's tree engine, a tree first or ReAct first (absent: the planner), so a retry runs the same way. */
+  engine?: 'tree' | 'react';
 }
 
 export const WAITING: readonly SessionRunStatus[] = ['waiting_user', 'waiting_user_confirmation'];

@@ -28,8 +28,8 @@ export interface RunStatusReport {
   lastError: string | null;
 }
 
-export function newSessionRun(runId: string, goal: string, now: Date, engine?: 'plan' | 'tree'): SessionRun {
-  return { runId, goal, status: 'planning', question: null, finalAnswer: null, lastError: null, startedAt: now.toISOString(), askedAt: null, ...(engine === 'tree' ? { engine } : {}) };
+export function newSessionRun(runId: string, goal: string, now: Date, engine?: 'plan' | 'tree' | 'react'): SessionRun {
+  return { runId, goal, status: 'planning', question: null, finalAnswer: null, lastError: null, startedAt: now.toISOString(), askedAt: null, ...(engine && engine !== 'plan' ? { engine } : {}) };
 }
 
 /**

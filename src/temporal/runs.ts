@@ -12,7 +12,7 @@ import {
   type WorkflowExecutionDescription,
   type WorkflowExecutionInfo,
 } from '@temporalio/client';
-import { treeLimitsOf, type Config } from '../config';
+import { treeLimitsOf, withTreeDefaults, type Config } from '../config';
 import type { TaskSpec } from '../planning/task-tree';
 import { isTerminal, type ExecutionState, type RunStatus } from '../planning/execution-state';
 import {
@@ -34,6 +34,8 @@ import {
 import { DEFAULT_RESEND, isNotReady, isUnavailable, resendUntilTaken, type ResendPolicy } from './resend';
 import type { Allow } from '../planning/capabilities';
 import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../engine/contract';
+import { engineFields, type EngineChoice } from '../engine/run-inputs';
+import type { ReflectionMode } from '../engine/reflection';
 
 export class RunNotFoundError extends Error {
   constructor(readonly runId: string) {
@@ -109,7 +111,11 @@ const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, 
 export class Runs {
   constructor(
     private readonly client: Client,
-    private readonly config: Pick<Config, 'TASK_QUEUE' | 'MAX_STEPS' | 'MAX_SUBPLAN_DEPTH' | 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS' | 'SPIN_WARN_AT' | 'SPIN_STOP_AT' | 'PLAN_REVIEW'>,
+    private readonly config: Pick<
+      Config,
+      'TASK_QUEUE' | 'MAX_STEPS' | 'MAX_SUBPLAN_DEPTH' | 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS' | 'SPIN_WARN_AT' | 'SPIN_STOP_AT' | 'PLAN_REVIEW'
+    > &
+      Partial<Pick<Config, 'REFLECTION' | 'REFLECTION_EVERY'>>,
     /** How a person's input is resent while no worker takes it (resend.ts). */
     private readonly resend: ResendPolicy = DEFAULT_RESEND,
   ) {}
@@ -122,22 +128,26 @@ export class Runs {
     userId: string;
     goal: string;
     sessionId?: string | null;
-    engine?: 'plan' | 'tree';
+    engine?: EngineChoice;
     review?: boolean;
+    /** Tree runs: self-reflection (src/engine/reflection.ts). @default REFLECTION */
+    reflection?: ReflectionMode;
     /** A tree run from a blueprint: its name and its tree, expanded with validated parameters. */
     blueprint?: { name: string; tree: TaskSpec };
     /** Capability switches: what the run may not do (src/planning/capabilities.ts). @default everything on */
     allow?: Allow;
   }): Promise<{ runId: string; status: RunStatus }> {
     const runId = newRunId(request.userId);
-    const tree = request.engine === 'tree';
+    const tree = request.engine === 'tree' || request.engine === 'react';
+    const limits = treeLimitsOf(withTreeDefaults(this.config));
     const input: PlanExecutionInput = {
       userId: request.userId,
       goal: request.goal,
       sessionId: request.sessionId ?? null,
       limits: { maxSteps: this.config.MAX_STEPS, maxDepth: this.config.MAX_SUBPLAN_DEPTH },
       // Plan runs keep the input they always had, so their histories look as before.
-      ...(tree ? { engine: 'tree' as const, review: request.review === true || this.config.PLAN_REVIEW === 'always', treeLimits: treeLimitsOf(this.config) } : {}),
+      ...engineFields(request.engine, request.reflection ? { ...limits, reflection: { every: limits.reflection?.every ?? 0, mode: request.reflection } } : limits),
+      ...(tree ? { review: request.review === true || this.config.PLAN_REVIEW === 'always' } : {}),
       ...(tree && request.blueprint ? { blueprint: request.blueprint } : {}),
       // Only switches turned off are kept: a run with everything on has the input it always had.
       ...(request.allow && Object.values(request.allow).includes(false) ? { allow: request.allow } : {}),

@@ -7,8 +7,9 @@
 import { isNotReady, resendUntilTaken } from './resend';
 import { readableId } from './runs';
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionDescription, type WorkflowExecutionInfo } from '@temporalio/client';
-import { treeLimitsOf, type Config } from '../config';
+import { treeLimitsOf, withTreeDefaults, type Config } from '../config';
 import type { TreeLimits } from '../engine/contract';
+import type { EngineChoice } from '../engine/run-inputs';
 import type { ChunkInput } from '../memory/model';
 import { readConversation } from '../sessions/session-chunks';
 import { emptyTaskState } from '../sessions/session-model';
@@ -87,14 +88,14 @@ export class Sessions {
     private readonly client: Client,
     private readonly memory: Pick<MemoryService, 'createThread' | 'view'>,
     private readonly config: Pick<Config, 'TASK_QUEUE' | 'MAX_STEPS' | 'MAX_SUBPLAN_DEPTH'> &
-      Partial<Pick<Config, 'SESSION_IDLE_MINUTES' | 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS' | 'SPIN_WARN_AT' | 'SPIN_STOP_AT'>>,
+      Partial<Pick<Config, 'SESSION_IDLE_MINUTES' | 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS' | 'SPIN_WARN_AT' | 'SPIN_STOP_AT' | 'REFLECTION' | 'REFLECTION_EVERY'>>,
   ) {}
 
   /**
    * Creates the session's memory thread, then starts its workflow. `engine`: the engine of the runs its
    * messages start (a message may choose another). @default "plan"
    */
-  async create(request: { userId: string; engine?: 'plan' | 'tree' }): Promise<{ sessionId: string; threadId: string }> {
+  async create(request: { userId: string; engine?: EngineChoice }): Promise<{ sessionId: string; threadId: string }> {
     const sessionId = newSessionId(request.userId);
     const threadId = sessionThreadId(sessionId);
     await this.memory.createThread({
@@ -108,7 +109,7 @@ export class Sessions {
       userId: request.userId,
       threadId,
       limits: { maxSteps: this.config.MAX_STEPS, maxDepth: this.config.MAX_SUBPLAN_DEPTH },
-      ...(request.engine === 'tree' ? { engine: 'tree' as const } : {}),
+      ...(request.engine && request.engine !== 'plan' ? { engine: request.engine } : {}),
       ...(this.treeLimits() ? { treeLimits: this.treeLimits() } : {}),
       ...(this.config.SESSION_IDLE_MINUTES ? { settings: { idleTimeoutMs: Math.round(this.config.SESSION_IDLE_MINUTES * 60_000) } } : {}),
     };
@@ -165,14 +166,24 @@ export class Sessions {
   private treeLimits(): TreeLimits | undefined {
     const c = this.config;
     if (c.MAX_TREE_DEPTH === undefined || c.MAX_TREE_FANOUT === undefined || c.MAX_ITERATIONS === undefined || c.SPIN_WARN_AT === undefined || c.SPIN_STOP_AT === undefined) return undefined;
-    return treeLimitsOf({ MAX_TREE_DEPTH: c.MAX_TREE_DEPTH, MAX_TREE_FANOUT: c.MAX_TREE_FANOUT, MAX_ITERATIONS: c.MAX_ITERATIONS, SPIN_WARN_AT: c.SPIN_WARN_AT, SPIN_STOP_AT: c.SPIN_STOP_AT });
+    return treeLimitsOf(
+      withTreeDefaults({
+        MAX_TREE_DEPTH: c.MAX_TREE_DEPTH,
+        MAX_TREE_FANOUT: c.MAX_TREE_FANOUT,
+        MAX_ITERATIONS: c.MAX_ITERATIONS,
+        SPIN_WARN_AT: c.SPIN_WARN_AT,
+        SPIN_STOP_AT: c.SPIN_STOP_AT,
+        REFLECTION: c.REFLECTION,
+        REFLECTION_EVERY: c.REFLECTION_EVERY,
+      }),
+    );
   }
 
   /**
    * Sends a person's message; resolves with what became of it once the session has routed it.
    * `engine`: a run the message starts runs on it (else on the session's engine).
    */
-  async send(sessionId: string, text: string, options: { engine?: 'plan' | 'tree' } = {}): Promise<MessageOutcome> {
+  async send(sessionId: string, text: string, options: { engine?: EngineChoice } = {}): Promise<MessageOutcome> {
     // Sent at once: what the id names (no session, another workflow, an ended session) is looked up only when the message fails.
     const handle = this.client.workflow.getHandle<SessionWorkflow>(sessionId);
     try {

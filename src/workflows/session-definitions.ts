@@ -6,6 +6,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SessionRun, TaskState, Turn } from '../sessions/session-model';
 import type { SessionLimits } from '../sessions/session-state';
 import type { RunReport, TreeLimits } from '../engine/contract';
+import type { EngineChoice } from '../engine/run-inputs';
 
 export const SESSION_WORKFLOW_TYPE = 'agentSessionWorkflow';
 
@@ -17,7 +18,7 @@ export interface MessageOutcome {
 }
 
 /** A person's message to the session; handled in arrival order. `engine`: a new run it starts runs on this engine (else the session's). */
-export const sendMessageUpdate = defineUpdate<MessageOutcome, [{ text: string; engine?: 'plan' | 'tree' }]>('sendMessage');
+export const sendMessageUpdate = defineUpdate<MessageOutcome, [{ text: string; engine?: EngineChoice }]>('sendMessage');
 
 export const runReportSignal = defineSignal<[RunReport]>('runReport');
 
@@ -49,8 +50,8 @@ export interface SessionInput {
   userId: string;
   threadId: string;
   limits: { maxSteps: number; maxDepth: number };
-  /** The engine of the runs the session starts: seed 000's planner (absent) or seed 003's task tree. */
-  engine?: 'tree';
+  /** The engine of the runs the session starts: seed 000's planner (absent), seed 003's task tree, or its ReAct first. */
+  engine?: 'tree' | 'react';
   /** Tree runs' limits (with `engine: "tree"`, or a message that asks for a tree run). */
   treeLimits?: TreeLimits;
   /** Compact state carried across continue-as-new. */

@@ -44,6 +44,7 @@ import { Caller, callsThrough } from './calls';
 import { planExecutionWorkflow } from './plan-execution';
 import { getSessionQuery, HANDING_OVER, runReportSignal, sendMessageUpdate, type MessageOutcome, type SessionInput, type SessionWorkflowView } from './session-definitions';
 import type { PlanExecutionInput, RunReport } from '../engine/contract';
+import { engineFields, type EngineChoice } from '../engine/run-inputs';
 
 /** Memory writes: quick, retried through a short outage of the store. */
 const MEMORY: ActivityOptions = {
@@ -88,14 +89,14 @@ export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this s
 export const SESSION_ENDED = 'This conversation has ended; start a new one to go on.';
 export const CAPABILITIES_CHANGED = 'My capabilities changed (my model, prompts or tools), so I cancelled the request that was waiting for you; please ask again.';
 
-type Engine = 'plan' | 'tree';
+type Engine = EngineChoice;
 
 /** Failed activities and run starts (an id already taken included) — not bugs in this code. */
 const isExpectedFailure = (err: unknown): err is TemporalFailure => err instanceof TemporalFailure;
 /** The innermost message of a failure: an activity's own reason rather than "Activity task failed". */
 const rootMessage = (err: Error): string => (err.cause instanceof Error ? rootMessage(err.cause) : err.message);
 
-type InboxItem = { kind: 'message'; text: string; engine?: 'plan' | 'tree'; done: boolean; outcome: MessageOutcome | null; failure: string | null } | { kind: 'report'; report: RunReport };
+type InboxItem = { kind: 'message'; text: string; engine?: Engine; done: boolean; outcome: MessageOutcome | null; failure: string | null } | { kind: 'report'; report: RunReport };
 
 export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const { sessionId, userId, threadId } = input;
@@ -328,7 +329,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     sessionThreadId: threadId,
     limits: input.limits,
     // Plan runs keep the input they always had.
-    ...(engine === 'tree' ? { engine: 'tree' as const, ...(input.treeLimits ? { treeLimits: input.treeLimits } : {}) } : {}),
+    ...engineFields(engine, input.treeLimits),
     ...(lastRunCallMs !== null ? { lastCallMs: lastRunCallMs } : {}),
   });
   const summaryFor = (goal: string) => `${userId} (session ${sessionId}): ${goal}`.slice(0, 200);

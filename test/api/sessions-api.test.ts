@@ -383,7 +383,7 @@ test('the event stream shows the session and its run step by step, in order', as
   noMisses(goal);
 });
 
-test('over REST a session may run its messages as task trees (POST /v1/sessions {engine: "tree"}), and a message may choose its engine', async () => {
+test('over REST a session may run its messages as task trees (POST /v1/sessions {engine: "tree"}), and a message may choose its engine (plan, react)', async () => {
   const bad = await call<{ error: { code: string } }>('POST', '/v1/sessions', { userId: USER, engine: 'graph' });
   assert.equal(bad.status, 400);
   const created = await call<{ sessionId: string }>('POST', '/v1/sessions', { userId: USER, engine: 'tree' });
@@ -408,6 +408,19 @@ test('over REST a session may run its messages as task trees (POST /v1/sessions 
   const plan = await waitForRun(res.body.runId ?? '', 'completed');
   assert.equal(plan.engine, undefined);
   assert.equal(plan.finalAnswer, 'Five.');
+
+  // Seed 003's ReAct first, chosen per message: the loop answers directly, no tree proposed and no answer call.
+  const direct = 'what is the capital of France';
+  stub.script(direct, { react_action: [{ thought: 'I know this', action: 'finish', result: 'Paris.' }] });
+  const asked = await call<MessageOutcome>('POST', `/v1/sessions/${sessionId}/messages`, { text: direct, engine: 'react' });
+  assert.equal(asked.status, 200, JSON.stringify(asked.body));
+  const answered = await waitForRun(asked.body.runId ?? '', 'completed');
+  assert.equal(answered.engine, 'tree');
+  assert.equal(answered.entry, 'react');
+  assert.equal(answered.finalAnswer, 'Paris.');
+  await waitForView(sessionId, 'the direct answer', (v) => v.chatHistory.some((t) => t.text === 'Paris.'));
+  assert.equal(stub.requestsFor(direct, 'task_tree').length + stub.requestsFor(direct, 'final_answer').length, 0);
+  noMisses(direct);
 });
 
 test("a person's edit of a session's TaskState through the threads API is held to the TaskState rules too, and the audit says what was dropped", async () => {

@@ -612,3 +612,84 @@ test('a task that cannot be done fails the plan (seed 003) unless the plan marks
   assert.equal(done.tree?.subtasks[1]?.status, 'created', 'the task after it never started');
   assert.equal(stub.requestsFor(goal, 'final_answer').length, 0);
 });
+
+test('ReAct first over REST (engine "react"): a run answers directly with no tree; another plans a tree only when its loop decides to', async () => {
+  const direct = 'what is 6 times 7';
+  stub.script(direct, { react_action: [tool('6*7'), finish('42')] });
+  const runId = await startTree(direct, { engine: 'react' });
+  const done = await result(runId);
+  assert.equal(done.status, 'completed', done.lastError ?? '');
+  assert.equal(done.entry, 'react');
+  assert.equal(done.finalAnswer, '42');
+  assert.deepEqual(
+    done.steps.map((s) => [s.task, s.type]),
+    [
+      ['1', 'tool'],
+      ['1', 'reason'],
+    ],
+  );
+  assert.equal(stub.requestsFor(direct, 'task_tree').length, 0, 'no tree was proposed');
+  assert.equal(stub.requestsFor(direct, 'final_answer').length, 0, 'the loop’s result is the answer');
+
+  const big = 'plan my move to Lyon';
+  stub.script(big, {
+    react_action: [{ thought: 'this needs several steps', action: 'plan', goal: 'split the move' }, finish('van booked'), finish('boxes bought')],
+    task_tree: [
+      {
+        name: 'Move',
+        goal: 'split the move',
+        subtasks: [
+          { name: 'Van', goal: 'book a van' },
+          { name: 'Boxes', goal: 'buy boxes' },
+        ],
+      },
+    ],
+    final_answer: [{ answer: 'Van booked and boxes bought.' }],
+  });
+  const planned = await result(await startTree(big, { engine: 'react' }));
+  assert.equal(planned.status, 'completed', planned.lastError ?? '');
+  assert.deepEqual(
+    planned.tree?.subtasks.map((n) => `${n.index} ${n.status} ${n.result}`),
+    ['1-1 completed van booked', '1-2 completed boxes bought'],
+  );
+  assert.equal(planned.finalAnswer, 'Van booked and boxes bought.');
+  assert.match(userPrompt(stub.requestsFor(big, 'task_tree')[0] as StubRequest), /Task 1 \(plan my move to Lyon\) decided to plan: split the move/);
+
+  const refused = await call<{ error: { message: string } }>('POST', '/v1/runs', { userId: 'tree-tester', goal: 'x', engine: 'react', blueprint: 'research-topic' });
+  assert.equal(refused.status, 400);
+  const notTree = await call<{ error: { message: string } }>('POST', '/v1/runs', { userId: 'tree-tester', goal: 'x', reflection: 'periodic' });
+  assert.equal(notTree.status, 400);
+});
+
+test('loop guards over REST: periodic reflection takes stock before the limit; a task stopped at its limit is summarised, and the summary is its result', async () => {
+  const goal = 'keep checking things';
+  const time = (timezone: string) => ({ thought: `time in ${timezone}`, action: 'tool', tool: 'current_time', args: { timezone } });
+  stub.script(goal, {
+    task_tree: [
+      {
+        name: 'Checks',
+        goal,
+        subtasks: [
+          { name: 'Check', goal: 'check things', optional: true },
+          { name: 'Report', goal: 'report' },
+        ],
+      },
+    ],
+    // Six different calls, tools alternating: no spin, and the task reaches its limit (MAX_ITERATIONS 6).
+    react_action: [tool('1+1'), time('UTC'), tool('2+2'), time('Europe/Paris'), tool('3+3'), time('Asia/Tokyo'), finish('reported')],
+    reflection: [{ assessment: 'five checks, nothing new', lesson: 'stop checking' }],
+    task_summary: [{ summary: 'checked the sums 2, 4 and 6 and three clocks' }],
+    final_answer: [{ answer: 'Checked; reported.' }],
+  });
+  const done = await result(await startTree(goal, { reflection: 'periodic' }));
+  assert.equal(done.status, 'completed', done.lastError ?? '');
+  const check = done.tree?.subtasks[0];
+  assert.equal(check?.status, 'aborted');
+  assert.equal(check?.result, 'checked the sums 2, 4 and 6 and three clocks');
+  assert.match(check?.summary ?? '', /^gave up after 6 iterations: checked the sums/);
+  // One iteration before the limit the task took stock (critical), and the last iteration saw its lesson.
+  assert.match(userPrompt(stub.requestsFor(goal, 'reflection')[0] as StubRequest), /One iteration is left/);
+  assert.match(userPrompt(stub.requestsFor(goal, 'react_action')[5] as StubRequest), /reflection \(critical\): five checks, nothing new Lesson: stop checking/);
+  // The task after it sees what it reached.
+  assert.match(userPrompt(stub.requestsFor(goal, 'react_action')[6] as StubRequest), /1-1 \(aborted\): checked the sums 2, 4 and 6/);
+});

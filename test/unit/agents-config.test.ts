@@ -41,7 +41,7 @@ test('errors name the file and the field at fault', () => {
   assert.match(problem({ agents: [{ ...researcher, name: 'no spaces' }] }), /agents\.json is not a valid agents file:\n {2}agents\.0\.name: an agent name is 1–40 letters/);
   assert.match(problem({ agents: [{ ...researcher, description: ' ' }] }), /agents\.0\.description: a description is required/);
   assert.match(problem({ agents: [{ name: 'x', description: 'd' }] }), /agents\.0\.instructions: /);
-  assert.match(problem({ agents: [{ ...researcher, engine: 'react' }] }), /agents\.0\.engine: /);
+  assert.match(problem({ agents: [{ ...researcher, engine: 'graph' }] }), /agents\.0\.engine: /);
   assert.match(problem({ agents: [{ ...researcher, tools: 'calculator' }] }), /agents\.0\.tools: /);
   assert.match(problem({ agents: [{ ...researcher, instruction: 'typo' }] }), /agents\.0: Unrecognized key: "instruction"/);
   assert.match(problem({ agents: [researcher, { ...researcher, description: 'again' }] }), /agents\.1\.name: "researcher" is used by an earlier agent/);

@@ -132,6 +132,7 @@ test('replyJsonSchema gives an object schema per call name with the protocol top
     reasoning: { properties: ['thought'], required: ['thought'] },
     final_answer: { properties: ['answer'], required: ['answer'] },
     memory_summary: { properties: ['summary'], required: ['summary'] },
+    task_summary: { properties: ['summary'], required: ['summary'] },
     task_state_summary: {
       properties: ['ActiveFlow', 'CurrentGoal', 'ImportantFacts', 'LastDecision', 'OpenLoops'],
       required: ['CurrentGoal', 'ActiveFlow', 'OpenLoops', 'ImportantFacts', 'LastDecision'],
