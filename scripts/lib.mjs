@@ -92,7 +92,8 @@ function run(cmd, args, opts = {}) {
   return { ok: !r.error && r.status === 0, out: `${r.stdout ?? ''}${r.stderr ?? ''}`.trim(), error: r.error };
 }
 
-function findGo() {
+/** The Go toolchain on PATH (or at /usr/local/go, or $GOROOT): { go, version }, or null. */
+export function findGo() {
   const candidates = ['go', ...(IS_WINDOWS ? [] : ['/usr/local/go/bin/go'])];
   if (process.env.GOROOT) candidates.push(path.join(process.env.GOROOT, 'bin', IS_WINDOWS ? 'go.exe' : 'go'));
   for (const go of candidates) {
@@ -140,12 +141,33 @@ export async function ensureTemporal() {
     );
   }
 
-  mkdirSync(TOOLS_BIN, { recursive: true });
   const target = `${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`;
-  log(`building Temporal CLI v${TEMPORAL_CLI_VERSION} from the Go module proxy (first run only, a few minutes)…`);
-  log(dim(`  ${go.version}; GOBIN=${TOOLS_BIN} go install ${target}`));
-  const args = ['install', '-v', `-ldflags=-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`, target];
-  const env = { ...process.env, GOBIN: TOOLS_BIN, CGO_ENABLED: process.env.CGO_ENABLED ?? '0' };
+  try {
+    await goInstall(go, {
+      what: `Temporal CLI v${TEMPORAL_CLI_VERSION}`,
+      targets: [target],
+      gobin: TOOLS_BIN,
+      ldflags: `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`,
+      produces: [TEMPORAL_BIN],
+    });
+  } catch (err) {
+    fail(err.message);
+  }
+  if (!isPinnedCli(TEMPORAL_BIN, go)) fail(`built ${TEMPORAL_BIN}, but it does not report version ${TEMPORAL_CLI_VERSION}`);
+  return TEMPORAL_BIN;
+}
+
+/**
+ * `GOBIN=gobin go install -ldflags=… targets…` (targets of one module, at one version), with a progress
+ * line every 15 s. Throws when the build fails or does not produce every path of `produces`.
+ * Returns the build's wall time in ms.
+ */
+export async function goInstall(go, { what, targets, gobin, ldflags = '-s -w', produces }) {
+  mkdirSync(gobin, { recursive: true });
+  log(`building ${what} from the Go module proxy (first run only, a few minutes)…`);
+  log(dim(`  ${go.version}; GOBIN=${path.relative(ROOT, gobin)} go install ${targets.join(' ')}`));
+  const args = ['install', '-v', `-ldflags=${ldflags}`, ...targets];
+  const env = { ...process.env, GOBIN: gobin, CGO_ENABLED: process.env.CGO_ENABLED ?? '0' };
   const started = Date.now();
   const tail = [];
   let downloads = 0;
@@ -160,7 +182,7 @@ export async function ensureTemporal() {
     });
   }
   const ticker = setInterval(() => {
-    log(`  …still building Temporal CLI (${formatElapsed(Date.now() - started)} elapsed, ` + `${downloads} modules downloaded, ${compiled} packages compiled)`);
+    log(`  …still building ${what} (${formatElapsed(Date.now() - started)} elapsed, ${downloads} modules downloaded, ${compiled} packages compiled)`);
   }, 15_000);
   const code = await new Promise((resolve) => {
     child.on('error', (err) => {
@@ -170,12 +192,13 @@ export async function ensureTemporal() {
     child.on('close', (c) => resolve(c ?? -1));
   });
   clearInterval(ticker);
-  if (code !== 0 || !existsSync(TEMPORAL_BIN)) {
-    fail(`building the Temporal CLI failed (go install exit code ${code}). Last output:\n${tail.join('\n')}`);
+  const missing = produces.filter((p) => !existsSync(p));
+  if (code !== 0 || missing.length > 0) {
+    throw new Error(`building ${what} failed (go install exit code ${code}${missing.length ? `; missing ${missing.join(', ')}` : ''}). Last output:\n${tail.join('\n')}`);
   }
-  if (!isPinnedCli(TEMPORAL_BIN, go)) fail(`built ${TEMPORAL_BIN}, but it does not report version ${TEMPORAL_CLI_VERSION}`);
-  log(`built Temporal CLI v${TEMPORAL_CLI_VERSION} in ${formatElapsed(Date.now() - started)} → ${path.relative(ROOT, TEMPORAL_BIN)}`);
-  return TEMPORAL_BIN;
+  const ms = Date.now() - started;
+  log(`built ${what} in ${formatElapsed(ms)} → ${produces.map((p) => path.relative(ROOT, p)).join(', ')}`);
+  return ms;
 }
 
 // ---------------------------------------------------------------------------
