@@ -29,6 +29,7 @@ import { dataConverterFor } from './temporal/data-converter';
 import { recordUsageInterceptor } from './usage/record-usage';
 import { createUsageStore, type UsageStore } from './usage/usage-store';
 import { retrieveMessageTool } from './tools/retrieve-message';
+import { WORKING_MEMORY_TOOLS } from './tools/working-memory-tools';
 import { BUILTIN_TOOLS, liveToolsOf, ToolRegistry } from './tools/registry';
 import { callsInterceptor } from './activities/calls-interceptor';
 import type { ToolDefinition } from './tools/tool';
@@ -92,7 +93,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const skills = loadSkills(config.SKILLS_DIR);
   // Sub-agents (AGENTS_CONFIG): a bad file stops the worker with its name and the field at fault.
   const agents = loadAgents(agentsConfigPath(config));
-  const tools = new ToolRegistry([...BUILTIN_TOOLS, retrieveMessageTool(longterm?.longterm), ...loadSkillTool(skills), ...(options.extraTools ?? [])], sources, {
+  const tools = new ToolRegistry([...BUILTIN_TOOLS, retrieveMessageTool(longterm?.longterm), ...WORKING_MEMORY_TOOLS, ...loadSkillTool(skills), ...(options.extraTools ?? [])], sources, {
     live: liveToolsOf(config.LIVE_TOOLS),
   });
   // The tool set a run is planned with is complete from the first poll (a later change makes runs stale).
@@ -106,6 +107,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     tools,
     memory,
     contextBudget: config.MEMORY_HARD_LIMIT,
+    compressEvery: config.MEMORY_COMPRESS_EVERY,
     ...(longterm ? { longterm: longterm.longterm } : {}),
     ...(memoryPasses ? { memoryPasses } : {}),
     store: options.store ?? new FileKeyValueStore(path.join(config.dataDir, 'kv')),

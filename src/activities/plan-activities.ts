@@ -63,6 +63,8 @@ export interface PlanActivityDeps {
   memoryPasses?: MemoryWorkflowSettings;
   /** Token budget of a run's working memory in each prompt (capped by the thread's hard limit). */
   contextBudget?: number;
+  /** MEMORY_COMPRESS_EVERY: a run's older steps are summarized once this many have gathered (seed 002's option A). @default 0 (off) */
+  compressEvery?: number;
   /** Sub-agent profiles (AGENTS_CONFIG), offered to planners as tools `agent.<name>`. @default none */
   agents?: readonly AgentProfile[];
   /** Tool results past `maxBytes` are kept as a head and a reference to the whole in `store` (absent: kept whole). */
@@ -90,11 +92,11 @@ export function asFailure(err: unknown): unknown {
  * Writes chunks to the run's thread, idempotently (the operation id comes from the activity's
  * idempotency key), then compacts the thread if it grew past its soft limit.
  */
-export async function rememberInRun(deps: Pick<PlanActivityDeps, 'memory'>, state: ExecutionState, chunks: ChunkInput[], trigger: string, key: string): Promise<void> {
+export async function rememberInRun(deps: Pick<PlanActivityDeps, 'memory' | 'compressEvery'>, state: ExecutionState, chunks: ChunkInput[], trigger: string, key: string): Promise<void> {
   if (!deps.memory || !state.threadId || chunks.length === 0) return;
   const meta = { origin: 'agent' as const, reason: 'working memory of the run', trigger, runId: state.runId, ...(state.currentStepId ? { stepId: state.currentStepId } : {}) };
   await deps.memory.apply(state.threadId, { op: 'add', chunks }, meta, { operationId: operationIdFor(`${key}:memory`) });
-  await deps.memory.compactIfNeeded(state.threadId, { reason: 'soft token limit exceeded', trigger, runId: state.runId });
+  await deps.memory.compactIfNeeded(state.threadId, { reason: 'soft token limit exceeded', trigger, runId: state.runId }, deps.compressEvery ? { compressEvery: deps.compressEvery } : {});
 }
 
 /** Who reads a run's memory to render a prompt: the agent, for this model call of the run (recorded in the thread's audit). */

@@ -202,6 +202,38 @@ export function planCompaction(chunks: readonly Chunk[], limits: TokenLimits, op
   return steps;
 }
 
+/** Summaries already made (compacted chunks) are not raw steps: only new steps make compression due. */
+const isRaw = (chunk: Chunk) => chunk.retention === 'BATCH_COMPRESSIBLE' && chunk.type !== 'compacted' && !isPreserved(chunk);
+
+/**
+ * How many steps a compression would summarize now: the steps of raw (not yet summarized, not
+ * preserved) BATCH_COMPRESSIBLE chunks older than the newest KEEP_RECENT_STEPS steps.
+ */
+export function compressibleSteps(chunks: readonly Chunk[]): number {
+  const batch = chunks.filter((c) => c.retention === 'BATCH_COMPRESSIBLE');
+  const recent = recentSteps(batch);
+  return new Set(batch.filter((c) => isRaw(c) && !recent.has(c)).map(stepOf)).size;
+}
+
+/**
+ * Seed 002's options A and C (every N steps, or when the agent decides), beside the token
+ * threshold: summarizes the older working flow whatever the thread's size — a `batch_summarize`
+ * per group of BATCH_COMPRESSIBLE chunks outside the newest KEEP_RECENT_STEPS steps, with the
+ * preserved chunks (`isPreserved`) left verbatim and splitting the groups, and an earlier summary
+ * folded into the group beside it. Groups with no raw chunk, or too small to shrink, are left
+ * out; no group holds more than `limits.hard` tokens. `only` narrows the chunks a group may hold
+ * (e.g. the ones the agent may change). Deterministic.
+ */
+export function planCompression(chunks: readonly Chunk[], limits: TokenLimits, only: (c: Chunk) => boolean = () => true): CompactionStep[] {
+  const steps: CompactionStep[] = [];
+  for (const group of batchGroups(chunks, limits.hard, (c) => !isPreserved(c) && only(c))) {
+    const groupTokens = sumTokens(group);
+    if (!group.some(isRaw) || groupTokens - projectedSummaryTokens(groupTokens) <= 0) continue;
+    steps.push({ kind: 'batch_summarize', chunkIds: group.map((c) => c.id) });
+  }
+  return steps;
+}
+
 /**
  * The built-in compression (seed 001's OTHERS, and the hard limit's last resort): the text's
  * beginning and end, two thirds and one third of what fits, around a marker saying how much was

@@ -4,7 +4,7 @@
  * optimistic-concurrency commit, so every change is audited and none is lost.
  */
 import { createHash } from 'node:crypto';
-import { compressText, planCompaction, projectedSummaryTokens } from '../memory/compaction';
+import { compressibleSteps, compressText, planCompaction, planCompression, projectedSummaryTokens, type CompactionStep } from '../memory/compaction';
 import { randomIds } from '../memory/ids';
 import {
   type Chunk,
@@ -410,12 +410,14 @@ export class MemoryService {
    * past the hard limit, any other non-CRITICAL chunk shortened by the built-in compression.
    * CRITICAL chunks are never touched. Each step is an audited operation of origin "system".
    * With `summarize: false` no model is called (where a model call would hold up a reply).
+   * With `compressEvery` (seed 002's option A), a thread under its soft limit is compressed
+   * (`compress`) once that many older steps have gathered raw since the last compression.
    * Returns the steps applied.
    */
   async compactIfNeeded(
     threadId: string,
     meta: Omit<OperationMeta, 'origin'> = { reason: 'soft token limit exceeded', trigger: 'compaction' },
-    options: { summarize?: boolean } = {},
+    options: { summarize?: boolean; compressEvery?: number } = {},
   ): Promise<number> {
     // Another compaction of the thread (a step's earlier attempt still running after its heartbeat
     // timed out, a session's write) can shorten a chunk this one planned to shorten: plan again.
@@ -428,19 +430,48 @@ export class MemoryService {
     }
   }
 
-  private async compactOnce(threadId: string, meta: Omit<OperationMeta, 'origin'>, options: { summarize?: boolean }): Promise<number> {
+  private async compactOnce(threadId: string, meta: Omit<OperationMeta, 'origin'>, options: { summarize?: boolean; compressEvery?: number }): Promise<number> {
+    const summarizer = (options.summarize ?? true) ? this.options.summarizer : undefined;
     // Under the soft limit (most writes) there is nothing to plan: the head's token count says so
     // without loading its chunks (a state's tokens are the sum of its chunks', kept by the reducer).
     const current = await this.requireThread(threadId);
-    if ((await this.requireState(current.headStateId)).tokens <= current.limits.soft) return 0;
+    if ((await this.requireState(current.headStateId)).tokens <= current.limits.soft) {
+      const every = options.compressEvery ?? 0;
+      if (every <= 0 || !summarizer) return 0;
+      const { chunks } = await this.view(threadId);
+      if (compressibleSteps(chunks) < every) return 0;
+      const steps = planCompression(chunks, current.limits);
+      await this.applySteps(threadId, steps, chunks, current.limits, { ...meta, reason: `every ${every} steps (MEMORY_COMPRESS_EVERY)`, origin: 'system' }, summarizer);
+      return steps.length;
+    }
     const { thread, chunks } = await this.view(threadId);
-    const summarizer = (options.summarize ?? true) ? this.options.summarizer : undefined;
     const steps = planCompaction(chunks, thread.limits, { summarize: summarizer !== undefined });
+    await this.applySteps(threadId, steps, chunks, thread.limits, { ...meta, origin: 'system' }, summarizer);
+    return steps.length;
+  }
+
+  /**
+   * Compresses the thread's older working flow now, whatever its size (seed 002's option C: the
+   * agent decides; `planCompression`): one summary per group of older steps, a person's words and
+   * failed results left verbatim. Under origin `agent` only chunks the agent may change are
+   * summarized. Needs the summarizer. Returns the steps applied and the tokens before and after.
+   */
+  async compress(threadId: string, meta: OperationMeta): Promise<{ steps: number; tokensBefore: number; tokensAfter: number }> {
+    const summarizer = this.options.summarizer;
+    if (!summarizer) throw new Error('memory compression needs a summarizer (a model), and this memory service has none');
+    const { thread, state, chunks } = await this.view(threadId);
+    const steps = planCompression(chunks, thread.limits, (c) => meta.origin !== 'agent' || (c.agentModifiable && c.retention !== 'CRITICAL'));
+    await this.applySteps(threadId, steps, chunks, thread.limits, meta, summarizer);
+    const after = await this.requireState((await this.requireThread(threadId)).headStateId);
+    return { steps: steps.length, tokensBefore: state.tokens, tokensAfter: after.tokens };
+  }
+
+  /** Applies planned compaction steps, each an audited operation under `meta` (its reason extended by what the step does). */
+  private async applySteps(threadId: string, steps: readonly CompactionStep[], chunks: readonly Chunk[], limits: TokenLimits, meta: OperationMeta, summarizer: Summarizer | undefined): Promise<void> {
     const byId = new Map(chunks.map((c) => [c.id, c]));
-    const system: OperationMeta = { ...meta, origin: 'system' };
     for (const step of steps) {
       if (step.kind === 'drop') {
-        await this.apply(threadId, { op: 'delete', chunkIds: step.chunkIds }, { ...system, reason: `${meta.reason}: drop disposable chunks` });
+        await this.apply(threadId, { op: 'delete', chunkIds: step.chunkIds }, { ...meta, reason: `${meta.reason}: drop disposable chunks` });
         continue;
       }
       const ids = step.kind === 'batch_summarize' ? step.chunkIds : [step.chunkId];
@@ -460,8 +491,8 @@ export class MemoryService {
           agentModifiable: first.agentModifiable,
           provenance: { ...first.provenance, ...(first.messageId ? { messageId: first.messageId } : {}) },
         };
-        const why = step.kind === 'hard_trim' ? `still past the hard limit (${thread.limits.hard} tokens): built-in compression` : 'built-in compression (OTHERS)';
-        await this.apply(threadId, { op: 'replace', chunkId: first.id, chunk }, { ...system, reason: `${meta.reason}: ${why}` });
+        const why = step.kind === 'hard_trim' ? `still past the hard limit (${limits.hard} tokens): built-in compression` : 'built-in compression (OTHERS)';
+        await this.apply(threadId, { op: 'replace', chunkId: first.id, chunk }, { ...meta, reason: `${meta.reason}: ${why}` });
         continue;
       }
       if (!summarizer) continue; // not planned without one
@@ -474,9 +505,8 @@ export class MemoryService {
         provenance: { operationId: 'compaction' },
       };
       const operation: Operation = step.kind === 'summarize' ? { op: 'replace', chunkId: first.id, chunk } : { op: 'batch_replace', chunkIds: step.chunkIds, chunk };
-      await this.apply(threadId, operation, { ...system, reason: `${meta.reason}: summarize ${ids.length} chunk(s)` });
+      await this.apply(threadId, operation, { ...meta, reason: `${meta.reason}: summarize ${ids.length} chunk(s)` });
     }
-    return steps.length;
   }
 
   /** EPHEMERAL chunks leave when their session (or run) ends. */

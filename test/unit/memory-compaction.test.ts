@@ -2,7 +2,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { compressText, isPreserved, KEEP_RECENT_STEPS, planCompaction, projectedSummaryTokens, projectTokens, type CompactionStep } from '../../src/memory/compaction';
+import {
+  compressibleSteps,
+  compressText,
+  isPreserved,
+  KEEP_RECENT_STEPS,
+  planCompaction,
+  planCompression,
+  projectedSummaryTokens,
+  projectTokens,
+  type CompactionStep,
+} from '../../src/memory/compaction';
 import { RETENTION_CLASSES, type Chunk, type RetentionClass } from '../../src/memory/model';
 import { countTextTokens } from '../../src/memory/tokens';
 
@@ -156,6 +166,32 @@ test('past the hard limit without a summarizer, preserved chunks are trimmed las
     { kind: 'hard_trim', chunkId: 't1', tokens: 20 },
     { kind: 'hard_trim', chunkId: 'u1', tokens: 280 },
   ]);
+});
+
+test('planCompression (every N steps, or the agent asking): older steps summarized under any limit, preserved ones and the newest four kept', () => {
+  const b = (id: string) => chunk(id, 'BATCH_COMPRESSIBLE', 100);
+  const recent = ['n1', 'n2', 'n3', 'n4'].map(b);
+  const chunks = [chunk('goal', 'CRITICAL', 50), b('t1'), said('u1', 100), b('t2'), b('t3'), failed('e1', 100), ...recent];
+  assert.equal(compressibleSteps(chunks), 3, 't1, t2, t3: the preserved and the newest four do not count');
+  assert.deepEqual(planCompression(chunks, { soft: 100_000, hard: 200_000 }), [
+    { kind: 'batch_summarize', chunkIds: ['t1'] },
+    { kind: 'batch_summarize', chunkIds: ['t2', 't3'] },
+  ]);
+  // `only` narrows what may be summarized (the agent: only chunks it may change).
+  const locked = chunks.map((c) => (c.id === 't2' ? { ...c, agentModifiable: false } : c));
+  assert.deepEqual(
+    planCompression(locked, { soft: 100_000, hard: 200_000 }, (c) => c.agentModifiable),
+    [
+      { kind: 'batch_summarize', chunkIds: ['t1'] },
+      { kind: 'batch_summarize', chunkIds: ['t3'] },
+    ],
+  );
+  // An earlier summary is folded into the group beside it, but is not a step of its own: alone, nothing is due.
+  const compacted: Chunk = { ...b('c0'), type: 'compacted' };
+  const later = [chunk('goal', 'CRITICAL', 50), compacted, b('t4'), ...recent];
+  assert.equal(compressibleSteps(later), 1);
+  assert.deepEqual(planCompression(later, { soft: 100_000, hard: 200_000 }), [{ kind: 'batch_summarize', chunkIds: ['c0', 't4'] }]);
+  assert.deepEqual(planCompression([chunk('goal', 'CRITICAL', 50), compacted, ...recent], { soft: 100_000, hard: 200_000 }), []);
 });
 
 test('a run larger than the hard limit is split so each summary call fits a model call', () => {
