@@ -63,9 +63,10 @@ function goOrThrow() {
 
 /**
  * Paths of the server, its SQL tool and the directory of its PostgreSQL schemas, building them with
- * `go install` on first use (≈ 3 min on 2 cores). Returns { serverBin, sqlBin, schemaRoot, buildMs }.
+ * `go install` on first use (≈ 3 min on 2 cores; lowPriority: niced, beside running tests).
+ * Returns { serverBin, sqlBin, schemaRoot, buildMs }.
  */
-export async function ensureClusterServer() {
+export async function ensureClusterServer({ lowPriority = false } = {}) {
   const serverBin = path.join(SERVER_GOBIN, exe('server'));
   const sqlBin = path.join(SERVER_GOBIN, exe('sql'));
   let buildMs = 0;
@@ -77,6 +78,7 @@ export async function ensureClusterServer() {
       targets: [`go.temporal.io/server/cmd/server@${v}`, `go.temporal.io/server/cmd/tools/sql@${v}`],
       gobin: SERVER_GOBIN,
       produces: [serverBin, sqlBin],
+      lowPriority,
     });
   }
   // The schema files ship in the server's module, which `go install` has put in the module cache.

@@ -3,6 +3,7 @@
 import { spawn, spawnSync, execFile } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -160,9 +161,10 @@ export async function ensureTemporal() {
 /**
  * `GOBIN=gobin go install -ldflags=… targets…` (targets of one module, at one version), with a progress
  * line every 15 s. Throws when the build fails or does not produce every path of `produces`.
+ * lowPriority: nice the build (its compilers inherit it), for a build beside running tests.
  * Returns the build's wall time in ms.
  */
-export async function goInstall(go, { what, targets, gobin, ldflags = '-s -w', produces }) {
+export async function goInstall(go, { what, targets, gobin, ldflags = '-s -w', produces, lowPriority = false }) {
   mkdirSync(gobin, { recursive: true });
   log(`building ${what} from the Go module proxy (first run only, a few minutes)…`);
   log(dim(`  ${go.version}; GOBIN=${path.relative(ROOT, gobin)} go install ${targets.join(' ')}`));
@@ -173,6 +175,11 @@ export async function goInstall(go, { what, targets, gobin, ldflags = '-s -w', p
   let downloads = 0;
   let compiled = 0;
   const child = spawn(go.go, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (lowPriority && child.pid) {
+    try {
+      os.setPriority(child.pid, 15);
+    } catch {}
+  }
   for (const stream of [child.stdout, child.stderr]) {
     readline.createInterface({ input: stream }).on('line', (line) => {
       if (line.startsWith('go: downloading')) downloads++;
@@ -181,7 +188,9 @@ export async function goInstall(go, { what, targets, gobin, ldflags = '-s -w', p
       if (tail.length > 40) tail.shift();
     });
   }
+  // A niced build runs beside other output (npm test): no progress lines in the middle of it.
   const ticker = setInterval(() => {
+    if (lowPriority) return;
     log(`  …still building ${what} (${formatElapsed(Date.now() - started)} elapsed, ${downloads} modules downloaded, ${compiled} packages compiled)`);
   }, 15_000);
   const code = await new Promise((resolve) => {
