@@ -43,6 +43,7 @@ import {
 import { documented, mount, routesOf } from './routes-registry';
 import { CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
 import { sessionsRouter } from './sessions-routes';
+import { schedulesRouter, type SchedulesRouterOptions } from './schedules-routes';
 import { threadsRouter } from './threads-routes';
 import { traceRequests } from '../telemetry/http-spans';
 
@@ -58,6 +59,8 @@ export interface AppOptions {
   events?: RunEventsOptions;
   /** Serves the sessions API (`/v1/sessions`) when given. */
   sessions?: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear' | 'end'> & Partial<Pick<Sessions, 'ownerOf'>>;
+  /** Serves the schedules API (`/v1/schedules`) when given. */
+  schedules?: SchedulesRouterOptions['schedules'];
   /** Serves the memory threads API (`/v1/threads`) when given. */
   memory?: MemoryService;
   /** Plan templates runs may start from (`GET /v1/blueprints`). @default none */
@@ -90,8 +93,8 @@ export function createApp(options: AppOptions): Express {
   // First, so the span covers authentication and every route (a no-op span without tracing).
   app.use(traceRequests());
   const auth = options.auth ?? { mode: 'none' };
-  if (auth.mode === 'apikey' && (!runs.ownerOf || (options.sessions && !options.sessions.ownerOf))) {
-    throw new Error('API keys need services that know who owns what (runs.ownerOf, sessions.ownerOf)');
+  if (auth.mode === 'apikey' && (!runs.ownerOf || (options.sessions && !options.sessions.ownerOf) || (options.schedules && !options.schedules.ownerOf))) {
+    throw new Error('API keys need services that know who owns what (runs.ownerOf, sessions.ownerOf, schedules.ownerOf)');
   }
   // The inspector page holds no data and may load without a key; its API calls send one.
   mount(app, inspectorRouter({ runUiPrefix: runUiUrl(config, '') }));
@@ -314,6 +317,8 @@ export function createApp(options: AppOptions): Express {
       }),
     );
   }
+
+  if (options.schedules) mount(app, schedulesRouter({ schedules: options.schedules, create: perMinute(limits.runsPerMinute, 'schedules created') }));
 
   if (options.memory) {
     mount(app, threadsRouter({ memory: options.memory, logger, shutdown: options.shutdown, stream: options.events, streams }));

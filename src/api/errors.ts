@@ -11,6 +11,7 @@ import { GrpcCode, hasGrpcCode } from '../temporal/grpc-status';
 import { isAttemptTimeout } from '../temporal/resend';
 import { RunNotFoundError, RunNotWaitingError, TaskNotFoundError, TaskNotNowError } from '../temporal/runs';
 import { MessageRejectedError, SessionClosedError, SessionNotFoundError } from '../temporal/sessions';
+import { ScheduleNotFoundError, ScheduleRefusedError } from '../temporal/schedules';
 
 export const ERROR_CODES = [
   'invalid_request',
@@ -85,6 +86,8 @@ function toApiError(err: unknown): ApiError | null {
   if (err instanceof TaskNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof TaskNotNowError) return new ApiError(409, 'not_now', err.message);
   if (err instanceof SessionNotFoundError) return new ApiError(404, 'not_found', err.message);
+  if (err instanceof ScheduleNotFoundError) return new ApiError(404, 'not_found', err.message);
+  if (err instanceof ScheduleRefusedError) return new ApiError(400, 'invalid_request', err.message);
   if (err instanceof SessionClosedError) return new ApiError(409, 'session_closed', err.message);
   if (err instanceof MessageRejectedError) return new ApiError(422, 'refused', err.message);
   if (err instanceof ThreadNotFoundError || err instanceof StateNotFoundError) return new ApiError(404, 'not_found', err.message);

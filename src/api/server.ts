@@ -20,6 +20,7 @@ import { openLongTerm } from '../store/longterm/open-longterm';
 import { openMemory } from '../store/open-memory';
 import { payloadCodecs } from '../temporal/data-converter';
 import { connectClient } from '../temporal/connection';
+import { Schedules } from '../temporal/schedules';
 import { Runs } from '../temporal/runs';
 import { Sessions } from '../temporal/sessions';
 import { createLogger } from '../telemetry/logger';
@@ -122,9 +123,11 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     throw err;
   }
   const shutdown = new AbortController();
+  const runs = new Runs(client, config);
   const app = createApp({
-    runs: new Runs(client, config),
+    runs,
     sessions: new Sessions(client, memory, config),
+    schedules: new Schedules(client, runs, { perUser: config.SCHEDULES_PER_USER }),
     config,
     isHealthy: () => temporalReachable(client),
     logger,

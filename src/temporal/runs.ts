@@ -11,6 +11,7 @@ import {
   type UpdateDefinition,
   type WorkflowExecutionDescription,
   type WorkflowExecutionInfo,
+  type WorkflowStartOptions,
 } from '@temporalio/client';
 import { treeLimitsOf, withTreeDefaults, type Config } from '../config';
 import type { TaskSpec } from '../planning/task-tree';
@@ -36,6 +37,24 @@ import type { Allow } from '../planning/capabilities';
 import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../engine/contract';
 import { engineFields, type EngineChoice } from '../engine/run-inputs';
 import type { ReflectionMode } from '../engine/reflection';
+
+/** A run's workflow options but its id, shared by `Runs.start` and a schedule's action. */
+export type RunStartOptions = Pick<WorkflowStartOptions, 'taskQueue' | 'workflowTaskTimeout' | 'staticSummary' | 'memo' | 'typedSearchAttributes'> & { args: [PlanExecutionInput] };
+
+/** What a run is started with (`POST /v1/runs`, a schedule's occurrences). */
+export interface StartRunRequest {
+  userId: string;
+  goal: string;
+  sessionId?: string | null;
+  engine?: EngineChoice;
+  review?: boolean;
+  /** Tree runs: self-reflection (src/engine/reflection.ts). @default REFLECTION */
+  reflection?: ReflectionMode;
+  /** A tree run from a blueprint: its name and its tree, expanded with validated parameters. */
+  blueprint?: { name: string; tree: TaskSpec };
+  /** Capability switches: what the run may not do (src/planning/capabilities.ts). @default everything on */
+  allow?: Allow;
+}
 
 export class RunNotFoundError extends Error {
   constructor(readonly runId: string) {
@@ -124,20 +143,17 @@ export class Runs {
    * Starts a run: seed 000's planner, or with `engine: "tree"` seed 003's task tree, which waits
    * for a person's review of its plan when `review` is true or PLAN_REVIEW=always.
    */
-  async start(request: {
-    userId: string;
-    goal: string;
-    sessionId?: string | null;
-    engine?: EngineChoice;
-    review?: boolean;
-    /** Tree runs: self-reflection (src/engine/reflection.ts). @default REFLECTION */
-    reflection?: ReflectionMode;
-    /** A tree run from a blueprint: its name and its tree, expanded with validated parameters. */
-    blueprint?: { name: string; tree: TaskSpec };
-    /** Capability switches: what the run may not do (src/planning/capabilities.ts). @default everything on */
-    allow?: Allow;
-  }): Promise<{ runId: string; status: RunStatus }> {
+  async start(request: StartRunRequest): Promise<{ runId: string; status: RunStatus }> {
     const runId = newRunId(request.userId);
+    await this.client.workflow.start(PLAN_WORKFLOW_TYPE, { workflowId: runId, ...this.startOptions(request) });
+    return { runId, status: 'planning' };
+  }
+
+  /**
+   * How every run is started — by `start`, or by a schedule's action at each occurrence: the workflow's
+   * input and its options but the id.
+   */
+  startOptions(request: StartRunRequest): RunStartOptions {
     const tree = request.engine === 'tree' || request.engine === 'react';
     const limits = treeLimitsOf(withTreeDefaults(this.config));
     const input: PlanExecutionInput = {
@@ -152,16 +168,14 @@ export class Runs {
       // Only switches turned off are kept: a run with everything on has the input it always had.
       ...(request.allow && Object.values(request.allow).includes(false) ? { allow: request.allow } : {}),
     };
-    await this.client.workflow.start(PLAN_WORKFLOW_TYPE, {
+    return {
       taskQueue: this.config.TASK_QUEUE,
-      workflowId: runId,
       workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
       args: [withRunFeatures(input)],
       staticSummary: `${request.userId}: ${request.goal}`.slice(0, 200),
       memo: runMemo(request.goal),
       typedSearchAttributes: runSearchAttributes(request.userId, 'planning', request.sessionId),
-    });
-    return { runId, status: 'planning' };
+    };
   }
 
   /** The run's ExecutionState: by query while it runs, from its result once it has ended. */
@@ -322,7 +336,7 @@ export class Runs {
 }
 
 /** A run's status as the server knows it without asking the workflow: its search attribute, or how it closed. */
-function closedStatus(info: Pick<WorkflowExecutionInfo, 'status' | 'typedSearchAttributes'>): RunStatus {
+export function closedStatus(info: Pick<WorkflowExecutionInfo, 'status' | 'typedSearchAttributes'>): RunStatus {
   const name = info.status.name;
   if (name === 'COMPLETED') return (info.typedSearchAttributes.get(STATUS_ATTR) as RunStatus | undefined) ?? 'completed';
   if (name === 'CANCELLED') return 'cancelled';

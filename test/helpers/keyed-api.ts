@@ -10,6 +10,7 @@ import { generateKey } from '../../src/auth/keys';
 import { openLongTerm } from '../../src/store/longterm/open-longterm';
 import { openMemory, type OpenMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
+import { Schedules } from '../../src/temporal/schedules';
 import { Sessions } from '../../src/temporal/sessions';
 import { listen, type Listening } from './http';
 import type { StubModelServer } from './stub-model-server';
@@ -36,6 +37,7 @@ export async function startKeyedApi(stub: StubModelServer, options: { adminKey?:
     createApp({
       runs,
       sessions: new Sessions(env.client, memory.memory, env.config),
+      schedules: new Schedules(env.client, runs, { perUser: 3 }),
       memory: memory.memory,
       longterm: { longterm: longterm.longterm },
       config: env.config,
