@@ -112,7 +112,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
     if (reply.episode) await deps.longterm.recordEpisode(userId, reply.episode, scope, provenance, meta);
   }
 
-  const known = async (userId: string) => (await deps.longterm.listFacts(userId, { limit: KNOWN_FACTS })).map((f) => f.text);
+  const known = async (userId: string) => (await deps.longterm.listFacts(userId, { limit: KNOWN_FACTS }, { origin: 'system', reason: 'known facts for a memory pass' })).map((f) => f.text);
 
   /** The ids of a session's messages that belong to these runs (their provenance), as the session thread holds them. */
   async function sessionMessageIds(sessionId: string | null, runIds: readonly string[]): Promise<string[]> {
@@ -193,7 +193,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
     async extractImported(input: { userId: string; sessionId: string }): Promise<{ wrote: string }> {
       return once(async (key, signal) => {
         const { userId, sessionId } = input;
-        const messages = await deps.longterm.listMessages(userId, sessionId, IMPORT_MAX_MESSAGES);
+        const messages = await deps.longterm.listMessages(userId, sessionId, IMPORT_MAX_MESSAGES, { origin: 'system', reason: 'memory extraction over an imported conversation', sessionId });
         const meta = { origin: 'agent' as const, reason: 'memory extraction over an imported conversation', sessionId };
         let facts = 0;
         let summaries = 0;
@@ -225,7 +225,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
         const { userId, sessionId } = input;
         const { chunks } = await deps.memory.view(input.threadId, { origin: 'system', reason: 'memory promotion', trigger: `conversation ended: ${input.reason}` });
         const conversation = readConversation(chunks, Number.POSITIVE_INFINITY);
-        const summaries = await deps.longterm.listSummaries(userId, sessionId);
+        const summaries = await deps.longterm.listSummaries(userId, sessionId, { origin: 'system', reason: 'memory promotion', sessionId });
         const transcript: Line[] = [
           ...summaries.map((s) => ({ role: 'assistant' as const, text: `(summary of an earlier part) ${s.text}` })),
           ...(conversation.taskState?.ImportantFacts ?? []).map((f) => ({ role: 'assistant' as const, text: `(noted) ${f}` })),

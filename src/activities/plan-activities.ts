@@ -31,7 +31,7 @@ import { runReport } from '../engine/report';
 import type { ToolRegistry } from '../tools/registry';
 import type { ToolContext } from '../tools/tool';
 import { boundToolResult, type ToolResultStore } from '../tools/large-results';
-import type { LongTermMemory } from '../longterm/contract';
+import type { LongTermMemory, ReadMeta } from '../longterm/contract';
 import { longTermChunks } from '../longterm/context-chunks';
 import { allows } from '../planning/capabilities';
 import { readConversation } from '../sessions/session-chunks';
@@ -99,6 +99,9 @@ export async function rememberInRun(deps: Pick<PlanActivityDeps, 'memory' | 'com
   await deps.memory.compactIfNeeded(state.threadId, { reason: 'soft token limit exceeded', trigger, runId: state.runId }, deps.compressEvery ? { compressEvery: deps.compressEvery } : {});
 }
 
+/** Who reads long-term memory for a run's prompts: the agent, for this run (recorded in the long-term audit). */
+export const recallReader = (state: ExecutionState, reason: string): ReadMeta => ({ origin: 'agent', reason, runId: state.runId, ...(state.sessionId ? { sessionId: state.sessionId } : {}) });
+
 /** Who reads a run's memory to render a prompt: the agent, for this model call of the run (recorded in the thread's audit). */
 export function promptReader(state: ExecutionState, call: string, stepId?: string): Reader {
   const step = stepId ?? state.currentStepId;
@@ -117,7 +120,7 @@ export async function ensureRunThread(deps: Pick<PlanActivityDeps, 'memory' | 'l
   // react_mem (seed 002): a top-level run starts with what long-term memory holds for its goal; its sub-runs read its thread.
   const recalled =
     deps.longterm && !state.parentRunId && allows(state.allow, 'recall')
-      ? longTermChunks(await deps.longterm.contextFor(state.userId, state.goal, state.sessionId ? { sessionId: state.sessionId } : {}), {
+      ? longTermChunks(await deps.longterm.contextFor(state.userId, state.goal, state.sessionId ? { sessionId: state.sessionId } : {}, recallReader(state, 'recall at the start of the run')), {
           runId: state.runId,
           ...(state.sessionId ? { sessionId: state.sessionId } : {}),
         })

@@ -22,7 +22,7 @@ import { agentNameOf } from '../agents/names';
 import { resolveAgentCall, toolsForRun } from '../tools/agent-tools';
 import { assertCurrent, codeVersionOf } from './code-version';
 import { handOverUnlessQuick, idempotencyKey, withHeartbeats } from './heartbeat';
-import { asFailure, ensureRunThread, journaledWork, promptReader, rememberInRun, runToolStep, sessionConversation, type PlanActivityDeps } from './plan-activities';
+import { asFailure, ensureRunThread, journaledWork, promptReader, recallReader, rememberInRun, runToolStep, sessionConversation, type PlanActivityDeps } from './plan-activities';
 import type { ProposeTreeInput, ReactStepResult, TreeCallMemory, TreeCalls, TreeLimits } from '../engine/contract';
 
 export interface TreeActivityDeps extends PlanActivityDeps {
@@ -88,7 +88,12 @@ export function createTreeActivities(deps: TreeActivityDeps) {
    */
   async function recallFor(state: ExecutionState, task: TaskNode, shown: readonly ChatMessage[]): Promise<string[]> {
     if (!deps.longterm || !allows(state.allow, 'recall')) return [];
-    const found = await deps.longterm.contextFor(state.userId, `${task.name}: ${task.goal}`, { maxFacts: 5, maxEpisodes: 2, ...(state.sessionId ? { sessionId: state.sessionId } : {}) });
+    const found = await deps.longterm.contextFor(
+      state.userId,
+      `${task.name}: ${task.goal}`,
+      { maxFacts: 5, maxEpisodes: 2, ...(state.sessionId ? { sessionId: state.sessionId } : {}) },
+      recallReader(state, `recall for task ${task.index}`),
+    );
     const seen = shown.map((m) => m.content).join('\n');
     const lines = [...found.facts.filter((f) => !seen.includes(f.id)).map(factLine), ...found.episodes.filter((e) => !seen.includes(e.id)).map(episodeLine)];
     return withinChars(lines, TASK_RECALL_CHARS);

@@ -1,18 +1,20 @@
 /**
  * Long-term memory over REST (seed 002, DESIGN.md "Long-term memory"): import of chat logs,
- * hybrid search, facts (list, state, end, history) and episodes of one user. A user key reaches
- * only its own user (`ownedBy` on :userId: another user's memory is a 404, like a run), and
- * every lookup is scoped to the user of the path, so another user's fact id is a 404 too.
+ * hybrid search, facts (list, state, end, history) and episodes of one user, and its audit
+ * (writes and reads). A user key reaches only its own user (`ownedBy` on :userId: another user's
+ * memory is a 404, like a run), and every lookup is scoped to the user of the path, so another
+ * user's fact id is a 404 too. Reads through the API are recorded as the person's.
  */
 import express, { Router } from 'express';
 import { z } from 'zod';
-import { FactInputSchema, MEMORY_KINDS, type LongTermMemory } from '../longterm/contract';
-import type { ImportedConversation, LongTermService } from '../longterm/service';
+import { FactInputSchema, MEMORY_KINDS, type LongTermMemory, type ReadMeta } from '../longterm/contract';
+import { LONGTERM_READ_ACTIONS, LONGTERM_WRITE_ACTIONS, type ImportedConversation, type LongTermService } from '../longterm/service';
+import { LONGTERM_AUDIT_KINDS } from '../store/longterm/store';
 import { MAX_QUERY_CHARS } from '../longterm/retrieval';
 import { newSessionId } from '../temporal/sessions';
 import { ApiError } from './errors';
 import { ownedBy } from './ownership';
-import { EpisodeListSchema, FactListSchema, FactSchema, ImportedSchema, RecordedFactSchema, SearchResultsSchema } from './longterm-schemas';
+import { EpisodeListSchema, FactListSchema, FactSchema, ImportedSchema, LongTermAuditSchema, RecordedFactSchema, SearchResultsSchema } from './longterm-schemas';
 import { documented } from './routes-registry';
 import { UserIdSchema } from './schemas';
 
@@ -68,8 +70,21 @@ const FactsQuery = z.object({
 
 const EpisodesQuery = z.object({ q: z.string().max(1000).optional(), limit: limit(200) });
 
+/** Times in the audit are UTC ISO strings: `since`/`until` with any offset are compared as such. */
+const instant = datetime.transform((t) => new Date(t).toISOString());
+const AuditQuery = z.object({
+  kind: z.enum(LONGTERM_AUDIT_KINDS).optional().meta({ description: '`read` or `write`; both when absent' }),
+  action: z.enum([...LONGTERM_READ_ACTIONS, ...LONGTERM_WRITE_ACTIONS]).optional(),
+  runId: text(200).optional(),
+  since: instant.optional().meta({ description: 'inclusive' }),
+  until: instant.optional().meta({ description: 'inclusive' }),
+  limit: limit(1000).meta({ description: 'the newest this many; default 100' }),
+});
+/** Entries listed when the query names no limit. */
+const AUDIT_DEFAULT_LIMIT = 100;
+
 export interface LongTermRouterOptions {
-  longterm: LongTermMemory & Pick<LongTermService, 'importConversations'>;
+  longterm: LongTermMemory & Pick<LongTermService, 'importConversations' | 'auditLog'>;
   /**
    * Told of every import once it is stored (searchable): starts the background extraction over it
    * (when a model is configured) and says where to watch it, or null. Its own failures are its to
@@ -97,6 +112,8 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
   const factNotFound = (userId: string, factId: string) => new ApiError(404, 'not_found', `user "${userId}" has no fact "${factId}"`);
   const routes = documented(router, 'long-term memory');
   const notFound = { 404: "Not the caller's user" } as const;
+  /** Reads through the API are a person's, recorded in the user's long-term audit. */
+  const person = (what: string): ReadMeta => ({ origin: 'person', reason: `${what} through the API` });
 
   routes.post(
     '/v1/users/:userId/memory/import',
@@ -127,13 +144,17 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
       use: [small],
     },
     async ({ params, body }, _req, res) => {
-      const results = await longterm.search(params.userId, {
-        query: body.query,
-        ...(body.k !== undefined ? { k: body.k } : {}),
-        ...(body.kinds ? { kinds: body.kinds } : {}),
-        ...(body.asOf ? { asOf: body.asOf } : {}),
-        ...(body.sessionId ? { sessionId: body.sessionId } : {}),
-      });
+      const results = await longterm.search(
+        params.userId,
+        {
+          query: body.query,
+          ...(body.k !== undefined ? { k: body.k } : {}),
+          ...(body.kinds ? { kinds: body.kinds } : {}),
+          ...(body.asOf ? { asOf: body.asOf } : {}),
+          ...(body.sessionId ? { sessionId: body.sessionId } : {}),
+        },
+        person('searched'),
+      );
       res.json({ results });
     },
   );
@@ -147,12 +168,16 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
       errors: notFound,
     },
     async ({ params, query }, _req, res) => {
-      const facts = await longterm.listFacts(params.userId, {
-        ...(query.q ? { q: query.q } : {}),
-        ...(query.asOf ? { asOf: query.asOf } : {}),
-        includeInvalid: query.includeInvalid === 'true',
-        ...(query.limit !== undefined ? { limit: query.limit } : {}),
-      });
+      const facts = await longterm.listFacts(
+        params.userId,
+        {
+          ...(query.q ? { q: query.q } : {}),
+          ...(query.asOf ? { asOf: query.asOf } : {}),
+          includeInvalid: query.includeInvalid === 'true',
+          ...(query.limit !== undefined ? { limit: query.limit } : {}),
+        },
+        person('listed'),
+      );
       res.json({ facts });
     },
   );
@@ -199,7 +224,7 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
       errors: { 404: 'No such fact of this user' },
     },
     async ({ params }, _req, res) => {
-      const facts = await longterm.factHistory(params.userId, params.factId);
+      const facts = await longterm.factHistory(params.userId, params.factId, person('read'));
       if (facts.length === 0) throw factNotFound(params.userId, params.factId);
       res.json({ facts });
     },
@@ -214,7 +239,31 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
       errors: notFound,
     },
     async ({ params, query }, _req, res) => {
-      res.json({ episodes: await longterm.listEpisodes(params.userId, { ...(query.q ? { q: query.q } : {}), ...(query.limit !== undefined ? { limit: query.limit } : {}) }) });
+      res.json({ episodes: await longterm.listEpisodes(params.userId, { ...(query.q ? { q: query.q } : {}), ...(query.limit !== undefined ? { limit: query.limit } : {}) }, person('listed')) });
+    },
+  );
+
+  routes.get(
+    '/v1/users/:userId/memory/audit',
+    {
+      summary: "The audit of the user's long-term memory: every write and every read (search, recall into a prompt, listing), newest first",
+      description:
+        'Reads are recorded by whoever made them: the agent (a run recalling facts and episodes for its prompts, its memory tools; with the run and session), the system (memory passes) or a person (these routes). Listing the audit is not itself recorded.',
+      request: { params: UserParams, query: AuditQuery },
+      responses: { 200: { description: 'The entries, newest first', schema: LongTermAuditSchema } },
+      errors: notFound,
+    },
+    async ({ params, query }, _req, res) => {
+      const entries = await longterm.auditLog(params.userId, {
+        ...(query.kind ? { kind: query.kind } : {}),
+        ...(query.action ? { action: query.action } : {}),
+        ...(query.runId ? { runId: query.runId } : {}),
+        ...(query.since ? { since: query.since } : {}),
+        ...(query.until ? { until: query.until } : {}),
+        limit: query.limit ?? AUDIT_DEFAULT_LIMIT,
+      });
+      // Entries stored before reads were audited have no kind: they are writes.
+      res.json({ entries: entries.map((e) => ({ ...e, kind: e.kind ?? 'write' })) });
     },
   );
   return router;

@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 import { MEMORY_KINDS, type Episode, type Fact, type Provenance, type RecordedFact, type SearchHit } from '../longterm/contract';
+import { LONGTERM_READ_ACTIONS } from '../longterm/service';
+import { LONGTERM_AUDIT_KINDS, type LongTermAuditEntry } from '../store/longterm/store';
 import { describes } from './response-schemas';
 
 const ProvenanceSchema = describes<Provenance>()(z.object({ sessionId: z.string().optional(), runId: z.string().optional(), messageIds: z.array(z.string()) }));
@@ -52,6 +54,24 @@ export const EpisodeListSchema = z.object({ episodes: z.array(EpisodeSchema) });
 
 const SearchHitSchema = describes<SearchHit>()(z.object({ kind: z.enum(MEMORY_KINDS), id: z.string(), text: z.string(), score: z.number(), at: z.string().optional(), source: ProvenanceSchema }));
 export const SearchResultsSchema = z.object({ results: z.array(SearchHitSchema) });
+
+export const LongTermAuditEntrySchema = describes<LongTermAuditEntry>()(
+  z.object({
+    id: z.string(),
+    userId: z.string(),
+    at: z.string(),
+    kind: z.enum(LONGTERM_AUDIT_KINDS).optional().meta({ description: '`read` or `write` (always given in answers; stored entries from before reads were audited have none)' }),
+    action: z.string().meta({ description: 'Writes: add_messages, record_fact, end_fact, record_episode, add_summary. Reads: ' + LONGTERM_READ_ACTIONS.join(', ') }),
+    targetIds: z.array(z.string()).meta({ description: 'The records written, or (up to 100) those the read returned' }),
+    origin: z.enum(['agent', 'person', 'system']),
+    reason: z.string(),
+    runId: z.string().optional(),
+    sessionId: z.string().optional(),
+    notes: z.array(z.string()),
+    details: z.record(z.string(), z.unknown()).optional().meta({ description: 'What was asked (query, filters) and, for a read, how many records it `returned`' }),
+  }),
+).meta({ id: 'LongTermAuditEntry' });
+export const LongTermAuditSchema = z.object({ entries: z.array(LongTermAuditEntrySchema) });
 
 export const ImportedSchema = z.object({
   imported: z.number().int().meta({ description: 'Messages stored (ones the user already had are left as they are)' }),

@@ -24,6 +24,12 @@ export interface WriteMeta {
   sessionId?: string;
 }
 
+/**
+ * Who reads long-term memory and why: recorded in the audit (seed 001 audits reads as well as
+ * writes). A read whose caller gives none is recorded as the system's, named by what it read.
+ */
+export type ReadMeta = WriteMeta;
+
 export interface Entity {
   id: string;
   userId: string;
@@ -137,33 +143,33 @@ export interface RecordedFact {
 /**
  * The long-term memory of every user. Implemented once over a store (embedded under DATA_DIR,
  * PostgreSQL); writes are idempotent where they carry an id (messages), run through observers
- * (secret redaction) and are audited.
+ * (secret redaction) and are audited; every read is audited too, by whom the `reader` names.
  */
 export interface LongTermMemory {
   /** Adds conversation messages; a message whose id the user already has is left as it is. */
   addMessages(userId: string, messages: Omit<StoredMessage, 'userId'>[], meta: WriteMeta): Promise<number>;
-  getMessage(userId: string, messageId: string): Promise<StoredMessage | null>;
+  getMessage(userId: string, messageId: string, reader?: ReadMeta): Promise<StoredMessage | null>;
 
   /** Records a fact: a duplicate strengthens the existing one, a contradiction supersedes it (never deletes). */
   recordFact(userId: string, input: FactInput, provenance: Provenance, meta: WriteMeta): Promise<RecordedFact>;
   /** Ends a fact's validity (recorded, not erased); null when the user has no such fact. */
   endFact(userId: string, factId: string, meta: WriteMeta, at?: string): Promise<Fact | null>;
-  getFact(userId: string, factId: string): Promise<Fact | null>;
+  getFact(userId: string, factId: string, reader?: ReadMeta): Promise<Fact | null>;
   /** The chain of facts a fact belongs to (what it superseded and what superseded it), oldest first. */
-  factHistory(userId: string, factId: string): Promise<Fact[]>;
+  factHistory(userId: string, factId: string, reader?: ReadMeta): Promise<Fact[]>;
   /** Facts matching `q` (all when absent), valid at `asOf` (now when absent) unless `includeInvalid`. */
-  listFacts(userId: string, filter: { q?: string; asOf?: string; includeInvalid?: boolean; limit?: number }): Promise<Fact[]>;
+  listFacts(userId: string, filter: { q?: string; asOf?: string; includeInvalid?: boolean; limit?: number }, reader?: ReadMeta): Promise<Fact[]>;
 
   recordEpisode(userId: string, input: EpisodeInput, scope: Episode['scope'], provenance: Provenance, meta: WriteMeta): Promise<Episode>;
-  listEpisodes(userId: string, filter: { q?: string; limit?: number }): Promise<Episode[]>;
+  listEpisodes(userId: string, filter: { q?: string; limit?: number }, reader?: ReadMeta): Promise<Episode[]>;
 
   addSummary(userId: string, sessionId: string, text: string, provenance: Provenance, meta: WriteMeta): Promise<ConversationSummary>;
-  listSummaries(userId: string, sessionId: string): Promise<ConversationSummary[]>;
+  listSummaries(userId: string, sessionId: string, reader?: ReadMeta): Promise<ConversationSummary[]>;
   /** A conversation's messages (recall memory), oldest first, at most `limit`. */
-  listMessages(userId: string, sessionId: string, limit: number): Promise<StoredMessage[]>;
+  listMessages(userId: string, sessionId: string, limit: number, reader?: ReadMeta): Promise<StoredMessage[]>;
 
   /** Hybrid retrieval (lexical with stemming, entities and aliases, validity and recency, dense vectors when configured), fused. */
-  search(userId: string, query: SearchQuery): Promise<SearchHit[]>;
+  search(userId: string, query: SearchQuery, reader?: ReadMeta): Promise<SearchHit[]>;
   /** What an invocation starts with: relevant facts with their entities, similar episodes, this conversation's summaries. */
-  contextFor(userId: string, query: string, options: { sessionId?: string; maxFacts?: number; maxEpisodes?: number }): Promise<InvocationContext>;
+  contextFor(userId: string, query: string, options: { sessionId?: string; maxFacts?: number; maxEpisodes?: number }, reader?: ReadMeta): Promise<InvocationContext>;
 }

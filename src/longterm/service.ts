@@ -1,7 +1,7 @@
 /**
  * The long-term memory of every user (seed 002), implemented once over a LongTermStore: texts
- * pass the memory observers (secret redaction), every write is audited in the store, fact
- * dedupe and supersede happen inside the user's write section, and retrieval is hybrid
+ * pass the memory observers (secret redaction), every write and every read is audited in the
+ * store, fact dedupe and supersede happen inside the user's write section, and retrieval is hybrid
  * (retrieval.ts). With an embedder (EMBEDDING_MODEL), every message, fact, episode and summary
  * gets a dense vector when written — computed before the write section, so no lock waits on the
  * embeddings server — and the query's vector joins the fusion. An embedding that fails leaves the
@@ -10,7 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import { randomIds } from '../memory/ids';
 import type { MemoryObserver } from '../memory/observers';
-import { searchableText, type LongTermAuditEntry, type LongTermReader, type LongTermRecord, type LongTermStore, type RecordVector } from '../store/longterm/store';
+import { searchableText, type LongTermAuditEntry, type LongTermAuditFilter, type LongTermReader, type LongTermRecord, type LongTermStore, type RecordVector } from '../store/longterm/store';
+import { ReadAudit, type ReadAuditOptions } from '../store/read-audit';
 import type {
   ConversationSummary,
   Entity,
@@ -22,6 +23,7 @@ import type {
   InvocationContext,
   LongTermMemory,
   Provenance,
+  ReadMeta,
   RecordedFact,
   SearchHit,
   SearchQuery,
@@ -51,7 +53,24 @@ export interface LongTermServiceOptions {
   embedder?: Embedder;
   /** Where a failed embedding is reported (the record is stored without its vector). @default console.warn */
   warn?: (message: string, details: Record<string, unknown>) => void;
+  /** Whether reads are recorded in the audit. @default true */
+  auditReads?: boolean;
+  /** Batching of recorded reads. */
+  readAudit?: ReadAuditOptions;
 }
+
+/** The reads the audit names (`action` of an entry of kind `read`). */
+export const LONGTERM_READ_ACTIONS = ['search', 'context', 'list_facts', 'get_fact', 'fact_history', 'list_episodes', 'get_message', 'list_messages', 'list_summaries', 'entities'] as const;
+export type LongTermReadAction = (typeof LONGTERM_READ_ACTIONS)[number];
+/** The writes the audit names. */
+export const LONGTERM_WRITE_ACTIONS = ['add_messages', 'record_fact', 'end_fact', 'record_episode', 'add_summary'] as const;
+/** A read record names at most this many of the records it returned (and how many there were). */
+const MAX_AUDITED_IDS = 100;
+/** Query texts are kept in the audit up to this many characters. */
+const clip = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text);
+const idOf = (record: { id: string } | null): string[] => (record ? [record.id] : []);
+const idsOf = (records: readonly { id: string }[]): string[] => records.map((r) => r.id);
+const dropUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 /** A conversation brought in by `importConversations` (the REST import's body). */
 export interface ImportedConversation {
@@ -71,6 +90,7 @@ export class LongTermService implements LongTermMemory {
   private readonly embedder: Embedder | undefined;
   private readonly warn: (message: string, details: Record<string, unknown>) => void;
   private readonly messageIds = randomIds();
+  private readonly readAudit: ReadAudit<LongTermAuditEntry> | undefined;
 
   constructor(options: LongTermServiceOptions) {
     this.store = options.store;
@@ -79,6 +99,14 @@ export class LongTermService implements LongTermMemory {
     this.embedder = options.embedder;
     this.warn = options.warn ?? ((message, details) => console.warn(message, details));
     this.dense = options.dense ?? (this.embedder ? (userId, query, kinds, limit) => this.nearest(userId, query, kinds, limit) : undefined);
+    this.readAudit = (options.auditReads ?? true) ? new ReadAudit<LongTermAuditEntry>((batch) => this.writeReads(batch), options.readAudit) : undefined;
+  }
+
+  /** One batch of read records, per user. */
+  private async writeReads(batch: readonly LongTermAuditEntry[]): Promise<void> {
+    const byUser = new Map<string, LongTermAuditEntry[]>();
+    for (const entry of batch) byUser.set(entry.userId, [...(byUser.get(entry.userId) ?? []), entry]);
+    for (const [userId, entries] of byUser) await this.store.appendAudit(userId, entries);
   }
 
   /** Vectors of `items` (empty texts skipped); none when no embedder is configured or the call fails. */
@@ -120,11 +148,12 @@ export class LongTermService implements LongTermMemory {
       .map(({ kind, id }) => ({ kind, id }));
   }
 
-  private auditEntry(userId: string, action: string, targetIds: string[], meta: WriteMeta, notes: string[], details?: Record<string, unknown>): LongTermAuditEntry {
+  private auditEntry(userId: string, action: string, targetIds: string[], meta: WriteMeta | ReadMeta, notes: string[], details?: Record<string, unknown>): LongTermAuditEntry {
     return {
       id: newId('ltaudit'),
       userId,
       at: this.now().toISOString(),
+      kind: 'write',
       action,
       targetIds,
       origin: meta.origin,
@@ -136,9 +165,30 @@ export class LongTermService implements LongTermMemory {
     };
   }
 
-  /** The user's audit of long-term writes, newest first. */
-  auditLog(userId: string, options?: { limit?: number }): Promise<LongTermAuditEntry[]> {
-    return this.store.auditLog(userId, options);
+  /**
+   * A read, audited (seed 001: every read is): `read` runs, then its record — who (`who`, or the
+   * system when the caller said nothing), what (`action`, `details`, the ids it returned) — is
+   * queued for the audit. Queuing does no I/O and never fails the read (see ReadAudit).
+   */
+  private async audited<T>(userId: string, action: LongTermReadAction, who: ReadMeta | undefined, details: Record<string, unknown>, read: () => Promise<T>, ids: (result: T) => string[]): Promise<T> {
+    const result = await read();
+    if (this.readAudit) {
+      const returned = ids(result);
+      const entry = this.auditEntry(userId, action, returned.slice(0, MAX_AUDITED_IDS), who ?? { origin: 'system', reason: action }, [], { ...dropUndefined(details), returned: returned.length });
+      this.readAudit.record({ ...entry, id: newId('ltread'), kind: 'read' });
+    }
+    return result;
+  }
+
+  /** Writes the reads recorded so far; call before the store closes. */
+  flushReads(): Promise<void> {
+    return this.readAudit?.flush() ?? Promise.resolve();
+  }
+
+  /** The user's audit of long-term memory, writes and reads, newest first, narrowed by `filter`. */
+  async auditLog(userId: string, filter?: LongTermAuditFilter): Promise<LongTermAuditEntry[]> {
+    await this.flushReads();
+    return this.store.auditLog(userId, filter);
   }
 
   async addMessages(userId: string, messages: Omit<StoredMessage, 'userId'>[], meta: WriteMeta): Promise<number> {
@@ -213,8 +263,8 @@ export class LongTermService implements LongTermMemory {
     return { imported, sessionIds };
   }
 
-  async getMessage(userId: string, messageId: string): Promise<StoredMessage | null> {
-    return (await this.store.reader(userId).getMessages([messageId]))[0] ?? null;
+  getMessage(userId: string, messageId: string, reader?: ReadMeta): Promise<StoredMessage | null> {
+    return this.audited(userId, 'get_message', reader, { messageId }, async () => (await this.store.reader(userId).getMessages([messageId]))[0] ?? null, idOf);
   }
 
   async recordFact(userId: string, input: FactInput, provenance: Provenance, meta: WriteMeta): Promise<RecordedFact> {
@@ -308,11 +358,15 @@ export class LongTermService implements LongTermMemory {
     });
   }
 
-  async getFact(userId: string, factId: string): Promise<Fact | null> {
-    return (await this.store.reader(userId).getFacts([factId]))[0] ?? null;
+  getFact(userId: string, factId: string, reader?: ReadMeta): Promise<Fact | null> {
+    return this.audited(userId, 'get_fact', reader, { factId }, async () => (await this.store.reader(userId).getFacts([factId]))[0] ?? null, idOf);
   }
 
-  async factHistory(userId: string, factId: string): Promise<Fact[]> {
+  factHistory(userId: string, factId: string, who?: ReadMeta): Promise<Fact[]> {
+    return this.audited(userId, 'fact_history', who, { factId }, () => this.readFactHistory(userId, factId), idsOf);
+  }
+
+  private async readFactHistory(userId: string, factId: string): Promise<Fact[]> {
     const reader = this.store.reader(userId);
     const start = (await reader.getFacts([factId]))[0];
     if (!start) return [];
@@ -330,7 +384,11 @@ export class LongTermService implements LongTermMemory {
     return chainOf(start, (id) => loaded.get(id));
   }
 
-  async listFacts(userId: string, filter: { q?: string; asOf?: string; includeInvalid?: boolean; limit?: number }): Promise<Fact[]> {
+  listFacts(userId: string, filter: { q?: string; asOf?: string; includeInvalid?: boolean; limit?: number }, who?: ReadMeta): Promise<Fact[]> {
+    return this.audited(userId, 'list_facts', who, { ...filter, ...(filter.q ? { q: clip(filter.q) } : {}) }, () => this.readFacts(userId, filter), idsOf);
+  }
+
+  private async readFacts(userId: string, filter: { q?: string; asOf?: string; includeInvalid?: boolean; limit?: number }): Promise<Fact[]> {
     const reader = this.store.reader(userId);
     const limit = filter.limit ?? 100;
     const at = filter.asOf ?? this.now().toISOString();
@@ -368,7 +426,11 @@ export class LongTermService implements LongTermMemory {
     });
   }
 
-  async listEpisodes(userId: string, filter: { q?: string; limit?: number }): Promise<Episode[]> {
+  listEpisodes(userId: string, filter: { q?: string; limit?: number }, who?: ReadMeta): Promise<Episode[]> {
+    return this.audited(userId, 'list_episodes', who, { ...filter, ...(filter.q ? { q: clip(filter.q) } : {}) }, () => this.readEpisodes(userId, filter), idsOf);
+  }
+
+  private async readEpisodes(userId: string, filter: { q?: string; limit?: number }): Promise<Episode[]> {
     const reader = this.store.reader(userId);
     const limit = filter.limit ?? 20;
     if (!filter.q?.trim()) return reader.listEpisodes(limit);
@@ -395,19 +457,37 @@ export class LongTermService implements LongTermMemory {
     });
   }
 
-  listMessages(userId: string, sessionId: string, limit: number): Promise<StoredMessage[]> {
-    return this.store.reader(userId).listMessages(sessionId, limit);
+  listMessages(userId: string, sessionId: string, limit: number, who?: ReadMeta): Promise<StoredMessage[]> {
+    return this.audited(userId, 'list_messages', who, { sessionId, limit }, () => this.store.reader(userId).listMessages(sessionId, limit), idsOf);
   }
 
-  listSummaries(userId: string, sessionId: string): Promise<ConversationSummary[]> {
-    return this.store.reader(userId).listSummaries(sessionId);
+  listSummaries(userId: string, sessionId: string, who?: ReadMeta): Promise<ConversationSummary[]> {
+    return this.audited(userId, 'list_summaries', who, { sessionId }, () => this.store.reader(userId).listSummaries(sessionId), idsOf);
   }
 
-  search(userId: string, query: SearchQuery): Promise<SearchHit[]> {
-    return retrieve(this.store.reader(userId), userId, query, { now: this.now(), ...(this.dense ? { dense: this.dense } : {}) });
+  search(userId: string, query: SearchQuery, who?: ReadMeta): Promise<SearchHit[]> {
+    return this.audited(
+      userId,
+      'search',
+      who,
+      { ...query, query: clip(query.query) },
+      () => retrieve(this.store.reader(userId), userId, query, { now: this.now(), ...(this.dense ? { dense: this.dense } : {}) }),
+      idsOf,
+    );
   }
 
-  async contextFor(userId: string, goal: string, options: { sessionId?: string; maxFacts?: number; maxEpisodes?: number }): Promise<InvocationContext> {
+  contextFor(userId: string, goal: string, options: { sessionId?: string; maxFacts?: number; maxEpisodes?: number }, who?: ReadMeta): Promise<InvocationContext> {
+    return this.audited(
+      userId,
+      'context',
+      who,
+      { query: clip(goal), ...options },
+      () => this.readContext(userId, goal, options),
+      (c) => [...idsOf(c.facts), ...idsOf(c.episodes), ...idsOf(c.summaries)],
+    );
+  }
+
+  private async readContext(userId: string, goal: string, options: { sessionId?: string; maxFacts?: number; maxEpisodes?: number }): Promise<InvocationContext> {
     const query = goal.slice(0, MAX_QUERY_CHARS);
     const reader = this.store.reader(userId);
     const now = this.now();
@@ -427,9 +507,18 @@ export class LongTermService implements LongTermMemory {
   }
 
   /** Entities the text names (by name or alias, then those spelt alike), for callers that show the graph. */
-  async entitiesIn(userId: string, text: string): Promise<Entity[]> {
-    const { exact, similar } = await entitiesNamed(this.store.reader(userId), text);
-    return [...exact, ...similar];
+  entitiesIn(userId: string, text: string, who?: ReadMeta): Promise<Entity[]> {
+    return this.audited(
+      userId,
+      'entities',
+      who,
+      { text: clip(text) },
+      async () => {
+        const { exact, similar } = await entitiesNamed(this.store.reader(userId), text);
+        return [...exact, ...similar];
+      },
+      idsOf,
+    );
   }
 }
 

@@ -110,14 +110,14 @@ export class MemoryService {
   private readonly observers: MemoryObserver[];
   private readonly newId: IdSource;
   private readonly now: () => Date;
-  private readonly readAudit: ReadAudit | undefined;
+  private readonly readAudit: ReadAudit<ReadRecord> | undefined;
 
   constructor(private readonly options: MemoryServiceOptions) {
     this.store = options.store;
     this.observers = options.observers ?? [];
     this.newId = options.newId ?? randomIds();
     this.now = options.now ?? (() => new Date());
-    this.readAudit = (options.auditReads ?? true) ? new ReadAudit(options.store, options.readAudit) : undefined;
+    this.readAudit = (options.auditReads ?? true) ? new ReadAudit<ReadRecord>((batch) => options.store.appendReads(batch), options.readAudit) : undefined;
   }
 
   /** Queues a record of a read (see ReadAudit): no I/O on the read path, and it never fails the read. */

@@ -5,8 +5,6 @@
  * listing and a closing process call. A failed write is retried with the next
  * batch; it never fails a read.
  */
-import type { ReadRecord } from '../memory/model';
-import type { MemoryStore } from './memory-store';
 
 export interface ReadAuditOptions {
   /** How long a record may wait for its batch, in ms. @default 50 */
@@ -19,8 +17,8 @@ export interface ReadAuditOptions {
   onError?: (err: Error) => void;
 }
 
-export class ReadAudit {
-  private pending: ReadRecord[] = [];
+export class ReadAudit<T> {
+  private pending: T[] = [];
   private writing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly flushAfterMs: number;
@@ -28,8 +26,9 @@ export class ReadAudit {
   private readonly maxPending: number;
   private readonly onError: (err: Error) => void;
 
+  /** `write` stores one batch of records (e.g. `MemoryStore.appendReads`). */
   constructor(
-    private readonly store: MemoryStore,
+    private readonly write: (batch: T[]) => Promise<void>,
     options: ReadAuditOptions = {},
   ) {
     this.flushAfterMs = options.flushAfterMs ?? 50;
@@ -39,7 +38,7 @@ export class ReadAudit {
   }
 
   /** Queues one record; returns at once. */
-  record(read: ReadRecord): void {
+  record(read: T): void {
     this.pending.push(read);
     if (this.pending.length >= this.maxBatch) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.flushAfterMs).unref();
@@ -53,7 +52,7 @@ export class ReadAudit {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
-    this.writing = this.store.appendReads(batch).then(
+    this.writing = this.write(batch).then(
       () => undefined,
       (err: unknown) => {
         // Back in the queue, before anything newer, for the next batch; the oldest beyond the cap are given up.

@@ -3,13 +3,15 @@
  * (`react_mem` only). Every write names the run (and session) it came from.
  */
 import { z } from 'zod';
-import { EpisodeInputSchema, FactInputSchema, type LongTermMemory, type Provenance, type WriteMeta } from '../longterm/contract';
+import { EpisodeInputSchema, FactInputSchema, type LongTermMemory, type Provenance, type ReadMeta, type WriteMeta } from '../longterm/contract';
 import { episodeLine, factLine } from '../longterm/context-chunks';
 import { defineTool, type ToolContext, type ToolDefinition } from './tool';
 
 const provenanceOf = (ctx: ToolContext): Provenance => ({ runId: ctx.runId, ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}), messageIds: [] });
 const metaOf = (ctx: ToolContext, reason: string): WriteMeta => ({ origin: 'agent', reason, runId: ctx.runId, ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) });
 const query = z.object({ query: z.string().trim().min(1).max(1000) });
+/** The agent reads long-term memory through a tool: recorded in the long-term audit with the run and step. */
+const readerOf = (ctx: ToolContext, tool: string): ReadMeta => metaOf(ctx, `${tool} (step ${ctx.stepId})`);
 
 export function longTermTools(longterm: LongTermMemory): ToolDefinition[] {
   return [
@@ -18,8 +20,9 @@ export function longTermTools(longterm: LongTermMemory): ToolDefinition[] {
       description: 'Searches what you know about the user (long-term facts, valid now, with when they became true). Use it when the context lacks something the user may have told you before.',
       input: query,
       async handler({ query: q }, ctx) {
-        const hits = await longterm.search(ctx.userId, { query: q, kinds: ['fact'], k: 10 });
-        const facts = (await Promise.all(hits.map((h) => longterm.getFact(ctx.userId, h.id)))).filter((f) => f !== null);
+        const reader = readerOf(ctx, 'retrieve_facts');
+        const hits = await longterm.search(ctx.userId, { query: q, kinds: ['fact'], k: 10 }, reader);
+        const facts = (await Promise.all(hits.map((h) => longterm.getFact(ctx.userId, h.id, reader)))).filter((f) => f !== null);
         return { facts: facts.map(factLine) };
       },
     }),
@@ -28,7 +31,7 @@ export function longTermTools(longterm: LongTermMemory): ToolDefinition[] {
       description: 'Finds earlier tasks like this one (goal, steps, outcome, lessons): "have I solved this before?"',
       input: query,
       async handler({ query: q }, ctx) {
-        const episodes = await longterm.listEpisodes(ctx.userId, { q, limit: 5 });
+        const episodes = await longterm.listEpisodes(ctx.userId, { q, limit: 5 }, readerOf(ctx, 'recall_episodes'));
         return { episodes: episodes.map(episodeLine) };
       },
     }),

@@ -41,7 +41,9 @@ export const retrieveMessageTool = (recall?: Pick<LongTermMemory, 'getMessage'>)
       const role = chunk ? ROLE_OF[chunk.type] : undefined;
       if (chunk && role) return { role, content: renderContent(chunk.content), at: chunk.createdAt };
       // An earlier session's message, kept in the user's recall memory (the user's own only).
-      const kept = recall ? await recall.getMessage(ctx.userId, messageId) : null;
+      const kept = recall
+        ? await recall.getMessage(ctx.userId, messageId, { origin: 'agent', reason: `retrieve_message (step ${ctx.stepId})`, runId: ctx.runId, ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) })
+        : null;
       if (kept) return { role: kept.role, content: kept.text, at: kept.at };
       throw new Error(`no message "${messageId}"`);
     },

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Fact, RecordedFact, SearchHit } from '../../src/longterm/contract';
 import { openLongTerm, type OpenLongTerm } from '../../src/store/longterm/open-longterm';
+import type { LongTermAuditEntry } from '../../src/store/longterm/store';
 import { requestJson } from '../helpers/http';
 import { startKeyedApi, type KeyedApi } from '../helpers/keyed-api';
 import { startRunsApi, type RunsApi } from '../helpers/runs-api';
@@ -101,6 +102,38 @@ describe('long-term memory API', () => {
     assert.deepEqual(episodes.body, { episodes: [] });
   });
 
+  test('the audit lists every write and read of the user’s long-term memory, the agent’s recall included, with filters', async () => {
+    const u = user();
+    const stated = await requestJson<RecordedFact>(api.url, 'POST', `/v1/users/${u}/facts`, fact('Lyon', '2022-01-01T00:00:00Z'));
+    assert.equal((await requestJson(api.url, 'POST', `/v1/users/${u}/memory/search`, { query: 'where do I live' })).status, 200);
+    // A run's recall into its prompt, as the worker makes it (another process in production: the same store).
+    await longterm.longterm.contextFor(u, 'Where do I live?', {}, { origin: 'agent', reason: 'recall at the start of the run', runId: 'run-audit-1' });
+    const audit = await requestJson<{ entries: LongTermAuditEntry[] }>(api.url, 'GET', `/v1/users/${u}/memory/audit`);
+    assert.equal(audit.status, 200, JSON.stringify(audit.body));
+    assert.deepEqual(
+      audit.body.entries.map((e) => [e.kind, e.action, e.origin]),
+      [
+        ['read', 'context', 'agent'],
+        ['read', 'search', 'person'],
+        ['write', 'record_fact', 'person'],
+      ],
+    );
+    assert.deepEqual(audit.body.entries[0]?.targetIds, [stated.body.fact.id]);
+    assert.equal(audit.body.entries[0]?.runId, 'run-audit-1');
+    const list = async (query: string) => (await requestJson<{ entries: LongTermAuditEntry[] }>(api.url, 'GET', `/v1/users/${u}/memory/audit?${query}`)).body.entries.map((e) => e.action);
+    assert.deepEqual(await list('kind=write'), ['record_fact']);
+    assert.deepEqual(await list('kind=read&runId=run-audit-1'), ['context']);
+    assert.deepEqual(await list('action=search'), ['search']);
+    assert.deepEqual(await list('limit=1'), ['context']);
+    assert.deepEqual(await list('until=2001-01-01T00:00:00%2B02:00'), []);
+    assert.equal((await list(`since=${encodeURIComponent(audit.body.entries[2]?.at ?? '')}`)).length, 3);
+    // Listing the audit is not itself a read of memory: the audit did not grow.
+    assert.equal((await list('')).length, 3);
+    for (const bad of ['kind=maybe', 'since=yesterday', 'limit=0', 'action=drop_table']) {
+      assert.equal((await requestJson(api.url, 'GET', `/v1/users/${u}/memory/audit?${bad}`)).status, 400, bad);
+    }
+  });
+
   test('bad requests are 400, an import beyond 10 MB is 413, a search body beyond 64 kB is 413', async () => {
     const u = user();
     const bad = await requestJson<{ error: { code: string } }>(api.url, 'POST', `/v1/users/${u}/facts`, { subject: 'x' });
@@ -146,6 +179,8 @@ describe('long-term memory API with API keys', () => {
     assert.equal((await requestJson(api.url, 'POST', `/v1/users/${bob}/memory/import`, { conversations: [{ messages: [{ role: 'user', text: 'x' }] }] }, as(aliceKey))).status, 404);
     assert.equal((await requestJson(api.url, 'DELETE', `/v1/users/${bob}/facts/${bobFact}`, undefined, as(aliceKey))).status, 404);
     assert.equal((await requestJson(api.url, 'GET', `/v1/users/${bob}/episodes`, undefined, as(aliceKey))).status, 404);
+    assert.equal((await requestJson(api.url, 'GET', `/v1/users/${bob}/memory/audit`, undefined, as(aliceKey))).status, 404);
+    assert.equal((await requestJson(api.url, 'GET', `/v1/users/${bob}/memory/audit`, undefined, as(bobKey))).status, 200);
     // Bob's fact id under Alice's own path: not hers, so not found.
     assert.equal((await requestJson(api.url, 'DELETE', `/v1/users/${alice}/facts/${bobFact}`, undefined, as(aliceKey))).status, 404);
     assert.equal((await requestJson(api.url, 'GET', `/v1/users/${alice}/facts/${bobFact}/history`, undefined, as(aliceKey))).status, 404);

@@ -47,9 +47,11 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
     const tag = () => randomBytes(4).toString('hex');
     async function withService<T>(fn: (svc: LongTermService, user: string, target: LongTermTarget) => Promise<T>, now?: () => Date): Promise<T> {
       const target = await make();
+      const svc = new LongTermService({ store: target.store, observers: [redactSecrets], ...(now ? { now } : {}) });
       try {
-        return await fn(new LongTermService({ store: target.store, observers: [redactSecrets], ...(now ? { now } : {}) }), `user_${tag()}`, target);
+        return await fn(svc, `user_${tag()}`, target);
       } finally {
+        await svc.flushReads();
         await target.cleanup();
       }
     }
@@ -166,13 +168,55 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         assert.equal(await svc.getFact(other, fact.id), null);
         assert.equal(await svc.endFact(other, fact.id, person), null);
         assert.deepEqual(await svc.factHistory(other, fact.id), []);
-        const audit = await svc.auditLog(user);
+        const audit = await svc.auditLog(user, { kind: 'write' });
         assert.deepEqual(
           audit.map((a) => a.action),
           ['end_fact', 'record_fact'],
         );
         assert.equal(audit[0]?.origin, 'person');
         assert.equal(audit[0]?.reason, 'stated by the user');
+      }));
+
+    test('every read is audited beside the writes (who, what, which records), filtered by kind, action, run and time; another user sees none', () =>
+      withService(async (svc, user) => {
+        const { fact } = await svc.recordFact(user, { subject: 'I', predicate: 'live in', object: 'Lyon', text: 'The user lives in Lyon' }, { messageIds: [] }, agent);
+        const reader = { origin: 'agent' as const, reason: 'recall at the start of the run', runId: 'run-a', sessionId: 'sess-a' };
+        const hits = await svc.search(user, { query: 'where does the user live', kinds: ['fact'] }, reader);
+        assert.equal(hits[0]?.id, fact.id);
+        await svc.contextFor(user, 'Where do I live?', {}, { ...reader, runId: 'run-b' });
+        await svc.getFact(user, fact.id); // no reader: recorded as the system's
+        const all = await svc.auditLog(user);
+        assert.deepEqual(
+          all.map((e) => [e.kind, e.action]),
+          [
+            ['read', 'get_fact'],
+            ['read', 'context'],
+            ['read', 'search'],
+            ['write', 'record_fact'],
+          ],
+        );
+        const search = all[2];
+        assert.equal(search?.origin, 'agent');
+        assert.equal(search?.runId, 'run-a');
+        assert.equal(search?.sessionId, 'sess-a');
+        assert.deepEqual(search?.targetIds, [fact.id]);
+        assert.equal(search?.details?.query, 'where does the user live');
+        assert.equal(search?.details?.returned, 1);
+        assert.equal(all[0]?.origin, 'system');
+        assert.deepEqual(all[1]?.targetIds, [fact.id], 'the recalled facts are named');
+        assert.deepEqual(
+          (await svc.auditLog(user, { kind: 'read', runId: 'run-a' })).map((e) => e.action),
+          ['search'],
+        );
+        assert.deepEqual(
+          (await svc.auditLog(user, { action: 'context' })).map((e) => e.runId),
+          ['run-b'],
+        );
+        assert.equal((await svc.auditLog(user, { kind: 'read', limit: 2 })).length, 2);
+        const at = all[1]?.at as string;
+        assert.ok((await svc.auditLog(user, { since: at })).every((e) => e.at >= at));
+        assert.deepEqual(await svc.auditLog(user, { until: '2000-01-01T00:00:00.000Z' }), []);
+        assert.deepEqual(await svc.auditLog(`${user}_other`), []);
       }));
 
     test('messages: searchable by text and id, given ids kept, a repeated id left as it is, secrets redacted', () =>

@@ -63,6 +63,21 @@ test('a fact stored in one run is recalled into the next run of the same user, n
   assert.match(plan, /What you know about the user[\s\S]*The user lives in Lisbon/);
   // Once recalled at the start, once more as the result of retrieve_facts.
   assert.equal(promptOf(goal, 'replan_decision').split('The user lives in Lisbon (since').length - 1, 2, 'retrieve_facts finds it too');
+  // Both reads are in the user's long-term audit, the agent's, with the run (seed 001: every read audited).
+  const longterm = await openLongTerm(mem.config);
+  try {
+    const reads = await waitFor('the run’s long-term reads in the audit', async () => {
+      const entries = await longterm.longterm.auditLog('rm-alice', { kind: 'read', runId: second.runId });
+      return entries.some((e) => e.action === 'search') && entries.some((e) => e.action === 'context') ? entries : undefined;
+    });
+    const recall = reads.find((e) => e.action === 'context');
+    assert.equal(recall?.origin, 'agent');
+    assert.equal(recall?.reason, 'recall at the start of the run');
+    assert.equal(recall?.targetIds.length, 1, 'the recalled fact is named');
+    assert.match(reads.find((e) => e.action === 'search')?.reason ?? '', /^retrieve_facts \(step s1\)/);
+  } finally {
+    await longterm.close();
+  }
 
   // Another user asking the same thing knows nothing of it, by prompt or by tool.
   const other = 'what is the weather where I live in Lisbon?';

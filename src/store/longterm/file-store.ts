@@ -18,7 +18,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileSafe, JsonlTail, withDirLock } from '../memory/file-store';
 import { KeyedMutex, readerOf, writeSection } from './in-memory-store';
-import type { LongTermAuditEntry, LongTermReader, LongTermRecord, LongTermStore, LongTermWriter } from './store';
+import { auditEntryMatches, type LongTermAuditEntry, type LongTermAuditFilter, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter } from './store';
 import { vectorFromBase64, vectorToBase64 } from '../../longterm/vectors';
 import type { MemoryKind } from '../../longterm/contract';
 import { UserIndex } from './user-index';
@@ -111,11 +111,24 @@ export class FileLongTermStore implements LongTermStore {
     });
   }
 
-  async auditLog(userId: string, options: { limit?: number } = {}): Promise<LongTermAuditEntry[]> {
+  appendAudit(userId: string, entries: readonly LongTermAuditEntry[]): Promise<void> {
+    if (entries.length === 0) return Promise.resolve();
+    const user = this.user(userId);
+    // Under the user's lock, like a write section's own entries: appends never interleave.
+    return this.mutex.run(userId, async () => {
+      mkdirSync(user.dir, { recursive: true });
+      await withDirLock(user.dir, async () => {
+        await user.audit.read(true);
+        await user.audit.append(entries);
+      });
+    });
+  }
+
+  async auditLog(userId: string, filter: LongTermAuditFilter = {}): Promise<LongTermAuditEntry[]> {
     const user = this.user(userId);
     // A fresh tail: the audit is read whole on demand, never held in memory.
     const all = await new JsonlTail<LongTermAuditEntry>(user.audit.file).read();
-    const newestFirst = all.reverse();
-    return options.limit === undefined ? newestFirst : newestFirst.slice(0, options.limit);
+    const newestFirst = all.reverse().filter((e) => auditEntryMatches(e, filter));
+    return filter.limit === undefined ? newestFirst : newestFirst.slice(0, filter.limit);
   }
 }

@@ -2,7 +2,7 @@
  * Long-term memory in process (MEMORY_STORE=memory, unit tests): one UserIndex per user, write
  * sections serialized per user. Gone when the process ends.
  */
-import type { LongTermAuditEntry, LongTermReader, LongTermRecord, LongTermStore, LongTermWriter, RecordVector } from './store';
+import { auditEntryMatches, type LongTermAuditEntry, type LongTermAuditFilter, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter, type RecordVector } from './store';
 import { UserIndex } from './user-index';
 
 /** Serializes async sections per key (this process only). */
@@ -98,8 +98,12 @@ export class InMemoryLongTermStore implements LongTermStore {
     );
   }
 
-  async auditLog(userId: string, options: { limit?: number } = {}): Promise<LongTermAuditEntry[]> {
-    const newestFirst = [...(this.audits.get(userId) ?? [])].reverse();
-    return structuredClone(options.limit === undefined ? newestFirst : newestFirst.slice(0, options.limit));
+  async appendAudit(userId: string, entries: readonly LongTermAuditEntry[]): Promise<void> {
+    this.audits.set(userId, [...(this.audits.get(userId) ?? []), ...structuredClone(entries)]);
+  }
+
+  async auditLog(userId: string, filter: LongTermAuditFilter = {}): Promise<LongTermAuditEntry[]> {
+    const newestFirst = [...(this.audits.get(userId) ?? [])].reverse().filter((e) => auditEntryMatches(e, filter));
+    return structuredClone(filter.limit === undefined ? newestFirst : newestFirst.slice(0, filter.limit));
   }
 }

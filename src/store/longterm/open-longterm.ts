@@ -38,5 +38,12 @@ export async function openLongTerm(config: BackendConfig & Partial<EmbeddingConf
   const embedder = embedderFromConfig(config);
   // Secrets never enter long-term memory, whoever writes it.
   const longterm = new LongTermService({ store, observers: [redactSecrets], ...(embedder ? { embedder } : {}), ...(options.warn ? { warn: options.warn } : {}) });
-  return { longterm, store, close: () => store.end() };
+  return {
+    longterm,
+    store,
+    close: async () => {
+      await longterm.flushReads(); // the reads recorded last, before the store goes
+      await store.end();
+    },
+  };
 }

@@ -18,6 +18,7 @@ import {
   type LexicalKind,
   type LexicalQuery,
   type LongTermAuditEntry,
+  type LongTermAuditFilter,
   type LongTermReader,
   type LongTermRecord,
   type LongTermStore,
@@ -237,8 +238,23 @@ export class PostgresLongTermStore implements LongTermStore {
     });
   }
 
-  async auditLog(userId: string, options: { limit?: number } = {}): Promise<LongTermAuditEntry[]> {
-    const { rows } = await this.pool.query<{ entry: LongTermAuditEntry }>('SELECT entry FROM longterm_audit WHERE user_id = $1 ORDER BY n DESC LIMIT $2', [userId, options.limit ?? null]);
+  async appendAudit(userId: string, entries: readonly LongTermAuditEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.pool.query('INSERT INTO longterm_audit (user_id, entry) SELECT $1, e FROM unnest($2::jsonb[]) AS e', [userId, entries.map((e) => JSON.stringify(e))]);
+  }
+
+  async auditLog(userId: string, filter: LongTermAuditFilter = {}): Promise<LongTermAuditEntry[]> {
+    // An entry without a kind is a write (written before reads were audited).
+    const { rows } = await this.pool.query<{ entry: LongTermAuditEntry }>(
+      `SELECT entry FROM longterm_audit WHERE user_id = $1
+         AND ($2::text IS NULL OR COALESCE(entry->>'kind', 'write') = $2)
+         AND ($3::text IS NULL OR entry->>'action' = $3)
+         AND ($4::text IS NULL OR entry->>'runId' = $4)
+         AND ($5::text IS NULL OR entry->>'at' >= $5)
+         AND ($6::text IS NULL OR entry->>'at' <= $6)
+       ORDER BY n DESC LIMIT $7`,
+      [userId, filter.kind ?? null, filter.action ?? null, filter.runId ?? null, filter.since ?? null, filter.until ?? null, filter.limit ?? null],
+    );
     return rows.map((r) => r.entry);
   }
 

@@ -81,14 +81,19 @@ export interface FactFilter {
   limit?: number;
 }
 
-/** One audited long-term write: who, why, what it touched, and what the observers changed. */
+/** One audited long-term write or read: who, why, what it touched, and what the observers changed. */
 export interface LongTermAuditEntry {
   id: string;
   userId: string;
   at: string;
-  /** e.g. add_messages, record_fact, end_fact, record_episode, add_summary. */
+  /** A write changed memory, a read only looked (seed 001 audits both); entries written before reads were audited have none: writes. */
+  kind?: LongTermAuditKind;
+  /**
+   * Writes: add_messages, record_fact, end_fact, record_episode, add_summary. Reads (LONGTERM_READ_ACTIONS):
+   * search, context, list_facts, get_fact, fact_history, list_episodes, get_message, list_messages, list_summaries, entities.
+   */
   action: string;
-  /** Ids of the records written. */
+  /** Ids of the records written, or of those a read returned. */
   targetIds: string[];
   origin: WriteMeta['origin'];
   reason: string;
@@ -98,6 +103,32 @@ export interface LongTermAuditEntry {
   notes: string[];
   /** Small, action-specific facts (e.g. {outcome: 'superseded', previous: 'fact_…'}). */
   details?: Record<string, unknown>;
+}
+
+export const LONGTERM_AUDIT_KINDS = ['read', 'write'] as const;
+export type LongTermAuditKind = (typeof LONGTERM_AUDIT_KINDS)[number];
+
+/** Which audit entries to list; every field narrows. */
+export interface LongTermAuditFilter {
+  kind?: LongTermAuditKind;
+  action?: string;
+  runId?: string;
+  /** ISO timestamps (UTC, as `toISOString` writes them), inclusive. */
+  since?: string;
+  until?: string;
+  /** The newest this many. @default all */
+  limit?: number;
+}
+
+/** Whether `entry` passes `filter` (the stores without a query language filter with it). */
+export function auditEntryMatches(entry: LongTermAuditEntry, filter: LongTermAuditFilter): boolean {
+  return (
+    (filter.kind === undefined || (entry.kind ?? 'write') === filter.kind) &&
+    (filter.action === undefined || entry.action === filter.action) &&
+    (filter.runId === undefined || entry.runId === filter.runId) &&
+    (filter.since === undefined || entry.at >= filter.since) &&
+    (filter.until === undefined || entry.at <= filter.until)
+  );
 }
 
 /** The reads every store answers for one user, inside and outside a write section. */
@@ -151,6 +182,11 @@ export interface LongTermStore {
   reader(userId: string): LongTermReader;
   /** Runs `fn` in a write section of `userId`'s memory; what it put and audited is stored when it returns (nothing when it throws). */
   write<T>(userId: string, fn: (tx: LongTermWriter) => Promise<T>): Promise<T>;
-  /** The user's audit of long-term writes, newest first. */
-  auditLog(userId: string, options?: { limit?: number }): Promise<LongTermAuditEntry[]>;
+  /**
+   * Appends audit entries outside a write section — records of reads, which change no record, so
+   * they take no part in a section's all-or-nothing (an entry id already stored may be kept twice).
+   */
+  appendAudit(userId: string, entries: readonly LongTermAuditEntry[]): Promise<void>;
+  /** The user's audit (writes and reads), newest first, narrowed by `filter`. */
+  auditLog(userId: string, filter?: LongTermAuditFilter): Promise<LongTermAuditEntry[]>;
 }
