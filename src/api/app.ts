@@ -18,7 +18,7 @@ import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } fro
 import { treeProblems, type TaskSpec } from '../planning/task-tree';
 import { adminRouter } from './admin-routes';
 import { authenticate, principalOf, type AuthOptions } from './authenticate';
-import { codecRouter } from './codec-routes';
+import { codecRouter, webUiOrigins } from './codec-routes';
 import { inspectorRouter } from './inspector/inspector-routes';
 import { perMinute, streamsPerCaller, type ApiLimits } from './limits';
 import { longTermRouter, type LongTermRouterOptions } from './longterm-routes';
@@ -43,6 +43,7 @@ import {
 import { documented, mount, routesOf } from './routes-registry';
 import { CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
 import { sessionsRouter } from './sessions-routes';
+import { isLoopback, loopbackHostsOnly } from './host-guard';
 import { schedulesRouter, type SchedulesRouterOptions } from './schedules-routes';
 import { threadsRouter } from './threads-routes';
 import { traceRequests } from '../telemetry/http-spans';
@@ -50,7 +51,8 @@ import { traceRequests } from '../telemetry/http-spans';
 export interface AppOptions {
   runs: Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'skip' | 'redo' | 'cancel' | 'list'> & Partial<Pick<Runs, 'ownerOf'>>;
   /** The tree limits, when given, check an edited tree in a review before it reaches the run (400 instead of 409). */
-  config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'> & Partial<Pick<Config, 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT'>>;
+  /** `HOST`: with THREADLINE_AUTH=none on a loopback address, requests naming another host are refused (DNS rebinding). */
+  config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'> & Partial<Pick<Config, 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'HOST'>>;
   /** Whether Temporal is reachable; should answer quickly (the server gives it a short deadline). */
   isHealthy: () => Promise<boolean>;
   /** @default a pino logger named "api" */
@@ -93,6 +95,8 @@ export function createApp(options: AppOptions): Express {
   // First, so the span covers authentication and every route (a no-op span without tracing).
   app.use(traceRequests());
   const auth = options.auth ?? { mode: 'none' };
+  // Without keys, only loopback host names: a rebound DNS name in a browser reaches nothing.
+  if (auth.mode === 'none' && config.HOST !== undefined && isLoopback(config.HOST)) app.use(loopbackHostsOnly(config.HOST));
   if (auth.mode === 'apikey' && (!runs.ownerOf || (options.sessions && !options.sessions.ownerOf) || (options.schedules && !options.schedules.ownerOf))) {
     throw new Error('API keys need services that know who owns what (runs.ownerOf, sessions.ownerOf, schedules.ownerOf)');
   }
@@ -115,7 +119,7 @@ export function createApp(options: AppOptions): Express {
       ownedBy(runOwner, (id) => new RunNotFoundError(id)),
     );
   // Before the small-body parser: codec batches are larger.
-  mount(app, codecRouter(options.codecs ?? []));
+  mount(app, codecRouter(options.codecs ?? [], { origins: webUiOrigins(config.uiUrl) }));
   // Also before it: an import is up to IMPORT_BODY_LIMIT; the router parses its own bodies.
   if (options.longterm) mount(app, longTermRouter(options.longterm));
   app.use(express.json({ limit: BODY_LIMIT }));

@@ -12,6 +12,7 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import cors from 'cors';
 import express, { Router } from 'express';
 import { z } from 'zod';
+import { requireAdmin } from './authenticate';
 import { documented } from './routes-registry';
 
 /** A payload as the protocol writes it: metadata values and data in base64. */
@@ -31,9 +32,30 @@ const toJson = (p: Payload): JsonPayload => ({
   data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
 });
 
-export function codecRouter(codecs: PayloadCodec[]): Router {
+/** A person types what the UI encodes (a signal's argument): far less than a history's batch. */
+const ENCODE_BODY_LIMIT = '256kb';
+
+/**
+ * The origins the Web UI is served from (`TEMPORAL_UI_URL`, or the CLI's UI port), the only ones whose
+ * pages may call the codec from a browser; on a loopback host both of its names.
+ */
+export function webUiOrigins(uiUrl: string): string[] {
+  const url = new URL(uiUrl);
+  const origins = [url.origin];
+  const other = url.hostname === 'localhost' ? '127.0.0.1' : url.hostname === '127.0.0.1' ? 'localhost' : null;
+  if (other) origins.push(`${url.protocol}//${other}${url.port ? `:${url.port}` : ''}`);
+  return origins;
+}
+
+/**
+ * Operators only: decoding shows any tenant's payloads, so with API keys only an admin key may call it
+ * (a user key is 403); only the Web UI's origins get CORS headers; encode takes at most 256 KB.
+ */
+export function codecRouter(codecs: PayloadCodec[], options: { origins: string[] }): Router {
   const router = Router();
-  router.use('/v1/codec', cors({ allowedHeaders: ['Content-Type', 'X-Namespace', 'Authorization'], maxAge: 600 }), express.json({ limit: CODEC_BODY_LIMIT }));
+  router.use('/v1/codec', cors({ origin: options.origins, allowedHeaders: ['Content-Type', 'X-Namespace', 'Authorization'], maxAge: 600 }), requireAdmin);
+  router.use('/v1/codec/encode', express.json({ limit: ENCODE_BODY_LIMIT }));
+  router.use('/v1/codec/decode', express.json({ limit: CODEC_BODY_LIMIT }));
   const routes = documented(router, 'codec');
   routes.post(
     '/v1/codec/encode',
@@ -41,7 +63,7 @@ export function codecRouter(codecs: PayloadCodec[]): Router {
       summary: "Encode payloads with the data converter's codecs (Temporal's remote codec protocol)",
       request: { body: CodecBody },
       responses: { 200: { description: 'The encoded payloads', schema: CodecBody } },
-      errors: { 413: 'Over 4 MB' },
+      errors: { 403: 'Not an admin key', 413: 'Over 256 KB' },
     },
     async ({ body }, _req, res) => {
       let payloads = body.payloads.map(fromJson);
@@ -55,7 +77,7 @@ export function codecRouter(codecs: PayloadCodec[]): Router {
       summary: "Decode payloads found in Temporal history, for the Web UI and the CLI (Temporal's remote codec protocol)",
       request: { body: CodecBody },
       responses: { 200: { description: 'The decoded payloads', schema: CodecBody } },
-      errors: { 413: 'Over 4 MB' },
+      errors: { 403: 'Not an admin key', 413: 'Over 4 MB' },
     },
     async ({ body }, _req, res) => {
       let payloads = body.payloads.map(fromJson);

@@ -26,6 +26,7 @@ import { Sessions } from '../temporal/sessions';
 import { createLogger } from '../telemetry/logger';
 import { tracingFromConfig } from '../telemetry/tracing';
 import { createApp } from './app';
+import { isLoopback } from './host-guard';
 
 /** A health probe must answer well within a load balancer's own timeout. */
 const HEALTH_TIMEOUT_MS = 2_000;
@@ -55,9 +56,7 @@ function urlHost(host: string): string {
 }
 
 /** True for addresses only this machine can reach. */
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
-}
+export { isLoopback };
 
 /** Without authentication the API trusts every caller, so it may listen only where no one else can reach it. */
 export function checkBinding(config: Pick<Config, 'HOST' | 'THREADLINE_AUTH'>): void {

@@ -62,6 +62,20 @@ test('without a valid key every route is 401 with the error envelope; /healthz a
   assert.equal(preflight.status, 204);
 });
 
+test('the codec is for operators: a user key is 403 on decode and encode, an admin key decodes', async () => {
+  const alice = await newKey('alice-codec');
+  const body = { payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"hi"').toString('base64') }] };
+  for (const route of ['/v1/codec/decode', '/v1/codec/encode']) {
+    const res = await call<{ error: { code: string } }>('POST', route, alice, body);
+    assert.equal(res.status, 403, route);
+    assert.equal(res.body.error.code, 'forbidden');
+  }
+  const admin = await newKey('ops', 'admin');
+  const decoded = await call<{ payloads: unknown[] }>('POST', '/v1/codec/decode', admin, body);
+  assert.equal(decoded.status, 200);
+  assert.deepEqual(decoded.body.payloads, body.payloads);
+});
+
 test('a user key acts only as its user: userId comes from the key, another one is 403, lists show only its runs; an admin may act for anyone', async () => {
   const alice = await newKey('alice-auth');
   const started = await call<{ runId: string }>('POST', '/v1/runs', alice, { goal: 'say hi' });

@@ -97,6 +97,14 @@ test('the codec endpoint seals and opens round trip, answers the browser preflig
     headers: { origin: 'http://127.0.0.1:8233', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
   });
   assert.ok(preflight.status === 204 || preflight.status === 200);
-  assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+  // Only the Web UI's origin (either loopback name) gets CORS headers: never a wildcard.
+  assert.equal(preflight.headers.get('access-control-allow-origin'), 'http://127.0.0.1:8233');
   assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /X-Namespace/i);
+  const other = await fetch(`${api.url}/v1/codec/decode`, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } });
+  assert.equal(other.headers.get('access-control-allow-origin'), null);
+  const named = await fetch(`${api.url}/v1/codec/decode`, { method: 'OPTIONS', headers: { origin: 'http://localhost:8233', 'access-control-request-method': 'POST' } });
+  assert.equal(named.headers.get('access-control-allow-origin'), 'http://localhost:8233');
+  // Encode takes what a person types, not a history's batch.
+  const big = await requestJson<{ error: { code: string } }>(api.url, 'POST', '/v1/codec/encode', { payloads: [{ metadata: {}, data: 'A'.repeat(300_000) }] });
+  assert.equal(big.status, 413);
 });
