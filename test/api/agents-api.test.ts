@@ -55,6 +55,6 @@ test('without an agents file the list is empty; a bad file stops the API naming 
     await api.close();
   }
   const bad = path.join(config.dataDir, 'agents.json');
-  writeFileSync(bad, JSON.stringify({ agents: [{ name: 'x', description: 'd', instructions: 'i', engine: 'react' }] }));
+  writeFileSync(bad, JSON.stringify({ agents: [{ name: 'x', description: 'd', instructions: 'i', engine: 'graph' }] }));
   await assert.rejects(startApi(config, { logger: silent }), (err: Error) => err.message.startsWith(`${bad} is not a valid agents file:\n  agents.0.engine: `));
 });
