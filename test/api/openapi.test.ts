@@ -329,4 +329,10 @@ test('bodies the API accepts fit the documented request schemas, and its answers
   const ended = await keyed('delete', `/v1/users/ada/facts/${encodeURIComponent(factId)}`);
   assert.equal(ended.status, 200, ended.text);
   checker.response('DELETE /v1/users/{userId}/facts/{factId}', 200, ended.body);
+  // The long-term audit holds every kind of entry by now: writes (import, facts) and reads (search, listings).
+  const audit = await keyed('get', '/v1/users/ada/memory/audit');
+  assert.equal(audit.status, 200, audit.text);
+  const kinds = new Set((audit.body as { entries: { kind: string }[] }).entries.map((e) => e.kind));
+  assert.deepEqual([...kinds].sort(), ['read', 'write']);
+  checker.response('GET /v1/users/{userId}/memory/audit', 200, audit.body);
 });
