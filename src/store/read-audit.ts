@@ -3,7 +3,8 @@
  * (no I/O, nothing awaited, nothing thrown), and the queue is written to the
  * store in batches shortly after — or at once by `flush`, which the audit
  * listing and a closing process call. A failed write is retried with the next
- * batch; it never fails a read.
+ * batch; it never fails a read. One queue per service: memory threads' reads
+ * (`MemoryStore.appendReads`) and long-term memory's (`LongTermStore.appendAudit`).
  */
 
 export interface ReadAuditOptions {
