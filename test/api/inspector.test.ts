@@ -189,5 +189,9 @@ test("the inspector shows a user's long-term facts with their validity, and sear
     await page.fill('input[name="query"]', 'where does Carol live');
     await page.click('button:has-text("Search")');
     await page.locator('[data-testid="search-results"] tr', { hasText: 'Carol lives in Porto' }).waitFor();
+    // The audit shows the writes and the inspector's own reads (a person's, through the API).
+    const audit = page.locator('[data-testid="longterm-audit"]');
+    await audit.locator('tr', { hasText: 'record_fact' }).first().waitFor();
+    assert.ok((await audit.locator('tr', { hasText: 'list_facts' }).count()) >= 1, 'the facts listing is a recorded read');
   });
 });

@@ -1,4 +1,4 @@
-// A user's long-term memory: facts with their validity, episodes, and search over all of it.
+// A user's long-term memory: facts with their validity, episodes, search over all of it, and its audit (writes and reads).
 import { useEffect, useState } from 'preact/hooks';
 import { api, enc } from './api.js';
 import { ErrorLine, html, when } from './html.js';
@@ -7,14 +7,15 @@ export function LongTermView({ userId }) {
   const base = `/v1/users/${enc(userId)}`;
   const [facts, setFacts] = useState([]);
   const [episodes, setEpisodes] = useState([]);
+  const [audit, setAudit] = useState([]);
   const [results, setResults] = useState(null);
   const [error, setError] = useState('');
   const [version, setVersion] = useState(0);
 
   useEffect(() => {
     setError('');
-    Promise.all([api('GET', `${base}/facts?includeInvalid=true`), api('GET', `${base}/episodes`)]).then(
-      ([f, e]) => { setFacts(f.facts); setEpisodes(e.episodes); },
+    Promise.all([api('GET', `${base}/facts?includeInvalid=true`), api('GET', `${base}/episodes`), api('GET', `${base}/memory/audit?limit=50`)]).then(
+      ([f, e, a]) => { setFacts(f.facts); setEpisodes(e.episodes); setAudit(a.entries); },
       (err) => setError(err.message),
     );
   }, [userId, version]);
@@ -61,5 +62,13 @@ export function LongTermView({ userId }) {
         <li key=${ep.id}><b>${ep.goal}</b> → ${ep.outcome} <span class="muted">${when(ep.at)}</span>
           ${ep.lessons.length > 0 && html`<br />Lessons: ${ep.lessons.join('; ')}`}</li>`)}
       </ul>
+      <h3>Audit (newest ${audit.length}: every write and read)</h3>
+      <table data-testid="longterm-audit">
+        <thead><tr><th>at</th><th>kind</th><th>action</th><th>by</th><th>why</th><th>run</th><th>records</th></tr></thead>
+        <tbody>${audit.map((a) => html`
+          <tr key=${a.id}><td>${when(a.at)}</td><td>${a.kind}</td><td>${a.action}</td><td>${a.origin}</td><td>${a.reason}</td><td>${a.runId ?? ''}</td>
+            <td>${a.kind === 'read' ? `${a.details?.returned ?? a.targetIds.length} returned` : a.targetIds.join(', ')}</td></tr>`)}
+        </tbody>
+      </table>
     </section>`;
 }
