@@ -37,6 +37,12 @@ export const CLUSTER = Object.freeze({
    * and the dev server's visibility rate (the API lists runs; the server's default is 10/s per frontend).
    */
   dynamicConfig: Object.freeze({ ...LOW_LATENCY_DYNAMIC_CONFIG, 'frontend.namespaceRPS.visibility': 100 }),
+  /**
+   * PostgreSQL connections per service process (persistence, idle kept, visibility). The server's
+   * defaults (20 + 10 per process) would let four processes take 120 of PostgreSQL's default 100
+   * connections; these keep the four under 55, beside the workers' and APIs' own pools.
+   */
+  connectionPools: Object.freeze({ persistence: 10, persistenceIdle: 5, visibility: 3 }),
   threadlineWorkers: 2,
   threadlineApis: 2,
 });
@@ -53,5 +59,8 @@ export function serverEnvironment(settings = CLUSTER) {
     NUM_HISTORY_SHARDS: String(settings.numHistoryShards),
     DBNAME: settings.databases.temporal,
     VISIBILITY_DBNAME: settings.databases.visibility,
+    SQL_MAX_CONNS: String(settings.connectionPools.persistence),
+    SQL_MAX_IDLE_CONNS: String(settings.connectionPools.persistenceIdle),
+    SQL_VIS_MAX_CONNS: String(settings.connectionPools.visibility),
   };
 }
