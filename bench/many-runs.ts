@@ -12,6 +12,10 @@
  *
  *   npm run bench -- --only many-runs [--many-runs N]     (default 1,000)
  *
+ * `--workers N` starts N worker processes instead of one (started one after another; the memory
+ * figures are the largest of any of them): `npm run bench -- --cluster` runs it with one and with two
+ * workers on the production-shaped cluster.
+ *
  * scripts/bench.mjs starts the private dev server and runs this file with TEMPORAL_ADDRESS set.
  * Results also go to bench/results/many-runs.json.
  */
@@ -43,17 +47,19 @@ const ROOT = path.join(__dirname, '..');
 
 class UsageError extends Error {}
 
-function parseRuns(): number {
+function parseCli(): { runs: number; workers: number } {
   let values;
   try {
-    ({ values } = parseArgs({ options: { 'many-runs': { type: 'string' } } }));
+    ({ values } = parseArgs({ options: { 'many-runs': { type: 'string' }, workers: { type: 'string' } } }));
   } catch (err) {
     throw new UsageError(`bad arguments: ${err instanceof Error ? err.message : String(err)}`);
   }
-  const raw = values['many-runs'] ?? String(DEFAULT_RUNS);
-  const parsed = z.coerce.number().int().min(1).max(100_000).safeParse(raw);
-  if (!parsed.success) throw new UsageError(`--many-runs: expected an integer ≥ 1, got "${raw}"`);
-  return parsed.data;
+  const count = (flag: string, raw: string, max: number) => {
+    const parsed = z.coerce.number().int().min(1).max(max).safeParse(raw);
+    if (!parsed.success) throw new UsageError(`${flag}: expected an integer from 1 to ${max}, got "${raw}"`);
+    return parsed.data;
+  };
+  return { runs: count('--many-runs', values['many-runs'] ?? String(DEFAULT_RUNS), 100_000), workers: count('--workers', values.workers ?? '1', 8) };
 }
 
 const round = (x: number, digits = 1) => Number(x.toFixed(digits));
@@ -147,14 +153,14 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function main(): Promise<void> {
-  const n = parseRuns();
+  const { runs: n, workers: workerCount } = parseCli();
   const address = process.env.TEMPORAL_ADDRESS;
   if (!address) throw new UsageError('TEMPORAL_ADDRESS is not set: run the benchmark with `npm run bench`, which starts its Temporal dev server.');
   const dynamicConfig = JSON.parse(process.env.THREADLINE_BENCH_DYNAMIC_CONFIG ?? '[]') as string[];
   console.log(
-    `Threadline many-runs benchmark — ${n.toLocaleString('en-US')} runs asking a question, ${n.toLocaleString('en-US')} replies, ${IN_FLIGHT} requests in flight, offline demo model, one worker`,
+    `Threadline many-runs benchmark — ${n.toLocaleString('en-US')} runs asking a question, ${n.toLocaleString('en-US')} replies, ${IN_FLIGHT} requests in flight, offline demo model, ${workerCount === 1 ? 'one worker' : `${workerCount} workers`}`,
   );
-  console.log(`dev server: ${address}`);
+  console.log(`${process.env.THREADLINE_BENCH_SERVER_LABEL ?? 'dev server'}: ${address}`);
 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-many-'));
   const userId = `bench-${Date.now().toString(36)}`;
@@ -166,21 +172,28 @@ async function main(): Promise<void> {
   const config = loadConfig({ ...env, PORT: '0', HOST: '127.0.0.1' });
 
   let t = performance.now();
-  const worker = await startWorker(env);
-  const pid = worker.child.pid!;
-  console.log(`${worker.banner} (pid ${pid}, started in ${Math.round(performance.now() - t)} ms)`);
+  // One after another: the first creates the memory store's tables, the next finds them.
+  const workers: Awaited<ReturnType<typeof startWorker>>[] = [];
+  for (let i = 0; i < workerCount; i++) workers.push(await startWorker(env));
+  const worker = workers[0]!;
+  const pids = workers.map((w) => w.child.pid!);
+  console.log(`${worker.banner} (pid ${pids.join(', ')}, started in ${Math.round(performance.now() - t)} ms)`);
   let phase: 'idle' | 'starting' | 'replying' = 'idle';
   const peakRss = { idle: 0, starting: 0, replying: 0 };
   let lastHwm = 0;
   const sample = () => {
-    const m = memoryOf(pid);
-    if (!m) return;
-    peakRss[phase] = Math.max(peakRss[phase], m.rss);
-    lastHwm = Math.max(lastHwm, m.hwm);
+    for (const pid of pids) {
+      const m = memoryOf(pid);
+      if (!m) continue;
+      peakRss[phase] = Math.max(peakRss[phase], m.rss);
+      lastHwm = Math.max(lastHwm, m.hwm);
+    }
   };
   sample();
   const sampler = setInterval(sample, SAMPLE_MS);
-  const workerExit = new Promise<never>((_, reject) => worker.child.once('exit', (code) => reject(new Error(`the worker exited (${code}) during the benchmark:\n${worker.tail()}`))));
+  const workerExit = Promise.race(
+    workers.map((w) => new Promise<never>((_, reject) => w.child.once('exit', (code) => reject(new Error(`a worker exited (${code}) during the benchmark:\n${w.tail()}`))))),
+  );
   workerExit.catch(() => undefined);
 
   const api = await startApi(config, { logger: pino({ level: 'silent' }) });
@@ -236,8 +249,7 @@ async function main(): Promise<void> {
       for await (const info of client.workflow.list({ query: `${USER_ID_ATTR.name} = '${userId}' AND ${STATUS_ATTR.name} != 'completed'` })) lost.push(info.workflowId);
     }
     clearInterval(sampler);
-    const final = memoryOf(pid);
-    const hwmKiB = Math.max(lastHwm, final?.hwm ?? 0);
+    const hwmKiB = Math.max(lastHwm, ...pids.map((pid) => memoryOf(pid)?.hwm ?? 0));
     latencies.sort((a, b) => a - b);
 
     // ---- report
@@ -266,12 +278,21 @@ async function main(): Promise<void> {
         platform: `${os.platform()} ${os.release()} ${os.arch()}`,
         node: process.version,
       },
-      params: { runs: n, inFlight: IN_FLIGHT, goal: GOAL, reply: REPLY, provider: 'offline demo model', memoryStore: config.MEMORY_STORE, worker: worker.banner },
+      params: {
+        runs: n,
+        workers: workerCount,
+        server: process.env.THREADLINE_BENCH_SERVER_LABEL ?? 'dev server',
+        inFlight: IN_FLIGHT,
+        goal: GOAL,
+        reply: REPLY,
+        provider: 'offline demo model',
+        memoryStore: config.MEMORY_STORE,
+        worker: worker.banner,
+      },
       serverDynamicConfig: dynamicConfig,
       method: {
         api: 'src/api/server.ts startApi in the benchmark process; every request over HTTP',
-        worker:
-          'one `node --max-old-space-size=1024 --import tsx src/worker.ts` child process (as `npm run worker` starts it), otherwise its defaults; memory from /proc/<pid>/status every 200 ms (VmRSS per phase, VmHWM overall)',
+        worker: `${workerCount} \`node --max-old-space-size=1024 --import tsx src/worker.ts\` child process(es) (as \`npm run worker\` starts it), otherwise its defaults; memory from /proc/<pid>/status every 200 ms (VmRSS per phase, VmHWM overall; the largest of the workers)`,
         waiting: `visibility count of the runs with ${STATUS_ATTR.name} = 'waiting_user'`,
         completed: `visibility count of the runs closed Completed with ${STATUS_ATTR.name} = 'completed'`,
         lost: `a run not completed ${SETTLE_DEADLINE_MS / 1000} s after the last reply was answered`,
@@ -304,9 +325,13 @@ async function main(): Promise<void> {
     console.log(`\nresults written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
   } finally {
     clearInterval(sampler);
-    worker.child.removeAllListeners('exit');
-    worker.child.kill('SIGTERM');
-    await new Promise((r) => (worker.child.exitCode !== null ? r(undefined) : worker.child.once('exit', r)));
+    await Promise.all(
+      workers.map(async (w) => {
+        w.child.removeAllListeners('exit');
+        w.child.kill('SIGTERM');
+        await new Promise((r) => (w.child.exitCode !== null ? r(undefined) : w.child.once('exit', r)));
+      }),
+    );
     await client.connection.close();
     await api.close();
   }

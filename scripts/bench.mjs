@@ -28,11 +28,21 @@
 // (VALUE in JSON), e.g. system.enableActivityEagerExecution=true. The benchmark gets the
 // effective list as a JSON array in THREADLINE_BENCH_DYNAMIC_CONFIG, to record it, and the server's
 // Prometheus endpoint in THREADLINE_BENCH_METRICS_URL; every other argument is passed on to it.
+//
+//   npm run bench -- --cluster [--cluster-steps 50] [--cluster-reps 5] [--many-runs N]
+//
+// runs the cluster benchmarks instead: the production-shaped cluster (scripts/cluster-temporal.mjs: 16
+// shards on PostgreSQL, scratch databases, free ports) beside the dev server; ms per plan step on
+// each, alternating (bench/cluster-steps.ts); then the many-runs benchmark on the cluster with one
+// worker and with two (MEMORY_STORE=postgres on a scratch database), for the throughput a second
+// worker adds.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { randomBytes } from 'node:crypto';
+import { createDatabase, dropDatabase, dropDatabases, ensureClusterServer, freePorts, postgresFromEnv, setupSchemas, startClusterTemporal } from './cluster-temporal.mjs';
 import { IS_WINDOWS, LOW_LATENCY_DYNAMIC_CONFIG, ROOT, binPath, ensureDeps, ensureTemporal, fail, freePort, log, startTemporalDev, stopProcess, stopTemporalServers } from './lib.mjs';
 
 // ---- arguments: pick out --dynamic-config, keep the rest in order
@@ -44,6 +54,9 @@ const mcpArgs = [];
 const BENCHES = ['orchestration', 'memory', 'session', 'many-runs', 'mcp', 'longterm', 'longterm-eval', 'react-mem'];
 let only = null;
 let lowLatency = true;
+/** --cluster: the cluster benchmarks instead of the others. */
+let clusterMode = false;
+const clusterArgs = [];
 /** --db-file: the server keeps its data in a SQLite file, as under `npm start`, instead of in memory. */
 let dbFile = null;
 const argv = process.argv.slice(2);
@@ -74,6 +87,14 @@ for (let i = 0; i < argv.length; i++) {
     only = arg === '--only' ? argv[++i] : arg.slice('--only='.length);
     if (!BENCHES.includes(only)) fail(`--only: expected one of ${BENCHES.join(', ')}`);
     continue;
+  } else if (arg === '--cluster') {
+    clusterMode = true;
+    continue;
+  } else if (arg === '--cluster-steps' || arg === '--cluster-reps') {
+    const value = argv[++i];
+    if (!/^\d+$/.test(value ?? '')) fail(`${arg} needs a number`);
+    clusterArgs.push(arg, value);
+    continue;
   } else if (arg === '--server-defaults') {
     lowLatency = false;
     continue;
@@ -93,7 +114,7 @@ for (let i = 0; i < argv.length; i++) {
   dynamicConfig.push(pair);
 }
 
-const wanted = (name) => only === null || only === name;
+const wanted = (name) => !clusterMode && (only === null || only === name);
 ensureDeps();
 // Row (f) of the orchestration benchmark runs LangGraph.js with its PostgreSQL checkpointer; its packages
 // live in their own scratch folder, never among Threadline's dependencies. Without them, (f) is skipped.
@@ -104,6 +125,9 @@ const temporalBin = await ensureTemporal();
 
 let bench = null;
 let exiting = false;
+/** The cluster of --cluster and the drop of its scratch databases, once made. */
+let cluster = null;
+let clusterDrop = null;
 
 /** Stops the benchmark (if still running), then the server, then exits with `code`. */
 async function finish(code, signal) {
@@ -112,6 +136,8 @@ async function finish(code, signal) {
   // On a terminal's Ctrl-C the benchmark has the signal already; on `kill` of this script it has not.
   if (bench) await stopProcess(bench, { signal: signal ?? 'SIGTERM', graceMs: 10_000 });
   await stopTemporalServers(); // even one still starting
+  if (cluster) await cluster.stop();
+  if (clusterDrop) await clusterDrop();
   if (dbFile) rmSync(path.dirname(dbFile), { recursive: true, force: true });
   process.exit(code);
 }
@@ -157,8 +183,8 @@ const env = {
   THREADLINE_BENCH_METRICS_URL: server.metricsUrl,
   THREADLINE_BENCH_SERVER_PID: String(server.process.pid ?? ''),
 };
-function runBench(file, args) {
-  bench = spawn(binPath('tsx'), [file, ...args], { cwd: ROOT, env, stdio: 'inherit', shell: IS_WINDOWS });
+function runBench(file, args, extraEnv = {}) {
+  bench = spawn(binPath('tsx'), [file, ...args], { cwd: ROOT, env: { ...env, ...extraEnv }, stdio: 'inherit', shell: IS_WINDOWS });
   return new Promise((resolve) => {
     bench.on('error', (err) => {
       console.error(`[threadline] could not start ${file}: ${err.message}`);
@@ -200,6 +226,48 @@ if (exitCode === 0 && !exiting && wanted('longterm-eval')) {
 if (exitCode === 0 && !exiting && wanted('react-mem')) {
   if (only === null) console.log('');
   exitCode = await runBench('bench/react-mem.ts', []);
+}
+// ---- --cluster: the production-shaped cluster beside the dev server
+if (clusterMode && !exiting) {
+  const id = randomBytes(4).toString('hex');
+  const databases = { temporal: `threadline_bench_${id}_temporal`, visibility: `threadline_bench_${id}_visibility` };
+  const memoryDb = `threadline_bench_${id}_memory`;
+  const pg = postgresFromEnv();
+  try {
+    const tools = await ensureClusterServer();
+    clusterDrop = async () => {
+      await dropDatabases({ sqlBin: tools.sqlBin, databases });
+      await dropDatabase({ sqlBin: tools.sqlBin, name: memoryDb });
+    };
+    const started = performance.now();
+    await setupSchemas({ ...tools, databases });
+    await createDatabase({ sqlBin: tools.sqlBin, pg, name: memoryDb });
+    cluster = await startClusterTemporal({
+      serverBin: tools.serverBin,
+      temporalBin,
+      logDir: mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-cluster-logs-')),
+      databases,
+      ports: await freePorts(),
+    });
+    log(`cluster ready at ${cluster.address} in ${Math.round(performance.now() - started)} ms (16 shards on PostgreSQL; services as separate processes)`);
+  } catch (err) {
+    console.error(`[threadline] error: the cluster did not start: ${err instanceof Error ? err.message : err}`);
+    await finish(1);
+  }
+  exitCode = await runBench('bench/cluster-steps.ts', clusterArgs, { THREADLINE_BENCH_CLUSTER_ADDRESS: cluster.address });
+  const databaseUrl = `postgres://${encodeURIComponent(pg.user)}${pg.password ? `:${encodeURIComponent(pg.password)}` : ''}@${pg.host}:${pg.port}/${memoryDb}`;
+  for (const workers of [1, 2]) {
+    if (exitCode !== 0 || exiting) break;
+    console.log('');
+    exitCode = await runBench('bench/many-runs.ts', [...manyRunsArgs, '--workers', String(workers)], {
+      TEMPORAL_ADDRESS: cluster.address,
+      THREADLINE_BENCH_SERVER_LABEL: 'cluster',
+      THREADLINE_BENCH_VARIANT: `cluster-${workers}w`,
+      THREADLINE_BENCH_DYNAMIC_CONFIG: '[]',
+      MEMORY_STORE: 'postgres',
+      DATABASE_URL: databaseUrl,
+    });
+  }
 }
 if (exiting) await new Promise(() => {}); // interrupted: finish() is already shutting down
 await finish(exitCode);

@@ -138,8 +138,7 @@ export async function setupSchemas({ sqlBin, schemaRoot, pg = postgresFromEnv(),
     const db = databases[step.database];
     const versioned = path.join(schemaRoot, step.dir, 'versioned');
     const base = sqlToolArgs(pg, db);
-    const create = await execFileP(sqlBin, [...base, 'create-database', '--defaultdb', 'postgres'], 60_000);
-    if (!create.ok && !/already exists/i.test(create.out)) throw new Error(`temporal-sql-tool create-database ${db} failed: ${create.out}`);
+    await createDatabase({ sqlBin, pg, name: db });
     const setup = await execFileP(sqlBin, [...base, 'setup-schema', '-v', '0.0'], 60_000);
     if (!setup.ok) throw new Error(`temporal-sql-tool setup-schema ${db} failed: ${setup.out}`);
     const update = await execFileP(sqlBin, [...base, 'update-schema', '-d', versioned], 180_000);
@@ -147,12 +146,20 @@ export async function setupSchemas({ sqlBin, schemaRoot, pg = postgresFromEnv(),
   }
 }
 
-/** Drops the databases of a cluster (tests' scratch databases). */
+/** Creates database `name` (idempotent), e.g. the memory store's beside Temporal's. */
+export async function createDatabase({ sqlBin, pg = postgresFromEnv(), name }) {
+  const r = await execFileP(sqlBin, [...sqlToolArgs(pg, name), 'create-database', '--defaultdb', 'postgres'], 60_000);
+  if (!r.ok && !/already exists/i.test(r.out)) throw new Error(`temporal-sql-tool create-database ${name} failed: ${r.out}`);
+}
+
+/** Drops database `name` (scratch databases of tests and benchmarks). */
+export async function dropDatabase({ sqlBin, pg = postgresFromEnv(), name }) {
+  await execFileP(sqlBin, [...sqlToolArgs(pg, name), 'drop-database', '--defaultdb', 'postgres', '--force'], 60_000);
+}
+
+/** Drops Temporal's databases of a cluster (tests' and benchmarks' scratch ones). */
 export async function dropDatabases({ sqlBin, pg = postgresFromEnv(), databases }) {
-  for (const step of CLUSTER.schema) {
-    const db = databases[step.database];
-    await execFileP(sqlBin, [...sqlToolArgs(pg, db), 'drop-database', '--defaultdb', 'postgres', '--force'], 60_000);
-  }
+  for (const step of CLUSTER.schema) await dropDatabase({ sqlBin, pg, name: databases[step.database] });
 }
 
 /** The environment of one service process (the same variables docker-compose.yml sets per container). */

@@ -12,8 +12,8 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLUSTER } from './cluster-settings.mjs';
-import { DEFAULT_PORTS, ensureClusterServer, ensureUiServer, postgresFromEnv, setupSchemas, startClusterTemporal } from './cluster-temporal.mjs';
-import { IS_WINDOWS, ROOT, WORKER_NODE_FLAGS, binPath, bold, canConnect, color, dim, ensureDeps, ensureTemporal, execFileP, fail, log, sleep, stopProcess, waitForTcp } from './lib.mjs';
+import { DEFAULT_PORTS, createDatabase, ensureClusterServer, ensureUiServer, postgresFromEnv, setupSchemas, startClusterTemporal } from './cluster-temporal.mjs';
+import { IS_WINDOWS, ROOT, WORKER_NODE_FLAGS, binPath, bold, canConnect, color, dim, ensureDeps, ensureTemporal, fail, log, sleep, stopProcess, waitForTcp } from './lib.mjs';
 
 const env = process.env;
 const startedAt = Date.now();
@@ -65,24 +65,7 @@ try {
 log(`PostgreSQL ${pg.host}:${pg.port}: schemas of ${CLUSTER.databases.temporal} and ${CLUSTER.databases.visibility} (temporal-sql-tool)…`);
 try {
   await setupSchemas({ ...tools, pg });
-  const memory = await execFileP(tools.sqlBin, [
-    '--plugin',
-    CLUSTER.sqlPlugin,
-    '--endpoint',
-    pg.host,
-    '--port',
-    String(pg.port),
-    '--user',
-    pg.user,
-    '--password',
-    pg.password,
-    '--database',
-    CLUSTER.databases.memory,
-    'create-database',
-    '--defaultdb',
-    'postgres',
-  ]);
-  if (!memory.ok && !/already exists/i.test(memory.out)) throw new Error(`could not create database ${CLUSTER.databases.memory}: ${memory.out}`);
+  await createDatabase({ sqlBin: tools.sqlBin, pg, name: CLUSTER.databases.memory });
 } catch (err) {
   fail(err.message);
 }
