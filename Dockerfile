@@ -16,7 +16,7 @@ RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 
 ENV DATA_DIR=/app/data \
-    TEMPORAL_ADDRESS=temporal:7233 \
+    TEMPORAL_ADDRESS=temporal-frontend:7233 \
     TASK_QUEUE=threadline
 
 # The worker by default, its V8 heap bounded (docs/operations.md "Worker memory"); the api service overrides this with `npx tsx src/api/server.ts`.

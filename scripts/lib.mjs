@@ -366,8 +366,9 @@ export function stopTemporalServers() {
  * it is even loaded: most of a step's ≈ 100 ms. Measured from the server's own metrics
  * (`task_latency_load`; `npm run bench` reports them) — docs/operations.md "Server latency settings".
  * Timer (activity timeouts, retries' back-off, `sleep`), visibility (list endpoints) and outbound
- * (Nexus, callbacks) readers share the same limit and get the same setting. A production cluster
- * has many shards, each with its own reader, and should keep its defaults.
+ * (Nexus, callbacks) readers share the same limit and get the same setting. A cluster has many
+ * shards, each with its own reader, so the limit binds less there; the production-shaped cluster
+ * (`npm run cluster`, deploy/temporal/dynamicconfig.yaml) still applies the same four values.
  */
 export const LOW_LATENCY_DYNAMIC_CONFIG = Object.freeze({
   'history.transferProcessorMaxPollRPS': 10000,
