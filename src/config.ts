@@ -60,6 +60,11 @@ export const ConfigSchema = z.object({
   REFLECTION: z.enum(['off', 'failures', 'periodic']).default('failures'),
   /** Tree runs with periodic reflection: a task takes stock after every this many iterations (0: only before its limit). */
   REFLECTION_EVERY: z.coerce.number().int().min(0).max(100).default(5),
+  /**
+   * Tools whose calls wait for a person's approval before they run: names or patterns, comma-separated
+   * (`*` for all, `github.*` for an MCP server's, `agent.*` for sub-agents). A run's `approval` adds to it.
+   */
+  TOOL_APPROVAL: z.preprocess(blankToUndefined, z.string().max(4000).optional()),
   /** Schedules (`/v1/schedules`) one user may have. */
   SCHEDULES_PER_USER: z.coerce.number().int().min(0).max(10_000).default(50),
   /** Folder of blueprint files (plan templates, seed 003 §9); the repository's `blueprints/` when unset. */

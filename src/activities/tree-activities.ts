@@ -9,7 +9,8 @@ import { findTask, levelOf, pathTo, treeProblems, type TaskNode, type TaskSpec }
 import { episodeLine, factLine } from '../longterm/context-chunks';
 import { allows, refusedAction } from '../planning/capabilities';
 import type { ChatMessage } from '../text/chat-message';
-import { headForHistory, type ExecutionState } from '../planning/execution-state';
+import { findStep, headForHistory, type ExecutionState } from '../planning/execution-state';
+import { approvalNeeded } from '../planning/approval';
 import type { TreeCallName } from '../planning/schemas';
 import type { ReactActionReply, ReflectionReply, SpinCheckReply, TaskTreeReply } from '../planning/tree-schemas';
 import { completeStructured } from '../llm/structured';
@@ -154,7 +155,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
      * Both are journaled under the activity's idempotency key, so a retry after a crash neither
      * asks the model again nor repeats a finished tool call.
      */
-    async reactStep({ state: given, taskIndex, stepId, ...memory }: { state: ExecutionState; taskIndex: string; stepId: string } & TreeCallMemory): Promise<ReactStepResult> {
+    async reactStep({ state: given, taskIndex, stepId, hold, ...memory }: Parameters<TreeCalls['reactStep']>[0]): Promise<ReactStepResult> {
       current(given);
       return withHeartbeats(async (signal) => {
         const state = await prepared(given, memory);
@@ -171,8 +172,10 @@ export function createTreeActivities(deps: TreeActivityDeps) {
           reply = await ask({ ...(await context('react_action', state, taskIndex)), call: 'react_action' }, signal);
           await deps.store.put(JOURNAL, `${key}:action`, reply);
         }
+        // A call its policy holds is not made: the engine waits for a person's approval first.
+        const held = reply.action === 'tool' ? approvalNeeded(reply.tool ?? '', hold) : null;
         // A sub-agent is no tool call here: its child run is the engine's to start.
-        if (reply.action === 'tool' && agentNameOf(reply.tool ?? '') === null) handOverUnlessQuick(deps.tools, [reply.tool ?? '']);
+        if (reply.action === 'tool' && held === null && agentNameOf(reply.tool ?? '') === null) handOverUnlessQuick(deps.tools, [reply.tool ?? '']);
         // The task's working memory (seed 004): a tool call is a step record (its thought, the
         // action, the result, its status and time); any other action is the thought and the choice.
         if (reply.action !== 'tool') {
@@ -182,6 +185,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
         const call = { stepId, tool: reply.tool ?? '', args: reply.args ?? {} };
         // Tools turned off for the run (a capability switch): the call is refused, not made.
         if (!allows(state.allow, 'tools')) return { reply, observation: { kind: 'error' as const, content: refusedAction('tools') }, ...version };
+        if (held !== null) return { reply, observation: null, held, ...version };
         // A sub-agent runs as a child run the engine starts; a call that cannot be made is the action's error.
         const resolved = agentNameOf(call.tool) !== null ? resolveAgentCall(deps.agents ?? [], state.agent, call.tool, call.args) : null;
         if (resolved?.ok) return { reply, observation: null, agent: resolved.invocation, ...version };
@@ -220,6 +224,21 @@ export function createTreeActivities(deps: TreeActivityDeps) {
         const tree = expandBlueprint(blueprint, params);
         const problems = treeProblems(tree, { maxDepth: limits.maxDepth - levelOf(taskIndex) + 1, maxFanout: limits.maxFanout });
         return problems.length ? { error: `blueprint ${name} does not fit under task ${taskIndex}: ${problems.join('; ')}` } : { tree };
+      });
+    },
+
+    /** A held call a person approved: made now, with the arguments they approved, and recorded as the iteration's step. */
+    async runHeldCall({ state: given, taskIndex, stepId, tool, args, ...memory }: Parameters<TreeCalls['runHeldCall']>[0]): Promise<Pick<ReactStepResult, 'observation' | 'agent'>> {
+      current(given);
+      return withHeartbeats(async (signal) => {
+        const state = await prepared(given, memory);
+        const key = idempotencyKey();
+        const resolved = agentNameOf(tool) !== null ? resolveAgentCall(deps.agents ?? [], state.agent, tool, args) : null;
+        if (resolved?.ok) return { observation: null, agent: resolved.invocation };
+        const done = resolved ? { kind: 'error' as const, content: resolved.error } : await journaledWork(deps.store, key, () => runToolStep(deps, state, { stepId, tool, args }, key, signal));
+        const step = findStep(state, stepId);
+        if (step) await rememberInRun(deps, state, stepChunks(state, { ...step, args }, done), `task ${taskIndex} ${tool}`, key);
+        return { observation: headForHistory({ kind: done.kind, content: done.content }) };
       });
     },
 

@@ -36,12 +36,14 @@ import {
   HealthSchema,
   ReplyAcceptedSchema,
   ReviewAcceptedSchema,
+  ApprovalAcceptedSchema,
   RunListSchema,
   RunStartedSchema,
   SteerAcceptedSchema,
 } from './response-schemas';
 import { documented, mount, routesOf } from './routes-registry';
-import { CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
+import { BUILTIN_TOOLS } from '../tools/registry';
+import { ApprovalBody, CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
 import { sessionsRouter } from './sessions-routes';
 import { isLoopback, loopbackHostsOnly } from './host-guard';
 import { schedulesRouter, type SchedulesRouterOptions } from './schedules-routes';
@@ -49,7 +51,7 @@ import { threadsRouter } from './threads-routes';
 import { traceRequests } from '../telemetry/http-spans';
 
 export interface AppOptions {
-  runs: Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'skip' | 'redo' | 'cancel' | 'list'> & Partial<Pick<Runs, 'ownerOf'>>;
+  runs: Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'approve' | 'skip' | 'redo' | 'cancel' | 'list'> & Partial<Pick<Runs, 'ownerOf'>>;
   /** The tree limits, when given, check an edited tree in a review before it reaches the run (400 instead of 409). */
   /** `HOST`: with THREADLINE_AUTH=none on a loopback address, requests naming another host are refused (DNS rebinding). */
   config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'> & Partial<Pick<Config, 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'HOST'>>;
@@ -177,6 +179,7 @@ export function createApp(options: AppOptions): Express {
       const sessionOwner = options.sessions?.ownerOf?.bind(options.sessions);
       if (caller?.role === 'user' && body.sessionId && sessionOwner && (await sessionOwner(body.sessionId)) !== caller.userId) throw new SessionNotFoundError(body.sessionId);
       const { runId, status } = await runs.start({
+        ...(body.approval ? { approval: body.approval } : {}),
         userId: body.userId,
         goal: body.goal,
         ...(body.sessionId !== undefined ? { sessionId: body.sessionId } : {}),
@@ -241,6 +244,31 @@ export function createApp(options: AppOptions): Express {
     async ({ params, body }, _req, res) => {
       await runs.reply(params.runId, body.text);
       res.status(202).json({ runId: params.runId, status: 'running' });
+    },
+  );
+
+  runRoutes.post(
+    '/v1/runs/:runId/approval',
+    {
+      summary: 'Approve, edit or reject the tool call a run waits on (`waiting_approval`)',
+      description:
+        "`reject` becomes an observation of kind `rejected` holding the feedback, which the model sees when it replans; `edit` runs the tool with `args` (checked against a built-in tool's schema here, 400 when they do not fit) and records both.",
+      request: { params: RunParams, body: ApprovalBody },
+      responses: { 202: { description: 'Delivered', schema: ApprovalAcceptedSchema } },
+      errors: { 404: 'No such run', 409: 'That step is not waiting for approval (`not_waiting`)' },
+    },
+    async ({ params, body }, _req, res) => {
+      if (body.decision === 'edit' && body.args) {
+        const pending = (await runs.get(params.runId)).pendingApproval;
+        const tool = pending && pending.stepId === body.stepId ? BUILTIN_TOOLS.find((t) => t.name === pending.tool) : undefined;
+        const checked = tool?.input.safeParse(body.args);
+        if (checked && !checked.success)
+          throw new ApiError(400, 'invalid_request', `the edited args do not fit ${tool?.name ?? 'the tool'}`, {
+            args: checked.error.issues.map((i) => `${i.path.join('.') || '(args)'}: ${i.message}`),
+          });
+      }
+      await runs.approve(params.runId, { stepId: body.stepId, decision: body.decision, ...(body.args ? { args: body.args } : {}), ...(body.feedback ? { feedback: body.feedback } : {}) });
+      res.status(202).json({ runId: params.runId, stepId: body.stepId, decision: body.decision });
     },
   );
 

@@ -57,6 +57,7 @@ export const HealthSchema = z.object({ ok: z.literal(true) });
 export const RunStartedSchema = z.object({ runId, status: z.enum(RUN_STATUSES), uiUrl: z.string().meta({ description: 'The run in the Temporal Web UI' }) });
 export const ReplyAcceptedSchema = z.object({ runId, status: z.literal('running') });
 export const ReviewAcceptedSchema = z.object({ runId, decision: z.enum(['approve', 'revise', 'reject']), planId: z.string() });
+export const ApprovalAcceptedSchema = z.object({ runId, stepId: z.string(), decision: z.enum(['approve', 'reject', 'edit']) });
 export const SteerAcceptedSchema = z.object({ runId, index: z.string(), action: z.enum(['skip', 'redo']) });
 export const CancelAcceptedSchema = z.object({ runId });
 

@@ -38,7 +38,19 @@ export const CreateRunBody = z.object({
    * @default all true
    */
   allow: z.object({ tools: z.boolean(), askUser: z.boolean(), plan: z.boolean(), blueprints: z.boolean(), recall: z.boolean() }).partial().strict().optional() satisfies z.ZodType<Allow | undefined>,
+  /** Tools whose calls wait for a person's approval in this run (names or patterns, `*` for all), added to TOOL_APPROVAL. */
+  approval: z.array(z.string().trim().min(1).max(200)).max(100).optional(),
 });
+
+/** `POST /v1/runs/:runId/approval`: a person's decision on the tool call that waits. `edit` needs `args`. */
+export const ApprovalBody = z
+  .object({
+    stepId: z.string().min(1).max(100),
+    decision: z.enum(['approve', 'reject', 'edit']),
+    args: z.record(z.string(), z.unknown()).optional(),
+    feedback: z.string().max(MAX_TEXT_CHARS).optional(),
+  })
+  .refine((b) => b.decision !== 'edit' || b.args !== undefined, { message: 'an edit needs args', path: ['args'] });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
 
 export const ReplyBody = z.object({

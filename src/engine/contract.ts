@@ -34,6 +34,11 @@ export interface PlanExecutionInput {
   sessionThreadId?: string | null;
   /** Seed 003's tree engine instead of seed 000's planner (absent: the planner). */
   engine?: 'tree';
+  /**
+   * Tools whose calls wait for a person's approval (names or patterns, `*` for all): the operator's
+   * TOOL_APPROVAL and what the run's starter added. Absent: none.
+   */
+  approval?: string[];
   /** Tree runs: wait for a person to review the proposed tree before executing it. @default false */
   review?: boolean;
   /**
@@ -225,12 +230,19 @@ export interface ReactStepResult {
   codeVersion?: CodeVersion;
   /** The memory thread the call opened (`TreeCallMemory.openThread`), for a run whose state names none yet. */
   threadId?: string;
+  /** The tool call waits for a person's approval (the policy's pattern that matched): it was not made. */
+  held?: string;
 }
 
 /** The activities a tree run calls, by name: `src/activities/tree-activities.ts` implements them. */
 export type TreeCalls = {
   proposeTree(input: ProposeTreeInput): Promise<{ tree: TaskTreeReply; model: string; codeVersion?: CodeVersion; threadId?: string }>;
-  reactStep(input: { state: ExecutionState; taskIndex: string; stepId: string } & TreeCallMemory): Promise<ReactStepResult>;
+  /** `hold`: tools whose calls wait for approval (the run's `approval`); absent: none. */
+  reactStep(input: { state: ExecutionState; taskIndex: string; stepId: string; hold?: string[] } & TreeCallMemory): Promise<ReactStepResult>;
+  /** A held call a person approved (with the arguments they gave): the tool's result, or the sub-agent to start. */
+  runHeldCall(
+    input: { state: ExecutionState; taskIndex: string; stepId: string; tool: string; args: Record<string, unknown> } & TreeCallMemory,
+  ): Promise<Pick<ReactStepResult, 'observation' | 'agent'>>;
   expandBlueprint(input: { state: ExecutionState; taskIndex: string; name: string } & TreeCallMemory): Promise<{ tree: TaskSpec } | { error: string }>;
   checkSpin(input: { state: ExecutionState; taskIndex: string } & TreeCallMemory): Promise<SpinCheckReply>;
   /** `level` absent: `deep` (a failed action), as runs recorded before asked. */

@@ -17,6 +17,7 @@ import type { Command, Engine, EngineEvent } from './core';
 import { Outbox } from './outbox';
 import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
 import { offFor, refusedAction } from '../planning/capabilities';
+import { approvalNeeded, approvalProblem, editNote, rejectionText, type ApprovalDecision } from '../planning/approval';
 import type { CloseOnAnswer, PlanAnswer, PlanCalls, PlanExecutionInput } from './contract';
 
 /** A person's answer to the question the run waits on. */
@@ -25,8 +26,13 @@ export interface ReplyEvent {
   text: string;
 }
 
-/** What reaches a plan run from outside: a person's reply, or a child run's report that it waits for one. */
-export type PlanPersonEvent = ReplyEvent | ChildReportEvent;
+/** A person's decision on the tool call waiting for approval. */
+export interface ApprovalEvent extends ApprovalDecision {
+  kind: 'approval';
+}
+
+/** What reaches a plan run from outside: a person's reply or approval decision, or a child run's report that it waits for one. */
+export type PlanPersonEvent = ReplyEvent | ApprovalEvent | ChildReportEvent;
 export type PlanCommand = Command<PlanCalls>;
 export type PlanEvent = EngineEvent<PlanCalls, PlanPersonEvent, ExecutionState>;
 
@@ -46,6 +52,7 @@ type Waiting =
   | { for: 'step'; stepId: string }
   | { for: 'answer'; stepId: string | null }
   | { for: 'reply'; stepId: string }
+  | { for: 'approval'; stepId: string }
   | { for: 'child'; stepId: string }
   | { for: 'agent'; stepId: string }
   | { for: 'agent_run'; stepId: string; agent: string }
@@ -80,6 +87,11 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
     return this.#state.status === 'waiting_user' && (this.#waiting.for === 'reply' || (isChildWait(this.#waiting) && this.#relay.open));
   }
 
+  /** Why an approval decision cannot be taken now, or null when it can (the update's validator). */
+  approvalProblem(decision: ApprovalDecision): string | null {
+    return this.#waiting.for === 'approval' ? approvalProblem(this.#state, decision) : `run is ${this.#state.status}, not waiting for an approval`;
+  }
+
   start(_now: Date): PlanCommand[] {
     this.#waiting = { for: 'plan' };
     // A plan that begins with its respond step comes with its answer, and then closes the run too.
@@ -111,6 +123,9 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
         this.#publish(model.recordReply(this.#state, waiting.stepId, event.text, now));
         return this.#replan(`replan after the reply to ${waiting.stepId}`);
       }
+      case 'approval':
+        if (waiting.for !== 'approval' || waiting.stepId !== event.stepId) throw new Error(`an approval arrived while the run waits for ${waiting.for}`);
+        return this.#decided(event, now);
       case 'child_ended': {
         // A question it asked through this run and nobody answered (it was cancelled, say) is dropped.
         if (this.#relay.drop(this.#relayHost(now), now) && this.#state.status === 'waiting_user') this.#publish(model.resume(this.#state, now));
@@ -200,17 +215,15 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
         return this.#emit(this.#respond(step.id, stepSummary(step)));
       case 'tool':
       case 'reason': {
-        const agent = step.type === 'tool' ? agentNameOf(step.tool) : null;
-        if (agent !== null) {
-          // A sub-agent is a child run: an activity looks its profile up (workflow code holds none), then it starts.
+        // A call its policy holds waits for a person first (built-in, MCP and sub-agent tools alike).
+        const held = step.type === 'tool' ? approvalNeeded(step.tool ?? '', this.input.approval) : null;
+        if (held !== null) {
           this.#publish(model.startStep(this.#state, step.id, now));
-          this.#waiting = { for: 'agent', stepId: step.id };
-          return this.#emit({ kind: 'call', activity: 'resolveAgent', input: { state: this.#state, stepId: step.id }, policy: 'model', summary: `agent ${agent}: ${stepSummary(step)}`.slice(0, 200) });
+          this.#publish(model.awaitApproval(this.#state, { stepId: step.id, tool: step.tool ?? '', args: step.args ?? {}, reason: `TOOL_APPROVAL ${held}` }, now));
+          this.#waiting = { for: 'approval', stepId: step.id };
+          return this.#emit({ kind: 'await_person' });
         }
-        // The step and the replan after it are one activity: ~6 history events per step.
-        this.#publish(model.startStep(this.#state, step.id, now));
-        this.#waiting = { for: 'step', stepId: step.id };
-        return this.#emit({ kind: 'call', activity: 'executeStep', input: { state: this.#state, stepId: step.id }, policy: 'step', summary: `${stepSummary(step)} → replan` });
+        return this.#execute(step, now);
       }
       case 'ask_user':
         this.#publish(model.startStep(this.#state, step.id, now));
@@ -220,6 +233,42 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
       case 'subplan':
         return this.#subplan(step, now);
     }
+  }
+
+  /** A tool or reason step as an activity, or a sub-agent as a child run. */
+  #execute(step: PlanStep, now: Date): PlanCommand[] {
+    const agent = step.type === 'tool' ? agentNameOf(step.tool) : null;
+    if (agent !== null) {
+      // A sub-agent is a child run: an activity looks its profile up (workflow code holds none), then it starts.
+      this.#publish(model.startStep(this.#state, step.id, now));
+      this.#waiting = { for: 'agent', stepId: step.id };
+      return this.#emit({ kind: 'call', activity: 'resolveAgent', input: { state: this.#state, stepId: step.id }, policy: 'model', summary: `agent ${agent}: ${stepSummary(step)}`.slice(0, 200) });
+    }
+    // The step and the replan after it are one activity: ~6 history events per step.
+    this.#publish(model.startStep(this.#state, step.id, now));
+    this.#waiting = { for: 'step', stepId: step.id };
+    return this.#emit({ kind: 'call', activity: 'executeStep', input: { state: this.#state, stepId: step.id }, policy: 'step', summary: `${stepSummary(step)} → replan` });
+  }
+
+  /**
+   * A person's decision on the call that waits: approved (or with edited arguments, recorded beside the
+   * proposed ones) it runs; rejected it is done with, the feedback an observation (`rejected`) the replan sees.
+   */
+  #decided(event: ApprovalEvent, now: Date): PlanCommand[] {
+    const pending = this.#state.pendingApproval;
+    const step = model.findStep(this.#state, event.stepId);
+    if (!pending || !step) throw new Error(`no call waits for approval at step ${event.stepId}`);
+    if (event.decision === 'reject') {
+      this.#publish(model.decideApproval(this.#state, step.id, undefined, now));
+      this.#publish(model.finishStep(this.#state, step.id, 'skipped', { kind: 'rejected', content: rejectionText(pending, event.feedback) }, now));
+      return this.#replan(`replan after the person rejected ${pending.tool} (${step.id})`);
+    }
+    const args = event.decision === 'edit' ? event.args : undefined;
+    this.#publish(model.decideApproval(this.#state, step.id, args, now));
+    if (args) {
+      this.#publish(model.addObservation(this.#state, step.id, { kind: 'user_reply', content: editNote(pending, args, event.feedback) }, now));
+    }
+    return this.#execute(model.findStep(this.#state, step.id) ?? step, now);
   }
 
   /** The run's close found it answered by a call whose task did not count (`Engine.answeredBefore`): it ends with that answer. */
@@ -267,6 +316,8 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
       // Its questions reach the person through this run.
       relayQuestions: true,
       ...(this.input.allow ? { allow: this.input.allow } : {}),
+      // Held calls stay held in its sub-plans.
+      ...(this.input.approval ? { approval: this.input.approval } : {}),
       ...(this.input.sessionThreadId ? { sessionThreadId: this.input.sessionThreadId } : {}),
       // A sub-plan of an agent's run is still that agent's work.
       ...(this.input.agent ? { agent: this.input.agent } : {}),

@@ -7,7 +7,7 @@ import type { RunReport } from './contract';
 /**
  * The `notify_parent` command for a change from `previous` to the state's status, or null: a run
  * reports when it waits for a reply, when it resumes after one, and when it ends. A wait for plan
- * review is not reported (a session routes replies, not reviews).
+ * review or for a tool's approval is not reported (a session routes replies, not decisions).
  */
 export function parentReport<A extends ActivityMap>(state: ExecutionState, previous: RunStatus, reportTo: string | null): Command<A> | null {
   const status = state.status;
@@ -18,10 +18,10 @@ export function parentReport<A extends ActivityMap>(state: ExecutionState, previ
   return { kind: 'notify_parent', parentId: reportTo, report };
 }
 
-/** What a run's report says of its state (its status, question, answer or error); none while it waits for plan review. */
+/** What a run's report says of its state (its status, question, answer or error); none while it waits for plan review or a tool's approval. */
 export function runReport(state: ExecutionState): RunReport | null {
   const status = state.status;
-  if (status === 'waiting_review') return null;
+  if (status === 'waiting_review' || status === 'waiting_approval') return null;
   return {
     runId: state.runId,
     status,

@@ -47,6 +47,8 @@ export function agentRunInput(parent: { input: PlanExecutionInput; runId: string
     relayQuestions: true,
     // What the run may not do, its sub-agents may not either.
     ...(parent.input.allow ? { allow: parent.input.allow } : {}),
+    // So do the calls it holds for approval.
+    ...(parent.input.approval ? { approval: parent.input.approval } : {}),
     // A run under review has its sub-agents' plans reviewed too.
     ...(parent.input.review ? { review: true } : {}),
     ...engineFields(call.engine, parent.input.treeLimits),

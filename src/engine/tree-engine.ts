@@ -30,7 +30,8 @@ import {
   type TaskSpec,
 } from '../planning/task-tree';
 import type { Command, Engine, EngineEvent } from './core';
-import type { ReplyEvent } from './plan-engine';
+import type { ApprovalEvent, ReplyEvent } from './plan-engine';
+import { approvalProblem, editNote, rejectionText, type ApprovalDecision } from '../planning/approval';
 import { Outbox } from './outbox';
 import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
 import { offFor, refusedAction } from '../planning/capabilities';
@@ -48,7 +49,7 @@ export interface SteerEvent extends TaskSteer {
   kind: 'skip' | 'redo';
 }
 export type { ChildReportEvent } from './relay';
-export type TreePersonEvent = ReplyEvent | ReviewEvent | SteerEvent | ChildReportEvent;
+export type TreePersonEvent = ReplyEvent | ReviewEvent | SteerEvent | ChildReportEvent | ApprovalEvent;
 
 /** Why a skip or redo cannot be taken: the task is unknown, it cannot be now, or a child run executes it. */
 export type SteerRefusal = { kind: 'unknown' | 'notNow'; message: string } | { kind: 'delegated'; message: string; childRunId: string };
@@ -88,6 +89,9 @@ type Waiting =
   | { for: 'spin'; taskIndex: string }
   /** A task at its iteration limit, summarised before it aborts. */
   | { for: 'summary'; taskIndex: string }
+  /** An iteration's tool call held for a person's approval, then (approved) made by `runHeldCall`. */
+  | { for: 'approval'; taskIndex: string; stepId: string }
+  | { for: 'held_call'; taskIndex: string; stepId: string }
   | { for: 'answer' }
   | { for: 'nothing' };
 
@@ -123,6 +127,11 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
 
   canTakeReply(): boolean {
     return this.#state.status === 'waiting_user' && (this.#waiting.for === 'reply' || (isChildWait(this.#waiting) && this.#relay.open));
+  }
+
+  /** Why an approval decision cannot be taken now, or null when it can (the update's validator). */
+  approvalProblem(decision: ApprovalDecision): string | null {
+    return this.#waiting.for === 'approval' ? approvalProblem(this.#state, decision) : `run is ${this.#state.status}, not waiting for an approval`;
   }
 
   /** Why a review decision cannot be taken now, or null when it can (the update's validator). */
@@ -199,6 +208,9 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
         return this.#schedule(now);
       case 'child_report':
         return this.#childReport(waiting, event.report, now);
+      case 'approval':
+        if (waiting.for !== 'approval' || waiting.stepId !== event.stepId) throw new Error(`an approval arrived while the run waits for ${waiting.for}`);
+        return this.#decided(waiting, event, now);
       case 'review':
         if (waiting.for === 'subtree_review') return this.#subtreeReview(waiting, event, now);
         if (waiting.for !== 'review') throw new Error(`a review arrived while the run waits for ${waiting.for}`);
@@ -245,6 +257,21 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
         );
         // A failed action's reflection is followed by the spin checks; a stock-taking came after them.
         return level === 'deep' ? this.#afterCall(waiting.taskIndex, now, true) : this.#schedule(now);
+      }
+      case 'runHeldCall': {
+        if (waiting.for !== 'held_call') throw new Error(`a held call's result arrived while the run waits for ${waiting.for}`);
+        const { taskIndex, stepId } = waiting;
+        const { observation, agent } = event.value;
+        const step = model.findStep(this.#state, stepId);
+        if (agent && step) {
+          // An approved sub-agent call: the agent's run is the next step.
+          this.#publish(model.finishStep(this.#state, stepId, 'completed', { kind: 'reason', content: `approved: agent ${agent.agent.name} runs it` }, now));
+          return this.#startAgent(taskIndex, step.description, { thought: step.description, action: 'tool', tool: step.tool ?? '', args: step.args ?? {} }, agent, now);
+        }
+        const obs = observation ?? { kind: 'error' as const, content: 'the tool gave no result' };
+        // The call wrote the step's record to the thread.
+        this.#recordedBy(() => this.#publish(model.finishStep(this.#state, stepId, obs.kind === 'error' ? 'failed' : 'completed', obs, now)));
+        return obs.kind === 'error' ? this.#reflect(taskIndex, `a failed ${step?.tool ?? 'tool'} call`, now) : this.#afterCall(taskIndex, now);
       }
       case 'summarizeTask': {
         if (waiting.for !== 'summary') throw new Error(`a task summary arrived while the run waits for ${waiting.for}`);
@@ -345,7 +372,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       return this.#emit({
         kind: 'call',
         activity: 'reactStep',
-        input: { state: this.#state, taskIndex: next.index, stepId },
+        input: { state: this.#state, taskIndex: next.index, stepId, ...(this.input.approval?.length ? { hold: this.input.approval } : {}) },
         policy: 'step',
         summary: `task ${next.index} · iteration ${next.iterations + 1}: ${next.name}`.slice(0, 200),
       });
@@ -390,6 +417,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       scope: { index: group.index, tree: this.#tree(), rootRunId, threadId: this.#state.threadId, ...(this.#state.codeVersion ? { codeVersion: this.#state.codeVersion } : {}) },
       ...(this.input.sessionThreadId ? { sessionThreadId: this.input.sessionThreadId } : {}),
       ...(this.input.allow ? { allow: this.input.allow } : {}),
+      ...(this.input.approval ? { approval: this.input.approval } : {}),
       // A group of an agent's run is still that agent's work.
       ...(this.input.agent ? { agent: this.input.agent } : {}),
     };
@@ -503,6 +531,8 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
           this.#publish(model.appendStep(this.#state, { type: 'reason', description: `[${waiting.taskIndex}] skipped while it ran` }, 'skipped', observation, now, { task: waiting.taskIndex }));
         } else this.#publish(model.finishStep(this.#state, waiting.stepId, 'skipped', observation, now));
         if (this.#state.status === 'waiting_user') this.#publish(model.withTree(this.#state, this.#tree(), now, { status: 'running' }));
+        // A call of the task held for approval is dropped with it.
+        if (this.#state.status === 'waiting_approval') this.#publish(model.decideApproval(this.#state, waiting.stepId, undefined, now));
         return this.#schedule(now);
       }
     } else {
@@ -545,7 +575,41 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     return ok ? this.#afterCall(taskIndex, now) : this.#reflect(taskIndex, `a failed call of agent ${waiting.agent}`, now);
   }
 
-  #acted(waiting: Extract<Waiting, { for: 'iteration' }>, { reply, observation, codeVersion, agent, threadId }: ReactStepResult, now: Date): TreeCommand[] {
+  /** The iteration's call waits for a person's approval (issue 28): a running step of the task, shown as `pendingApproval`. */
+  #hold(taskIndex: string, description: string, reply: ReactStepResult['reply'], reason: string, now: Date): TreeCommand[] {
+    const tool = reply.tool ?? '';
+    const args = reply.args ?? {};
+    this.#publish(model.appendStep(this.#state, { type: 'tool', description, tool, args }, 'running', null, now, { task: taskIndex }));
+    const stepId = this.#state.currentStepId ?? '';
+    this.#publish(model.awaitApproval(this.#state, { stepId, taskIndex, tool, args, reason: `TOOL_APPROVAL ${reason}` }, now));
+    this.#waiting = { for: 'approval', taskIndex, stepId };
+    return this.#emit({ kind: 'await_person' });
+  }
+
+  /** A person's decision: approved (or edited, both recorded) the call is made; rejected, the feedback is the step's observation and the task goes on. */
+  #decided(waiting: Extract<Waiting, { for: 'approval' }>, event: ApprovalEvent, now: Date): TreeCommand[] {
+    const { taskIndex, stepId } = waiting;
+    const pending = this.#state.pendingApproval;
+    if (!pending) throw new Error(`no call waits for approval at step ${stepId}`);
+    if (event.decision === 'reject') {
+      this.#publish(model.decideApproval(this.#state, stepId, undefined, now));
+      this.#publish(model.finishStep(this.#state, stepId, 'skipped', { kind: 'rejected', content: rejectionText(pending, event.feedback) }, now));
+      return this.#afterCall(taskIndex, now);
+    }
+    const args = event.decision === 'edit' ? event.args : undefined;
+    this.#publish(model.decideApproval(this.#state, stepId, args, now));
+    if (args) this.#publish(model.addObservation(this.#state, stepId, { kind: 'user_reply', content: editNote(pending, args, event.feedback) }, now));
+    this.#waiting = { for: 'held_call', taskIndex, stepId };
+    return this.#emit({
+      kind: 'call',
+      activity: 'runHeldCall',
+      input: { state: this.#state, taskIndex, stepId, tool: pending.tool, args: args ?? pending.args },
+      policy: 'step',
+      summary: `task ${taskIndex} · ${pending.tool} (approved)`.slice(0, 200),
+    });
+  }
+
+  #acted(waiting: Extract<Waiting, { for: 'iteration' }>, { reply, observation, codeVersion, agent, threadId, held }: ReactStepResult, now: Date): TreeCommand[] {
     const { taskIndex } = waiting;
     // A run that never proposed a tree (started from a blueprint) takes its code version from its first iteration.
     if (codeVersion && !this.#state.codeVersion) this.#state = { ...this.#state, codeVersion };
@@ -563,6 +627,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     }
     switch (reply.action) {
       case 'tool': {
+        if (held) return this.#hold(taskIndex, description, reply, held, now);
         if (agent) return this.#startAgent(taskIndex, description, reply, agent, now);
         const obs = observation ?? { kind: 'error' as const, content: 'the tool gave no result' };
         // The call wrote the step's record (its thought, the call, the result) to the thread.

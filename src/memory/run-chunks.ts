@@ -40,10 +40,12 @@ export type StepOutcome = Pick<Observation, 'kind' | 'content'> & { at?: string;
 /** The result half of a step record: the result (or error), seed 004's execution status, and its time. */
 function responseData(step: PlanStep, observation: StepOutcome, result: Record<string, unknown>) {
   const failed = observation.kind === 'error';
+  // A call the person rejected never ran: what they said is its record.
+  const rejected = observation.kind === 'rejected';
   return {
     step: step.id,
-    ...(failed ? { error: observation.content } : result),
-    status: failed ? 'error' : 'success',
+    ...(failed ? { error: observation.content } : rejected ? { rejected: observation.content } : result),
+    status: failed ? 'error' : rejected ? 'rejected' : 'success',
     ...(observation.at ? { at: observation.at } : {}),
     ...(observation.seconds !== undefined ? { seconds: observation.seconds } : {}),
   };
@@ -55,7 +57,7 @@ function responseData(step: PlanStep, observation: StepOutcome, result: Record<s
  * and does not try it again blindly (compaction keeps it verbatim longest too, see `isPreserved`).
  */
 export const FAILED_RESULT_PRIORITY = 55;
-const failedPriority = (observation: StepOutcome) => (observation.kind === 'error' ? { priority: FAILED_RESULT_PRIORITY } : {});
+const failedPriority = (observation: StepOutcome) => (observation.kind === 'error' || observation.kind === 'rejected' ? { priority: FAILED_RESULT_PRIORITY } : {});
 
 /**
  * The chunks a finished step adds. A tool step (or a sub-plan) is seed 004's step record: the

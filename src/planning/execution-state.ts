@@ -9,9 +9,13 @@ import type { Allow } from './capabilities';
 import type { CodeVersion } from './code-version';
 import type { StepSpec, StepType } from './schemas';
 import { renderTaskProgress, type TaskNode } from './task-tree';
+import type { PendingApproval } from './approval';
 
-/** `waiting_review`: a tree run waits for a person to approve, edit, revise or reject its proposed plan. */
-export const RUN_STATUSES = ['planning', 'running', 'waiting_user', 'waiting_review', 'completed', 'failed', 'cancelled'] as const;
+/**
+ * `waiting_review`: a tree run waits for a person to approve, edit, revise or reject its proposed plan;
+ * `waiting_approval`: a tool call waits for a person to approve, edit or reject it (`pendingApproval`).
+ */
+export const RUN_STATUSES = ['planning', 'running', 'waiting_user', 'waiting_review', 'waiting_approval', 'completed', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminal = (status: RunStatus): boolean => TERMINAL_STATUSES.includes(status);
@@ -22,7 +26,8 @@ export type RunEnding = 'answered' | 'finished' | 'step_limit' | 'failed' | 'can
 export const STEP_STATUSES = ['pending', 'running', 'completed', 'failed', 'replaced', 'skipped'] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
 
-export const OBSERVATION_KINDS = ['tool', 'reason', 'user_reply', 'snapshot', 'error', 'subplan'] as const;
+/** `rejected`: a person rejected a tool call waiting for approval; it holds their feedback. */
+export const OBSERVATION_KINDS = ['tool', 'reason', 'user_reply', 'snapshot', 'error', 'subplan', 'rejected'] as const;
 export type ObservationKind = (typeof OBSERVATION_KINDS)[number];
 
 export interface PlanStep {
@@ -86,6 +91,8 @@ export interface ExecutionState {
   agent?: RunAgent;
   /** Capability switches its starter turned off (src/planning/capabilities.ts); absent: everything on. */
   allow?: Allow;
+  /** The tool call waiting for a person's approval (status `waiting_approval`); absent or null otherwise. */
+  pendingApproval?: PendingApproval | null;
 }
 
 export interface NewRunInput {
@@ -214,6 +221,21 @@ export function headForHistory<O extends { content: string }>(obs: O): O {
 
 export function waitForUser(state: ExecutionState, stepId: string, now: Date): ExecutionState {
   return next(state, { status: 'waiting_user', currentStepId: stepId }, now);
+}
+
+/** A tool call waits for a person's approval before it runs. */
+export function awaitApproval(state: ExecutionState, pending: PendingApproval, now: Date): ExecutionState {
+  return next(state, { status: 'waiting_approval', currentStepId: pending.stepId, pendingApproval: pending }, now);
+}
+
+/** The person decided: the call runs (with `args` when they edited them) or, rejected, is done with. */
+export function decideApproval(state: ExecutionState, stepId: string, args: Record<string, unknown> | undefined, now: Date): ExecutionState {
+  return next(state, { status: 'running', pendingApproval: null, ...(args ? { steps: patchStep(state, stepId, { args }) } : {}) }, now);
+}
+
+/** An observation of a step that does not finish it (a person's edit of its arguments, say). */
+export function addObservation(state: ExecutionState, stepId: string, observation: Omit<Observation, 'at' | 'stepId'>, now: Date): ExecutionState {
+  return next(state, { observations: [...state.observations, makeObservation(stepId, observation, now)] }, now);
 }
 
 /** The run goes on without the reply it showed it waited for (the question was dropped). */

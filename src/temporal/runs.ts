@@ -22,6 +22,7 @@ import {
   runSearchAttributes,
   submitReplyUpdate,
   submitReviewUpdate,
+  submitApprovalUpdate,
   redoTaskUpdate,
   skipTaskUpdate,
   STEER_REFUSALS,
@@ -34,6 +35,7 @@ import {
 } from '../workflows/definitions';
 import { DEFAULT_RESEND, isNotReady, isUnavailable, resendUntilTaken, type ResendPolicy } from './resend';
 import type { Allow } from '../planning/capabilities';
+import { parsePatterns, runApproval, type ApprovalDecision } from '../planning/approval';
 import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../engine/contract';
 import { engineFields, type EngineChoice } from '../engine/run-inputs';
 import type { ReflectionMode } from '../engine/reflection';
@@ -54,6 +56,8 @@ export interface StartRunRequest {
   blueprint?: { name: string; tree: TaskSpec };
   /** Capability switches: what the run may not do (src/planning/capabilities.ts). @default everything on */
   allow?: Allow;
+  /** Tools whose calls wait for approval, added to TOOL_APPROVAL (never removing one). */
+  approval?: string[];
 }
 
 export class RunNotFoundError extends Error {
@@ -134,7 +138,7 @@ export class Runs {
       Config,
       'TASK_QUEUE' | 'MAX_STEPS' | 'MAX_SUBPLAN_DEPTH' | 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS' | 'SPIN_WARN_AT' | 'SPIN_STOP_AT' | 'PLAN_REVIEW'
     > &
-      Partial<Pick<Config, 'REFLECTION' | 'REFLECTION_EVERY'>>,
+      Partial<Pick<Config, 'REFLECTION' | 'REFLECTION_EVERY' | 'TOOL_APPROVAL'>>,
     /** How a person's input is resent while no worker takes it (resend.ts). */
     private readonly resend: ResendPolicy = DEFAULT_RESEND,
   ) {}
@@ -156,6 +160,7 @@ export class Runs {
   startOptions(request: StartRunRequest): RunStartOptions {
     const tree = request.engine === 'tree' || request.engine === 'react';
     const limits = treeLimitsOf(withTreeDefaults(this.config));
+    const approval = runApproval(parsePatterns(this.config.TOOL_APPROVAL), request.approval);
     const input: PlanExecutionInput = {
       userId: request.userId,
       goal: request.goal,
@@ -167,6 +172,7 @@ export class Runs {
       ...(tree && request.blueprint ? { blueprint: request.blueprint } : {}),
       // Only switches turned off are kept: a run with everything on has the input it always had.
       ...(request.allow && Object.values(request.allow).includes(false) ? { allow: request.allow } : {}),
+      ...(approval.length ? { approval } : {}),
     };
     return {
       taskQueue: this.config.TASK_QUEUE,
@@ -287,6 +293,17 @@ export class Runs {
       refused: async (err) => {
         const why = err.cause instanceof Error ? err.cause.message : err.message;
         throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)), 'a review', why);
+      },
+    });
+  }
+
+  /** A person's decision on the tool call waiting for approval (409 unless that step waits). */
+  async approve(runId: string, decision: ApprovalDecision): Promise<void> {
+    await this.sendToRun(runId, submitApprovalUpdate, decision, {
+      ended: (status) => new RunNotWaitingError(runId, status, 'an approval'),
+      refused: async (err) => {
+        const why = err.cause instanceof Error ? err.cause.message : err.message;
+        throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)), 'an approval', why);
       },
     });
   }

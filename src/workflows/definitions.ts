@@ -7,6 +7,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ExecutionState } from '../planning/execution-state';
 import { clip } from '../text/clip';
 import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../engine/contract';
+import type { ApprovalDecision } from '../planning/approval';
 
 /** The person's answer to the question a waiting run asked. */
 export const replySignal = defineSignal<[{ text: string }]>('reply');
@@ -72,6 +73,9 @@ export const STEER_REFUSALS = { unknown: 'UnknownTask', notNow: 'TaskNotNow', de
 
 /** The review as an update: refused by its validator unless the run waits for review of exactly this plan. */
 export const submitReviewUpdate = defineUpdate<{ accepted: true; planId: string }, [ReviewDecision]>('submitReview');
+
+/** A person's decision on the tool call waiting for approval: refused by its validator unless that step waits. */
+export const submitApprovalUpdate = defineUpdate<{ accepted: true }, [ApprovalDecision]>('submitApproval');
 
 export const PLAN_WORKFLOW_TYPE = 'planExecutionWorkflow';
 /** A run's workflow, as its starters (the API, a session, a parent run) call it by PLAN_WORKFLOW_TYPE. */

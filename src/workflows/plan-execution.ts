@@ -11,10 +11,22 @@ import { PlanEngine, type PlanPersonEvent } from '../engine/plan-engine';
 import { TreeEngine, type TreePersonEvent } from '../engine/tree-engine';
 import type { ExecutionState } from '../planning/execution-state';
 import { renderProgress } from '../planning/progress';
-import { getStateQuery, redoTaskUpdate, replySignal, skipTaskUpdate, STEER_REFUSALS, submitReplyUpdate, submitReviewUpdate, runSearchAttributes, RUN_FEATURES_PATCH } from './definitions';
+import {
+  getStateQuery,
+  redoTaskUpdate,
+  replySignal,
+  skipTaskUpdate,
+  STEER_REFUSALS,
+  submitApprovalUpdate,
+  submitReplyUpdate,
+  submitReviewUpdate,
+  runSearchAttributes,
+  RUN_FEATURES_PATCH,
+} from './definitions';
 import { runEngine } from './run-engine';
 import { runReportSignal } from './session-definitions';
 import type { PlanExecutionInput } from '../engine/contract';
+import type { ApprovalDecision } from '../planning/approval';
 
 /** Patch id of tree runs whose subtrees made by `plan` and `blueprint` actions wait for review when the run is reviewed. */
 const REVIEW_SUBTREES_PATCH = 'review-subtrees';
@@ -65,6 +77,7 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
         },
       },
     );
+    wireApprovals(inbox, (decision) => engine.approvalProblem(decision));
     for (const [update, kind] of [
       [skipTaskUpdate, 'skip'],
       [redoTaskUpdate, 'redo'],
@@ -99,6 +112,7 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
   }
   const engine = new PlanEngine({ ...input, runId, reportTo, questionsTo, closeOnAnswer: current }, new Date());
   const inbox: PlanPersonEvent[] = [];
+  wireApprovals(inbox, (decision) => engine.approvalProblem(decision));
   wireCommon(
     input,
     current,
@@ -145,6 +159,23 @@ function wireCommon(input: PlanExecutionInput, current: boolean, state: () => Ex
   const given = workflowInfo().typedSearchAttributes;
   const missing = current ? attributes.filter(({ key, value }) => given.get(key) !== value) : attributes;
   if (missing.length > 0) upsertSearchAttributes(missing);
+}
+
+/** A person's decisions on held tool calls, by update: refused unless that step waits and no other decision is on its way. */
+function wireApprovals(inbox: PlanPersonEvent[] | TreePersonEvent[], problem: (decision: ApprovalDecision) => string | null): void {
+  setHandler(
+    submitApprovalUpdate,
+    (decision) => {
+      inbox.push({ kind: 'approval', ...decision });
+      return { accepted: true as const };
+    },
+    {
+      validator: (decision) => {
+        const why = inbox.length > 0 ? 'a decision on this run is already being taken' : problem(decision);
+        if (why) throw new Error(why);
+      },
+    },
+  );
 }
 
 /** The Web UI's current details of a tree run: status, goal and the progress tree. */

@@ -35,6 +35,9 @@ const recorder: AppOptions['runs'] = {
   async reply(runId, text) {
     calls.push({ method: 'reply', args: [runId, text] });
   },
+  async approve(runId, decision) {
+    calls.push({ method: 'approve', args: [runId, decision] });
+  },
   async review(runId, decision) {
     calls.push({ method: 'review', args: [runId, decision] });
   },

@@ -36,6 +36,7 @@ const runs: AppOptions['runs'] = {
   get: async () => runState,
   reply: async () => {},
   review: async () => {},
+  approve: async () => {},
   skip: async () => {},
   redo: async () => {},
   cancel: async () => {},

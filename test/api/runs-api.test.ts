@@ -295,7 +295,7 @@ test('an event stream of a waiting run sends heartbeats, and polling stops when 
   await waitForStatus(runId, 'waiting_user');
 
   let reads = 0;
-  const counting: Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'skip' | 'redo' | 'cancel' | 'list'> = {
+  const counting: Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'approve' | 'skip' | 'redo' | 'cancel' | 'list'> = {
     start: (r) => runs.start(r),
     get: (id) => {
       reads += 1;
@@ -303,6 +303,7 @@ test('an event stream of a waiting run sends heartbeats, and polling stops when 
     },
     reply: (id, text) => runs.reply(id, text),
     review: (id, decision) => runs.review(id, decision),
+    approve: (id, decision) => runs.approve(id, decision),
     skip: (id, index, reason) => runs.skip(id, index, reason),
     redo: (id, index, reason) => runs.redo(id, index, reason),
     cancel: (id) => runs.cancel(id),

@@ -27,6 +27,7 @@ const noRuns: AppOptions['runs'] = {
   get: () => Promise.reject(new Error('runs are not used here')),
   reply: () => Promise.reject(new Error('runs are not used here')),
   review: () => Promise.reject(new Error('runs are not used here')),
+  approve: () => Promise.reject(new Error('runs are not used here')),
   skip: () => Promise.reject(new Error('runs are not used here')),
   redo: () => Promise.reject(new Error('runs are not used here')),
   cancel: () => Promise.reject(new Error('runs are not used here')),

@@ -1,0 +1,141 @@
+/**
+ * Tool calls that wait for a person's approval (issue 28 §3) as a user drives them: over REST,
+ * against the real Temporal server and worker, the stub model server behind the real `openai` client.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { ExecutionState } from '../../src/planning/execution-state';
+import { requestJson } from '../helpers/http';
+import { startRunsApi, type RunsApi } from '../helpers/runs-api';
+import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
+import { StubModelServer } from '../helpers/stub-model-server';
+import { testConfig, waitFor } from '../helpers/temporal-env';
+
+const stub = new StubModelServer();
+let api: RunsApi | undefined;
+let base = '';
+const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => requestJson<T>(base, method, path, body);
+
+before(async () => {
+  // The operator holds notes_write for approval; runs may add tools.
+  api = await startRunsApi(stub, { config: testConfig({ TOOL_APPROVAL: 'notes_write' }) });
+  base = api.url;
+});
+after(async () => {
+  await api?.stop();
+});
+
+async function start(goal: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await call<{ runId: string }>('POST', '/v1/runs', { userId: 'approver', goal, ...extra });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.runId;
+}
+const stateOf = async (runId: string) => (await call<ExecutionState>('GET', `/v1/runs/${runId}`)).body;
+const waiting = (runId: string) => waitFor('the approval wait', async () => ((await stateOf(runId)).status === 'waiting_approval' ? stateOf(runId) : null));
+const ended = (runId: string) => api?.env.client.workflow.getHandle(runId).result() as Promise<ExecutionState>;
+
+test('approve: a held call waits with pendingApproval, a wrong step is 409, approved it runs and the run answers', async () => {
+  const goal = 'add two and three, with approval';
+  stub.script(goal, { execution_plan: [{ steps: [toolStep('calculator', { expression: '2+3' }), respondStep] }], replan_decision: [cont], final_answer: [answer('5')] });
+  const runId = await start(goal, { approval: ['calculator'] });
+  const parked = await waiting(runId);
+  assert.deepEqual(parked.pendingApproval, { stepId: 's1', tool: 'calculator', args: { expression: '2+3' }, reason: 'TOOL_APPROVAL calculator' });
+  assert.equal(stub.requestsFor(goal, 'replan_decision').length, 0, 'the tool has not run');
+  const wrong = await call<{ error: { code: string } }>('POST', `/v1/runs/${runId}/approval`, { stepId: 's2', decision: 'approve' });
+  assert.equal(wrong.status, 409);
+  assert.equal(wrong.body.error.code, 'not_waiting');
+  const ok = await call('POST', `/v1/runs/${runId}/approval`, { stepId: 's1', decision: 'approve' });
+  assert.equal(ok.status, 202, JSON.stringify(ok.body));
+  const done = await ended(runId);
+  assert.equal(done.status, 'completed');
+  assert.equal(done.finalAnswer, '5');
+  assert.equal(done.pendingApproval, null);
+  assert.ok(done.observations.some((o) => o.stepId === 's1' && o.kind === 'tool' && o.content.includes('5')));
+  assert.equal((await call('POST', `/v1/runs/${runId}/approval`, { stepId: 's1', decision: 'approve' })).status, 409, 'an ended run waits for nothing');
+});
+
+test('reject with feedback: the call never runs, its observation is `rejected` with the feedback, and the replan sees it', async () => {
+  const goal = 'note my colour, with approval';
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('notes_write', { key: 'colour', value: 'red' }), respondStep] }],
+    replan_decision: [{ decision: 'finish', answer: 'I did not write the note.' }],
+  });
+  const runId = await start(goal);
+  const parked = await waiting(runId);
+  assert.equal(parked.pendingApproval?.tool, 'notes_write', 'TOOL_APPROVAL holds it for every run');
+  assert.equal((await call('POST', `/v1/runs/${runId}/approval`, { stepId: 's1', decision: 'reject', feedback: 'not red, ask me first' })).status, 202);
+  const done = await ended(runId);
+  assert.equal(done.status, 'completed');
+  assert.equal(done.steps[0]?.status, 'skipped');
+  const rejected = done.observations.find((o) => o.kind === 'rejected');
+  assert.match(rejected?.content ?? '', /rejected the call notes_write\(\{"key":"colour","value":"red"\}\): not red, ask me first/);
+  assert.match(JSON.stringify(stub.requestsFor(goal, 'replan_decision')[0]?.messages), /not red, ask me first/);
+  const note = await call<{ value?: unknown }>('GET', '/v1/runs?userId=approver');
+  assert.equal(note.status, 200);
+});
+
+test('edit: args that do not fit the tool are 400; edited args run, and both are recorded; cancel while waiting ends the run', async () => {
+  const goal = 'compute with edited args';
+  stub.script(goal, { execution_plan: [{ steps: [toolStep('calculator', { expression: '2+2' }), respondStep] }], replan_decision: [cont], final_answer: [answer('42')] });
+  const runId = await start(goal, { approval: ['calc*'] });
+  await waiting(runId);
+  const bad = await call<{ error: { code: string; details?: unknown } }>('POST', `/v1/runs/${runId}/approval`, { stepId: 's1', decision: 'edit', args: { expression: 42 } });
+  assert.equal(bad.status, 400, JSON.stringify(bad.body));
+  assert.equal((await call('POST', `/v1/runs/${runId}/approval`, { stepId: 's1', decision: 'edit' })).status, 400, 'an edit needs args');
+  assert.equal((await call('POST', `/v1/runs/${runId}/approval`, { stepId: 's1', decision: 'edit', args: { expression: '40+2' } })).status, 202);
+  const done = await ended(runId);
+  assert.equal(done.status, 'completed');
+  assert.deepEqual(done.steps[0]?.args, { expression: '40+2' });
+  assert.ok(done.observations.some((o) => o.kind === 'user_reply' && o.content.includes('{"expression":"2+2"}') && o.content.includes('{"expression":"40+2"}')));
+  assert.ok(done.observations.some((o) => o.kind === 'tool' && o.content.includes('42')));
+
+  const other = 'cancel while held';
+  stub.script(other, { execution_plan: [{ steps: [toolStep('calculator', { expression: '1+1' }), respondStep] }] });
+  const held = await start(other, { approval: ['*'] });
+  await waiting(held);
+  assert.equal((await call('POST', `/v1/runs/${held}/cancel`)).status, 202);
+  assert.equal((await ended(held)).status, 'cancelled');
+});
+
+test('a tree run holds its leaf’s call the same way: pendingApproval names the task; approved it runs; a rejected one is the task’s observation', async () => {
+  const goal = 'tree with a held call';
+  stub.script(goal, {
+    task_tree: [
+      {
+        name: 'Sums',
+        goal,
+        subtasks: [
+          { name: 'Add', goal: 'add 2 and 3' },
+          { name: 'Note', goal: 'note it' },
+        ],
+      },
+    ],
+    react_action: [
+      { thought: 'add', action: 'tool', tool: 'calculator', args: { expression: '2+3' } },
+      { thought: 'done', action: 'finish', result: '5' },
+      { thought: 'note', action: 'tool', tool: 'notes_write', args: { key: 'sum', value: '5' } },
+      { thought: 'not allowed to note', action: 'finish', result: 'not noted' },
+    ],
+    final_answer: [{ answer: '5, not noted' }],
+  });
+  const runId = await start(goal, { engine: 'tree', approval: ['calculator'] });
+  const parked = await waiting(runId);
+  assert.equal(parked.pendingApproval?.taskIndex, '1-1');
+  assert.equal(parked.pendingApproval?.tool, 'calculator');
+  assert.equal((await call('POST', `/v1/runs/${runId}/approval`, { stepId: parked.pendingApproval?.stepId, decision: 'approve' })).status, 202);
+  const second = await waitFor('the second hold', async () => {
+    const s = await stateOf(runId);
+    return s.status === 'waiting_approval' && s.pendingApproval?.tool === 'notes_write' ? s : null;
+  });
+  assert.equal(second.pendingApproval?.taskIndex, '1-2');
+  assert.equal((await call('POST', `/v1/runs/${runId}/approval`, { stepId: second.pendingApproval?.stepId, decision: 'reject', feedback: 'no notes today' })).status, 202);
+  const done = await ended(runId);
+  assert.equal(done.status, 'completed', done.lastError ?? '');
+  assert.deepEqual(
+    done.tree?.subtasks.map((n) => n.result),
+    ['5', 'not noted'],
+  );
+  assert.ok(done.observations.some((o) => o.kind === 'tool' && o.content.includes('5')));
+  assert.match(done.observations.find((o) => o.kind === 'rejected')?.content ?? '', /no notes today/);
+  assert.match(JSON.stringify(stub.requestsFor(goal, 'react_action')[3]?.messages), /no notes today/, 'the task’s next iteration sees the rejection');
+});
