@@ -78,29 +78,32 @@ async function madeBefore(memory: MemoryService, threadId: string, operationId: 
 
 const reason = z.string().trim().min(1).max(500).optional();
 
+/** Chunks `list_memory` shows by default: the newest, so a long thread does not flood the result. */
+const LIST_DEFAULT = 50;
+
 export const listMemory = defineTool({
   name: 'list_memory',
   quick: true,
-  description: "Lists the chunks of your working memory (this run's): id, type, size, whether you may change it, and the start of its text.",
-  input: z.object({ type: z.string().trim().min(1).max(32).optional() }),
-  async handler({ type }, ctx): Promise<{ chunks: MemoryChunkLine[] }> {
+  description: "Lists the chunks of your working memory (this run's), newest last: id, type, size, whether you may change it, and the start of its text.",
+  input: z.object({ type: z.string().trim().min(1).max(32).optional(), limit: z.number().int().min(1).max(500).optional() }),
+  async handler({ type, limit }, ctx): Promise<{ chunks: MemoryChunkLine[]; total: number }> {
     const { memory, threadId } = ownThread(ctx, 'list_memory');
     const { chunks } = await memory.view(threadId, metaOf(ctx, 'list_memory', undefined));
+    const matching = chunks.filter((c) => type === undefined || c.type === type);
     return {
-      chunks: chunks
-        .filter((c) => type === undefined || c.type === type)
-        .map((c) => {
-          const text = renderContent(c.content);
-          return {
-            chunkId: c.id,
-            type: c.type,
-            ...(c.messageId ? { messageId: c.messageId } : {}),
-            retention: c.retention,
-            tokens: c.tokens,
-            modifiable: agentMayChange(c),
-            preview: text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text,
-          };
-        }),
+      chunks: matching.slice(-(limit ?? LIST_DEFAULT)).map((c) => {
+        const text = renderContent(c.content);
+        return {
+          chunkId: c.id,
+          type: c.type,
+          ...(c.messageId ? { messageId: c.messageId } : {}),
+          retention: c.retention,
+          tokens: c.tokens,
+          modifiable: agentMayChange(c),
+          preview: text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text,
+        };
+      }),
+      total: matching.length,
     };
   },
 });

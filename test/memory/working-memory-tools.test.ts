@@ -65,6 +65,13 @@ test('list_memory shows the run’s chunks with what the agent may change; the r
     ],
   );
   assert.equal(chunks[2]?.messageId, made[2].messageId);
+  // A long thread is listed newest last, as many as asked (50 by default), with how many there are.
+  const newest = result<{ chunks: { type: string }[]; total: number }>(await run('list_memory', { limit: 2 }));
+  assert.deepEqual(
+    newest.chunks.map((c) => c.type),
+    ['user', 'output'],
+  );
+  assert.equal(newest.total, 4);
   const reads = await memory.auditReads(threadId);
   assert.ok(reads.some((r) => r.origin === 'agent' && r.reason === 'list_memory' && r.runId === 'run-1'));
 });
