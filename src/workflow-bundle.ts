@@ -7,21 +7,24 @@ import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 
-/** Builds the bundle in this process. */
-export async function bundleWorkflows(): Promise<string> {
+/**
+ * Builds the bundle in this process. `history`: the bundle that replays a run to show its state history
+ * (src/temporal/run-history.ts) — with the module that hands each state version out; workers never load it.
+ */
+export async function bundleWorkflows(options: { history?: boolean } = {}): Promise<string> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('./workflows'),
     // Always bundled; they trace only runs a tracing client started (src/workflows/tracing-interceptors.ts).
-    workflowInterceptorModules: [require.resolve('./workflows/tracing-interceptors')],
+    workflowInterceptorModules: [require.resolve('./workflows/tracing-interceptors'), ...(options.history ? [require.resolve('./workflows/history-interceptors')] : [])],
     logger: new DefaultLogger('WARN'),
   });
   return code;
 }
 
 /** Builds the bundle in a child process and returns it. */
-export function bundleWorkflowsInChild(): Promise<string> {
+export function bundleWorkflowsInChild(options: { history?: boolean } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, __filename], { stdio: ['ignore', 'inherit', 'inherit', 'pipe'] });
+    const child = spawn(process.execPath, [...process.execArgv, __filename, ...(options.history ? ['--history'] : [])], { stdio: ['ignore', 'inherit', 'inherit', 'pipe'] });
     const chunks: Buffer[] = [];
     child.stdio[3]!.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.once('error', reject);
@@ -33,7 +36,7 @@ export function bundleWorkflowsInChild(): Promise<string> {
 }
 
 if (require.main === module) {
-  bundleWorkflows().then(
+  bundleWorkflows({ history: process.argv.includes('--history') }).then(
     (code) => createWriteStream('', { fd: 3 }).end(code),
     (err: unknown) => {
       console.error('bundling the workflows failed:', err);

@@ -37,13 +37,15 @@ import {
   ReplyAcceptedSchema,
   ReviewAcceptedSchema,
   ApprovalAcceptedSchema,
+  RunHistorySchema,
   RunListSchema,
   RunStartedSchema,
   SteerAcceptedSchema,
 } from './response-schemas';
 import { documented, mount, routesOf } from './routes-registry';
 import { BUILTIN_TOOLS } from '../tools/registry';
-import { ApprovalBody, CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
+import type { RunHistory } from '../temporal/run-history';
+import { ApprovalBody, RunVersionParams, CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
 import { sessionsRouter } from './sessions-routes';
 import { isLoopback, loopbackHostsOnly } from './host-guard';
 import { schedulesRouter, type SchedulesRouterOptions } from './schedules-routes';
@@ -63,6 +65,8 @@ export interface AppOptions {
   events?: RunEventsOptions;
   /** Serves the sessions API (`/v1/sessions`) when given. */
   sessions?: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear' | 'end'> & Partial<Pick<Sessions, 'ownerOf'>>;
+  /** A run's state history (`GET /v1/runs/:runId/history`), replayed from its Temporal history, when given. */
+  history?: Pick<RunHistory, 'versions' | 'at'>;
   /** Serves the schedules API (`/v1/schedules`) when given. */
   schedules?: SchedulesRouterOptions['schedules'];
   /** Serves the memory threads API (`/v1/threads`) when given. */
@@ -246,6 +250,35 @@ export function createApp(options: AppOptions): Express {
       res.status(202).json({ runId: params.runId, status: 'running' });
     },
   );
+
+  const history = options.history;
+  if (history) {
+    runRoutes.get(
+      '/v1/runs/:runId/history',
+      {
+        summary: "Every version of the run's ExecutionState, oldest first, with what changed it",
+        description: "Derived from the run's Temporal history by replaying it (nothing is recorded on the run's way), for runs of any age Temporal still keeps.",
+        request: { params: RunParams },
+        responses: { 200: { description: 'The versions', schema: RunHistorySchema } },
+        errors: { 404: 'No such run' },
+      },
+      async ({ params }, _req, res) => {
+        res.json({ versions: await history.versions(params.runId) });
+      },
+    );
+    runRoutes.get(
+      '/v1/runs/:runId/history/:version',
+      {
+        summary: 'The ExecutionState exactly as it was at a version',
+        request: { params: RunVersionParams },
+        responses: { 200: { description: 'The state at that version', schema: ExecutionStateSchema } },
+        errors: { 404: 'No such run, or no such version' },
+      },
+      async ({ params }, _req, res) => {
+        res.json(await history.at(params.runId, params.version));
+      },
+    );
+  }
 
   runRoutes.post(
     '/v1/runs/:runId/approval',

@@ -57,6 +57,9 @@ export const HealthSchema = z.object({ ok: z.literal(true) });
 export const RunStartedSchema = z.object({ runId, status: z.enum(RUN_STATUSES), uiUrl: z.string().meta({ description: 'The run in the Temporal Web UI' }) });
 export const ReplyAcceptedSchema = z.object({ runId, status: z.literal('running') });
 export const ReviewAcceptedSchema = z.object({ runId, decision: z.enum(['approve', 'revise', 'reject']), planId: z.string() });
+export const RunHistorySchema = z.object({
+  versions: z.array(z.object({ version: z.number().int(), at: z.string(), status: z.enum(RUN_STATUSES), stepId: z.string().optional(), taskIndex: z.string().optional(), event: z.string() })),
+});
 export const ApprovalAcceptedSchema = z.object({ runId, stepId: z.string(), decision: z.enum(['approve', 'reject', 'edit']) });
 export const SteerAcceptedSchema = z.object({ runId, index: z.string(), action: z.enum(['skip', 'redo']) });
 export const CancelAcceptedSchema = z.object({ runId });
@@ -123,6 +126,11 @@ export const ExecutionStateSchema = describes<ExecutionState>()(
     codeVersion: describes<CodeVersion>()(z.object({ model: z.string(), prompts: z.string(), tools: z.string() })).optional(),
     agent: describes<RunAgent>()(z.object({ name: z.string(), instructions: z.string(), tools: z.array(z.string()).optional(), model: z.string().optional() })).optional(),
     allow: z.partialRecord(z.enum(CAPABILITIES), z.boolean()).optional().meta({ description: 'Capability switches its starter turned off; absent: everything on' }),
+    pendingApproval: z
+      .object({ stepId: z.string(), taskIndex: z.string().optional(), tool: z.string(), args: z.record(z.string(), z.unknown()), reason: z.string() })
+      .nullable()
+      .optional()
+      .meta({ description: 'The tool call waiting for a person’s approval (status `waiting_approval`)' }),
   }),
 ).meta({ id: 'ExecutionState', description: 'A run as it stands (DESIGN.md §4); `version` grows at every change' });
 

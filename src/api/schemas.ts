@@ -63,6 +63,7 @@ export const ReplyBody = z.object({
 export type ReplyBody = z.infer<typeof ReplyBody>;
 
 export const RunParams = z.object({ runId: z.string().min(1).max(255) });
+export const RunVersionParams = RunParams.extend({ version: z.coerce.number().int().min(1) });
 
 /** A task of a tree run, by its hierarchical index (`1-2-3`). */
 export const TaskParams = z.object({

@@ -18,9 +18,11 @@ import { createKeyStore } from '../auth/key-store';
 import { createUsageStore } from '../usage/usage-store';
 import { openLongTerm } from '../store/longterm/open-longterm';
 import { openMemory } from '../store/open-memory';
-import { payloadCodecs } from '../temporal/data-converter';
+import { dataConverterFor, payloadCodecs } from '../temporal/data-converter';
 import { connectClient } from '../temporal/connection';
 import { Schedules } from '../temporal/schedules';
+import { RunHistory } from '../temporal/run-history';
+import { bundleWorkflowsInChild } from '../workflow-bundle';
 import { Runs } from '../temporal/runs';
 import { Sessions } from '../temporal/sessions';
 import { createLogger } from '../telemetry/logger';
@@ -127,6 +129,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     runs,
     sessions: new Sessions(client, memory, config),
     schedules: new Schedules(client, runs, { perUser: config.SCHEDULES_PER_USER }),
+    history: new RunHistory(client, { bundle: () => bundleWorkflowsInChild({ history: true }), dataConverter: dataConverterFor(config) }),
     config,
     isHealthy: () => temporalReachable(client),
     logger,

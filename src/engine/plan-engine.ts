@@ -44,6 +44,8 @@ export interface PlanEngineInput extends PlanExecutionInput {
   questionsTo?: string | null;
   /** Whether the calls that may answer the run are asked to close it too (`CloseOnAnswer`): runs recorded before it were not. */
   closeOnAnswer?: boolean;
+  /** Told of every version of the state (the history replayer's; absent in a worker). */
+  observe?: (state: ExecutionState) => void;
 }
 
 /** What the engine is waiting for, so an event it did not ask for is a bug, not a silent turn. */
@@ -76,6 +78,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
     now: Date,
   ) {
     this.#state = model.initialState(newRunOf(input), now);
+    input.observe?.(this.#state);
   }
 
   get state(): ExecutionState {
@@ -410,6 +413,7 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
   #publish(next: ExecutionState, reportEnds = true): void {
     const previous = this.#state.status;
     this.#state = next;
+    this.input.observe?.(next);
     // A child run whose parent shows its questions tells the parent of its waits; its end comes back as the child's result.
     const questionsTo = this.input.questionsTo ?? null;
     this.#out.changed(next, previous, this.input.reportTo ?? questionsTo, reportEnds && questionsTo === null);

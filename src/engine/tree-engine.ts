@@ -73,6 +73,8 @@ export interface TreeEngineInput extends PlanExecutionInput {
   review: boolean;
   limits: PlanExecutionInput['limits'];
   treeLimits: TreeLimits;
+  /** Told of every version of the state (the history replayer's; absent in a worker). */
+  observe?: (state: ExecutionState) => void;
 }
 
 type Waiting =
@@ -119,6 +121,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
   ) {
     const initial = model.initialState(newRunOf(input), now);
     this.#state = { ...initial, engine: 'tree', ...(input.entry ? { entry: input.entry } : {}), tree: null, progress: '' };
+    input.observe?.(this.#state);
   }
 
   get state(): ExecutionState {
@@ -864,6 +867,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
   #publish(next: ExecutionState): void {
     const previous = this.#state.status;
     this.#state = next;
+    this.input.observe?.(next);
     // A group's child run tells the run above when it waits and resumes (its end comes back as the child's result).
     // So does a sub-agent's run whose parent shows its questions (`questionsTo`).
     const scoped = this.input.scope !== undefined;

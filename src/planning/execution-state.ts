@@ -267,7 +267,9 @@ export function complete(state: ExecutionState, answer: string, now: Date): Exec
  * The engine and an answering call that closes the run (plan-activities) both get the final state here.
  */
 export function answer(state: ExecutionState, stepId: string | null, text: string, now: Date): ExecutionState {
-  return complete(stepId === null ? state : finishStep(state, stepId, 'completed', null, now), text, now);
+  const done = complete(stepId === null ? state : finishStep(state, stepId, 'completed', null, now), text, now);
+  // One change, one version: the run's history shows no version that never existed.
+  return { ...done, version: state.version + 1 };
 }
 
 export function fail(state: ExecutionState, error: string, now: Date): ExecutionState {

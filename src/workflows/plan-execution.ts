@@ -24,6 +24,7 @@ import {
   RUN_FEATURES_PATCH,
 } from './definitions';
 import { runEngine } from './run-engine';
+import { stateObserver } from './history-hook';
 import { runReportSignal } from './session-definitions';
 import type { PlanExecutionInput } from '../engine/contract';
 import type { ApprovalDecision } from '../planning/approval';
@@ -45,6 +46,8 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
   // A sub-plan's or sub-agent's questions reach the person through its parent (src/engine/relay.ts).
   const questionsTo = input.parentRunId && input.relayQuestions ? input.parentRunId : null;
   const runId = workflowInfo().workflowId;
+  // Absent in a worker: only a replay for the run's history (GET /v1/runs/:runId/history) installs one.
+  const observe = stateObserver();
   if (input.engine === 'tree') {
     // Subtrees made mid-run wait for review too; runs recorded before did not (`patched`, asked only when one is made).
     const reviewsSubtrees = () => patched(REVIEW_SUBTREES_PATCH);
@@ -53,7 +56,7 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
     // A task that aborts fails the plan unless the plan marks it optional (asked only when one aborts).
     const failsOnAbort = () => patched(ABORT_FAILS_PLAN_PATCH);
     const engine = new TreeEngine(
-      { ...input, runId, reportTo, questionsTo, reviewsSubtrees, spinsByType, failsOnAbort, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS },
+      { ...input, runId, reportTo, questionsTo, reviewsSubtrees, spinsByType, failsOnAbort, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS, observe },
       new Date(),
     );
     const inbox: TreePersonEvent[] = [];
@@ -110,7 +113,7 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
       lastCallMs: input.lastCallMs ?? null,
     });
   }
-  const engine = new PlanEngine({ ...input, runId, reportTo, questionsTo, closeOnAnswer: current }, new Date());
+  const engine = new PlanEngine({ ...input, runId, reportTo, questionsTo, closeOnAnswer: current, observe }, new Date());
   const inbox: PlanPersonEvent[] = [];
   wireApprovals(inbox, (decision) => engine.approvalProblem(decision));
   wireCommon(

@@ -139,3 +139,37 @@ test('a tree run holds its leaf’s call the same way: pendingApproval names the
   assert.match(done.observations.find((o) => o.kind === 'rejected')?.content ?? '', /no notes today/);
   assert.match(JSON.stringify(stub.requestsFor(goal, 'react_action')[3]?.messages), /no notes today/, 'the task’s next iteration sees the rejection');
 });
+
+test('run history: every version oldest first with what changed it, each version’s state exactly as it was; 404 for one the run never had', async () => {
+  const goal = 'history of a held call';
+  stub.script(goal, { execution_plan: [{ steps: [toolStep('calculator', { expression: '6*7' }), respondStep] }], replan_decision: [cont], final_answer: [answer('42')] });
+  const runId = await start(goal, { approval: ['calculator'] });
+  const parked = await waiting(runId);
+  const midway = await call<{ versions: { version: number; status: string; event: string; stepId?: string }[] }>('GET', `/v1/runs/${runId}/history`);
+  assert.equal(midway.status, 200, JSON.stringify(midway.body));
+  assert.equal(midway.body.versions.at(-1)?.version, parked.version, 'a waiting run’s history reaches its current version');
+  assert.equal(midway.body.versions.at(-1)?.event, 'approval_requested');
+  await call('POST', `/v1/runs/${runId}/approval`, { stepId: 's1', decision: 'approve' });
+  const done = await ended(runId);
+  const res = await call<{ versions: { version: number; at: string; status: string; event: string; stepId?: string }[] }>('GET', `/v1/runs/${runId}/history`);
+  const versions = res.body.versions;
+  assert.deepEqual(
+    versions.map((v) => v.version),
+    Array.from({ length: done.version }, (_, i) => i + 1),
+    `every version, oldest first: ${JSON.stringify(versions.map((v) => [v.version, v.event]))}`,
+  );
+  const events = versions.map((v) => v.event);
+  assert.equal(events[0], 'started');
+  for (const e of ['planned', 'approval_requested', 'approved', 'answered']) assert.ok(events.includes(e), `${e} in ${events.join(', ')}`);
+  assert.equal(versions.at(-1)?.status, 'completed');
+  const waitingVersion = versions.find((v) => v.event === 'approval_requested');
+  const then = await call<ExecutionState>('GET', `/v1/runs/${runId}/history/${waitingVersion?.version}`);
+  assert.equal(then.status, 200);
+  assert.equal(then.body.version, waitingVersion?.version);
+  assert.equal(then.body.status, 'waiting_approval');
+  assert.equal(then.body.pendingApproval?.tool, 'calculator');
+  const last = await call<ExecutionState>('GET', `/v1/runs/${runId}/history/${done.version}`);
+  assert.deepEqual(last.body, done, 'the last version is the final state');
+  assert.equal((await call('GET', `/v1/runs/${runId}/history/${done.version + 1}`)).status, 404);
+  assert.equal((await call('GET', `/v1/runs/run-nobody-0000000000/history`)).status, 404);
+});

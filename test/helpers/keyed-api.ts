@@ -11,6 +11,9 @@ import { openLongTerm } from '../../src/store/longterm/open-longterm';
 import { openMemory, type OpenMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
 import { Schedules } from '../../src/temporal/schedules';
+import { RunHistory } from '../../src/temporal/run-history';
+import { dataConverterFor } from '../../src/temporal/data-converter';
+import { bundleWorkflows } from '../../src/workflow-bundle';
 import { Sessions } from '../../src/temporal/sessions';
 import { listen, type Listening } from './http';
 import type { StubModelServer } from './stub-model-server';
@@ -38,6 +41,7 @@ export async function startKeyedApi(stub: StubModelServer, options: { adminKey?:
       runs,
       sessions: new Sessions(env.client, memory.memory, env.config),
       schedules: new Schedules(env.client, runs, { perUser: 3 }),
+      history: new RunHistory(env.client, { bundle: () => bundleWorkflows({ history: true }), dataConverter: dataConverterFor(env.config) }),
       memory: memory.memory,
       longterm: { longterm: longterm.longterm },
       config: env.config,

@@ -7,6 +7,9 @@ import { createApp, type AppOptions } from '../../src/api/app';
 import { temporalReachable } from '../../src/api/server';
 import type { Config } from '../../src/config';
 import { Runs } from '../../src/temporal/runs';
+import { RunHistory } from '../../src/temporal/run-history';
+import { dataConverterFor } from '../../src/temporal/data-converter';
+import { bundleWorkflows } from '../../src/workflow-bundle';
 import { listen } from './http';
 import type { StubModelServer } from './stub-model-server';
 import { startTestEnv, stubProvider, type TestEnv } from './temporal-env';
@@ -24,7 +27,9 @@ export async function startRunsApi(stub: StubModelServer, options: { config?: Co
   await stub.start();
   const env = await startTestEnv({ provider: stubProvider(stub.url), ...(options.config ? { config: options.config } : {}) });
   const runs = new Runs(env.client, env.config);
-  const server = await listen(createApp({ runs, config: env.config, isHealthy: () => temporalReachable(env.client), logger: pino({ level: 'silent' }), ...options.app }));
+  // Bundled with the history module only when a test first asks for a run's history.
+  const history = new RunHistory(env.client, { bundle: () => bundleWorkflows({ history: true }), dataConverter: dataConverterFor(env.config) });
+  const server = await listen(createApp({ runs, history, config: env.config, isHealthy: () => temporalReachable(env.client), logger: pino({ level: 'silent' }), ...options.app }));
   return {
     env,
     runs,
