@@ -2,7 +2,7 @@
 // `npm test`'s cluster phase: the server, its SQL tool and the UI server built from the Go module
 // proxy into .tools/ (once), Temporal's PostgreSQL databases created and migrated, and the frontend,
 // history, matching and worker services started as separate processes. Built-ins only, like lib.mjs.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -82,12 +82,15 @@ export async function ensureClusterServer({ lowPriority = false } = {}) {
     });
   }
   // The schema files ship in the server's module, which `go install` has put in the module cache.
-  const modCache = go ? (await execFileP(go.go, ['env', 'GOMODCACHE'])).stdout.trim() : '';
+  // Synchronously: npm test starts this beside its typecheck, whose spawnSync stalls the event loop
+  // past an async child's timeout.
+  const modCache = go ? spawnSync(go.go, ['env', 'GOMODCACHE'], { encoding: 'utf8', timeout: 30_000 }).stdout?.trim() : '';
+  if (!modCache) throw new Error("`go env GOMODCACHE` gave no module cache: the server's PostgreSQL schemas are read from it (Go must be installed)");
   const schemaRoot = path.join(modCache, 'go.temporal.io', `server@v${CLUSTER.serverVersion}`, 'schema', 'postgresql', 'v12');
-  if (!modCache || !existsSync(schemaRoot)) {
+  if (!existsSync(schemaRoot)) {
     // A binary built elsewhere and a cleaned module cache: fetch the module (source only, no build).
-    const r = go ? await execFileP(go.go, ['mod', 'download', `go.temporal.io/server@v${CLUSTER.serverVersion}`], 300_000) : { ok: false, out: 'no Go toolchain' };
-    if (!r.ok || !existsSync(schemaRoot)) throw new Error(`the Temporal server's PostgreSQL schemas are not at ${schemaRoot}: ${r.out}`);
+    const r = await execFileP(go.go, ['mod', 'download', `go.temporal.io/server@v${CLUSTER.serverVersion}`], 300_000);
+    if (!existsSync(schemaRoot)) throw new Error(`the Temporal server's PostgreSQL schemas are not at ${schemaRoot}: ${r.out}`);
   }
   return { serverBin, sqlBin, schemaRoot, buildMs };
 }
@@ -163,10 +166,10 @@ export async function dropDatabases({ sqlBin, pg = postgresFromEnv(), databases 
 }
 
 /** The environment of one service process (the same variables docker-compose.yml sets per container). */
-function serviceEnv({ pg, databases, ports }) {
+function serviceEnv({ pg, databases, ports, connectionPools }) {
   return {
     ...process.env,
-    ...serverEnvironment({ ...CLUSTER, databases }),
+    ...serverEnvironment({ ...CLUSTER, databases, connectionPools }),
     POSTGRES_SEEDS: pg.host,
     DB_PORT: String(pg.port),
     POSTGRES_USER: pg.user,
@@ -191,16 +194,29 @@ function serviceEnv({ pg, databases, ports }) {
  * registers the namespace and the search attributes. The frontend goes first: the namespace and the
  * search attributes are written before history and matching load their caches of them.
  *
+ * connectionPools: PostgreSQL connections per process (CLUSTER.connectionPools; tests take fewer, so
+ * that two suites' clusters fit beside each other in PostgreSQL's 100).
+ *
  * Returns { address, ports, databases, processes (service → ChildProcess), restart(service), stop() }.
  */
-export async function startClusterTemporal({ serverBin, temporalBin, logDir, pg = postgresFromEnv(), databases = CLUSTER.databases, ports = DEFAULT_PORTS, timeoutMs = 120_000, onExit }) {
+export async function startClusterTemporal({
+  serverBin,
+  temporalBin,
+  logDir,
+  pg = postgresFromEnv(),
+  databases = CLUSTER.databases,
+  ports = DEFAULT_PORTS,
+  connectionPools = CLUSTER.connectionPools,
+  timeoutMs = 120_000,
+  onExit,
+}) {
   mkdirSync(logDir, { recursive: true });
   const host = '127.0.0.1';
   const address = `${host}:${ports.frontendGrpc}`;
   for (const [name, port] of Object.entries(ports)) {
     if (await canConnect(host, port)) throw new Error(`port ${port} (${name}) is already in use on ${host}; a cluster left over from an earlier run?`);
   }
-  const env = serviceEnv({ pg, databases, ports });
+  const env = serviceEnv({ pg, databases, ports, connectionPools });
   const processes = {};
   let stopping = false;
 

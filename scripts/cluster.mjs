@@ -34,17 +34,23 @@ mkdirSync(logDir, { recursive: true });
 
 /**
  * The admin key and the payload encryption key: from the environment, else generated once and kept
- * in <data>/cluster/secrets.json (0600). The encryption key must not change while histories exist.
+ * in <data>/cluster/secrets.json (0600; keys given in the environment are never written there). The
+ * encryption key must not change while histories exist.
  */
 function secrets() {
   const file = path.join(baseDir, 'secrets.json');
   const kept = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
-  const out = {
-    THREADLINE_ADMIN_KEY: env.THREADLINE_ADMIN_KEY || kept.THREADLINE_ADMIN_KEY || randomBytes(24).toString('hex'),
-    THREADLINE_ENCRYPTION_KEY: env.THREADLINE_ENCRYPTION_KEY || kept.THREADLINE_ENCRYPTION_KEY || randomBytes(32).toString('base64'),
+  const generated = {
+    THREADLINE_ADMIN_KEY: kept.THREADLINE_ADMIN_KEY || randomBytes(24).toString('hex'),
+    THREADLINE_ENCRYPTION_KEY: kept.THREADLINE_ENCRYPTION_KEY || randomBytes(32).toString('base64'),
   };
-  writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`, { mode: 0o600 });
-  return { ...out, file };
+  writeFileSync(file, `${JSON.stringify(generated, null, 2)}\n`, { mode: 0o600 });
+  return {
+    THREADLINE_ADMIN_KEY: env.THREADLINE_ADMIN_KEY || generated.THREADLINE_ADMIN_KEY,
+    THREADLINE_ENCRYPTION_KEY: env.THREADLINE_ENCRYPTION_KEY || generated.THREADLINE_ENCRYPTION_KEY,
+    file,
+    fromEnv: Boolean(env.THREADLINE_ADMIN_KEY),
+  };
 }
 
 // ---- build (first run only) and schemas
@@ -200,11 +206,13 @@ console.log(
     `  Temporal          frontend ${temporal.address} (HTTP ${p.frontendHttp})   history :${p.historyGrpc}   matching :${p.matchingGrpc}   worker (membership :${p.workerMembership})`,
     `                    ${CLUSTER.numHistoryShards} history shards, PostgreSQL ${pg.host}:${pg.port} (${CLUSTER.databases.temporal}, ${CLUSTER.databases.visibility})`,
     `  workers           ${CLUSTER.threadlineWorkers} on task queue ${threadlineEnv.TASK_QUEUE}, memory in ${CLUSTER.databases.memory} (MEMORY_STORE=postgres)`,
-    `  auth              API keys; the admin key and the encryption key are in ${shown(keys.file)}`,
+    `  auth              API keys; ${keys.fromEnv ? 'the admin key is THREADLINE_ADMIN_KEY' : `the admin key and the encryption key are in ${shown(keys.file)}`}`,
     `  logs              ${shown(logDir)}/`,
     '',
     '  Try:',
-    `    ADMIN=$(node -p "require('${path.relative(ROOT, keys.file).startsWith('..') ? keys.file : `./${path.relative(ROOT, keys.file)}`}').THREADLINE_ADMIN_KEY")`,
+    keys.fromEnv
+      ? '    ADMIN=$THREADLINE_ADMIN_KEY'
+      : `    ADMIN=$(node -p "require('${path.relative(ROOT, keys.file).startsWith('..') ? keys.file : `./${path.relative(ROOT, keys.file)}`}').THREADLINE_ADMIN_KEY")`,
     `    KEY=$(curl -s -X POST http://127.0.0.1:${apiPort}/v1/admin/keys -H "authorization: Bearer $ADMIN" -H 'content-type: application/json' -d '{"userId":"alice"}' | node -p 'JSON.parse(require("fs").readFileSync(0)).key')`,
     `    curl -s -X POST http://127.0.0.1:${apiPort}/v1/runs -H "authorization: Bearer $KEY" -H 'content-type: application/json' -d '{"userId":"alice","goal":"what is 12*7?"}'`,
     dim(`  Each piece is its own process (history pid ${temporal.processes.history.pid}, worker-1 pid ${children.find(([n]) => n === 'worker-1')?.[1].pid}, …): kill one and the rest carries on.`),

@@ -281,7 +281,15 @@ if (withCluster) {
   try {
     clusterDrop = () => dropDatabases({ sqlBin: tools.sqlBin, databases });
     await setupSchemas({ ...tools, databases });
-    cluster = await startClusterTemporal({ serverBin: tools.serverBin, temporalBin, logDir: clusterLogDir, databases, ports: await freePorts() });
+    cluster = await startClusterTemporal({
+      serverBin: tools.serverBin,
+      temporalBin,
+      logDir: clusterLogDir,
+      databases,
+      ports: await freePorts(),
+      // A light load: at most 28 connections, so that another suite's cluster and its tests fit beside it.
+      connectionPools: { persistence: 5, persistenceIdle: 2, visibility: 2 },
+    });
   } catch (err) {
     console.error(`[threadline] error: cluster phase: the cluster did not start: ${err.message}`);
     await finish(1, `${passed} passed, ${failed + clusterFiles.length} failed`);
