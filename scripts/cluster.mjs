@@ -32,6 +32,9 @@ for (const port of [...apiPorts, uiPort]) {
 if (!(await canConnect(pg.host, pg.port))) fail(`PostgreSQL does not answer at ${pg.host}:${pg.port} (set PGHOST/PGPORT/PGUSER/PGPASSWORD)`);
 mkdirSync(logDir, { recursive: true });
 
+/** A path as a person types it from here: relative below the current directory, else absolute. */
+const shown = (p) => (path.relative(process.cwd(), p).startsWith('..') ? p : path.relative(process.cwd(), p) || '.');
+
 /**
  * The admin key and the payload encryption key: from the environment, else generated once and kept
  * in <data>/cluster/secrets.json (0600; keys given in the environment are never written there). The
@@ -99,7 +102,7 @@ let running = false;
 /** Before everything is up, a piece that exits stops the start; afterwards the rest carries on (as a cluster does), and we say so. */
 const onExit = (name, how, logFile) => {
   if (stopping) return;
-  const where = `its log: ${path.relative(process.cwd(), logFile)}`;
+  const where = `its log: ${shown(logFile)}`;
   if (!running) void shutdown(1, `${name} exited while starting (${how}); ${where}. Stopping everything.`);
   else log(color('31', `${name} exited (${how}); the other processes carry on without it (${where}). Ctrl-C and \`npm run cluster\` start it again.`));
 };
@@ -192,8 +195,6 @@ if (uiBin) await waitForTcp('127.0.0.1', uiPort, { timeoutMs: 30_000 }).catch(()
 
 running = true;
 const rule = '─'.repeat(76);
-/** A path as a person types it from here: relative below the current directory, else absolute. */
-const shown = (p) => (path.relative(process.cwd(), p).startsWith('..') ? p : path.relative(process.cwd(), p) || '.');
 const p = DEFAULT_PORTS;
 console.log(
   [
