@@ -38,6 +38,7 @@ import {
   ReviewAcceptedSchema,
   ApprovalAcceptedSchema,
   RunHistorySchema,
+  ForkedSchema,
   RunListSchema,
   RunStartedSchema,
   SteerAcceptedSchema,
@@ -45,7 +46,8 @@ import {
 import { documented, mount, routesOf } from './routes-registry';
 import { BUILTIN_TOOLS } from '../tools/registry';
 import type { RunHistory } from '../temporal/run-history';
-import { ApprovalBody, RunVersionParams, CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
+import type { Forks } from '../temporal/forks';
+import { ApprovalBody, ForkBody, RunVersionParams, CreateRunBody, ListRunsQuery, ReplyBody, ReviewBody, RunParams, SteerBody, TaskParams } from './schemas';
 import { sessionsRouter } from './sessions-routes';
 import { isLoopback, loopbackHostsOnly } from './host-guard';
 import { schedulesRouter, type SchedulesRouterOptions } from './schedules-routes';
@@ -67,6 +69,8 @@ export interface AppOptions {
   sessions?: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear' | 'end'> & Partial<Pick<Sessions, 'ownerOf'>>;
   /** A run's state history (`GET /v1/runs/:runId/history`), replayed from its Temporal history, when given. */
   history?: Pick<RunHistory, 'versions' | 'at'>;
+  /** Forks of runs from an earlier state (`POST /v1/runs/:runId/fork`), when given. */
+  forks?: Pick<Forks, 'fork'>;
   /** Serves the schedules API (`/v1/schedules`) when given. */
   schedules?: SchedulesRouterOptions['schedules'];
   /** Serves the memory threads API (`/v1/threads`) when given. */
@@ -276,6 +280,37 @@ export function createApp(options: AppOptions): Express {
       },
       async ({ params }, _req, res) => {
         res.json(await history.at(params.runId, params.version));
+      },
+    );
+  }
+
+  const forks = options.forks;
+  if (forks) {
+    runRoutes.post(
+      '/v1/runs/:runId/fork',
+      {
+        summary: 'Fork the run from an earlier state (a version, before a step ran, before a task began), with edits',
+        description:
+          "The fork is a new run of the same user that starts from that state: steps done before it keep their observations and are not run again; it goes on on today's code, without the source's memory thread. 404 for an unknown step or task, 409 for a point the run never reached or edits that do not fit it.",
+        request: { params: RunParams, body: ForkBody },
+        responses: { 201: { description: 'The fork, started', schema: ForkedSchema } },
+        errors: { 404: 'No such run, step or task', 409: 'The run never reached that point, or the edits do not fit it (`not_now`)', 429: 'Too many runs started this minute' },
+        use: [perMinute(limits.runsPerMinute, 'runs started')],
+      },
+      async ({ params, body }, _req, res) => {
+        const point = body.version !== undefined ? { version: body.version } : body.stepId !== undefined ? { stepId: body.stepId } : { taskIndex: body.taskIndex ?? '' };
+        const e = body.edits ?? {};
+        const edits = {
+          ...(e.goal !== undefined ? { goal: e.goal } : {}),
+          ...(e.observations ? { observations: e.observations } : {}),
+          ...(e.args ? { args: e.args } : {}),
+          ...(e.remainingSteps ? { remainingSteps: e.remainingSteps } : {}),
+        };
+        const forked = await forks.fork(params.runId, point, edits);
+        res
+          .status(201)
+          .location(`/v1/runs/${encodeURIComponent(forked.runId)}`)
+          .json({ ...forked, uiUrl: runUiUrl(config, forked.runId) });
       },
     );
   }

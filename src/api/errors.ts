@@ -13,6 +13,7 @@ import { RunNotFoundError, RunNotWaitingError, TaskNotFoundError, TaskNotNowErro
 import { MessageRejectedError, SessionClosedError, SessionNotFoundError } from '../temporal/sessions';
 import { ScheduleNotFoundError, ScheduleRefusedError } from '../temporal/schedules';
 import { VersionNotFoundError } from '../temporal/run-history';
+import { ForkRefusedError } from '../temporal/forks';
 
 export const ERROR_CODES = [
   'invalid_request',
@@ -89,6 +90,7 @@ function toApiError(err: unknown): ApiError | null {
   if (err instanceof SessionNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof ScheduleNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof VersionNotFoundError) return new ApiError(404, 'not_found', err.message);
+  if (err instanceof ForkRefusedError) return err.kind === 'unknown' ? new ApiError(404, 'not_found', err.message) : new ApiError(409, 'not_now', err.message);
   if (err instanceof ScheduleRefusedError) return new ApiError(400, 'invalid_request', err.message);
   if (err instanceof SessionClosedError) return new ApiError(409, 'session_closed', err.message);
   if (err instanceof MessageRejectedError) return new ApiError(422, 'refused', err.message);

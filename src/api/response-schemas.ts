@@ -60,6 +60,7 @@ export const ReviewAcceptedSchema = z.object({ runId, decision: z.enum(['approve
 export const RunHistorySchema = z.object({
   versions: z.array(z.object({ version: z.number().int(), at: z.string(), status: z.enum(RUN_STATUSES), stepId: z.string().optional(), taskIndex: z.string().optional(), event: z.string() })),
 });
+export const ForkedSchema = z.object({ runId, forkedFrom: z.object({ runId: z.string(), version: z.number().int() }), status: z.enum(RUN_STATUSES), uiUrl: z.string() });
 export const ApprovalAcceptedSchema = z.object({ runId, stepId: z.string(), decision: z.enum(['approve', 'reject', 'edit']) });
 export const SteerAcceptedSchema = z.object({ runId, index: z.string(), action: z.enum(['skip', 'redo']) });
 export const CancelAcceptedSchema = z.object({ runId });
@@ -131,6 +132,7 @@ export const ExecutionStateSchema = describes<ExecutionState>()(
       .nullable()
       .optional()
       .meta({ description: 'The tool call waiting for a person’s approval (status `waiting_approval`)' }),
+    forkedFrom: z.object({ runId: z.string(), version: z.number().int() }).optional().meta({ description: 'A fork: the run and version it started from' }),
   }),
 ).meta({ id: 'ExecutionState', description: 'A run as it stands (DESIGN.md §4); `version` grows at every change' });
 

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Allow } from '../planning/capabilities';
 import { RUN_STATUSES } from '../planning/execution-state';
 import { TaskTreeReplySchema } from '../planning/tree-schemas';
+import { StepSpecSchema } from '../planning/schemas';
 
 const ID_CHARS = /^[A-Za-z0-9._@:+-]+$/;
 const id = (what: string) => z.string().min(1).max(128).regex(ID_CHARS, `${what} may contain only letters, digits and . _ @ : + -`);
@@ -41,6 +42,32 @@ export const CreateRunBody = z.object({
   /** Tools whose calls wait for a person's approval in this run (names or patterns, `*` for all), added to TOOL_APPROVAL. */
   approval: z.array(z.string().trim().min(1).max(200)).max(100).optional(),
 });
+
+/** `POST /v1/runs/:runId/fork`: where the fork starts (exactly one of version, stepId, taskIndex) and what a person changes there. */
+export const ForkBody = z
+  .object({
+    version: z.number().int().min(1).optional(),
+    stepId: z.string().min(1).max(100).optional(),
+    taskIndex: z
+      .string()
+      .regex(/^\d+(-\d+)*$/, 'a task index such as 1-2')
+      .optional(),
+    edits: z
+      .object({
+        goal: z.string().trim().min(1).max(MAX_TEXT_CHARS).optional(),
+        observations: z
+          .array(z.object({ stepId: z.string().min(1).max(100), content: z.string().max(MAX_TEXT_CHARS) }))
+          .max(100)
+          .optional(),
+        args: z
+          .array(z.object({ stepId: z.string().min(1).max(100), args: z.record(z.string(), z.unknown()) }))
+          .max(100)
+          .optional(),
+        remainingSteps: z.array(StepSpecSchema).max(50).optional(),
+      })
+      .optional(),
+  })
+  .refine((b) => [b.version, b.stepId, b.taskIndex].filter((x) => x !== undefined).length === 1, { message: 'give exactly one of version, stepId or taskIndex' });
 
 /** `POST /v1/runs/:runId/approval`: a person's decision on the tool call that waits. `edit` needs `args`. */
 export const ApprovalBody = z

@@ -22,6 +22,7 @@ import { dataConverterFor, payloadCodecs } from '../temporal/data-converter';
 import { connectClient } from '../temporal/connection';
 import { Schedules } from '../temporal/schedules';
 import { RunHistory } from '../temporal/run-history';
+import { Forks } from '../temporal/forks';
 import { bundleWorkflowsInChild } from '../workflow-bundle';
 import { Runs } from '../temporal/runs';
 import { Sessions } from '../temporal/sessions';
@@ -125,11 +126,13 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
   }
   const shutdown = new AbortController();
   const runs = new Runs(client, config);
+  const history = new RunHistory(client, { bundle: () => bundleWorkflowsInChild({ history: true }), dataConverter: dataConverterFor(config) });
   const app = createApp({
     runs,
     sessions: new Sessions(client, memory, config),
     schedules: new Schedules(client, runs, { perUser: config.SCHEDULES_PER_USER }),
-    history: new RunHistory(client, { bundle: () => bundleWorkflowsInChild({ history: true }), dataConverter: dataConverterFor(config) }),
+    history,
+    forks: new Forks(client, runs, history),
     config,
     isHealthy: () => temporalReachable(client),
     logger,

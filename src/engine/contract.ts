@@ -39,6 +39,8 @@ export interface PlanExecutionInput {
    * TOOL_APPROVAL and what the run's starter added. Absent: none.
    */
   approval?: string[];
+  /** A fork of another run: its first state (the source's at the fork point, edited), from which it goes on. */
+  fork?: { state: ExecutionState };
   /** Tree runs: wait for a person to review the proposed tree before executing it. @default false */
   review?: boolean;
   /**

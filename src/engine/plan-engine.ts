@@ -95,7 +95,8 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
     return this.#waiting.for === 'approval' ? approvalProblem(this.#state, decision) : `run is ${this.#state.status}, not waiting for an approval`;
   }
 
-  start(_now: Date): PlanCommand[] {
+  start(now: Date): PlanCommand[] {
+    if (this.input.fork) return this.#forked(this.input.fork.state, now);
     this.#waiting = { for: 'plan' };
     // A plan that begins with its respond step comes with its answer, and then closes the run too.
     const close = this.input.limits.maxSteps >= 1 ? this.#closeOnAnswer() : undefined;
@@ -185,6 +186,21 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
       case 'closeRun':
         throw new Error('closeRun comes from a close command, whose result the engine never waits for');
     }
+  }
+
+  /**
+   * A fork goes on from its first state: a question waiting there is asked again, the next pending step
+   * runs — or, with nothing left to run, the model decides what to do with what was observed.
+   */
+  #forked(state: ExecutionState, now: Date): PlanCommand[] {
+    this.#out.clear();
+    this.#executed = state.steps.filter((s) => s.status !== 'pending' && s.status !== 'replaced').length;
+    this.#publish({ ...state, runId: this.input.runId, updatedAt: now.toISOString() });
+    if (state.status === 'waiting_user' && state.currentStepId) {
+      this.#waiting = { for: 'reply', stepId: state.currentStepId };
+      return this.#emit({ kind: 'await_person' });
+    }
+    return model.nextPendingStep(this.#state) ? this.#advance(now) : this.#replan(`replan of a fork of ${state.forkedFrom?.runId ?? 'a run'}`);
   }
 
   /** The next step, or the final answer when the plan ran out, or the end at the step limit; `given`: the next respond step's answer, if it came with the plan. */

@@ -185,6 +185,19 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       );
       return this.#schedule(now);
     }
+    if (this.input.fork) {
+      // A fork goes on from its first state: the tasks not done with run (a question waiting there is asked again).
+      const state = { ...this.input.fork.state, runId: this.#state.runId, updatedAt: now.toISOString() };
+      this.#publish(state);
+      if (state.status === 'waiting_user' && state.currentStepId) {
+        const task = model.findStep(state, state.currentStepId)?.task ?? '';
+        this.#waiting = { for: 'reply', taskIndex: task, stepId: state.currentStepId };
+        return this.#emit({ kind: 'await_person' });
+      }
+      if (state.tree) return this.#schedule(now);
+      this.#waiting = { for: 'tree' };
+      return this.#emit({ kind: 'call', activity: 'proposeTree', input: { state: this.#state }, policy: 'model', summary: `task tree: ${this.input.goal}`.slice(0, 200) });
+    }
     if (this.input.blueprint) return this.#proposed(this.input.blueprint.tree, now);
     if (this.input.entry === 'react') return this.#reactFirst(now);
     this.#waiting = { for: 'tree' };

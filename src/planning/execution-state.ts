@@ -93,6 +93,8 @@ export interface ExecutionState {
   allow?: Allow;
   /** The tool call waiting for a person's approval (status `waiting_approval`); absent or null otherwise. */
   pendingApproval?: PendingApproval | null;
+  /** A fork: the run and the version of its state it started from (POST /v1/runs/:runId/fork). */
+  forkedFrom?: { runId: string; version: number };
 }
 
 export interface NewRunInput {

@@ -49,6 +49,11 @@ export class RunHistory {
     return (await this.replay(runId)).versions;
   }
 
+  /** Every version of the run's state itself, oldest first. */
+  async states(runId: string): Promise<ExecutionState[]> {
+    return [...(await this.replay(runId)).states.values()].sort((a, b) => a.version - b.version);
+  }
+
   /** The state exactly as it was at `version`. */
   async at(runId: string, version: number): Promise<ExecutionState> {
     const state = (await this.replay(runId)).states.get(version);

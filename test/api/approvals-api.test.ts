@@ -173,3 +173,70 @@ test('run history: every version oldest first with what changed it, each version
   assert.equal((await call('GET', `/v1/runs/${runId}/history/${done.version + 1}`)).status, 404);
   assert.equal((await call('GET', `/v1/runs/run-nobody-0000000000/history`)).status, 404);
 });
+
+test('forks: from before a step, with edited args, the steps before keep their observations and are not run again; points never reached are 409, unknown ones 404', async () => {
+  const goal = 'two sums to fork';
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('calculator', { expression: '2+3' }), toolStep('calculator', { expression: '10*10' }), respondStep] }],
+    // The source's two replans, then the fork's one (after its s2).
+    replan_decision: [cont, cont, cont],
+    final_answer: [answer('5 and 100'), answer('5 and 42')],
+  });
+  const source = await ended(await start(goal));
+  assert.equal(source.status, 'completed');
+  const forked = await call<{ runId: string; forkedFrom: { runId: string; version: number }; status: string; uiUrl: string }>('POST', `/v1/runs/${source.runId}/fork`, {
+    stepId: 's2',
+    edits: { args: [{ stepId: 's2', args: { expression: '6*7' } }] },
+  });
+  assert.equal(forked.status, 201, JSON.stringify(forked.body));
+  assert.equal(forked.body.forkedFrom.runId, source.runId);
+  const fork = await ended(forked.body.runId);
+  assert.equal(fork.status, 'completed', fork.lastError ?? '');
+  assert.deepEqual(fork.forkedFrom, forked.body.forkedFrom);
+  assert.equal(fork.finalAnswer, '5 and 42');
+  const s1 = (s: ExecutionState) => s.observations.find((o) => o.stepId === 's1');
+  assert.deepEqual(s1(fork), s1(source), 's1 kept its observation, content and time: it did not run again');
+  assert.deepEqual(fork.steps[1]?.args, { expression: '6*7' });
+  assert.ok(fork.observations.some((o) => o.stepId === 's2' && o.content.includes('42')));
+  assert.equal(stub.requestsFor(goal, 'execution_plan').length, 1, 'the fork did not plan again');
+
+  assert.equal((await call('POST', `/v1/runs/${source.runId}/fork`, { version: source.version + 5 })).status, 409);
+  assert.equal((await call('POST', `/v1/runs/${source.runId}/fork`, { stepId: 's9' })).status, 404);
+  assert.equal((await call('POST', `/v1/runs/${source.runId}/fork`, { version: 1, stepId: 's1' })).status, 400);
+  const late = await call<{ error: { code: string } }>('POST', `/v1/runs/${source.runId}/fork`, { version: source.version, edits: { args: [{ stepId: 's1', args: { expression: '1' } }] } });
+  assert.equal(late.status, 409, 'a step that ran before the fork point keeps its args');
+});
+
+test('a tree run forks before a task: the tasks before keep their results, that task runs again in the fork', async () => {
+  const goal = 'tree to fork';
+  stub.script(goal, {
+    task_tree: [
+      {
+        name: 'Two',
+        goal,
+        subtasks: [
+          { name: 'First', goal: 'first' },
+          { name: 'Second', goal: 'second' },
+        ],
+      },
+    ],
+    react_action: [
+      { thought: 'one', action: 'finish', result: 'first done' },
+      { thought: 'two', action: 'finish', result: 'second done' },
+      { thought: 'two again', action: 'finish', result: 'second redone' },
+    ],
+    final_answer: [{ answer: 'both' }, { answer: 'both, second redone' }],
+  });
+  const source = await ended(await start(goal, { engine: 'tree' }));
+  assert.equal(source.status, 'completed');
+  const forked = await call<{ runId: string }>('POST', `/v1/runs/${source.runId}/fork`, { taskIndex: '1-2' });
+  assert.equal(forked.status, 201, JSON.stringify(forked.body));
+  const fork = await ended(forked.body.runId);
+  assert.equal(fork.status, 'completed', fork.lastError ?? '');
+  assert.deepEqual(
+    fork.tree?.subtasks.map((n) => n.result),
+    ['first done', 'second redone'],
+  );
+  assert.equal(fork.finalAnswer, 'both, second redone');
+  assert.equal(stub.requestsFor(goal, 'task_tree').length, 1, 'the fork kept the tree');
+});

@@ -61,6 +61,7 @@ test("every route naming another user's run, session or thread answers 404, with
     ['POST', `/v1/runs/${runId}/approval`, { stepId: 's1', decision: 'approve' }],
     ['GET', `/v1/runs/${runId}/history`],
     ['GET', `/v1/runs/${runId}/history/1`],
+    ['POST', `/v1/runs/${runId}/fork`, { version: 1 }],
     ['POST', `/v1/runs/${runId}/cancel`],
     ['POST', `/v1/runs/${runId}/tasks/1/skip`, {}],
     ['GET', `/v1/sessions/${sessionId}`],

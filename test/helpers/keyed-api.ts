@@ -12,6 +12,7 @@ import { openMemory, type OpenMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
 import { Schedules } from '../../src/temporal/schedules';
 import { RunHistory } from '../../src/temporal/run-history';
+import { Forks } from '../../src/temporal/forks';
 import { dataConverterFor } from '../../src/temporal/data-converter';
 import { bundleWorkflows } from '../../src/workflow-bundle';
 import { Sessions } from '../../src/temporal/sessions';
@@ -36,12 +37,14 @@ export async function startKeyedApi(stub: StubModelServer, options: { adminKey?:
   const memory: OpenMemory = await openMemory(env.config);
   const longterm = await openLongTerm(env.config);
   const runs = new Runs(env.client, env.config);
+  const history = new RunHistory(env.client, { bundle: () => bundleWorkflows({ history: true }), dataConverter: dataConverterFor(env.config) });
   const server: Listening = await listen(
     createApp({
       runs,
       sessions: new Sessions(env.client, memory.memory, env.config),
       schedules: new Schedules(env.client, runs, { perUser: 3 }),
-      history: new RunHistory(env.client, { bundle: () => bundleWorkflows({ history: true }), dataConverter: dataConverterFor(env.config) }),
+      history,
+      forks: new Forks(env.client, runs, history),
       memory: memory.memory,
       longterm: { longterm: longterm.longterm },
       config: env.config,

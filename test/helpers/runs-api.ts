@@ -8,6 +8,7 @@ import { temporalReachable } from '../../src/api/server';
 import type { Config } from '../../src/config';
 import { Runs } from '../../src/temporal/runs';
 import { RunHistory } from '../../src/temporal/run-history';
+import { Forks } from '../../src/temporal/forks';
 import { dataConverterFor } from '../../src/temporal/data-converter';
 import { bundleWorkflows } from '../../src/workflow-bundle';
 import { listen } from './http';
@@ -29,7 +30,8 @@ export async function startRunsApi(stub: StubModelServer, options: { config?: Co
   const runs = new Runs(env.client, env.config);
   // Bundled with the history module only when a test first asks for a run's history.
   const history = new RunHistory(env.client, { bundle: () => bundleWorkflows({ history: true }), dataConverter: dataConverterFor(env.config) });
-  const server = await listen(createApp({ runs, history, config: env.config, isHealthy: () => temporalReachable(env.client), logger: pino({ level: 'silent' }), ...options.app }));
+  const forks = new Forks(env.client, runs, history);
+  const server = await listen(createApp({ runs, history, forks, config: env.config, isHealthy: () => temporalReachable(env.client), logger: pino({ level: 'silent' }), ...options.app }));
   return {
     env,
     runs,
