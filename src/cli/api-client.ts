@@ -113,7 +113,7 @@ export class ApiClient {
     return res.ok;
   }
 
-  async startRun(request: { userId: string; goal: string; engine?: 'plan' | 'tree' | 'react'; review?: boolean }): Promise<StartedRun> {
+  async startRun(request: { userId: string; goal: string; engine?: 'plan' | 'tree' | 'react'; review?: boolean; approval?: string[] }): Promise<StartedRun> {
     return parseBody(StartedSchema, await this.json('/v1/runs', 'POST', request), 'a start response');
   }
 
@@ -167,6 +167,18 @@ export class ApiClient {
       return 'accepted';
     } catch (err) {
       if (err instanceof ApiError && err.status === 409) return 'refused';
+      throw err;
+    }
+  }
+
+  /** A decision on the tool call the run waits to have approved; `refused` when it no longer waits (409), the API's message for bad args (400). */
+  async approve(runId: string, body: { stepId: string; decision: 'approve' | 'reject' | 'edit'; args?: Record<string, unknown>; feedback?: string }): Promise<'accepted' | 'refused' | string> {
+    try {
+      await this.json(`/v1/runs/${encodeURIComponent(runId)}/approval`, 'POST', body);
+      return 'accepted';
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 409) return 'refused';
+      if (err instanceof ApiError && err.status === 400) return err.message;
       throw err;
     }
   }

@@ -24,9 +24,22 @@ import { loadConfig, runUiUrl, type Config } from '../config';
 import { ApiClient, ApiUnreachableError } from './api-client';
 import { TaskTreeReplySchema, type TaskTreeReply } from '../planning/tree-schemas';
 import { forgottenLine, MEMORY_HELP, parseMemoryCommand, rememberedLine, searchLines, type MemoryCommand } from './memory-commands';
-import { diffStates, isEnded, outcomeLine, parseReviewAnswer, parseSteer, pendingQuestion, pendingReview, renderEvent, waitingLines, type RunState } from './render';
+import {
+  diffStates,
+  isEnded,
+  outcomeLine,
+  parseApprovalAnswer,
+  parseReviewAnswer,
+  parseSteer,
+  pendingApproval,
+  pendingQuestion,
+  pendingReview,
+  renderEvent,
+  waitingLines,
+  type RunState,
+} from './render';
 
-const USAGE = `usage: npm run chat -- [--user NAME] [--engine plan|tree|react] [--review] ["goal"]
+const USAGE = `usage: npm run chat -- [--user NAME] [--engine plan|tree|react] [--review] [--approval TOOLS] ["goal"]
        npm run chat -- [--user NAME] [--session ID]
 
   with a goal   runs it, prints each step as it happens, asks you when the run asks, prints the answer
@@ -34,6 +47,8 @@ const USAGE = `usage: npm run chat -- [--user NAME] [--engine plan|tree|react] [
                 /skip 1-2 [reason] skips a task and /redo 1-2 [reason] queues it again
   --engine react the same engine, ReAct first: one loop on the goal that answers or acts, and plans a
                 task tree only when it needs one
+  --approval    tools (comma-separated names or patterns, * for all) whose calls wait for you: approve,
+                reject [why], or edit {"arg": …} (TOOL_APPROVAL on the server holds some for every run)
   --review      (tree) shows the proposed plan first: approve, revise <what to change>, reject [why],
                 or edit (the tree opens in $VISUAL / $EDITOR as JSON)
   without       a conversation (a session that remembers): type messages one after another. The session
@@ -273,6 +288,27 @@ function editTree(session: Session, tree: RunState['tree']): TaskTreeReply | nul
   return null;
 }
 
+/** Puts the held tool call to the person until they decide; false when they are done instead. */
+async function approveCall(session: Session, runId: string, held: NonNullable<RunState['pendingApproval']>, detach: AbortSignal): Promise<boolean> {
+  session.print(`? ${held.tool}(${JSON.stringify(held.args)}) waits for your approval${held.taskIndex ? ` (task ${held.taskIndex})` : ''} — approve, reject [why], or edit {"arg": …}`);
+  for (;;) {
+    const line = await askSteering(session, runId, 'approve?', detach);
+    if (line === null) return false;
+    const answer = parseApprovalAnswer(line);
+    if (!answer) {
+      session.print('(type approve, reject [why], or edit followed by the arguments as a JSON object)');
+      continue;
+    }
+    const outcome = await session.api.approve(runId, { stepId: held.stepId, ...answer });
+    if (outcome === 'refused') session.print('(the call was no longer waiting for approval)');
+    else if (outcome !== 'accepted') {
+      session.print(`(${outcome})`);
+      continue;
+    }
+    return true;
+  }
+}
+
 /** Puts the plan under review to the person until they decide; false when they are done instead. */
 async function reviewPlan(session: Session, runId: string, state: RunState, planId: string, detach: AbortSignal): Promise<boolean> {
   for (;;) {
@@ -307,10 +343,16 @@ async function followRun(session: Session, runId: string, detach: AbortSignal, o
   const handle = async (state: RunState): Promise<'go on' | 'quit' | 'paused'> => {
     const review = pendingReview(state);
     const asked = pendingQuestion(state);
+    const held = pendingApproval(state);
+    const heldKey = held ? `approval ${held.stepId}` : null;
     // The prompt is the question's (or the review's) before either is printed, so no typed line goes astray.
-    if ((review && !seen.asked.has(review.planId)) || (asked && !seen.asked.has(asked.stepId))) await commands.pause();
+    if ((review && !seen.asked.has(review.planId)) || (asked && !seen.asked.has(asked.stepId)) || (heldKey && !seen.asked.has(heldKey))) await commands.pause();
     for (const event of diffStates(seen.last, state)) print(renderEvent(event));
     seen.last = state;
+    if (held && heldKey && !seen.asked.has(heldKey)) {
+      seen.asked.add(heldKey);
+      return (await approveCall(session, runId, held, detach)) ? 'go on' : 'quit';
+    }
     if (review && !seen.asked.has(review.planId)) {
       seen.asked.add(review.planId);
       return (await reviewPlan(session, runId, state, review.planId, detach)) ? 'go on' : 'quit';
@@ -367,8 +409,8 @@ async function followRun(session: Session, runId: string, detach: AbortSignal, o
 }
 
 /** Starts one run for `goal`, follows it, and prints how it ended and where to see it. */
-async function runGoal(session: Session, goal: string, review: boolean): Promise<Outcome> {
-  const started = await session.api.startRun({ userId: session.userId, goal, ...(session.tree ? { engine: session.tree, review } : {}) });
+async function runGoal(session: Session, goal: string, review: boolean, approval: string[] = []): Promise<Outcome> {
+  const started = await session.api.startRun({ userId: session.userId, goal, ...(session.tree ? { engine: session.tree, review } : {}), ...(approval.length ? { approval } : {}) });
   const link = started.uiUrl ?? runUiUrl(session.config, started.runId);
   session.print(`run ${started.runId} started for ${session.userId}`);
   const detach = new AbortController();
@@ -503,6 +545,7 @@ const ARGS = {
     session: { type: 'string', short: 's' },
     engine: { type: 'string', short: 'e' },
     review: { type: 'boolean' },
+    approval: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 } as const;
@@ -556,7 +599,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
       return 2;
     }
     if (!goal) return await conversation(session, resume);
-    const outcome = await runGoal(session, goal, args.values.review === true);
+    const approval = (args.values.approval ?? '')
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
+    const outcome = await runGoal(session, goal, args.values.review === true, approval);
     return outcome === 'completed' ? 0 : outcome === 'detached' ? 130 : 1;
   } catch (err) {
     console.error(`error: ${errorMessage(err)}`);

@@ -32,6 +32,11 @@ export const RunStateSchema = z.object({
   planId: z.string().nullable().optional(),
   tree: TaskSpecSchema.nullable().optional(),
   progress: z.string().optional(),
+  /** The tool call waiting for the person's approval (status `waiting_approval`). */
+  pendingApproval: z
+    .object({ stepId: z.string(), taskIndex: z.string().optional(), tool: z.string(), args: z.record(z.string(), z.unknown()), reason: z.string() })
+    .nullable()
+    .optional(),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 export type RunStep = RunState['steps'][number];
@@ -112,6 +117,42 @@ export const isEnded = (state: RunState): boolean => isTerminal(state.status);
 /** The plan a tree run waits on a review of, or null. */
 export function pendingReview(state: RunState): { planId: string } | null {
   return state.status === 'waiting_review' && state.planId ? { planId: state.planId } : null;
+}
+
+/** The call the run waits to have approved, once per step. */
+export function pendingApproval(state: RunState): NonNullable<RunState['pendingApproval']> | null {
+  return state.status === 'waiting_approval' && state.pendingApproval ? state.pendingApproval : null;
+}
+
+/** A person's answer to a held tool call, as typed. */
+export type ApprovalAnswer = { decision: 'approve' } | { decision: 'reject'; feedback?: string } | { decision: 'edit'; args: Record<string, unknown> };
+
+/** `approve` (or yes/ok), `reject [why]` (or no), `edit {json args}`; null for anything else (or args that are not a JSON object). */
+export function parseApprovalAnswer(line: string): ApprovalAnswer | null {
+  const trimmed = line.trim();
+  const [word = ''] = trimmed.split(/\s+/);
+  const text = trimmed.slice(word.length).trim();
+  switch (word.toLowerCase()) {
+    case 'approve':
+    case 'yes':
+    case 'y':
+    case 'ok':
+      return { decision: 'approve' };
+    case 'reject':
+    case 'no':
+    case 'n':
+      return text ? { decision: 'reject', feedback: text } : { decision: 'reject' };
+    case 'edit': {
+      try {
+        const args: unknown = JSON.parse(text);
+        return args && typeof args === 'object' && !Array.isArray(args) ? { decision: 'edit', args: args as Record<string, unknown> } : null;
+      } catch {
+        return null;
+      }
+    }
+    default:
+      return null;
+  }
 }
 
 /** A person's answer to a plan review, as typed. */

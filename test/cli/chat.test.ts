@@ -15,7 +15,7 @@ import pino from 'pino';
 import { startApi, type ApiServer } from '../../src/api/server';
 import { apiBaseUrl } from '../../src/cli/chat';
 import { loadConfig, runUiUrl } from '../../src/config';
-import { askStep, cont, respondStep, toolStep } from '../helpers/scenarios';
+import { answer, askStep, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { lastMessage, StubModelServer } from '../helpers/stub-model-server';
 import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
@@ -370,4 +370,20 @@ test('long-term memory from the chat: /remember keeps a fact, /memory finds it, 
   // Over the API: the fact is ended, not erased.
   const { facts } = await apiCall<{ facts: { id: string; validTo: string | null }[] }>('GET', `/v1/users/${user}/facts?includeInvalid=true`);
   assert.ok(facts.find((f) => f.id === factId)?.validTo, JSON.stringify(facts));
+});
+
+test('--approval: a held call is shown and asked about; an edit with JSON args runs it with them, and the run answers', async () => {
+  const goal = `compute with approval (${USER})`;
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('calculator', { expression: '2+2' }), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [answer('42')],
+  });
+  const session = chat(['--user', USER, '--approval', 'calculator', goal]);
+  await session.waitForOutput('? calculator({"expression":"2+2"}) waits for your approval');
+  session.child.stdin.end('edit {"expression":"6*7"}\n');
+  const code = await session.exited;
+  const out = session.stdout();
+  assert.equal(code, 0, `exit code${out}${session.stderr()}`);
+  assertInOrder(out, [/waits for your approval/, /calculator \{"expression":"6\*7"\}.*42/, 'answer: 42']);
 });

@@ -15,6 +15,7 @@ import {
   stepLine,
   waitingLines,
   type RunState,
+  parseApprovalAnswer,
   parseReviewAnswer,
   parseSteer,
 } from '../../src/cli/render';
@@ -235,4 +236,15 @@ test('review answers and /skip, /redo as typed at the prompt', () => {
   assert.deepEqual(parseSteer('/redo 1-3-1'), { action: 'redo', index: '1-3-1' });
   assert.equal(parseSteer('/skip two'), null);
   assert.equal(parseSteer('skip 1-2'), null);
+});
+
+test('an approval answer: approve/yes, reject [why]/no, edit with JSON object args; anything else is asked again', () => {
+  assert.deepEqual(parseApprovalAnswer('yes'), { decision: 'approve' });
+  assert.deepEqual(parseApprovalAnswer('  approve '), { decision: 'approve' });
+  assert.deepEqual(parseApprovalAnswer('no'), { decision: 'reject' });
+  assert.deepEqual(parseApprovalAnswer('reject too costly'), { decision: 'reject', feedback: 'too costly' });
+  assert.deepEqual(parseApprovalAnswer('edit {"expression": "6*7"}'), { decision: 'edit', args: { expression: '6*7' } });
+  assert.equal(parseApprovalAnswer('edit [1,2]'), null);
+  assert.equal(parseApprovalAnswer('edit {oops'), null);
+  assert.equal(parseApprovalAnswer('maybe'), null);
 });
