@@ -10,6 +10,7 @@ import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, t
 import { treeLimitsOf, withTreeDefaults, type Config } from '../config';
 import type { TreeLimits } from '../engine/contract';
 import type { EngineChoice } from '../engine/run-inputs';
+import { parsePatterns } from '../planning/approval';
 import type { ChunkInput } from '../memory/model';
 import { readConversation } from '../sessions/session-chunks';
 import { emptyTaskState } from '../sessions/session-model';
@@ -88,7 +89,7 @@ export class Sessions {
     private readonly client: Client,
     private readonly memory: Pick<MemoryService, 'createThread' | 'view'>,
     private readonly config: Pick<Config, 'TASK_QUEUE' | 'MAX_STEPS' | 'MAX_SUBPLAN_DEPTH'> &
-      Partial<Pick<Config, 'SESSION_IDLE_MINUTES' | 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS' | 'SPIN_WARN_AT' | 'SPIN_STOP_AT' | 'REFLECTION' | 'REFLECTION_EVERY'>>,
+      Partial<Pick<Config, 'SESSION_IDLE_MINUTES' | 'MAX_TREE_DEPTH' | 'MAX_TREE_FANOUT' | 'MAX_ITERATIONS' | 'SPIN_WARN_AT' | 'SPIN_STOP_AT' | 'REFLECTION' | 'REFLECTION_EVERY' | 'TOOL_APPROVAL'>>,
   ) {}
 
   /**
@@ -97,6 +98,7 @@ export class Sessions {
    */
   async create(request: { userId: string; engine?: EngineChoice }): Promise<{ sessionId: string; threadId: string }> {
     const sessionId = newSessionId(request.userId);
+    const approval = parsePatterns(this.config.TOOL_APPROVAL);
     const threadId = sessionThreadId(sessionId);
     await this.memory.createThread({
       threadId,
@@ -111,6 +113,7 @@ export class Sessions {
       limits: { maxSteps: this.config.MAX_STEPS, maxDepth: this.config.MAX_SUBPLAN_DEPTH },
       ...(request.engine && request.engine !== 'plan' ? { engine: request.engine } : {}),
       ...(this.treeLimits() ? { treeLimits: this.treeLimits() } : {}),
+      ...(approval.length ? { approval } : {}),
       ...(this.config.SESSION_IDLE_MINUTES ? { settings: { idleTimeoutMs: Math.round(this.config.SESSION_IDLE_MINUTES * 60_000) } } : {}),
     };
     await this.client.workflow.start<SessionWorkflow>(SESSION_WORKFLOW_TYPE, {

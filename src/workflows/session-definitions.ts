@@ -54,6 +54,8 @@ export interface SessionInput {
   engine?: 'tree' | 'react';
   /** Tree runs' limits (with `engine: "tree"`, or a message that asks for a tree run). */
   treeLimits?: TreeLimits;
+  /** Tools whose calls wait for approval in its runs (TOOL_APPROVAL when the session started); absent: none. */
+  approval?: string[];
   /** Compact state carried across continue-as-new. */
   carried?: Omit<SessionWorkflowView, 'sessionId' | 'userId' | 'threadId'> & {
     /** Estimated tokens of the turns in the thread's recent window (decides compression). */

@@ -331,6 +331,8 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     // Plan runs keep the input they always had.
     ...engineFields(engine, input.treeLimits),
     ...(lastRunCallMs !== null ? { lastCallMs: lastRunCallMs } : {}),
+    // The operator's TOOL_APPROVAL holds calls in a conversation's runs too.
+    ...(input.approval?.length ? { approval: input.approval } : {}),
   });
   const summaryFor = (goal: string) => `${userId} (session ${sessionId}): ${goal}`.slice(0, 200);
 

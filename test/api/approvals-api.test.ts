@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ExecutionState } from '../../src/planning/execution-state';
+import { openMemory } from '../../src/store/open-memory';
+import { Sessions } from '../../src/temporal/sessions';
 import { requestJson } from '../helpers/http';
 import { startRunsApi, type RunsApi } from '../helpers/runs-api';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
@@ -239,4 +241,31 @@ test('a tree run forks before a task: the tasks before keep their results, that 
   );
   assert.equal(fork.finalAnswer, 'both, second redone');
   assert.equal(stub.requestsFor(goal, 'task_tree').length, 1, 'the fork kept the tree');
+});
+
+test("a conversation's runs hold TOOL_APPROVAL's calls too; approved, the answer lands in the conversation", async () => {
+  const env = api?.env;
+  assert.ok(env);
+  const memory = await openMemory(env.config);
+  try {
+    const sessions = new Sessions(env.client, memory.memory, env.config);
+    const { sessionId } = await sessions.create({ userId: 'approver' });
+    const goal = 'note that my bike is blue';
+    stub.script(goal, {
+      execution_plan: [{ steps: [toolStep('notes_write', { key: 'bike', value: 'blue' }), respondStep] }],
+      replan_decision: [cont],
+      final_answer: [answer('Noted: your bike is blue.')],
+    });
+    const outcome = await sessions.send(sessionId, goal);
+    assert.equal(outcome.kind, 'new_run');
+    const runId = outcome.runId ?? '';
+    const parked = await waiting(runId);
+    assert.equal(parked.pendingApproval?.tool, 'notes_write');
+    assert.equal((await call('POST', `/v1/runs/${runId}/approval`, { stepId: parked.pendingApproval?.stepId, decision: 'approve' })).status, 202);
+    assert.equal((await ended(runId)).status, 'completed');
+    await waitFor('the answer in the conversation', async () => (await sessions.get(sessionId)).chatHistory.some((t) => t.text === 'Noted: your bike is blue.'));
+    await sessions.end(sessionId);
+  } finally {
+    await memory.close();
+  }
 });
