@@ -31,6 +31,11 @@ import { createUsageStore, type UsageStore } from './usage/usage-store';
 import { retrieveMessageTool } from './tools/retrieve-message';
 import { WORKING_MEMORY_TOOLS } from './tools/working-memory-tools';
 import { BUILTIN_TOOLS, liveToolsOf, ToolRegistry } from './tools/registry';
+import { scheduleTools, type ScheduleService } from './tools/schedule-tools';
+import { connectClient } from './temporal/connection';
+import { Schedules } from './temporal/schedules';
+import { Runs } from './temporal/runs';
+import type { Client } from '@temporalio/client';
 import { callsInterceptor } from './activities/calls-interceptor';
 import type { ToolDefinition } from './tools/tool';
 import { mcpToolSourceFor } from './mcp/tool-source';
@@ -83,7 +88,21 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const mcp = mcpToolSourceFor(config);
   const sources: ToolSource[] = [...(mcp ? [mcp] : []), ...(longterm ? [new ToolSet('longterm', longTermTools(longterm.longterm))] : []), ...(options.toolSources ?? [])];
   const toolResultStore = toolResultStoreFor(config);
+  // Schedules as tools: a Temporal client, connected when a run first calls one.
+  let scheduleClient: Promise<Client> | undefined;
+  const schedulesNow = async () => {
+    scheduleClient ??= connectClient(config);
+    const client = await scheduleClient;
+    return new Schedules(client, new Runs(client, config), { perUser: config.SCHEDULES_PER_USER });
+  };
+  const scheduleService: ScheduleService = {
+    create: async (request) => (await schedulesNow()).create(request),
+    list: async (filter) => (await schedulesNow()).list(filter),
+    ownerOf: async (id) => (await schedulesNow()).ownerOf(id),
+    delete: async (id) => (await schedulesNow()).delete(id),
+  };
   const closeStores = async () => {
+    if (scheduleClient) await (await scheduleClient).connection.close();
     await toolResultStore.end();
     await Promise.all(sources.map((s) => s.close?.()));
     await longterm?.close();
@@ -93,9 +112,13 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const skills = loadSkills(config.SKILLS_DIR);
   // Sub-agents (AGENTS_CONFIG): a bad file stops the worker with its name and the field at fault.
   const agents = loadAgents(agentsConfigPath(config));
-  const tools = new ToolRegistry([...BUILTIN_TOOLS, retrieveMessageTool(longterm?.longterm), ...WORKING_MEMORY_TOOLS, ...loadSkillTool(skills), ...(options.extraTools ?? [])], sources, {
-    live: liveToolsOf(config.LIVE_TOOLS),
-  });
+  const tools = new ToolRegistry(
+    [...BUILTIN_TOOLS, retrieveMessageTool(longterm?.longterm), ...WORKING_MEMORY_TOOLS, ...scheduleTools(scheduleService), ...loadSkillTool(skills), ...(options.extraTools ?? [])],
+    sources,
+    {
+      live: liveToolsOf(config.LIVE_TOOLS),
+    },
+  );
   // The tool set a run is planned with is complete from the first poll (a later change makes runs stale).
   await Promise.all(sources.map((s) => s.start?.())).catch(async (err: unknown) => {
     await closeStores();

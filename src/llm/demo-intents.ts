@@ -15,6 +15,16 @@ export const CLARIFY =
 /** Finds the requests the demo understands in a piece of text, in order. */
 export function demoIntents(text: string): StepSpec[] {
   const steps: StepSpec[] = [];
+  // "remind me in 10 minutes to stretch": a schedule of the rest of the sentence, and nothing else now.
+  const remind = /\bremind me in\s+(\d+(?:\.\d+)?)\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|h)\s+(?:to\s+)?(.+?)[.!]?$/i.exec(text.trim());
+  if (remind?.[1] && remind[2] && remind[3]) {
+    const unit = remind[2].toLowerCase().startsWith('h') ? 'h' : remind[2].toLowerCase().startsWith('m') ? 'm' : 's';
+    const goal = `Remind me to ${remind[3].trim()}`;
+    return [{ type: 'tool', description: `Schedule a reminder in ${remind[1]}${unit}`, tool: 'schedule_run', args: { goal, in: `${remind[1]}${unit}` } }];
+  }
+  // A reminder's own run: its answer is the reminder.
+  const reminder = /^Remind me to (.+)$/i.exec(text.trim());
+  if (reminder?.[1]) return [];
   const remember = /\b(?:remember|note|save)(?: that)?\s+(?:my\s+)?(.+?)\s+(?:is|=)\s+(.+?)(?:[.!]|$|\band\b)/i.exec(text);
   if (remember?.[1] && remember[2]) {
     const key = remember[1].trim().toLowerCase();
@@ -51,6 +61,8 @@ export function describeToolResult(step: Pick<PlanStep, 'tool' | 'args'>, conten
   }
   const args = step.args ?? {};
   switch (step.tool) {
+    case 'schedule_run':
+      return `Scheduled "${String(args.goal)}"${Array.isArray(result.nextRuns) && result.nextRuns[0] ? ` for ${String(result.nextRuns[0])}` : ''}.`;
     case 'calculator':
       return `${String(args.expression)} = ${String(result.value)}.`;
     case 'notes_write':

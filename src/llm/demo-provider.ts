@@ -27,6 +27,9 @@ function describeObservation(state: ExecutionState, stepId: string | null, conte
 }
 
 function answer(state: ExecutionState): string {
+  // A reminder's own run (scheduled by `schedule_run`): the reminder is the answer.
+  const reminder = /^Remind me to (.+)$/i.exec(state.goal.trim())?.[1];
+  if (reminder && state.observations.length === 0) return `${TAG} Reminder: ${reminder}`;
   const lines = state.observations
     .map((o) => (o.kind === 'tool' ? describeObservation(state, o.stepId, o.content) : o.kind === 'error' ? `Something went wrong: ${o.content}` : o.kind === 'subplan' ? o.content : null))
     .filter((l): l is string => l !== null);
@@ -153,8 +156,9 @@ export class DemoProvider implements ModelProvider {
       }
       case 'execution_plan': {
         const steps = demoIntents(state.goal);
+        const reminder = /^Remind me to /i.test(state.goal.trim());
         return JSON.stringify({
-          steps: steps.length > 0 ? withAnswer(steps) : [{ type: 'ask_user', description: 'Ask what the user wants', question: CLARIFY }],
+          steps: steps.length > 0 || reminder ? withAnswer(steps) : [{ type: 'ask_user', description: 'Ask what the user wants', question: CLARIFY }],
         });
       }
       case 'replan_decision':

@@ -59,8 +59,11 @@ export function parsePatterns(text: string | undefined): string[] {
   return [...new Set((text ?? '').split(/[\s,]+/).filter(Boolean))];
 }
 
-/** The policy of a run: the operator's, plus what its starter adds (it can add, never remove). */
-export const runApproval = (operator: readonly string[], added: readonly string[] | undefined): string[] => [...new Set([...operator, ...(added ?? [])])];
+/** Calls every run holds for the person, whatever the policy says: nothing is scheduled unasked. */
+export const ALWAYS_HELD = ['schedule_run'] as const;
+
+/** The policy of a run: the calls always held, the operator's, plus what its starter adds (it can add, never remove). */
+export const runApproval = (operator: readonly string[], added: readonly string[] | undefined): string[] => [...new Set([...ALWAYS_HELD, ...operator, ...(added ?? [])])];
 
 /** What the rejected call's observation says (kind `rejected`): the model must not call it again as it was without asking. */
 export function rejectionText(pending: PendingApproval, feedback: string | undefined): string {

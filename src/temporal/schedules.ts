@@ -29,6 +29,8 @@ export type Overlap = 'skip' | 'buffer_one' | 'allow';
 const OVERLAP = { skip: 'SKIP', buffer_one: 'BUFFER_ONE', allow: 'ALLOW_ALL' } as const;
 
 export interface CreateScheduleRequest extends ScheduleTiming, Pick<StartRunRequest, 'userId' | 'goal' | 'engine' | 'sessionId'> {
+  /** Its id, when the caller needs one that a retry finds again (the `schedule_run` tool). @default a new one */
+  scheduleId?: string;
   /** What happens when an occurrence is due while the previous one still runs. @default "skip" */
   overlap?: Overlap;
   /** How late an occurrence missed during an outage may still run (a duration, e.g. "10m"). @default Temporal's (1 year) */
@@ -83,7 +85,7 @@ export class Schedules {
     }
     const owned = await this.count(request.userId);
     if (owned >= this.limits.perUser) throw new ScheduleRefusedError(`user ${request.userId} has ${owned} schedules, the most allowed (delete one first)`);
-    const scheduleId = readableId('sched', request.userId);
+    const scheduleId = request.scheduleId ?? readableId('sched', request.userId);
     const { spec, once } = built;
     const memo: ScheduleMemo = {
       userId: request.userId,
@@ -93,7 +95,8 @@ export class Schedules {
       engine: request.engine ?? 'plan',
       sessionId: request.sessionId ?? null,
     };
-    const options = this.runs.startOptions(request);
+    const { scheduleId: _id, ...run } = request;
+    const options = this.runs.startOptions(run);
     try {
       const handle = await this.client.schedule.create({
         scheduleId,

@@ -10,7 +10,7 @@ import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, t
 import { treeLimitsOf, withTreeDefaults, type Config } from '../config';
 import type { TreeLimits } from '../engine/contract';
 import type { EngineChoice } from '../engine/run-inputs';
-import { parsePatterns } from '../planning/approval';
+import { parsePatterns, runApproval } from '../planning/approval';
 import type { ChunkInput } from '../memory/model';
 import { readConversation } from '../sessions/session-chunks';
 import { emptyTaskState } from '../sessions/session-model';
@@ -98,7 +98,7 @@ export class Sessions {
    */
   async create(request: { userId: string; engine?: EngineChoice }): Promise<{ sessionId: string; threadId: string }> {
     const sessionId = newSessionId(request.userId);
-    const approval = parsePatterns(this.config.TOOL_APPROVAL);
+    const approval = runApproval(parsePatterns(this.config.TOOL_APPROVAL), undefined);
     const threadId = sessionThreadId(sessionId);
     await this.memory.createThread({
       threadId,

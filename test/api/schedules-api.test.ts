@@ -9,7 +9,7 @@ import type { ExecutionState } from '../../src/planning/execution-state';
 import type { ScheduleView } from '../../src/temporal/schedules';
 import { requestJson } from '../helpers/http';
 import { startKeyedApi, type KeyedApi } from '../helpers/keyed-api';
-import { answer, cont, respondStep } from '../helpers/scenarios';
+import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { StubModelServer } from '../helpers/stub-model-server';
 import { waitFor } from '../helpers/temporal-env';
 
@@ -125,4 +125,37 @@ test('invalid timings are 400 with the reason; another tenant’s schedule is 40
   await waitFor('the schedules listed', async () => (await as<{ schedules: ScheduleView[] }>(aliceKey, 'GET', '/v1/schedules')).body.schedules.length === 3);
   await bad({ cron: '0 10 * * *' }, /has 3 schedules, the most allowed/);
   for (const s of [id, ...more]) assert.equal((await as(aliceKey, 'DELETE', `/v1/schedules/${s}`)).status, 204);
+});
+
+test('the schedule_run tool: held for the person’s approval in every run; approved, the schedule is the user’s and fires', async () => {
+  const goal = 'remind me in 2 seconds to stretch';
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('schedule_run', { goal: 'scheduled: stretch now', in: '2 seconds' }), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [answer('I will remind you.')],
+  });
+  const started = await as<{ runId: string }>(aliceKey, 'POST', '/v1/runs', { goal });
+  assert.equal(started.status, 201);
+  const { runId } = started.body;
+  const parked = await waitFor('the call to wait for approval', async () => {
+    const s = (await as<ExecutionState>(aliceKey, 'GET', `/v1/runs/${runId}`)).body;
+    return s.status === 'waiting_approval' ? s : null;
+  });
+  assert.equal(parked.pendingApproval?.tool, 'schedule_run');
+  assert.equal((await as(aliceKey, 'POST', `/v1/runs/${runId}/approval`, { stepId: parked.pendingApproval?.stepId, decision: 'approve' })).status, 202);
+  const done = await waitFor('the run to answer', async () => {
+    const s = (await as<ExecutionState>(aliceKey, 'GET', `/v1/runs/${runId}`)).body;
+    return s.status === 'completed' ? s : null;
+  });
+  const made = JSON.parse(done.observations.find((o) => o.kind === 'tool')?.content ?? '{}') as { scheduleId?: string; created?: boolean };
+  assert.equal(made.created, true, JSON.stringify(done.observations));
+  const id = made.scheduleId ?? '';
+  const fired = await waitFor('the reminder to fire and complete', async () => {
+    const v = await view(id);
+    return v.recentRuns[0]?.status === 'completed' ? v : null;
+  });
+  assert.equal(fired.userId, ALICE);
+  assert.equal(fired.goal, 'scheduled: stretch now');
+  assert.equal((await as(bobKey, 'GET', `/v1/schedules/${id}`)).status, 404);
+  assert.equal((await as(aliceKey, 'DELETE', `/v1/schedules/${id}`)).status, 204);
 });

@@ -19,8 +19,8 @@ test('patterns: a name, * for all, globs for an MCP server or sub-agents', () =>
 test('a run can add tools to the operator’s policy, never remove one; the setting is a comma or space list', () => {
   assert.deepEqual(parsePatterns(' notes_write, github.* ,,calculator '), ['notes_write', 'github.*', 'calculator']);
   assert.deepEqual(parsePatterns(undefined), []);
-  assert.deepEqual(runApproval(['notes_write'], ['calculator', 'notes_write']), ['notes_write', 'calculator']);
-  assert.deepEqual(runApproval(['notes_write'], undefined), ['notes_write']);
+  assert.deepEqual(runApproval(['notes_write'], ['calculator', 'notes_write']), ['schedule_run', 'notes_write', 'calculator']);
+  assert.deepEqual(runApproval(['notes_write'], undefined), ['schedule_run', 'notes_write'], 'schedule_run is always held');
 });
 
 test('a decision is taken only for the step that waits; a rejection tells the model not to repeat the call', () => {

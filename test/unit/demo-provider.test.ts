@@ -230,3 +230,10 @@ test('the demo model answers the memory passes offline: a plain summary, the fac
   ) as Record<string, unknown>;
   assert.deepEqual(Object.keys(promotion).sort(), ['episode', 'facts']);
 });
+
+test('the demo understands "remind me in N minutes to …" as one schedule_run, and a reminder’s own run answers with the reminder', () => {
+  assert.deepEqual(demoIntents('remind me in 10 minutes to stretch my legs.'), [
+    { type: 'tool', description: 'Schedule a reminder in 10m', tool: 'schedule_run', args: { goal: 'Remind me to stretch my legs', in: '10m' } },
+  ]);
+  assert.deepEqual(demoIntents('Remind me to stretch my legs'), []);
+});
