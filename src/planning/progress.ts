@@ -29,7 +29,16 @@ export function renderProgress(state: ExecutionState): string {
     return ` -${stepMark(s.status)} ${s.index}. ${s.type}: ${s.description}${note ? ` (${note})` : ''}`;
   });
   const tail = state.finalAnswer ? [`Answer: ${state.finalAnswer}`] : state.lastError ? [`Error: ${state.lastError}`] : [];
-  return [head, ...lines, ...tail].join('\n');
+  const held = approvalLine(state);
+  return [head, ...lines, ...(held ? [held] : []), ...tail].join('\n');
+}
+
+/** What waits for a person's approval, for the Web UI's details of a run (plan or tree); null when nothing does. */
+export function approvalLine(state: ExecutionState): string | null {
+  const held = state.status === 'waiting_approval' ? state.pendingApproval : null;
+  return held
+    ? `Waiting for approval: ${held.tool}(${JSON.stringify(held.args)})${held.taskIndex ? ` in task ${held.taskIndex}` : ''} — step ${held.stepId}, POST /v1/runs/${state.runId}/approval`
+    : null;
 }
 
 /** One line naming a step, for activity summaries in the Web UI. */

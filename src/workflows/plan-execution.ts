@@ -10,7 +10,7 @@ import type { TreeActivities } from '../activities/tree-activities';
 import { PlanEngine, type PlanPersonEvent } from '../engine/plan-engine';
 import { TreeEngine, type TreePersonEvent } from '../engine/tree-engine';
 import type { ExecutionState } from '../planning/execution-state';
-import { renderProgress } from '../planning/progress';
+import { approvalLine, renderProgress } from '../planning/progress';
 import {
   getStateQuery,
   redoTaskUpdate,
@@ -183,6 +183,11 @@ function wireApprovals(inbox: PlanPersonEvent[] | TreePersonEvent[], problem: (d
 
 /** The Web UI's current details of a tree run: status, goal and the progress tree. */
 const treeDetails = (s: ExecutionState) =>
-  [`**${s.status}** — ${s.goal}${s.model ? ` (model: ${s.model})` : ''}`, s.progress ?? '', s.finalAnswer ? `Answer: ${s.finalAnswer}` : s.lastError ? `Error: ${s.lastError}` : '']
+  [
+    `**${s.status}** — ${s.goal}${s.model ? ` (model: ${s.model})` : ''}`,
+    s.progress ?? '',
+    approvalLine(s) ?? '',
+    s.finalAnswer ? `Answer: ${s.finalAnswer}` : s.lastError ? `Error: ${s.lastError}` : '',
+  ]
     .filter(Boolean)
     .join('\n');

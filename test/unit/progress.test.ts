@@ -1,8 +1,8 @@
 /** The progress list shown as the workflow's current details in the Temporal Web UI, and step summaries. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { applyPlan, cancel, complete, fail, finishStep, initialState, replaceRemaining, startStep, type ExecutionState } from '../../src/planning/execution-state';
-import { renderProgress, stepSummary } from '../../src/planning/progress';
+import { applyPlan, awaitApproval, cancel, complete, decideApproval, fail, finishStep, initialState, replaceRemaining, startStep, type ExecutionState } from '../../src/planning/execution-state';
+import { approvalLine, renderProgress, stepSummary } from '../../src/planning/progress';
 import { progressMark } from '../../src/planning/progress-marks';
 import { renderTaskProgress } from '../../src/planning/task-tree';
 
@@ -87,4 +87,13 @@ test('stepSummary names the step, its tool, and stays within 200 characters', ()
   const long = stepSummary({ ...reason, description: 'x'.repeat(500) });
   assert.equal(long.length, 200);
   assert.ok(long.startsWith('step 2 · reason: xxx'));
+});
+
+test('a run waiting for a call’s approval says so in its Web UI details: the tool, its args, the step and the route', () => {
+  let s = initialState({ runId: 'run-p', userId: 'u', goal: 'g', model: 'm' }, new Date(0));
+  s = applyPlan(s, [{ type: 'tool', description: 'add', tool: 'calculator', args: { expression: '1+1' } }], new Date(0));
+  s = startStep(s, 's1', new Date(0));
+  s = awaitApproval(s, { stepId: 's1', tool: 'calculator', args: { expression: '1+1' }, reason: 'TOOL_APPROVAL calculator' }, new Date(0));
+  assert.match(renderProgress(s), /\nWaiting for approval: calculator\(\{"expression":"1\+1"\}\) — step s1, POST \/v1\/runs\/run-p\/approval$/);
+  assert.equal(approvalLine(decideApproval(s, 's1', undefined, new Date(0))), null);
 });
