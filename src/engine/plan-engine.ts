@@ -17,7 +17,7 @@ import type { Command, Engine, EngineEvent } from './core';
 import { Outbox } from './outbox';
 import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
 import { offFor, refusedAction } from '../planning/capabilities';
-import { approvalNeeded, approvalProblem, editNote, rejectionText, type ApprovalDecision } from '../planning/approval';
+import { approvalNeeded, approvalProblem, type ApprovalDecision } from '../planning/approval';
 import type { CloseOnAnswer, PlanAnswer, PlanCalls, PlanExecutionInput } from './contract';
 
 /** A person's answer to the question the run waits on. */
@@ -274,20 +274,11 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
    * proposed ones) it runs; rejected it is done with, the feedback an observation (`rejected`) the replan sees.
    */
   #decided(event: ApprovalEvent, now: Date): PlanCommand[] {
-    const pending = this.#state.pendingApproval;
+    const tool = this.#state.pendingApproval?.tool ?? '';
+    for (const next of model.settleApproval(this.#state, event, now)) this.#publish(next);
     const step = model.findStep(this.#state, event.stepId);
-    if (!pending || !step) throw new Error(`no call waits for approval at step ${event.stepId}`);
-    if (event.decision === 'reject') {
-      this.#publish(model.decideApproval(this.#state, step.id, undefined, now));
-      this.#publish(model.finishStep(this.#state, step.id, 'skipped', { kind: 'rejected', content: rejectionText(pending, event.feedback) }, now));
-      return this.#replan(`replan after the person rejected ${pending.tool} (${step.id})`);
-    }
-    const args = event.decision === 'edit' ? event.args : undefined;
-    this.#publish(model.decideApproval(this.#state, step.id, args, now));
-    if (args) {
-      this.#publish(model.addObservation(this.#state, step.id, { kind: 'user_reply', content: editNote(pending, args, event.feedback) }, now));
-    }
-    return this.#execute(model.findStep(this.#state, step.id) ?? step, now);
+    if (!step) throw new Error(`no step ${event.stepId}`);
+    return event.decision === 'reject' ? this.#replan(`replan after the person rejected ${tool} (${step.id})`) : this.#execute(step, now);
   }
 
   /** The run's close found it answered by a call whose task did not count (`Engine.answeredBefore`): it ends with that answer. */

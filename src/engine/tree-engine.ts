@@ -31,7 +31,7 @@ import {
 } from '../planning/task-tree';
 import type { Command, Engine, EngineEvent } from './core';
 import type { ApprovalEvent, ReplyEvent } from './plan-engine';
-import { approvalProblem, editNote, rejectionText, type ApprovalDecision } from '../planning/approval';
+import { approvalProblem, type ApprovalDecision } from '../planning/approval';
 import { Outbox } from './outbox';
 import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
 import { offFor, refusedAction } from '../planning/capabilities';
@@ -195,8 +195,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
         return this.#emit({ kind: 'await_person' });
       }
       if (state.tree) return this.#schedule(now);
-      this.#waiting = { for: 'tree' };
-      return this.#emit({ kind: 'call', activity: 'proposeTree', input: { state: this.#state }, policy: 'model', summary: `task tree: ${this.input.goal}`.slice(0, 200) });
+      // Forked before its tree was made: it proposes one, as any run does (a fork carries no blueprint or entry).
     }
     if (this.input.blueprint) return this.#proposed(this.input.blueprint.tree, now);
     if (this.input.entry === 'react') return this.#reactFirst(now);
@@ -605,23 +604,18 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
   /** A person's decision: approved (or edited, both recorded) the call is made; rejected, the feedback is the step's observation and the task goes on. */
   #decided(waiting: Extract<Waiting, { for: 'approval' }>, event: ApprovalEvent, now: Date): TreeCommand[] {
     const { taskIndex, stepId } = waiting;
-    const pending = this.#state.pendingApproval;
-    if (!pending) throw new Error(`no call waits for approval at step ${stepId}`);
-    if (event.decision === 'reject') {
-      this.#publish(model.decideApproval(this.#state, stepId, undefined, now));
-      this.#publish(model.finishStep(this.#state, stepId, 'skipped', { kind: 'rejected', content: rejectionText(pending, event.feedback) }, now));
-      return this.#afterCall(taskIndex, now);
-    }
-    const args = event.decision === 'edit' ? event.args : undefined;
-    this.#publish(model.decideApproval(this.#state, stepId, args, now));
-    if (args) this.#publish(model.addObservation(this.#state, stepId, { kind: 'user_reply', content: editNote(pending, args, event.feedback) }, now));
+    for (const next of model.settleApproval(this.#state, event, now)) this.#publish(next);
+    if (event.decision === 'reject') return this.#afterCall(taskIndex, now);
+    // The step holds the arguments to call with: the proposed ones, or the person's edit.
+    const step = model.findStep(this.#state, stepId);
+    const tool = step?.tool ?? '';
     this.#waiting = { for: 'held_call', taskIndex, stepId };
     return this.#emit({
       kind: 'call',
       activity: 'runHeldCall',
-      input: { state: this.#state, taskIndex, stepId, tool: pending.tool, args: args ?? pending.args },
+      input: { state: this.#state, taskIndex, stepId, tool, args: step?.args ?? {} },
       policy: 'step',
-      summary: `task ${taskIndex} · ${pending.tool} (approved)`.slice(0, 200),
+      summary: `task ${taskIndex} · ${tool} (approved)`.slice(0, 200),
     });
   }
 

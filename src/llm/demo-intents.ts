@@ -13,6 +13,9 @@ export const CLARIFY =
   '(e.g. "what is 12*7", "remember that my color is green", "what is my color", "what time is it in Europe/Paris")';
 
 /** Finds the requests the demo understands in a piece of text, in order. */
+/** What a reminder's own run (goal "Remind me to …", made by `schedule_run`) reminds of; null for any other goal. */
+export const reminderOf = (goal: string): string | null => /^Remind me to (.+)$/i.exec(goal.trim())?.[1] ?? null;
+
 export function demoIntents(text: string): StepSpec[] {
   const steps: StepSpec[] = [];
   // "remind me in 10 minutes to stretch": a schedule of the rest of the sentence, and nothing else now.
@@ -23,8 +26,7 @@ export function demoIntents(text: string): StepSpec[] {
     return [{ type: 'tool', description: `Schedule a reminder in ${remind[1]}${unit}`, tool: 'schedule_run', args: { goal, in: `${remind[1]}${unit}` } }];
   }
   // A reminder's own run: its answer is the reminder.
-  const reminder = /^Remind me to (.+)$/i.exec(text.trim());
-  if (reminder?.[1]) return [];
+  if (reminderOf(text) !== null) return [];
   const remember = /\b(?:remember|note|save)(?: that)?\s+(?:my\s+)?(.+?)\s+(?:is|=)\s+(.+?)(?:[.!]|$|\band\b)/i.exec(text);
   if (remember?.[1] && remember[2]) {
     const key = remember[1].trim().toLowerCase();

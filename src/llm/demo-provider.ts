@@ -7,7 +7,7 @@
 import type { ExecutionState } from '../planning/execution-state';
 import type { ReplanDecisionReply, StepSpec, TaskStateSummaryReply } from '../planning/schemas';
 import { countTextTokens } from '../memory/tokens';
-import { CLARIFY, demoIntents, describeToolResult, TAG } from './demo-intents';
+import { CLARIFY, demoIntents, describeToolResult, reminderOf, TAG } from './demo-intents';
 import { demoReactAction, demoTaskSummary, demoTaskTree, demoTreeAnswer } from './demo-tree';
 import { demoMessageRoute, isMessageRouteContext } from './message-route';
 import { isTreeContext, type TreeContext } from './tree-prompts';
@@ -28,8 +28,8 @@ function describeObservation(state: ExecutionState, stepId: string | null, conte
 
 function answer(state: ExecutionState): string {
   // A reminder's own run (scheduled by `schedule_run`): the reminder is the answer.
-  const reminder = /^Remind me to (.+)$/i.exec(state.goal.trim())?.[1];
-  if (reminder && state.observations.length === 0) return `${TAG} Reminder: ${reminder}`;
+  const reminder = reminderOf(state.goal);
+  if (reminder !== null && state.observations.length === 0) return `${TAG} Reminder: ${reminder}`;
   const lines = state.observations
     .map((o) => (o.kind === 'tool' ? describeObservation(state, o.stepId, o.content) : o.kind === 'error' ? `Something went wrong: ${o.content}` : o.kind === 'subplan' ? o.content : null))
     .filter((l): l is string => l !== null);
@@ -156,9 +156,8 @@ export class DemoProvider implements ModelProvider {
       }
       case 'execution_plan': {
         const steps = demoIntents(state.goal);
-        const reminder = /^Remind me to /i.test(state.goal.trim());
         return JSON.stringify({
-          steps: steps.length > 0 || reminder ? withAnswer(steps) : [{ type: 'ask_user', description: 'Ask what the user wants', question: CLARIFY }],
+          steps: steps.length > 0 || reminderOf(state.goal) !== null ? withAnswer(steps) : [{ type: 'ask_user', description: 'Ask what the user wants', question: CLARIFY }],
         });
       }
       case 'replan_decision':

@@ -9,7 +9,7 @@ import type { Allow } from './capabilities';
 import type { CodeVersion } from './code-version';
 import type { StepSpec, StepType } from './schemas';
 import { renderTaskProgress, type TaskNode } from './task-tree';
-import type { PendingApproval } from './approval';
+import { editNote, rejectionText, type ApprovalDecision, type PendingApproval } from './approval';
 
 /**
  * `waiting_review`: a tree run waits for a person to approve, edit, revise or reject its proposed plan;
@@ -233,6 +233,25 @@ export function awaitApproval(state: ExecutionState, pending: PendingApproval, n
 /** The person decided: the call runs (with `args` when they edited them) or, rejected, is done with. */
 export function decideApproval(state: ExecutionState, stepId: string, args: Record<string, unknown> | undefined, now: Date): ExecutionState {
   return next(state, { status: 'running', pendingApproval: null, ...(args ? { steps: patchStep(state, stepId, { args }) } : {}) }, now);
+}
+
+/**
+ * A person's decision on the held call, as the successive states that show it (each one version):
+ * rejected, the wait ends and the step is skipped with a `rejected` observation holding their
+ * feedback; approved, the wait ends — edited arguments go on the step, the edit recorded beside the
+ * proposed ones. Whether and how the call then runs is the engine's.
+ */
+export function settleApproval(state: ExecutionState, decision: ApprovalDecision, now: Date): ExecutionState[] {
+  const pending = state.pendingApproval;
+  if (!pending || pending.stepId !== decision.stepId) throw new Error(`no call waits for approval at step ${decision.stepId}`);
+  const { stepId } = decision;
+  if (decision.decision === 'reject') {
+    const decided = decideApproval(state, stepId, undefined, now);
+    return [decided, finishStep(decided, stepId, 'skipped', { kind: 'rejected', content: rejectionText(pending, decision.feedback) }, now)];
+  }
+  const args = decision.decision === 'edit' ? decision.args : undefined;
+  const decided = decideApproval(state, stepId, args, now);
+  return args ? [decided, addObservation(decided, stepId, { kind: 'user_reply', content: editNote(pending, args, decision.feedback) }, now)] : [decided];
 }
 
 /** An observation of a step that does not finish it (a person's edit of its arguments, say). */

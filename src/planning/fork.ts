@@ -6,6 +6,7 @@
  */
 import { replaceRemaining, type ExecutionState } from './execution-state';
 import type { StepSpec } from './schemas';
+import { findTask } from './task-tree';
 
 export type ForkPoint = { version: number } | { stepId: string } | { taskIndex: string };
 
@@ -36,7 +37,7 @@ export function forkVersion(states: readonly ExecutionState[], point: ForkPoint)
     return states[first - 1]?.version ?? 1;
   }
   const mine = (x: { task?: string }) => x.task === point.taskIndex || (x.task ?? '').startsWith(`${point.taskIndex}-`);
-  if (!states.some((s) => s.tree && JSON.stringify(s.tree).includes(`"index":"${point.taskIndex}"`))) return { kind: 'unknown', message: `the run has no task ${point.taskIndex}` };
+  if (!states.some((s) => s.tree && findTask(s.tree, point.taskIndex))) return { kind: 'unknown', message: `the run has no task ${point.taskIndex}` };
   const first = states.findIndex((s) => started(s, mine));
   if (first <= 0) return { kind: 'never_reached', message: `task ${point.taskIndex} never ran` };
   return states[first - 1]?.version ?? 1;

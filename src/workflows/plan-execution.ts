@@ -65,6 +65,7 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
       current,
       () => engine.state,
       () => engine.canTakeReply() && inbox.length === 0,
+      (decision) => engine.approvalProblem(decision),
       inbox,
     );
     setHandler(
@@ -80,7 +81,6 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
         },
       },
     );
-    wireApprovals(inbox, (decision) => engine.approvalProblem(decision));
     for (const [update, kind] of [
       [skipTaskUpdate, 'skip'],
       [redoTaskUpdate, 'redo'],
@@ -115,12 +115,12 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
   }
   const engine = new PlanEngine({ ...input, runId, reportTo, questionsTo, closeOnAnswer: current, observe }, new Date());
   const inbox: PlanPersonEvent[] = [];
-  wireApprovals(inbox, (decision) => engine.approvalProblem(decision));
   wireCommon(
     input,
     current,
     () => engine.state,
     () => engine.canTakeReply() && inbox.length === 0,
+    (decision) => engine.approvalProblem(decision),
     inbox,
   );
   // A child run's questions reach the plan while it waits on that child; nothing else comes while a call runs.
@@ -134,9 +134,33 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
   });
 }
 
-/** What every run has: the state query, replies by update and by signal, its children's reports, its search attributes. */
-function wireCommon(input: PlanExecutionInput, current: boolean, state: () => ExecutionState, canTakeReply: () => boolean, inbox: PlanPersonEvent[] | TreePersonEvent[]): void {
+/**
+ * What every run has: the state query, replies by update and by signal, decisions on held tool calls,
+ * its children's reports, its search attributes.
+ */
+function wireCommon(
+  input: PlanExecutionInput,
+  current: boolean,
+  state: () => ExecutionState,
+  canTakeReply: () => boolean,
+  approvalProblem: (decision: ApprovalDecision) => string | null,
+  inbox: PlanPersonEvent[] | TreePersonEvent[],
+): void {
   setHandler(getStateQuery, state);
+  // Decisions on held calls: refused unless that step waits and no other decision is on its way.
+  setHandler(
+    submitApprovalUpdate,
+    (decision) => {
+      inbox.push({ kind: 'approval', ...decision });
+      return { accepted: true as const };
+    },
+    {
+      validator: (decision) => {
+        const why = inbox.length > 0 ? 'a decision on this run is already being taken' : approvalProblem(decision);
+        if (why) throw new Error(why);
+      },
+    },
+  );
   // A child run reports its questions here (the same signal a session gets from its runs).
   setHandler(runReportSignal, (report) => {
     inbox.push({ kind: 'child_report', report });
@@ -162,23 +186,6 @@ function wireCommon(input: PlanExecutionInput, current: boolean, state: () => Ex
   const given = workflowInfo().typedSearchAttributes;
   const missing = current ? attributes.filter(({ key, value }) => given.get(key) !== value) : attributes;
   if (missing.length > 0) upsertSearchAttributes(missing);
-}
-
-/** A person's decisions on held tool calls, by update: refused unless that step waits and no other decision is on its way. */
-function wireApprovals(inbox: PlanPersonEvent[] | TreePersonEvent[], problem: (decision: ApprovalDecision) => string | null): void {
-  setHandler(
-    submitApprovalUpdate,
-    (decision) => {
-      inbox.push({ kind: 'approval', ...decision });
-      return { accepted: true as const };
-    },
-    {
-      validator: (decision) => {
-        const why = inbox.length > 0 ? 'a decision on this run is already being taken' : problem(decision);
-        if (why) throw new Error(why);
-      },
-    },
-  );
 }
 
 /** The Web UI's current details of a tree run: status, goal and the progress tree. */
