@@ -23,7 +23,7 @@ import type { PlannerCallName, ReplanDecisionReply, StepSpec } from '../planning
 import type { PlannerContext } from '../llm/prompts';
 import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
 import { callModel, InvalidModelReplyError } from '../llm/structured';
-import { endingChunk, goalChunk, lastStepEvent, runThreadId, snapshotChunk, stepChunks, type StepOutcome } from '../memory/run-chunks';
+import { agentChunks, endingChunk, goalChunk, lastStepEvent, runThreadId, snapshotChunk, stepChunks, type StepOutcome } from '../memory/run-chunks';
 import type { ChunkInput } from '../memory/model';
 import type { KeyValueStore } from '../store/kv';
 import { operationIdFor, ThreadNotFoundError, type MemoryService, type Reader } from '../store/memory-service';
@@ -128,7 +128,7 @@ export async function ensureRunThread(deps: Pick<PlanActivityDeps, 'memory' | 'l
   const thread = await deps.memory.ensureThread({
     threadId: runThreadId(state.runId),
     userId: state.userId,
-    chunks: [goalChunk(state), ...recalled],
+    chunks: [...agentChunks(state), goalChunk(state), ...recalled],
     meta: { origin: 'system', reason: 'memory thread of a new run', trigger: 'run started', runId: state.runId },
   });
   return thread.id;

@@ -42,6 +42,21 @@ export function toolAllowed(agent: Pick<RunAgent, 'name' | 'tools'> | null | und
 export const notAllowedMessage = (agent: Pick<RunAgent, 'name' | 'tools'>, tool: string): string =>
   `tool "${tool}" is not allowed for agent "${agent.name}"; its tools are: ${agent.tools ? agent.tools.join(', ') || 'none' : 'all but itself'}`;
 
+/** How a run of `agent` is told what it is (its thread's system chunk). */
+export const agentFrame = (agent: RunAgent): string => `You are acting as the sub-agent "${agent.name}": another run delegated a task to you; your final answer goes back to it.`;
+
+/** The agent's profile as its run's thread holds it (its agent chunk): the instructions and what it may call. */
+export const agentProfileText = (agent: RunAgent): string => `Instructions of this agent:\n${agent.instructions}${agent.tools ? `\nTools it may call: ${agent.tools.join(', ') || 'none'}` : ''}`;
+
 /** The agent's instructions as the system text its run's prompts carry. */
-export const agentInstructions = (agent: RunAgent): string =>
-  `You are acting as the sub-agent "${agent.name}": another run delegated a task to you; your final answer goes back to it.\nInstructions of this agent:\n${agent.instructions}`;
+export const agentInstructions = (agent: RunAgent): string => `${agentFrame(agent)}\n${agentProfileText(agent)}`;
+
+/**
+ * The system message a run's prompt adds for its agent: none when the run's working memory
+ * (rendered into the same prompt) already holds the agent's profile, so it is said once.
+ */
+export function agentMessages(agent: RunAgent | undefined, memory: { messages: readonly { role: string; content: string }[] } | undefined): { role: 'system'; content: string }[] {
+  if (!agent) return [];
+  const inMemory = memory?.messages.some((m) => m.role === 'system' && m.content.includes(agentProfileText(agent))) ?? false;
+  return inMemory ? [] : [{ role: 'system', content: agentInstructions(agent) }];
+}

@@ -6,7 +6,7 @@ import type { ExecutionState, Observation, PlanStep } from '../planning/executio
 import type { PlannerCallName } from '../planning/schemas';
 import { renderSessionContext, type SessionContext } from '../sessions/session-state';
 import type { ToolDescription } from '../tools/registry';
-import { agentInstructions } from '../agents/names';
+import { agentMessages } from '../agents/names';
 import { offForRun } from '../planning/capabilities';
 import type { ChatMessage } from '../text/chat-message';
 
@@ -92,8 +92,8 @@ export function buildMessages(ctx: PlannerContext): ChatMessage[] {
   parts.push(INSTRUCTIONS[ctx.call]);
   return [
     { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}` },
-    // A sub-agent's run: its instructions, right after the rules every run follows.
-    ...(state.agent ? [{ role: 'system' as const, content: agentInstructions(state.agent) }] : []),
+    // A sub-agent's run: its instructions, right after the rules every run follows (once: its thread may hold them).
+    ...agentMessages(state.agent, ctx.memory),
     ...(ctx.memory ? [{ role: 'system' as const, content: 'Working memory of this run follows.' }, ...ctx.memory.messages] : []),
     { role: 'user', content: parts.join('\n\n') },
   ];

@@ -9,7 +9,7 @@ import type { ExecutionState } from '../planning/execution-state';
 import { renderTaskProgress, type TaskNode } from '../planning/task-tree';
 import type { TreeCallName } from '../planning/schemas';
 import type { ToolDescription } from '../tools/registry';
-import { agentInstructions } from '../agents/names';
+import { agentMessages } from '../agents/names';
 import { offForRun } from '../planning/capabilities';
 import { renderSessionContext, type SessionContext } from '../sessions/session-state';
 import type { ChatMessage } from '../text/chat-message';
@@ -114,7 +114,8 @@ export function buildTreeMessages(ctx: TreeContext): ChatMessage[] {
   const offered = ctx.call === 'react_action' && ctx.blueprints?.length ? `\n\nBlueprints:\n${ctx.blueprints.map((b) => `- ${b.name}: ${b.description}`).join('\n')}` : '';
   return [
     { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}${offered}` },
-    ...(state.agent ? [{ role: 'system' as const, content: agentInstructions(state.agent) }] : []),
+    // A sub-agent's run: its instructions, right after the rules every run follows (once: its thread may hold them).
+    ...agentMessages(state.agent, ctx.memory),
     ...(ctx.memory ? [{ role: 'system' as const, content: 'Working memory of this run follows.' }, ...ctx.memory.messages] : []),
     { role: 'user', content: parts.join('\n\n') },
   ];

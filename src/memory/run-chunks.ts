@@ -3,6 +3,7 @@
  * memory as seed 001 working-flow chunks). Pure.
  */
 import type { ExecutionState, Observation, PlanStep, RunEnding } from '../planning/execution-state';
+import { agentFrame, agentProfileText } from '../agents/names';
 import type { ChunkInput } from './model';
 
 const provenance = (state: ExecutionState, stepId: string | null) => ({
@@ -10,6 +11,20 @@ const provenance = (state: ExecutionState, stepId: string | null) => ({
   ...(stepId ? { stepId } : {}),
   ...(state.sessionId ? { sessionId: state.sessionId } : {}),
 });
+
+/**
+ * A sub-agent run's thread starts from its agent profile (seed 001's initial state): a system chunk
+ * saying what the run is and an agent chunk with the profile's instructions and tools. Prompts then
+ * take the agent from the thread (rendered with the rest of its system chunks) and not again.
+ */
+export function agentChunks(state: ExecutionState): ChunkInput[] {
+  if (!state.agent) return [];
+  const fixed = { priority: 100, retention: 'CRITICAL', agentModifiable: false, provenance: provenance(state, null) } as const;
+  return [
+    { type: 'system', content: { kind: 'text', text: agentFrame(state.agent) }, ...fixed },
+    { type: 'agent', content: { kind: 'text', text: agentProfileText(state.agent) }, ...fixed },
+  ];
+}
 
 /** The first chunk of a run's thread: its goal, the core objective it was delegated. */
 export function goalChunk(state: ExecutionState): ChunkInput {

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { applyPlan, finishStep, initialState, recordReply, startStep, waitForUser, type ExecutionState } from '../../src/planning/execution-state';
 import type { PlannerCallName } from '../../src/planning/schemas';
 import { buildMessages, resumeContext, type PlannerContext } from '../../src/llm/prompts';
+import { agentChunks } from '../../src/memory/run-chunks';
 import { ToolRegistry } from '../../src/tools/registry';
 
 const at = new Date('2025-01-01T00:00:00.000Z');
@@ -87,4 +88,26 @@ test('a sub-plan is told its parent and depth, and when the nesting limit forbid
   assert.ok(user.includes('This is a sub-plan (depth 2) of run run-1.'), user);
   assert.ok(user.includes('Sub-plans allowed: no.'), user);
   assert.ok(render('execution_plan', answered()).user.includes('Sub-plans allowed: yes.'));
+});
+
+test("a sub-agent's instructions are said once: from its thread when the working memory holds them, else as their own system message", () => {
+  const agent = { name: 'researcher', instructions: 'Find figures. MARKER', tools: ['calculator'] };
+  const state = { ...answered(), agent };
+  const count = (memory?: PlannerContext['memory']) =>
+    buildMessages({ call: 'execution_plan', state, tools, maxSteps: 25, maxDepth: 2, ...(memory ? { memory } : {}) })
+      .map((m) => m.content)
+      .join('\n')
+      .split('MARKER').length - 1;
+  // No thread, or a thread made before threads held the profile: the prompt carries it.
+  assert.equal(count(), 1);
+  assert.equal(count({ messages: [{ role: 'system', content: 'delegation: goal' }], tokens: 3 }), 1);
+  // A thread that starts from the profile (agentChunks) renders it; the prompt does not repeat it.
+  const fromThread = agentChunks(state)
+    .map((c) => (c.content.kind === 'text' ? c.content.text : ''))
+    .join('\n\n');
+  assert.equal(count({ messages: [{ role: 'system', content: fromThread }], tokens: 10 }), 1);
+  assert.deepEqual(
+    agentChunks(answered()).map((c) => c.type),
+    [],
+  );
 });

@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { ExecutionState } from '../../src/planning/execution-state';
+import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { StubModelServer, type StubRequest } from '../helpers/stub-model-server';
@@ -119,9 +120,27 @@ test('a plan step calling agent.researcher runs it as a child workflow; its answ
   assert.ok(listedTools(parentPlan).includes('notes_write'));
   assert.match(prompt(parentPlan), /Sub-agent: Works figures out; give it one question\./);
   assert.doesNotMatch(prompt(parentPlan), /RESEARCHER-MARKER/);
+  // Seed 001's initial state: the child's thread starts from the agent profile (a system and an agent chunk).
+  const { memory, close } = await openMemory(env.config);
+  try {
+    const view = await memory.view(child.threadId ?? '');
+    assert.deepEqual(
+      view.chunks.slice(0, 3).map((c) => [c.type, c.retention]),
+      [
+        ['system', 'CRITICAL'],
+        ['agent', 'CRITICAL'],
+        ['delegation', 'CRITICAL'],
+      ],
+    );
+    assert.match(JSON.stringify(view.chunks[1]?.content), /RESEARCHER-MARKER/);
+  } finally {
+    await close();
+  }
   for (const req of stub.requestsFor(task)) {
     assert.deepEqual(listedTools(req), ['calculator'], `${req.name} lists only the agent's tools`);
     assert.match(prompt(req), /sub-agent "researcher"[\s\S]*RESEARCHER-MARKER/, `${req.name} carries the instructions`);
+    // Said once: the prompt takes them from the thread, not again beside it.
+    assert.equal(prompt(req).split('RESEARCHER-MARKER').length, 2, `${req.name} carries the instructions once`);
     // The agent's model is asked for; the parent's calls use the worker's.
     assert.equal(req.body.model, 'research-model');
   }
