@@ -16,6 +16,7 @@ import { z } from 'zod';
 import type { ExecutionState } from '../src/planning/execution-state';
 import type { ReplanDecisionReply, StepSpec } from '../src/planning/schemas';
 import { isMemoryPassContext, isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest } from '../src/llm/provider';
+import { isApprovalEditContext } from '../src/llm/approval-edit';
 import { isMessageRouteContext } from '../src/llm/message-route';
 import { isTreeContext, type TreeContext } from '../src/llm/tree-prompts';
 import { defineTool } from '../src/tools/tool';
@@ -121,6 +122,8 @@ export class ZeroLatencyProvider implements ModelProvider {
     if (isMemoryPassContext(request.context)) return JSON.stringify({ summary: 'bench', facts: [], episode: null });
     // A message sent while a run waits is its reply.
     if (isMessageRouteContext(request.context)) return JSON.stringify({ route: 'reply', ...(request.context.waiting[0] ? { runId: request.context.waiting[0].runId } : {}) });
+    // An edit of a held call keeps the call as it was.
+    if (isApprovalEditContext(request.context)) return JSON.stringify({ args: request.context.args });
     const { state } = request.context;
     const total = stepsOf(state.goal) ?? 0;
     switch (request.name) {
@@ -148,6 +151,7 @@ export class ZeroLatencyProvider implements ModelProvider {
       case 'task_summary':
       case 'blueprint_params':
       case 'message_route':
+      case 'approval_edit':
         throw new Error(`${request.name} is answered above`);
     }
   }

@@ -3,7 +3,8 @@
  * memory thread — it owns that thread; the one other writer is its runs' closing call, which adds
  * their answers (src/activities/session-turns.ts) — and the
  * `task_state_summary` model call that compresses older turns into TaskState — and the start of
- * its runs (src/activities/run-starts.ts).
+ * its runs (src/activities/run-starts.ts) — and the answers its messages give to its runs' tool calls
+ * held for approval (src/activities/session-approvals.ts).
  */
 import type { ModelProvider } from '../llm/provider';
 import { completeStructured } from '../llm/structured';
@@ -27,6 +28,7 @@ import { sendMemoryJob } from './memory-jobs';
 import { startSessionRun, type StartRunInput } from './run-starts';
 import { addSessionTurns, sessionMeta, shortHash } from './session-turns';
 import type { RunReport } from '../engine/contract';
+import { createApprovalActivities } from './session-approvals';
 
 export interface SessionActivityDeps {
   provider: ModelProvider;
@@ -65,6 +67,8 @@ export function createSessionActivities(deps: SessionActivityDeps) {
   };
 
   return {
+    // A message that answers a tool call held for approval (issue 28).
+    ...createApprovalActivities(deps),
     /**
      * At the start of each run of a session: its thread exists, and what the worker can do now. A new
      * session (`first`) starts with the TaskState the user's last session left.

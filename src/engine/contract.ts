@@ -8,6 +8,7 @@ import type { AgentInvocation, RunAgent } from '../agents/names';
 import type { Allow } from '../planning/capabilities';
 import type { CodeVersion } from '../planning/code-version';
 import type { ExecutionState, Observation, ObservationKind, RunEnding } from '../planning/execution-state';
+import type { PendingApproval } from '../planning/approval';
 import type { ReplanDecisionReply, StepSpec } from '../planning/schemas';
 import type { TaskNode, TaskSpec } from '../planning/task-tree';
 import type { ReactActionReply, ReflectionReply, SpinCheckReply, TaskTreeReply } from '../planning/tree-schemas';
@@ -39,6 +40,11 @@ export interface PlanExecutionInput {
    * TOOL_APPROVAL and what the run's starter added. Absent: none.
    */
   approval?: string[];
+  /**
+   * The run tells its session (`reportTo`) when a call waits for approval and when it goes on, so that the
+   * person's next message can answer it (set by sessions; runs started before never report it). Absent: false.
+   */
+  reportApprovals?: boolean;
   /** A fork of another run: its first state (the source's at the fork point, edited), from which it goes on. */
   fork?: { state: ExecutionState };
   /** Tree runs: wait for a person to review the proposed tree before executing it. @default false */
@@ -107,6 +113,8 @@ export interface RunReport {
   lastCallMs?: number | null;
   /** The report's turn is in the session's thread already: the call that closed the run added it (src/activities/session-turns.ts). */
   recorded?: boolean;
+  /** Status `waiting_approval`: the call that waits (`question` says it in words). */
+  approval?: PendingApproval;
 }
 /** A report for a run's parent (its session, or its parent run), sent by the activity that closes the run. */
 export interface ParentNotice {

@@ -45,12 +45,13 @@ export class Outbox<A extends ActivityMap> {
 
   /**
    * The state changed from `previous` to `next`: a new status is made visible and reported to
-   * `reportTo` (none when null); `reportEnds: false` keeps terminal statuses out of the report.
+   * `reportTo` (none when null); `reportEnds: false` keeps terminal statuses out of the report;
+   * `approvals`: waits for a tool's approval are reported too (see `parentReport`).
    */
-  changed(next: ExecutionState, previous: RunStatus, reportTo: string | null, reportEnds = true): void {
+  changed(next: ExecutionState, previous: RunStatus, reportTo: string | null, reportEnds = true, approvals = false): void {
     if (next.status === previous) return;
     this.push({ kind: 'status', status: next.status });
-    const report = parentReport<A>(next, previous, reportTo);
+    const report = parentReport<A>(next, previous, reportTo, approvals);
     if (report && (reportEnds || !model.isTerminal(next.status))) this.push(report);
   }
 }

@@ -423,6 +423,8 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
     this.input.observe?.(next);
     // A child run whose parent shows its questions tells the parent of its waits; its end comes back as the child's result.
     const questionsTo = this.input.questionsTo ?? null;
-    this.#out.changed(next, previous, this.input.reportTo ?? questionsTo, reportEnds && questionsTo === null);
+    // A session's run reports its approval waits to the session, which answers them from the person's messages.
+    const approvals = this.input.reportApprovals === true && !!this.input.reportTo;
+    this.#out.changed(next, previous, this.input.reportTo ?? questionsTo, reportEnds && questionsTo === null, approvals);
   }
 }

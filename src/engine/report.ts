@@ -1,27 +1,40 @@
 /** What a run tells whoever waits on it (its session) when its status changes: shared by every engine. */
 import * as model from '../planning/execution-state';
 import type { ExecutionState, RunStatus } from '../planning/execution-state';
+import { approvalQuestion } from '../planning/approval';
 import type { ActivityMap, Command } from './core';
 import type { RunReport } from './contract';
 
 /**
  * The `notify_parent` command for a change from `previous` to the state's status, or null: a run
  * reports when it waits for a reply, when it resumes after one, and when it ends. A wait for plan
- * review or for a tool's approval is not reported (a session routes replies, not decisions).
+ * review is not reported (a session routes replies, not decisions); a wait for a tool's approval,
+ * and the resumption after it, only with `approvals` (a session's run whose session answers
+ * approvals from its messages: `PlanExecutionInput.reportApprovals`).
  */
-export function parentReport<A extends ActivityMap>(state: ExecutionState, previous: RunStatus, reportTo: string | null): Command<A> | null {
+export function parentReport<A extends ActivityMap>(state: ExecutionState, previous: RunStatus, reportTo: string | null, approvals = false): Command<A> | null {
   const status = state.status;
-  const report = runReport(state);
+  const report = runReport(state, approvals);
   if (reportTo === null || report === null) return null;
-  const reported = status === 'waiting_user' || model.isTerminal(status) || (status === 'running' && previous === 'waiting_user');
+  const resumed = status === 'running' && (previous === 'waiting_user' || (approvals && previous === 'waiting_approval'));
+  const reported = status === 'waiting_user' || status === 'waiting_approval' || model.isTerminal(status) || resumed;
   if (!reported) return null;
   return { kind: 'notify_parent', parentId: reportTo, report };
 }
 
-/** What a run's report says of its state (its status, question, answer or error); none while it waits for plan review or a tool's approval. */
-export function runReport(state: ExecutionState): RunReport | null {
+/**
+ * What a run's report says of its state (its status, question, answer or error); none while it waits
+ * for plan review, nor while it waits for a tool's approval unless `approvals` (then the question says
+ * which call waits, and `approval` carries it).
+ */
+export function runReport(state: ExecutionState, approvals = false): RunReport | null {
   const status = state.status;
-  if (status === 'waiting_review' || status === 'waiting_approval') return null;
+  if (status === 'waiting_review') return null;
+  if (status === 'waiting_approval') {
+    const pending = state.pendingApproval;
+    if (!approvals || !pending) return null;
+    return { runId: state.runId, status, question: approvalQuestion(pending), finalAnswer: null, lastError: state.lastError, approval: pending };
+  }
   return {
     runId: state.runId,
     status,

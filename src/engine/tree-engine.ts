@@ -879,6 +879,8 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     // So does a sub-agent's run whose parent shows its questions (`questionsTo`).
     const scoped = this.input.scope !== undefined;
     const questionsTo = this.input.questionsTo ?? null;
-    this.#out.changed(next, previous, scoped ? (this.input.parentRunId ?? null) : (this.input.reportTo ?? questionsTo), !scoped && questionsTo === null);
+    // A session's run reports its approval waits to the session, which answers them from the person's messages.
+    const approvals = !scoped && this.input.reportApprovals === true && !!this.input.reportTo;
+    this.#out.changed(next, previous, scoped ? (this.input.parentRunId ?? null) : (this.input.reportTo ?? questionsTo), !scoped && questionsTo === null, approvals);
   }
 }

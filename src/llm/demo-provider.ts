@@ -10,6 +10,7 @@ import { countTextTokens } from '../memory/tokens';
 import { CLARIFY, demoIntents, describeToolResult, reminderOf, TAG } from './demo-intents';
 import { demoReactAction, demoTaskSummary, demoTaskTree, demoTreeAnswer } from './demo-tree';
 import { demoMessageRoute, isMessageRouteContext } from './message-route';
+import { demoApprovalEdit, isApprovalEditContext } from './approval-edit';
 import { isTreeContext, type TreeContext } from './tree-prompts';
 import { demoMemoryPass } from '../longterm/passes';
 import { isMemoryPassContext, isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest, type TaskStateSummaryContext } from './provider';
@@ -137,6 +138,7 @@ export class DemoProvider implements ModelProvider {
     if (isMemoryPassContext(request.context)) return JSON.stringify(demoMemoryPass(request.context));
     if (isTreeContext(request.context)) return JSON.stringify(demoTreeReply(request.context));
     if (isMessageRouteContext(request.context)) return JSON.stringify(demoMessageRoute(request.context));
+    if (isApprovalEditContext(request.context)) return JSON.stringify(demoApprovalEdit(request.context));
     const { state } = request.context;
     switch (request.name) {
       case 'memory_summary':
@@ -148,6 +150,8 @@ export class DemoProvider implements ModelProvider {
         throw new Error(`a ${request.name} request needs a MemoryPassContext (goals, transcript)`);
       case 'message_route':
         throw new Error('a message_route request needs a MessageRouteContext (text, waiting)');
+      case 'approval_edit':
+        throw new Error('an approval_edit request needs an ApprovalEditContext (tool, args, text)');
       case 'live_state_check': {
         // The demo's rule: a live tool concerns a goal that names it (e.g. "balance" for account_balance).
         const words = state.goal.toLowerCase();

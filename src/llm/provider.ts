@@ -5,6 +5,7 @@
 import type { MemoryPassName, ModelCallName, TaskStateSummaryReply } from '../planning/schemas';
 import type { PlannerContext } from './prompts';
 import type { MessageRouteContext } from './message-route';
+import type { ApprovalEditContext } from './approval-edit';
 import type { TreeContext } from './tree-prompts';
 import type { ChatMessage } from '../text/chat-message';
 
@@ -47,7 +48,7 @@ export interface ModelRequest {
    */
   model?: string;
   /** The structured context the messages were rendered from; offline providers read it instead of prose. */
-  context: PlannerContext | TreeContext | SummaryContext | TaskStateSummaryContext | MemoryPassContext | MessageRouteContext;
+  context: PlannerContext | TreeContext | SummaryContext | TaskStateSummaryContext | MemoryPassContext | MessageRouteContext | ApprovalEditContext;
 }
 
 /** Tells a session's TaskState summary request from the others. */

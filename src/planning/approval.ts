@@ -70,3 +70,9 @@ export function rejectionText(pending: PendingApproval, feedback: string | undef
   const said = feedback?.trim() ? `: ${feedback.trim()}` : '';
   return `the person rejected the call ${pending.tool}(${JSON.stringify(pending.args)})${said}. Do not make this call again as it was without asking them.`;
 }
+
+/** How a session asks the person about a held call (the report's `question`, the conversation's turn). */
+export function approvalQuestion(pending: PendingApproval): string {
+  const where = pending.taskIndex ? ` (task ${pending.taskIndex})` : '';
+  return `May I call ${pending.tool}(${JSON.stringify(pending.args)})${where}? It waits for your approval (${pending.reason}). Say yes to run it, no (and why) to reject it, or say what to change.`;
+}

@@ -90,6 +90,13 @@ export type TaskStateSummaryReply = z.infer<typeof TaskStateSummaryReplySchema>;
 export const MessageRouteReplySchema = z.object({ route: z.enum(['reply', 'new_request']), runId: z.string().max(300).optional() });
 export type MessageRouteReply = z.infer<typeof MessageRouteReplySchema>;
 
+/**
+ * `approval_edit` (issue 28): a person answered a tool call held for approval with a change in words;
+ * the reply is the call's new arguments (checked against the tool's schema before the call runs).
+ */
+export const ApprovalEditReplySchema = z.object({ args: z.record(z.string(), z.unknown()) });
+export type ApprovalEditReply = z.infer<typeof ApprovalEditReplySchema>;
+
 /** The call kinds of the wire protocol, each a name and its reply schema. */
 /** `live_state_check`: which live tools a request concerns, so their state is refreshed before planning. */
 export const LiveStateCheckReplySchema = z.object({ tools: z.array(z.string().min(1).max(100)).max(20) });
@@ -111,13 +118,14 @@ export const MODEL_CALLS = {
   memory_extraction: MemoryExtractionSchema,
   memory_promotion: MemoryPromotionSchema,
   message_route: MessageRouteReplySchema,
+  approval_edit: ApprovalEditReplySchema,
 } as const;
 export type ModelCallName = keyof typeof MODEL_CALLS;
 /** The calls seed 003's tree engine makes (with `final_answer`), each from a TreeContext. */
 export const TREE_CALLS = ['task_tree', 'react_action', 'spin_check', 'reflection', 'task_summary', 'blueprint_params'] as const;
 export type TreeCallName = (typeof TREE_CALLS)[number];
 /** The calls the planner makes from a PlannerContext (all but the memory service's, the session's, long-term memory's and the tree engine's). */
-export type PlannerCallName = Exclude<ModelCallName, 'memory_summary' | 'task_state_summary' | 'message_route' | MemoryPassName | TreeCallName>;
+export type PlannerCallName = Exclude<ModelCallName, 'memory_summary' | 'task_state_summary' | 'message_route' | 'approval_edit' | MemoryPassName | TreeCallName>;
 /** Long-term memory's passes after an invocation and at a conversation's end (seed 002). */
 export type MemoryPassName = 'memory_extraction' | 'memory_promotion';
 export type ModelReply<N extends ModelCallName> = z.infer<(typeof MODEL_CALLS)[N]>;

@@ -4,6 +4,7 @@
  * No I/O; imported by the session workflow and unit-tested on its own. No zod either: every
  * module the workflows import is evaluated again for each run a worker loads (its sandbox).
  */
+import type { PendingApproval } from '../planning/approval';
 
 export interface Turn {
   role: 'user' | 'assistant';
@@ -26,8 +27,12 @@ export interface TaskState {
 
 export const emptyTaskState = (): TaskState => ({ CurrentGoal: '', ActiveFlow: '', OpenLoops: [], ImportantFacts: [], LastDecision: '', UpdatedAt: '' });
 
-/** The session's status for one of its runs; `waiting_user_confirmation` marks a yes/no question. */
-export const SESSION_RUN_STATUSES = ['planning', 'running', 'waiting_user', 'waiting_user_confirmation', 'completed', 'failed', 'cancelled'] as const;
+/**
+ * The session's status for one of its runs; `waiting_user_confirmation` marks a yes/no question,
+ * `waiting_approval` a tool call held for the person's approval (issue 28). `waiting_review` is only
+ * ever reported by a child run to the run above it, which shows its plan review (src/engine/relay.ts).
+ */
+export const SESSION_RUN_STATUSES = ['planning', 'running', 'waiting_user', 'waiting_user_confirmation', 'completed', 'failed', 'cancelled', 'waiting_approval', 'waiting_review'] as const;
 export type SessionRunStatus = (typeof SESSION_RUN_STATUSES)[number];
 
 export interface SessionRun {
@@ -42,9 +47,12 @@ export interface SessionRun {
   askedAt: string | null;
   /** A run of seed 003's tree engine, a tree first or ReAct first (absent: the planner), so a retry runs the same way. */
   engine?: 'tree' | 'react';
+  /** Status `waiting_approval`: the call that waits (its step, tool, args and why). */
+  approval?: PendingApproval | null;
 }
 
-export const WAITING: readonly SessionRunStatus[] = ['waiting_user', 'waiting_user_confirmation'];
+/** The statuses in which a run waits for the person: a question, a yes/no question, a call to approve. */
+export const WAITING: readonly SessionRunStatus[] = ['waiting_user', 'waiting_user_confirmation', 'waiting_approval'];
 export const FINISHED: readonly SessionRunStatus[] = ['completed', 'failed', 'cancelled'];
 
 /** A yes/no question: it begins like one or says so. */
@@ -74,6 +82,30 @@ export function confirmation(text: string): 'yes' | 'no' | null {
   return null;
 }
 
+/** What a message answering a held tool call says: run it, do not (with the rest as feedback), or run it changed (in words, for the model). */
+export type ApprovalAnswer = { decision: 'approve' } | { decision: 'reject'; feedback?: string } | { decision: 'edit'; text: string };
+
+const APPROVE = new Set([...YES, 'approve', 'approved', 'allow', 'allowed', 'accept', 'do it', 'run it', 'lgtm', 'yes please', 'ok go ahead', '同意', '批准', '行']);
+/** A rejection: its first word or phrase, then (after a comma, colon, dash or space) the feedback. */
+const REJECT = /^(no|nope|nah|reject(?:ed)?|deny|denied|decline|don[’']?t|do not|cancel|stop|不要|不行|不|否|取消|拒绝|算了)(?=$|[\s,.:;!?，。：；！—-])[\s,.:;!?，。：；！—-]*([\s\S]*)$/iu;
+
+/**
+ * A message that answers a held tool call, in code: short confirmations (`yes`, `ok`, `approve`, …)
+ * approve it; `no` / `reject …` (and the like) reject it, the rest of the message being the feedback;
+ * anything else is an edit in words, which the `approval_edit` call turns into arguments.
+ */
+export function approvalAnswer(text: string): ApprovalAnswer {
+  const t = normalize(text);
+  if (APPROVE.has(t)) return { decision: 'approve' };
+  if (confirmation(t) === 'no') return { decision: 'reject' };
+  const rejected = REJECT.exec(text.trim());
+  if (rejected) {
+    const feedback = (rejected[2] ?? '').trim();
+    return feedback ? { decision: 'reject', feedback } : { decision: 'reject' };
+  }
+  return { decision: 'edit', text: text.trim() };
+}
+
 const RETRY = new Set(['continue', 'try again', 'retry', 'again', 'redo', '再试', '再试一次', '继续', '重试']);
 export const isRetryPhrase = (text: string) => RETRY.has(normalize(text));
 
@@ -82,6 +114,7 @@ export const COMMANDS = ['/clear', '/state', '/help', '/end'] as const;
 export type Route =
   | { kind: 'command'; command: (typeof COMMANDS)[number] | 'unknown'; text: string }
   | { kind: 'reply'; runId: string; text: string }
+  | { kind: 'approval'; runId: string; text: string; answer: ApprovalAnswer }
   | { kind: 'retry'; runId: string; goal: string }
   | { kind: 'nothing_to_retry' }
   | { kind: 'new_run'; goal: string };
@@ -109,13 +142,16 @@ export function needsJudgement(runs: readonly SessionRun[], text: string): boole
   if (waiting.length === 0) return false;
   const addressed = /^@(\S+)\s+/.exec(trimmed);
   if (addressed && waiting.some((r) => r.runId === addressed[1])) return false;
+  // An approval, or a rejection, of a held call is an answer by rule (an edit in words is judged).
+  if (waiting.some((r) => r.status === 'waiting_approval') && approvalAnswer(trimmed).decision !== 'edit') return false;
   return !(confirmation(trimmed) !== null && waiting.some((r) => r.status === 'waiting_user_confirmation'));
 }
 
 /**
  * Decides what a message is (seed 000's resume and reset rules), in this order:
  * slash commands; a reply to the run that waits (the most recently asked one when several wait,
- * or the one named with `@<runId>`), with yes/no confirmations normalized for yes/no questions —
+ * or the one named with `@<runId>`), with yes/no confirmations normalized for yes/no questions, and
+ * an answer to a held tool call (`approval`, see `approvalAnswer`) when that run waits for approval —
  * unless `judged` says the message is a new request, or a reply to another waiting run;
  * a retry phrase when nothing waits (retries the latest failed or cancelled run); else a new run.
  */
@@ -133,6 +169,7 @@ export function routeMessage(runs: readonly SessionRun[], text: string, judged?:
     const chosen = judged?.route === 'reply' && !named ? waiting.find((r) => r.runId === judged.runId) : undefined;
     const target = named ?? chosen ?? waitingNewestFirst(waiting)[0]!;
     const body = named && addressed ? (addressed[2] ?? '') : trimmed;
+    if (target.status === 'waiting_approval') return { kind: 'approval', runId: target.runId, text: body, answer: approvalAnswer(body) };
     const answer = target.status === 'waiting_user_confirmation' ? confirmation(body) : null;
     return { kind: 'reply', runId: target.runId, text: answer ?? body };
   }

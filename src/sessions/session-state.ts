@@ -5,6 +5,7 @@
  */
 import type { EarlierTurn } from './session-chunks';
 import { FINISHED, isConfirmationQuestion, WAITING, type SessionRun, type TaskState, type Turn } from './session-model';
+import type { PendingApproval } from '../planning/approval';
 
 export interface SessionLimits {
   /** chatHistory never holds more turns than this. @default 20 */
@@ -26,6 +27,8 @@ export interface RunStatusReport {
   question: string | null;
   finalAnswer: string | null;
   lastError: string | null;
+  /** Status `waiting_approval`: the call that waits. */
+  approval?: PendingApproval;
 }
 
 export function newSessionRun(runId: string, goal: string, now: Date, engine?: 'plan' | 'tree' | 'react'): SessionRun {
@@ -42,8 +45,11 @@ export function applyReport(runs: readonly SessionRun[], report: RunStatusReport
   // An unknown run, or an ending reported again (the call that sent it was retried after a crash).
   if (!run || (FINISHED.includes(run.status) && run.status === report.status)) return { runs: [...runs], turn: null };
   const at = now.toISOString();
-  let next: SessionRun = { ...run, status: report.status };
-  if (report.status === 'waiting_user' || report.status === 'waiting_user_confirmation') {
+  // Whatever it reports, a run no longer waits on the call it waited on (a new wait brings its own).
+  let next: SessionRun = { ...run, status: report.status, ...(run.status === 'waiting_approval' ? { approval: null, question: null } : {}) };
+  if (report.status === 'waiting_approval') {
+    next = { ...next, question: report.question, approval: report.approval ?? null, askedAt: at };
+  } else if (report.status === 'waiting_user' || report.status === 'waiting_user_confirmation') {
     const question = report.question ?? '';
     next = { ...next, status: isConfirmationQuestion(question) ? 'waiting_user_confirmation' : 'waiting_user', question, askedAt: at };
   } else if (report.status === 'completed') {
@@ -65,6 +71,7 @@ export function reportTurn(report: RunStatusReport, at: string): Turn | null {
   switch (report.status) {
     case 'waiting_user':
     case 'waiting_user_confirmation':
+    case 'waiting_approval':
       return turn(report.question ?? '');
     case 'completed':
       return turn(report.finalAnswer ?? '(no answer)');
@@ -97,7 +104,8 @@ export function shownTurns<T extends Pick<Turn, 'role' | 'runId'>>(turns: readon
 }
 
 /** The session's view of a run after it was sent the person's reply. */
-export const markReplied = (runs: readonly SessionRun[], runId: string): SessionRun[] => runs.map((r) => (r.runId === runId ? { ...r, status: 'running' as const, question: null } : r));
+export const markReplied = (runs: readonly SessionRun[], runId: string): SessionRun[] =>
+  runs.map((r) => (r.runId === runId ? { ...r, status: 'running' as const, question: null, ...(r.approval ? { approval: null } : {}) } : r));
 
 /** Runs that have not ended: the ones carried across continue-as-new and cancelled by /clear. */
 export const openRuns = (runs: readonly SessionRun[]): SessionRun[] => runs.filter((r) => !FINISHED.includes(r.status));

@@ -131,6 +131,19 @@ export class ToolRegistry {
     return [...this.current().tools.values()].filter((t) => t.live).map((t) => ({ name: t.name, snapshotArgs: t.snapshotArgs ?? {} }));
   }
 
+  /** One tool's description (its parameters as JSON Schema), or null for a name no tool has. */
+  describeTool(name: string): ToolDescription | null {
+    return this.current().descriptions.find((d) => d.name === name) ?? null;
+  }
+
+  /** Why `args` do not fit the tool `name`'s schema (one line), or null when they do or no tool has that name (its call says so). */
+  argsProblem(name: string, args: unknown): string | null {
+    const tool = this.current().tools.get(name);
+    if (!tool) return null;
+    const parsed = tool.input.safeParse(args ?? {});
+    return parsed.success ? null : z.prettifyError(parsed.error).replace(/\n/g, '; ');
+  }
+
   describe(): ToolDescription[] {
     return [...this.current().descriptions];
   }

@@ -66,6 +66,14 @@ const ROUTE_CALL: ActivityOptions = {
   summary: 'message_route: a reply to a waiting run, or a new request?',
 };
 
+/** A message answering a held tool call: a model call for an edit in words, then the decision sent to the run. */
+const APPROVAL_CALL: ActivityOptions = {
+  ...SUMMARY,
+  startToCloseTimeout: '2 minutes',
+  retry: { ...SUMMARY.retry, maximumAttempts: 3 },
+  summary: 'approval: a message answers a tool call held for approval',
+};
+
 /**
  * Patch id of today's session code: compression runs after the sender's answer, and the hand-over
  * happens as soon as no message waits, carrying queued run reports to the next run.
@@ -143,6 +151,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const memory = callsThrough<SessionActivities>(caller, MEMORY, 'memory');
   const summary = callsThrough<SessionActivities>(caller, SUMMARY_CALL, 'summary');
   const routing = callsThrough<SessionActivities>(caller, ROUTE_CALL, 'route');
+  const approvals = callsThrough<SessionActivities>(caller, APPROVAL_CALL, 'approval');
   /** Why the conversation ended, once it has: it takes no more messages. */
   let ended: string | null = null;
   const idleTimeoutMs = input.settings?.idleTimeoutMs ?? 0;
@@ -331,8 +340,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     // Plan runs keep the input they always had.
     ...engineFields(engine, input.treeLimits),
     ...(lastRunCallMs !== null ? { lastCallMs: lastRunCallMs } : {}),
-    // The operator's TOOL_APPROVAL holds calls in a conversation's runs too.
-    ...(input.approval?.length ? { approval: input.approval } : {}),
+    // The operator's TOOL_APPROVAL holds calls in a conversation's runs too, and the person's messages answer them:
+    // the run reports its approval waits here (runs started before never do, so their histories replay as recorded).
+    ...(input.approval?.length ? { approval: input.approval, reportApprovals: true } : {}),
   });
   const summaryFor = (goal: string) => `${userId} (session ${sessionId}): ${goal}`.slice(0, 200);
 
@@ -425,7 +435,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     const first = routeMessage(runs, text, judged);
     if (first.kind === 'command') return command(first);
     // The run the message goes to, as the thread records it with the turn (a reply's run, or the run it starts).
-    const runId = first.kind === 'reply' ? first.runId : first.kind === 'new_run' || first.kind === 'retry' ? nextRunId() : undefined;
+    const runId = first.kind === 'reply' || first.kind === 'approval' ? first.runId : first.kind === 'new_run' || first.kind === 'retry' ? nextRunId() : undefined;
     const turn: Turn = { role: 'user', text, at: now().toISOString(), ...(runId ? { runId } : {}) };
     if (startsByActivity && (first.kind === 'new_run' || first.kind === 'retry')) {
       // Nothing waits for the person (else the message would be a reply), so a change of capabilities cancels nothing here.
@@ -456,6 +466,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
         }
         break;
       }
+      case 'approval':
+        outcome = await answerApproval(route);
+        break;
       case 'retry': {
         // The failed run is reset: forgotten here, its goal runs again as a new run.
         const engine = engineFor(route, asked);
@@ -469,6 +482,33 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     }
     if (!v2) await maybeCompress();
     return outcome;
+  }
+
+  /**
+   * A message to a run that waits for a tool call's approval (issue 28): its decision (approve, reject
+   * with feedback, or an edit in words the `approval_edit` call turns into arguments) goes to the run as
+   * `POST /v1/runs/:runId/approval` would send it. An edit that does not fit the tool leaves the call
+   * waiting, and the person is told why (in the answer and in the conversation).
+   */
+  async function answerApproval(route: Extract<Route, { kind: 'approval' }>): Promise<MessageOutcome> {
+    const { runId } = route;
+    const pending = runs.find((r) => r.runId === runId)?.approval;
+    if (!pending) return { kind: 'reply', runId, reply: `Run ${runId} waits for an approval this conversation does not know; answer it with POST /v1/runs/${runId}/approval.` };
+    let reply: string;
+    try {
+      const result = await approvals.answerApproval({ runId, pending, text: route.text, answer: route.answer, updateId: `${sessionId}:${turns}:approval` });
+      reply = result.reply;
+      // Delivered, or no longer waiting on that call: the run's next report says what it does now.
+      if (result.delivered || !result.waiting) {
+        runs = markReplied(runs, runId);
+        if (result.delivered) return { kind: 'reply', runId, reply };
+      }
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      reply = `Your answer could not be delivered (${rootMessage(err)}); the call still waits for your approval.`;
+    }
+    await remember([{ role: 'assistant', text: reply, at: now().toISOString(), runId }]);
+    return { kind: 'reply', runId, reply };
   }
 
   async function onReport(report: RunReport): Promise<void> {

@@ -131,6 +131,7 @@ test('replyJsonSchema gives an object schema per call name with the protocol top
     replan_decision: { properties: ['answer', 'decision', 'question', 'steps'], required: ['decision'] },
     reasoning: { properties: ['thought'], required: ['thought'] },
     final_answer: { properties: ['answer'], required: ['answer'] },
+    approval_edit: { properties: ['args'], required: ['args'] },
     memory_summary: { properties: ['summary'], required: ['summary'] },
     task_summary: { properties: ['summary'], required: ['summary'] },
     task_state_summary: {
