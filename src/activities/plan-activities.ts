@@ -40,6 +40,7 @@ import { assertCurrent, codeVersionOf } from './code-version';
 import { handOverUnlessQuick, idempotencyKey, withHeartbeats } from './heartbeat';
 import { sendMemoryJob } from './memory-jobs';
 import { notifyParent } from './run-starts';
+import { scheduledRunChunk } from './scheduled-runs';
 import { recordEnding } from './session-turns';
 import type { MemoryWorkflowSettings } from '../workflows/memory-definitions';
 import { agentNameOf, notAllowedMessage, toolAllowed, type AgentInvocation } from '../agents/names';
@@ -125,10 +126,12 @@ export async function ensureRunThread(deps: Pick<PlanActivityDeps, 'memory' | 'l
           ...(state.sessionId ? { sessionId: state.sessionId } : {}),
         })
       : [];
+  // A run a schedule started is told so, with what its previous occurrence answered (issue 33).
+  const scheduled = await scheduledRunChunk(deps.memory, state);
   const thread = await deps.memory.ensureThread({
     threadId: runThreadId(state.runId),
     userId: state.userId,
-    chunks: [...agentChunks(state), goalChunk(state), ...recalled],
+    chunks: [...agentChunks(state), goalChunk(state), ...(scheduled ? [scheduled] : []), ...recalled],
     meta: { origin: 'system', reason: 'memory thread of a new run', trigger: 'run started', runId: state.runId },
   });
   return thread.id;

@@ -158,7 +158,8 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     const tree = this.#state.tree;
     const task = tree ? findTask(tree, index) : undefined;
     if (!tree || !task) return { kind: 'unknown', message: `run ${this.#state.runId} has no task ${index}` };
-    if (status !== 'running' && status !== 'waiting_user') return { kind: 'notNow', message: `run is ${status}: tasks can be skipped or redone while it executes` };
+    // A call held for approval waits inside a leaf: its task and the others can be skipped or redone meanwhile.
+    if (status !== 'running' && status !== 'waiting_user' && status !== 'waiting_approval') return { kind: 'notNow', message: `run is ${status}: tasks can be skipped or redone while it executes` };
     const scope = this.#scopeIndex();
     if (index === scope) return { kind: 'notNow', message: `task ${index} is the whole of this run: cancel the run instead` };
     if (!index.startsWith(`${scope}-`)) return { kind: 'notNow', message: `task ${index} is not part of this run (it executes task ${scope})` };

@@ -78,3 +78,18 @@ export function scheduleSpecOf(timing: ScheduleTiming, now: Date): ScheduleSpecR
   if (every < MIN_INTERVAL_MS) return { ok: false, reason: `every ${timing.every ?? ''} is shorter than the minimum of ${MIN_INTERVAL_MS / 1000} s` };
   return { ok: true, once: false, spec: { intervals: [{ every }], ...base } };
 }
+
+/** The workflow id a schedule's occurrences share; the server appends the time each was due (`…-2026-03-29T07:00:00Z`). */
+export const scheduledRunIdBase = (scheduleId: string) => `run-${scheduleId.replace(/^sched-/, '')}`;
+
+/**
+ * The schedule an occurrence's run id says started it, and when it was due; null for any other run
+ * (a run of `POST /v1/runs`, a session's, a sub-plan's `….s1`). Only a hint, read from the id alone:
+ * what depends on it (a previous occurrence's answer) asks the schedule itself.
+ */
+export function scheduledRunOf(runId: string): { scheduleId: string; dueAt: string } | null {
+  const m = /^run-(.+)-(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z)$/.exec(runId);
+  if (!m?.[1] || !m[2]) return null;
+  const due = new Date(m[2]);
+  return Number.isNaN(due.getTime()) ? null : { scheduleId: `sched-${m[1]}`, dueAt: due.toISOString() };
+}

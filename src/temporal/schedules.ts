@@ -5,7 +5,7 @@
  * server follows their overlap and catch-up policies. The REST API is a thin layer over this.
  */
 import { ScheduleNotFoundError as TemporalScheduleNotFound, type Client, type ScheduleDescription, type ScheduleSummary } from '@temporalio/client';
-import { scheduleSpecOf, durationMs, type ScheduleTiming } from '../planning/schedule-spec';
+import { scheduleSpecOf, durationMs, scheduledRunIdBase, type ScheduleTiming } from '../planning/schedule-spec';
 import { USER_ID_ATTR, PLAN_WORKFLOW_TYPE } from '../workflows/definitions';
 import { closedStatus, readableId, type Runs, type StartRunRequest } from './runs';
 import type { RunStatus } from '../planning/execution-state';
@@ -105,8 +105,10 @@ export class Schedules {
           type: 'startWorkflow',
           workflowType: PLAN_WORKFLOW_TYPE,
           // Each occurrence's run id: this, then the time it was due (added by the server).
-          workflowId: `run-${scheduleId.slice('sched-'.length)}`,
+          workflowId: scheduledRunIdBase(scheduleId),
           ...options,
+          // The Web UI shows which schedule started a run (so does its TemporalScheduledById search attribute).
+          memo: { ...options.memo, scheduleId },
         },
         policies: { overlap: OVERLAP[request.overlap ?? 'skip'], ...(catchupWindow !== undefined ? { catchupWindow } : {}) },
         // Once: the one occurrence, then nothing (the spec matches a single instant anyway).

@@ -1,7 +1,7 @@
 /** A schedule's timing checked and turned into a Temporal spec (src/planning/schedule-spec.ts), pure. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { durationMs, scheduleSpecOf } from '../../src/planning/schedule-spec';
+import { durationMs, scheduledRunIdBase, scheduledRunOf, scheduleSpecOf } from '../../src/planning/schedule-spec';
 
 const NOW = new Date('2026-03-28T12:00:00Z');
 const reason = (r: ReturnType<typeof scheduleSpecOf>) => (r.ok ? 'ok' : r.reason);
@@ -55,4 +55,13 @@ test('cron: five fields, in the time zone given; time zones and ends are checked
   assert.match(reason(scheduleSpecOf({ cron: 'CRON_TZ=UTC 0 9 * *' }, NOW)), /needs 5 fields/);
   assert.match(reason(scheduleSpecOf({ every: '1h', timeZone: 'Mars/Olympus' }, NOW)), /not an IANA time zone/);
   assert.match(reason(scheduleSpecOf({ every: '1h', endAt: '2020-01-01T00:00:00Z' }, NOW)), /endAt .* is in the past/);
+});
+
+test('an occurrence’s run id names its schedule and due time; other run ids name none', () => {
+  assert.equal(scheduledRunIdBase('sched-alice-0123456789'), 'run-alice-0123456789');
+  assert.deepEqual(scheduledRunOf('run-alice-0123456789-2026-03-29T07:00:00Z'), { scheduleId: 'sched-alice-0123456789', dueAt: '2026-03-29T07:00:00.000Z' });
+  assert.deepEqual(scheduledRunOf('run-0123456789abcdef-2026-03-29T07:00:00Z'), { scheduleId: 'sched-0123456789abcdef', dueAt: '2026-03-29T07:00:00.000Z' });
+  assert.equal(scheduledRunOf('run-alice-0123456789'), null);
+  assert.equal(scheduledRunOf('run-alice-0123456789-2026-03-29T07:00:00Z.s1'), null, 'a sub-plan of an occurrence');
+  assert.equal(scheduledRunOf('session-alice-0123456789'), null);
 });
