@@ -5,7 +5,8 @@
  * conversation ends. (Jobs reach that workflow through memory-jobs.ts.) Each pass journals the model's reply and what it wrote under the activity's
  * idempotency key: a retry neither calls the model again nor writes twice.
  */
-import type { LongTermMemory, MemoryExtraction, MemoryPromotion, Provenance, WriteMeta } from '../longterm/contract';
+import type { Episode, LongTermMemory, MemoryExtraction, MemoryPromotion, Provenance, WriteMeta } from '../longterm/contract';
+import { scheduledRunOf } from '../planning/schedule-spec';
 import { memoryPassMessages } from '../longterm/passes';
 import type { MemoryPassContext, ModelProvider } from '../llm/provider';
 import { completeStructured } from '../llm/structured';
@@ -107,9 +108,9 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
     });
 
   /** What a pass found: the facts, and the episode when there is one (summaries are the caller's, per pass kind). */
-  async function record(userId: string, reply: MemoryPromotion, scope: 'invocation' | 'conversation', provenance: Provenance, meta: WriteMeta): Promise<void> {
+  async function record(userId: string, reply: MemoryPromotion, scope: 'invocation' | 'conversation', provenance: Provenance, meta: WriteMeta, extra: Pick<Episode, 'scheduled'> = {}): Promise<void> {
     for (const fact of reply.facts) await deps.longterm.recordFact(userId, fact, provenance, meta);
-    if (reply.episode) await deps.longterm.recordEpisode(userId, reply.episode, scope, provenance, meta);
+    if (reply.episode) await deps.longterm.recordEpisode(userId, reply.episode, scope, provenance, meta, extra);
   }
 
   const known = async (userId: string) => (await deps.longterm.listFacts(userId, { limit: KNOWN_FACTS }, { origin: 'system', reason: 'known facts for a memory pass' })).map((f) => f.text);
@@ -149,7 +150,13 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
         const transcript = threads.flatMap((t) => runTranscript(t.chunks));
         if (transcript.length === 0) return { wrote: 'nothing to extract' };
         const runIds = input.runs.map((r) => r.runId);
-        const context: MemoryPassContext = { call: 'memory_extraction', goals: input.runs.map((r) => r.goal), transcript, known: await known(userId) };
+        // A run a schedule started says so to the pass, and its episode records it (issue 33).
+        const scheduled = input.runs.map((r) => scheduledRunOf(r.runId)).find((s) => s !== null);
+        const goals = input.runs.map((r) => {
+          const origin = scheduledRunOf(r.runId);
+          return origin ? `${r.goal} (a scheduled run: ${origin.scheduleId}, due ${origin.dueAt})` : r.goal;
+        });
+        const context: MemoryPassContext = { call: 'memory_extraction', goals, transcript, known: await known(userId) };
         const reply = await pass<MemoryExtraction>('memory_extraction', context, key, signal);
         const provenance: Provenance = {
           ...(input.sessionId ? { sessionId: input.sessionId } : {}),
@@ -165,7 +172,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
         const summary = reply.summary.trim();
         // A run outside any conversation is its own: its summary is found by search, under its run id.
         if (summary) await deps.longterm.addSummary(userId, input.sessionId ?? runIds[0] ?? 'unknown', summary, provenance, meta);
-        await record(userId, reply, 'invocation', provenance, meta);
+        await record(userId, reply, 'invocation', provenance, meta, scheduled ? { scheduled } : {});
         // Working memory is discarded once summarized (seed 002): the head keeps the goal, the answer and the summary.
         for (const t of threads) {
           const working = t.chunks.filter((c) => WORKING_FLOW_TYPES.includes(c.type) || (c.type === 'environment' && c.retention !== 'CRITICAL'));

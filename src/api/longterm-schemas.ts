@@ -48,6 +48,7 @@ const EpisodeSchema = describes<Episode>()(
     lessons: z.array(z.string()),
     at: z.string(),
     provenance: ProvenanceSchema,
+    scheduled: z.object({ scheduleId: z.string(), dueAt: z.string() }).optional().meta({ description: 'The invocation was a run a schedule started: which, and when it was due' }),
   }),
 );
 export const EpisodeListSchema = z.object({ episodes: z.array(EpisodeSchema) });

@@ -14,7 +14,8 @@ export function factLine(f: Fact): string {
 
 export function episodeLine(e: Episode): string {
   const lessons = e.lessons.length ? ` Lessons: ${e.lessons.join('; ')}` : '';
-  return `- ${day(e.at)} goal: ${e.goal} → outcome: ${e.outcome}.${lessons} (${e.id})`;
+  const scheduled = e.scheduled ? ` [a scheduled run of ${e.scheduled.scheduleId}]` : '';
+  return `- ${day(e.at)} goal: ${e.goal} → outcome: ${e.outcome}.${lessons}${scheduled} (${e.id})`;
 }
 
 /**

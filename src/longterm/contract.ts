@@ -75,6 +75,8 @@ export interface Episode {
   lessons: string[];
   at: string;
   provenance: Provenance;
+  /** The invocation was a run a schedule started, not a person's message (issue 33): which, and when it was due. */
+  scheduled?: { scheduleId: string; dueAt: string };
 }
 
 /** Conversation memory: one summary per invocation, appended to its session. */
@@ -160,7 +162,7 @@ export interface LongTermMemory {
   /** Facts matching `q` (all when absent), valid at `asOf` (now when absent) unless `includeInvalid`. */
   listFacts(userId: string, filter: { q?: string; asOf?: string; includeInvalid?: boolean; limit?: number }, reader?: ReadMeta): Promise<Fact[]>;
 
-  recordEpisode(userId: string, input: EpisodeInput, scope: Episode['scope'], provenance: Provenance, meta: WriteMeta): Promise<Episode>;
+  recordEpisode(userId: string, input: EpisodeInput, scope: Episode['scope'], provenance: Provenance, meta: WriteMeta, extra?: Pick<Episode, 'scheduled'>): Promise<Episode>;
   listEpisodes(userId: string, filter: { q?: string; limit?: number }, reader?: ReadMeta): Promise<Episode[]>;
 
   addSummary(userId: string, sessionId: string, text: string, provenance: Provenance, meta: WriteMeta): Promise<ConversationSummary>;

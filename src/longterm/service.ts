@@ -403,7 +403,7 @@ export class LongTermService implements LongTermMemory {
     return (await reader.getFacts(hits.map((h) => h.id))).filter(keep).slice(0, limit);
   }
 
-  async recordEpisode(userId: string, input: EpisodeInput, scope: Episode['scope'], provenance: Provenance, meta: WriteMeta): Promise<Episode> {
+  async recordEpisode(userId: string, input: EpisodeInput, scope: Episode['scope'], provenance: Provenance, meta: WriteMeta, extra: Pick<Episode, 'scheduled'> = {}): Promise<Episode> {
     const texts = [input.goal, input.outcome, ...input.steps, ...input.lessons];
     const { texts: out, notes } = screenTexts(this.observers, userId, texts, meta);
     const episode: Episode = {
@@ -416,6 +416,7 @@ export class LongTermService implements LongTermMemory {
       lessons: out.slice(2 + input.steps.length),
       at: this.now().toISOString(),
       provenance: { ...provenance, messageIds: [...provenance.messageIds] },
+      ...(extra.scheduled ? { scheduled: { ...extra.scheduled } } : {}),
     };
     const vectors = await this.vectorsOf(userId, [{ kind: 'episode', id: episode.id, text: searchableText({ kind: 'episode', record: episode }) }]);
     return this.store.write(userId, async (tx) => {
