@@ -277,3 +277,53 @@ test("a worker killed while a session's run works on it: the run, started on tha
   await memory.close();
   await client.connection.close();
 });
+
+test('a call held for approval survives SIGKILL of its worker: approved on the next worker, the tool runs exactly once and the run completes', async () => {
+  const goal = 'tally once approved, across a crash';
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('tally', { label: 'held-approved' }), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [answer('approved and counted')],
+  });
+  // Only this test's worker runs: the one killed holds the run's sticky workflow state.
+  const alive = workers.filter((w) => w.exitCode === null && w.signalCode === null);
+  await Promise.all(alive.map((w) => new Promise((r) => (w.once('exit', r), w.kill('SIGKILL')))));
+  workers.push(await startWorker());
+  const client = await connectClient(config);
+  const runs = new Runs(client, config);
+  const { runId } = await runs.start({ userId: 'crash-tester', goal, approval: ['tally'] });
+  const held = await waitFor(
+    'the call to wait for approval',
+    async () => {
+      const s = await runs.get(runId);
+      return s.status === 'waiting_approval' ? s : undefined;
+    },
+    60_000,
+  );
+  assert.deepEqual(held.pendingApproval, { stepId: 's1', tool: 'tally', args: { label: 'held-approved' }, reason: 'TOOL_APPROVAL tally' });
+
+  workers.at(-1)!.kill('SIGKILL');
+  await new Promise((r) => workers.at(-1)!.once('exit', r));
+  workers.push(await startWorker());
+  // The wait is durable: the next worker replays the run to it, and the decision is taken there.
+  assert.equal((await runs.get(runId)).status, 'waiting_approval');
+  await runs.approve(runId, { stepId: 's1', decision: 'approve' });
+  const state = (await client.workflow.getHandle(runId).result()) as ExecutionState;
+  await client.connection.close();
+
+  assert.equal(state.status, 'completed');
+  assert.equal(state.finalAnswer, 'approved and counted');
+  assert.equal(state.pendingApproval, null);
+  assert.deepEqual(
+    state.steps.map((s) => s.status),
+    ['completed', 'completed'],
+  );
+  const tally = readFileSync(path.join(config.dataDir, 'tally.log'), 'utf8')
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('held-'));
+  assert.deepEqual(tally, ['held-approved'], 'the approved call ran exactly once');
+  assert.equal(stub.requestsFor(goal, 'execution_plan').length, 1);
+  assert.equal(stub.requestsFor(goal, 'replan_decision').length, 1);
+  assert.equal(stub.requestsFor(goal, 'final_answer').length, 1);
+});
