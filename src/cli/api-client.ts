@@ -7,6 +7,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { z } from 'zod';
 import { FactSchema, RecordedFactSchema, SearchResultsSchema } from './memory-commands';
+import { ScheduleListSchema } from './schedule-commands';
 import type { FactInput } from '../longterm/contract';
 import { MessageOutcomeSchema, RunStateSchema, SessionStateSchema, type MessageOutcome, type RunState, type SessionState } from './render';
 
@@ -147,6 +148,16 @@ export class ApiClient {
   /** Searches the person's long-term memory (`/memory`). */
   async searchMemory(userId: string, query: string) {
     return parseBody(SearchResultsSchema, await this.json(`/v1/users/${encodeURIComponent(userId)}/memory/search`, 'POST', { query, k: 8 }), 'search results');
+  }
+
+  /** The person's schedules (issue 33), with their next runs and latest runs. */
+  async listSchedules(userId: string) {
+    return parseBody(ScheduleListSchema, await this.json(`/v1/schedules?userId=${encodeURIComponent(userId)}`, 'GET'), 'a schedule list');
+  }
+
+  /** Deletes one of the person's schedules (404 — another's, or none — is the API's error). */
+  async deleteSchedule(scheduleId: string): Promise<void> {
+    await this.json(`/v1/schedules/${encodeURIComponent(scheduleId)}`, 'DELETE');
   }
 
   /** Delivers the reply; `not_waiting` when the run no longer waits for one (HTTP 409). */

@@ -24,6 +24,7 @@ import { loadConfig, runUiUrl, type Config } from '../config';
 import { ApiClient, ApiUnreachableError } from './api-client';
 import { TaskTreeReplySchema, type TaskTreeReply } from '../planning/tree-schemas';
 import { forgottenLine, MEMORY_HELP, parseMemoryCommand, rememberedLine, searchLines, type MemoryCommand } from './memory-commands';
+import { parseScheduleCommand, SCHEDULE_HELP, scheduleLines, type ScheduleCommand } from './schedule-commands';
 import {
   diffStates,
   isEnded,
@@ -55,6 +56,7 @@ const USAGE = `usage: npm run chat -- [--user NAME] [--engine plan|tree|react] [
                 decides what each one is: a new request (its run's steps are shown live), the answer to
                 the question a run asked, "try again" after a failure, or a command (/help, /state, /clear, /end).
                 Long-term memory: /remember <text>, /forget <fact id>, /memory <query>.
+                Schedules: /schedules lists yours with their next runs, /schedules cancel <id> deletes one.
                 /exit or Ctrl-D to quit; the session stays on the server.
   --session ID  resume that conversation instead of starting a new one
 
@@ -469,10 +471,16 @@ async function conversation(session: Session, resume: string | undefined): Promi
         print('');
         continue;
       }
+      const scheduleCommand = parseScheduleCommand(text);
+      if (scheduleCommand) {
+        print(await scheduleCommandReply(session, scheduleCommand));
+        print('');
+        continue;
+      }
       const outcome = await api.sendMessage(sessionId, text);
       if (outcome.kind === 'command' || !outcome.runId) {
         // The session's /help, with the commands this client answers itself.
-        print(text.trim().toLowerCase() === '/help' ? `${outcome.reply ?? ''}\n${MEMORY_HELP}` : (outcome.reply ?? '(done)'));
+        print(text.trim().toLowerCase() === '/help' ? `${outcome.reply ?? ''}\n${MEMORY_HELP}\n${SCHEDULE_HELP}` : (outcome.reply ?? '(done)'));
         continue;
       }
       const runId = outcome.runId;
@@ -512,6 +520,20 @@ async function memoryCommandReply(session: Session, command: MemoryCommand): Pro
       return forgottenLine(await api.forgetFact(userId, command.factId));
     case 'memory':
       return searchLines((await api.searchMemory(userId, command.query)).results);
+  }
+}
+
+/** `/schedules`, `/schedules cancel <id>`: the person's schedules, over the REST API. */
+async function scheduleCommandReply(session: Session, command: ScheduleCommand): Promise<string> {
+  const { api, userId } = session;
+  switch (command.kind) {
+    case 'usage':
+      return command.text;
+    case 'list':
+      return scheduleLines((await api.listSchedules(userId)).schedules);
+    case 'cancel':
+      await api.deleteSchedule(command.scheduleId);
+      return `Cancelled schedule ${command.scheduleId} (runs it started go on).`;
   }
 }
 

@@ -131,7 +131,12 @@ export class Schedules {
   async list(filter: { userId?: string }): Promise<ScheduleView[]> {
     const views: ScheduleView[] = [];
     for (const summary of await this.summaries(filter.userId)) {
-      views.push(await this.view(summary.scheduleId, await this.describe(summary.scheduleId)));
+      try {
+        views.push(await this.view(summary.scheduleId, await this.describe(summary.scheduleId)));
+      } catch (err) {
+        // Deleted since the (eventually consistent) listing named it: not a schedule any more.
+        if (!(err instanceof ScheduleNotFoundError)) throw err;
+      }
     }
     return views;
   }

@@ -372,6 +372,26 @@ test('long-term memory from the chat: /remember keeps a fact, /memory finds it, 
   assert.ok(facts.find((f) => f.id === factId)?.validTo, JSON.stringify(facts));
 });
 
+test('schedules from the chat: /schedules lists them with their next runs, /schedules cancel deletes one', async () => {
+  const user = `${USER}-sched`;
+  const made = await apiCall<{ scheduleId: string; nextRuns: string[] }>('POST', '/v1/schedules', { userId: user, goal: 'water the plants', cron: '0 9 * * MON', timeZone: 'Europe/Paris' });
+  await waitFor('the schedule listed', async () => (await apiCall<{ schedules: unknown[] }>('GET', `/v1/schedules?userId=${user}`)).schedules.length === 1);
+  const session = chat(['--user', user]);
+  session.child.stdin.write('/schedules\n');
+  await session.waitForOutput('/schedules cancel <schedule id> deletes one');
+  const listed = session.stdout();
+  assert.match(listed, new RegExp(`^1\\. ${made.scheduleId} — water the plants$`, 'm'));
+  assert.match(listed, new RegExp(`^   cron "0 9 \\* \\* MON" \\(Europe/Paris\\); next: ${made.nextRuns[0]}`, 'm'));
+  session.child.stdin.end(`/schedules cancel ${made.scheduleId}\n/schedules\n/schedules pause\n/exit\n`);
+  assert.equal(await session.exited, 0, session.stdout() + session.stderr());
+  const all = session.stdout();
+  assert.match(all, new RegExp(`^Cancelled schedule ${made.scheduleId} \\(runs it started go on\\)\\.$`, 'm'));
+  assert.match(all, /^No schedules\./m);
+  assert.match(all, /^\/schedules — your schedules, with their next runs$/m, 'an unknown verb shows the usage');
+  const res = await fetch(`${api.url}/v1/schedules/${made.scheduleId}`);
+  assert.equal(res.status, 404);
+});
+
 test('--approval: a held call is shown and asked about; an edit with JSON args runs it with them, and the run answers', async () => {
   const goal = `compute with approval (${USER})`;
   stub.script(goal, {
