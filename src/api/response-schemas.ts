@@ -133,6 +133,11 @@ export const ExecutionStateSchema = describes<ExecutionState>()(
       .optional()
       .meta({ description: 'The tool call waiting for a person’s approval (status `waiting_approval`)' }),
     forkedFrom: z.object({ runId: z.string(), version: z.number().int() }).optional().meta({ description: 'A fork: the run and version it started from' }),
+    reviewIn: z
+      .object({ runId: z.string(), planId: z.string() })
+      .nullable()
+      .optional()
+      .meta({ description: 'Status `waiting_review` for a child run’s plan (a group’s, a sub-agent’s): a review sent to this run goes to that run and plan' }),
   }),
 ).meta({ id: 'ExecutionState', description: 'A run as it stands (DESIGN.md §4); `version` grows at every change' });
 

@@ -37,6 +37,8 @@ export const RunStateSchema = z.object({
     .object({ stepId: z.string(), taskIndex: z.string().optional(), tool: z.string(), args: z.record(z.string(), z.unknown()), reason: z.string() })
     .nullable()
     .optional(),
+  /** Status `waiting_review` shown for a child run (a group's, a sub-agent's): its plan is the one reviewed. */
+  reviewIn: z.object({ runId: z.string(), planId: z.string() }).nullable().optional(),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 export type RunStep = RunState['steps'][number];
@@ -116,7 +118,10 @@ export const isEnded = (state: RunState): boolean => isTerminal(state.status);
 
 /** The plan a tree run waits on a review of, or null. */
 export function pendingReview(state: RunState): { planId: string } | null {
-  return state.status === 'waiting_review' && state.planId ? { planId: state.planId } : null;
+  if (state.status !== 'waiting_review') return null;
+  // A child's plan shown here: the review sent here goes down to it, and names its plan.
+  const planId = state.reviewIn?.planId ?? state.planId;
+  return planId ? { planId } : null;
 }
 
 /** The call the run waits to have approved, once per step. */

@@ -105,10 +105,13 @@ export interface TaskSteer {
 /** A run of this session reports a change of status (sent by the run itself). */
 export interface RunReport {
   runId: string;
+  /** `waiting_review` only to a parent run that shows its child's reviews (never to a session). */
   status: SessionRunStatus;
   question: string | null;
   finalAnswer: string | null;
   lastError: string | null;
+  /** Status `waiting_review`: the plan under review (the run's own, or one it shows of its child). */
+  planId?: string;
   /** How long the run's latest activity call took (ms), for the speed of the session's next run's first call. */
   lastCallMs?: number | null;
   /** The report's turn is in the session's thread already: the call that closed the run added it (src/activities/session-turns.ts). */

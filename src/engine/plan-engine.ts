@@ -42,6 +42,8 @@ export interface PlanEngineInput extends PlanExecutionInput {
   reportTo: string | null;
   /** The parent run that shows this run's questions as its own (`relayQuestions`): it gets the waits, not the end. */
   questionsTo?: string | null;
+  /** Whether this run tells the run above of a plan review it shows for its child (asked when one begins or ends). @default none */
+  reportsReviews?: () => boolean;
   /** Whether the calls that may answer the run are asked to close it too (`CloseOnAnswer`): runs recorded before it were not. */
   closeOnAnswer?: boolean;
   /** Told of every version of the state (the history replayer's; absent in a worker). */
@@ -425,6 +427,8 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
     const questionsTo = this.input.questionsTo ?? null;
     // A session's run reports its approval waits to the session, which answers them from the person's messages.
     const approvals = this.input.reportApprovals === true && !!this.input.reportTo;
-    this.#out.changed(next, previous, this.input.reportTo ?? questionsTo, reportEnds && questionsTo === null, approvals);
+    // A child's plan review this run shows goes up too, when a run above shows this run's questions.
+    const reviews = () => !this.input.reportTo && questionsTo !== null && (this.input.reportsReviews?.() ?? false);
+    this.#out.changed(next, previous, this.input.reportTo ?? questionsTo, reportEnds && questionsTo === null, approvals, reviews);
   }
 }

@@ -25,6 +25,8 @@ export interface RelayHost {
 
 export class QuestionRelay {
   #open: { childRunId: string; stepId: string } | null = null;
+  /** The child whose plan review this run shows (status `waiting_review`, `reviewIn`), or null. */
+  #review: string | null = null;
 
   /** True while the parent shows a child's question that nobody answered yet. */
   get open(): boolean {
@@ -37,7 +39,14 @@ export class QuestionRelay {
    */
   report(host: RelayHost, report: RunReport, childRunId: string, now: Date): void {
     if (report.runId !== childRunId) return;
-    if (report.status === 'waiting_user' && !this.#open) {
+    // A child's plan waits for review: shown here until the child reports it runs again (or ends).
+    if (report.status === 'waiting_review' && report.planId) {
+      this.#review = report.runId;
+      host.publish(model.showChildReview(host.state(), { runId: report.runId, planId: report.planId }, now));
+    } else if (report.status === 'running' && this.#review === report.runId) {
+      this.#review = null;
+      host.publish(model.endChildReview(host.state(), now));
+    } else if (report.status === 'waiting_user' && !this.#open) {
       const stepId = host.ask(report.question ?? `run ${report.runId} waits for a reply`, report.runId);
       this.#open = { childRunId: report.runId, stepId };
       host.publish(model.waitForUser(host.state(), stepId, now));
@@ -61,6 +70,10 @@ export class QuestionRelay {
    * failed): its step is skipped. True when one was open (the caller takes the run out of `waiting_user`).
    */
   drop(host: RelayHost, now: Date): boolean {
+    if (this.#review) {
+      this.#review = null;
+      host.publish(model.endChildReview(host.state(), now));
+    }
     const open = this.#open;
     if (!open) return false;
     this.#open = null;

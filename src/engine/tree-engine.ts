@@ -68,6 +68,8 @@ export interface TreeEngineInput extends PlanExecutionInput {
   reviewsSubtrees?: () => boolean;
   /** Whether a task that aborts fails the plan unless it is optional (asked when one aborts; runs recorded before answer false). @default none */
   failsOnAbort?: () => boolean;
+  /** Whether this run tells the run above of its plan reviews, as of its questions (asked when a review wait begins or ends; runs recorded before answer false). @default none */
+  reportsReviews?: () => boolean;
   /** Whether calls of one tool with changing arguments are checked for spinning too (asked when that count is reached; runs recorded before answer false). @default none */
   spinsByType?: () => boolean;
   review: boolean;
@@ -434,6 +436,8 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
       ...(this.input.sessionThreadId ? { sessionThreadId: this.input.sessionThreadId } : {}),
       ...(this.input.allow ? { allow: this.input.allow } : {}),
       ...(this.input.approval ? { approval: this.input.approval } : {}),
+      // Under review, what the group plans mid-run is reviewed too; the run above shows it (src/engine/relay.ts).
+      ...(this.input.review ? { review: true } : {}),
       // A group of an agent's run is still that agent's work.
       ...(this.input.agent ? { agent: this.input.agent } : {}),
     };
@@ -882,6 +886,9 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     const questionsTo = this.input.questionsTo ?? null;
     // A session's run reports its approval waits to the session, which answers them from the person's messages.
     const approvals = !scoped && this.input.reportApprovals === true && !!this.input.reportTo;
-    this.#out.changed(next, previous, scoped ? (this.input.parentRunId ?? null) : (this.input.reportTo ?? questionsTo), !scoped && questionsTo === null, approvals);
+    // A run above shows its plan reviews too (a session does not: it routes replies, not decisions).
+    const reviewsTo = scoped || (!this.input.reportTo && questionsTo !== null);
+    const reviews = () => reviewsTo && (this.input.reportsReviews?.() ?? false);
+    this.#out.changed(next, previous, scoped ? (this.input.parentRunId ?? null) : (this.input.reportTo ?? questionsTo), !scoped && questionsTo === null, approvals, reviews);
   }
 }

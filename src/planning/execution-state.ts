@@ -95,6 +95,11 @@ export interface ExecutionState {
   pendingApproval?: PendingApproval | null;
   /** A fork: the run and the version of its state it started from (POST /v1/runs/:runId/fork). */
   forkedFrom?: { runId: string; version: number };
+  /**
+   * Status `waiting_review` of a run whose child run (a group's, a sub-agent's) waits for a review of
+   * its plan: which run, and the plan. A review sent to this run goes down to that one (src/engine/relay.ts).
+   */
+  reviewIn?: { runId: string; planId: string } | null;
 }
 
 export interface NewRunInput {
@@ -257,6 +262,16 @@ export function settleApproval(state: ExecutionState, decision: ApprovalDecision
 /** An observation of a step that does not finish it (a person's edit of its arguments, say). */
 export function addObservation(state: ExecutionState, stepId: string, observation: Omit<Observation, 'at' | 'stepId'>, now: Date): ExecutionState {
   return next(state, { observations: [...state.observations, makeObservation(stepId, observation, now)] }, now);
+}
+
+/** A child run's plan waits for review: this run shows it (status `waiting_review`, `reviewIn`). */
+export function showChildReview(state: ExecutionState, reviewIn: { runId: string; planId: string }, now: Date): ExecutionState {
+  return next(state, { status: 'waiting_review', reviewIn }, now);
+}
+
+/** The child's plan was reviewed (or the child ended): this run goes on waiting on it, running. */
+export function endChildReview(state: ExecutionState, now: Date): ExecutionState {
+  return next(state, { status: 'running', reviewIn: null }, now);
 }
 
 /** The run goes on without the reply it showed it waited for (the question was dropped). */

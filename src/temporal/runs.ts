@@ -288,6 +288,9 @@ export class Runs {
    * of exactly `decision.planId`; a decision the server cannot take yet is resent, as replies are.
    */
   async review(runId: string, decision: ReviewDecision): Promise<void> {
+    // A run that shows its child's plan review (a group's, a sub-agent's) passes the decision down to it.
+    const shown = await this.get(runId);
+    if (shown.status === 'waiting_review' && shown.reviewIn && shown.reviewIn.runId !== runId) return this.review(shown.reviewIn.runId, decision);
     await this.sendToRun(runId, submitReviewUpdate, decision, {
       ended: (status) => new RunNotWaitingError(runId, status, 'a review'),
       refused: async (err) => {

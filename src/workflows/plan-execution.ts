@@ -35,6 +35,8 @@ const REVIEW_SUBTREES_PATCH = 'review-subtrees';
 const SPIN_BY_TYPE_PATCH = 'spin-by-type';
 /** Patch id of tree runs in which a task that aborts fails the plan unless it is optional. */
 const ABORT_FAILS_PLAN_PATCH = 'abort-fails-plan';
+/** Patch id of runs that tell the run above of their plan reviews (a group's, a sub-agent's), which it shows as its own. */
+const REPORT_REVIEWS_PATCH = 'report-reviews';
 /** Tree limits of runs started without them. */
 const DEFAULT_TREE_LIMITS = { maxDepth: 4, maxFanout: 8, maxIterations: 10 };
 
@@ -48,6 +50,8 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
   const runId = workflowInfo().workflowId;
   // Absent in a worker: only a replay for the run's history (GET /v1/runs/:runId/history) installs one.
   const observe = stateObserver();
+  // Asked only when the run's status enters or leaves `waiting_review`: runs recorded before never reported it.
+  const reportsReviews = () => patched(REPORT_REVIEWS_PATCH);
   if (input.engine === 'tree') {
     // Subtrees made mid-run wait for review too; runs recorded before did not (`patched`, asked only when one is made).
     const reviewsSubtrees = () => patched(REVIEW_SUBTREES_PATCH);
@@ -56,7 +60,19 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
     // A task that aborts fails the plan unless the plan marks it optional (asked only when one aborts).
     const failsOnAbort = () => patched(ABORT_FAILS_PLAN_PATCH);
     const engine = new TreeEngine(
-      { ...input, runId, reportTo, questionsTo, reviewsSubtrees, spinsByType, failsOnAbort, review: input.review ?? false, treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS, observe },
+      {
+        ...input,
+        runId,
+        reportTo,
+        questionsTo,
+        reviewsSubtrees,
+        reportsReviews,
+        spinsByType,
+        failsOnAbort,
+        review: input.review ?? false,
+        treeLimits: input.treeLimits ?? DEFAULT_TREE_LIMITS,
+        observe,
+      },
       new Date(),
     );
     const inbox: TreePersonEvent[] = [];
@@ -113,7 +129,7 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
       lastCallMs: input.lastCallMs ?? null,
     });
   }
-  const engine = new PlanEngine({ ...input, runId, reportTo, questionsTo, closeOnAnswer: current, observe }, new Date());
+  const engine = new PlanEngine({ ...input, runId, reportTo, questionsTo, reportsReviews, closeOnAnswer: current, observe }, new Date());
   const inbox: PlanPersonEvent[] = [];
   wireCommon(
     input,

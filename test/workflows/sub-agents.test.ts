@@ -13,7 +13,7 @@ import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { StubModelServer, type StubRequest } from '../helpers/stub-model-server';
-import { startTestEnv, stubProvider, testConfig, type TestEnv } from '../helpers/temporal-env';
+import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
 let env: TestEnv;
@@ -223,5 +223,99 @@ test('a tree run calls a tree agent, which calls a plan agent: each answer retur
   assert.deepEqual(listedTools(organiserAction), ['calculator', 'agent.researcher']);
   assert.match(prompt(organiserAction), /ORGANISER-MARKER/);
   assert.ok(listedTools(stub.requestsFor(goal, 'react_action')[0]).includes('agent.organiser'));
+  noMisses();
+});
+
+/** Waits until `runId` shows a plan review of another run (`reviewIn`), and returns its state. */
+const showsReview = (runId: string) =>
+  waitFor(`a child's plan review shown on ${runId}`, async () => {
+    const s = await runs.get(runId);
+    return s.status === 'waiting_review' && s.reviewIn ? s : null;
+  });
+const firstReview = (runId: string) =>
+  waitFor(`the plan of ${runId} under review`, async () => {
+    const s = await runs.get(runId);
+    return s.status === 'waiting_review' && !s.reviewIn ? s : null;
+  });
+
+test("under review, a group run's mid-run subtree is reviewed through the root: the root shows it (reviewIn), the decision sent there reaches the group", async () => {
+  const goal = 'organise the team offsite';
+  const finish = (result: string) => ({ thought: 'done', action: 'finish', result });
+  stub.script(goal, {
+    task_tree: [
+      {
+        name: 'Offsite',
+        goal,
+        subtasks: [
+          {
+            name: 'Venue',
+            goal: 'Find a venue',
+            subtasks: [
+              { name: 'Shortlist', goal: 'Shortlist venues' },
+              { name: 'Book', goal: 'Book one' },
+            ],
+          },
+        ],
+      },
+      {
+        name: 'Shortlist',
+        goal: 'Shortlist venues',
+        subtasks: [
+          { name: 'City', goal: 'Venues in the city' },
+          { name: 'Country', goal: 'Venues in the country' },
+        ],
+      },
+    ],
+    react_action: [{ thought: 'two kinds of places', action: 'plan', goal: 'split by place' }, finish('3 in town'), finish('2 outside'), finish('booked the barn')],
+    final_answer: [answer('The barn is booked.')],
+  });
+  const { runId } = await runs.start({ userId: 'agent-tester', goal, engine: 'tree', review: true });
+  const first = await firstReview(runId);
+  await runs.review(runId, { decision: 'approve', planId: first.planId ?? '' });
+  // 1-1 is a group: it runs in <run>.t1-1, where 1-1-1 plans; that subtree waits for review there, and the root shows it.
+  const childId = `${runId}.t1-1`;
+  const shown = await showsReview(runId);
+  const child = await runs.get(childId);
+  assert.equal(child.status, 'waiting_review');
+  assert.deepEqual(shown.reviewIn, { runId: childId, planId: child.planId });
+  assert.equal(shown.planId, first.planId, "the root's own plan is unchanged");
+  // A stale plan id is refused by the group's run, as a review of a run's own plan is.
+  await assert.rejects(runs.review(runId, { decision: 'approve', planId: first.planId ?? '' }), /not waiting|plan/);
+  await runs.review(runId, { decision: 'approve', planId: shown.reviewIn?.planId ?? '' });
+  const done = await result(runId);
+  assert.equal(done.status, 'completed', done.lastError ?? '');
+  assert.equal(done.reviewIn ?? null, null);
+  assert.equal(done.finalAnswer, 'The barn is booked.');
+  assert.deepEqual(
+    (await result(childId)).tree?.subtasks[0]?.subtasks[0]?.subtasks.map((t) => `${t.index} ${t.result}`),
+    ['1-1-1-1 3 in town', '1-1-1-2 2 outside'],
+  );
+  noMisses();
+});
+
+test("under review, a tree sub-agent's plan is reviewed through its caller: shown on the calling run, decided there", async () => {
+  const goal = 'organise the reviewed sums';
+  const organiserTask = 'sum the reviewed things';
+  const finish = (result: string) => ({ thought: 'done', action: 'finish', result });
+  stub.script(goal, {
+    task_tree: [{ name: 'Sums', goal, subtasks: [{ name: 'Delegate', goal: 'have the organiser do it' }] }],
+    react_action: [{ thought: 'delegate', action: 'tool', tool: 'agent.organiser', args: { task: organiserTask } }, finish('organised')],
+    final_answer: [answer('all organised')],
+  });
+  stub.script(organiserTask, {
+    task_tree: [{ name: 'Sum', goal: organiserTask, subtasks: [{ name: 'Add', goal: 'add them' }] }],
+    react_action: [finish('7')],
+    final_answer: [answer('the sum is 7')],
+  });
+  const { runId } = await runs.start({ userId: 'agent-tester', goal, engine: 'tree', review: true });
+  await runs.review(runId, { decision: 'approve', planId: (await firstReview(runId)).planId ?? '' });
+  const shown = await showsReview(runId);
+  const organiser = await runs.get(shown.reviewIn?.runId ?? '');
+  assert.equal(organiser.agent?.name, 'organiser');
+  assert.equal(organiser.status, 'waiting_review');
+  await runs.review(runId, { decision: 'approve', planId: shown.reviewIn?.planId ?? '' });
+  const done = await result(runId);
+  assert.equal(done.status, 'completed', done.lastError ?? '');
+  assert.ok(done.observations.some((o) => o.content === 'the sum is 7'));
   noMisses();
 });
