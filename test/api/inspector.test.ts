@@ -195,3 +195,32 @@ test("the inspector shows a user's long-term facts with their validity, and sear
     assert.ok((await audit.locator('tr', { hasText: 'list_facts' }).count()) >= 1, 'the facts listing is a recorded read');
   });
 });
+
+test("the inspector shows a user's schedules with their next runs; pause, unpause and cancel from the page", async () => {
+  const userId = 'inspector-dora';
+  const key = await keyed.keyFor(userId);
+  const auth = { authorization: `Bearer ${key}` };
+  const made = await call<{ scheduleId: string; nextRuns: string[] }>(keyed.url, 201, 'POST', '/v1/schedules', { goal: 'water the plants', cron: '0 9 * * MON', timeZone: 'Europe/Paris' }, auth);
+  const id = made.scheduleId;
+  const view = () => call<{ paused: boolean }>(keyed.url, 200, 'GET', `/v1/schedules/${id}`, undefined, auth);
+  await waitFor('the schedule listed', async () => (await call<{ schedules: unknown[] }>(keyed.url, 200, 'GET', '/v1/schedules', undefined, auth)).schedules.length === 1);
+  await withPage(browser, 'inspector-schedules', async (page) => {
+    await page.goto(`${keyed.url}/inspector`);
+    await page.fill('input[name="apiKey"]', key);
+    await page.fill('input[name="userId"]', userId);
+    await page.click('button:has-text("Load")');
+    await page.click('button:has-text("Schedules")');
+    const row = page.locator(`[data-testid="schedules"] tr[data-schedule="${id}"]`);
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? '', /water the plants[\s\S]*cron "0 9 \* \* MON" \(Europe\/Paris\)/);
+    await row.locator('button:has-text("Pause")').click();
+    await row.locator('button:has-text("Unpause")').waitFor();
+    assert.equal((await view()).paused, true);
+    await row.locator('button:has-text("Unpause")').click();
+    await row.locator('button:has-text("Pause")').waitFor();
+    assert.equal((await view()).paused, false);
+    await row.locator('button:has-text("Cancel")').click();
+    await row.waitFor({ state: 'detached' });
+  });
+  await call(keyed.url, 404, 'GET', `/v1/schedules/${id}`, undefined, auth);
+});

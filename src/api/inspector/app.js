@@ -5,6 +5,7 @@ import { api, getKey, qs, setKey } from './api.js';
 import { ErrorLine, html, when } from './html.js';
 import { LongTermView } from './longterm.js';
 import { RunView } from './run.js';
+import { SchedulesView } from './schedules.js';
 import { ThreadView } from './thread.js';
 
 const USER = 'threadline.inspector.userId';
@@ -14,7 +15,7 @@ function App() {
   const [key, setKeyText] = useState(getKey());
   const [userId, setUserId] = useState(localStorage.getItem(USER) ?? '');
   const [lists, setLists] = useState(null);
-  const [view, setView] = useState(null); // {kind: 'thread' | 'run', id} | {kind: 'longterm'}
+  const [view, setView] = useState(null); // {kind: 'thread' | 'run', id} | {kind: 'longterm' | 'schedules'}
   const [error, setError] = useState('');
 
   async function load(e) {
@@ -53,13 +54,15 @@ function App() {
           <ul data-testid="runs">
             ${lists.runs.map((r) => html`<li key=${r.runId}><button onClick=${() => openRun(r.runId)}>${r.goal}<br /><span class="muted">${r.status} · ${r.runId}</span></button></li>`)}
           </ul>
-          <button onClick=${() => setView({ kind: 'longterm' })}>Long-term memory</button>`}
+          <button onClick=${() => setView({ kind: 'longterm' })}>Long-term memory</button>
+          <button onClick=${() => setView({ kind: 'schedules' })}>Schedules</button>`}
       </nav>
       <div>
         ${view?.kind === 'thread' && html`<${ThreadView} key=${view.id} threadId=${view.id} openThread=${openThread} />`}
         ${view?.kind === 'run' && html`<${RunView} key=${view.id} runId=${view.id} runUiPrefix=${runUiPrefix} openThread=${openThread} openRun=${openRun} />`}
         ${view?.kind === 'longterm' && html`<${LongTermView} key=${userId} userId=${userId} />`}
-        ${!view && html`<p class="muted">Enter a user id and load, then open a thread, a run or the long-term memory.</p>`}
+        ${view?.kind === 'schedules' && html`<${SchedulesView} key=${userId} userId=${userId} openRun=${openRun} />`}
+        ${!view && html`<p class="muted">Enter a user id and load, then open a thread, a run, the long-term memory or the schedules.</p>`}
       </div>
     </main>`;
 }

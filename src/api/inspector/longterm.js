@@ -59,7 +59,7 @@ export function LongTermView({ userId }) {
       </table>
       <h3>Episodes (${episodes.length})</h3>
       <ul data-testid="episodes">${episodes.map((ep) => html`
-        <li key=${ep.id}><b>${ep.goal}</b> → ${ep.outcome} <span class="muted">${when(ep.at)}</span>
+        <li key=${ep.id}><b>${ep.goal}</b> → ${ep.outcome} <span class="muted">${when(ep.at)}${ep.scheduled ? ` · scheduled by ${ep.scheduled.scheduleId}` : ''}</span>
           ${ep.lessons.length > 0 && html`<br />Lessons: ${ep.lessons.join('; ')}`}</li>`)}
       </ul>
       <h3>Audit (newest ${audit.length}: every write and read)</h3>
