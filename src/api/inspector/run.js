@@ -1,4 +1,5 @@
-// One run: its status, steps or task tree and progress, live from its event stream, with a link to the Temporal Web UI.
+// One run: its status, steps or task tree and progress, live from its event stream, with a link to the Temporal Web UI;
+// a tool call it holds for approval, with buttons to approve, reject or edit it (POST /v1/runs/:runId/approval).
 import { useEffect, useState } from 'preact/hooks';
 import { api, enc, streamEvents } from './api.js';
 import { ErrorLine, html, when } from './html.js';
@@ -20,6 +21,49 @@ function TaskTree({ node, openRun }) {
       ${node.childRunId && html` <a href="#" onClick=${(e) => { e.preventDefault(); openRun(node.childRunId); }}>child run</a>`}
       ${node.subtasks.length > 0 && html`<ul>${node.subtasks.map((n) => html`<${TaskTree} key=${n.index} node=${n} openRun=${openRun} />`)}</ul>`}
     </li>`;
+}
+
+/** The tool call the run waits to have approved: what, with which args and why, and the person's decision. */
+function PendingApproval({ runId, held }) {
+  const [feedback, setFeedback] = useState('');
+  const [args, setArgs] = useState(() => JSON.stringify(held.args, null, 2));
+  const [error, setError] = useState('');
+  const [sent, setSent] = useState('');
+  const decide = async (decision) => {
+    setError('');
+    let body = { stepId: held.stepId, decision, ...(feedback.trim() ? { feedback: feedback.trim() } : {}) };
+    if (decision === 'edit') {
+      try {
+        body = { ...body, args: JSON.parse(args) };
+      } catch (err) {
+        setError(`the args are not JSON: ${err.message}`);
+        return;
+      }
+    }
+    try {
+      await api('POST', `/v1/runs/${enc(runId)}/approval`, body);
+      setSent(decision);
+    } catch (err) {
+      setError(err.message);
+    }
+  };
+  return html`
+    <div data-testid="pending-approval" class="approval">
+      <h3>Waiting for your approval</h3>
+      <p>Step <code>${held.stepId}</code>${held.taskIndex ? html` of task <code>${held.taskIndex}</code>` : ''} calls <b data-testid="approval-tool">${held.tool}</b>
+        <span class="muted">(${held.reason})</span></p>
+      <pre data-testid="approval-args">${JSON.stringify(held.args, null, 2)}</pre>
+      <${ErrorLine} error=${error} />
+      ${sent
+        ? html`<p data-testid="approval-sent">Sent: ${sent}.</p>`
+        : html`
+          <p><input name="feedback" placeholder="feedback (why; the model sees it)" value=${feedback} onInput=${(e) => setFeedback(e.currentTarget.value)} size="50" /></p>
+          <p><button onClick=${() => decide('approve')}>Approve</button> <button onClick=${() => decide('reject')}>Reject</button></p>
+          <details><summary>Edit the args</summary>
+            <textarea name="args" rows="5" cols="60" value=${args} onInput=${(e) => setArgs(e.currentTarget.value)}></textarea>
+            <p><button onClick=${() => decide('edit')}>Run with these args</button></p>
+          </details>`}
+    </div>`;
 }
 
 export function RunView({ runId, runUiPrefix, openThread, openRun }) {
@@ -49,6 +93,7 @@ export function RunView({ runId, runUiPrefix, openThread, openRun }) {
         · <a href=${runUiPrefix + enc(run.runId)} target="_blank" rel="noopener" data-testid="web-ui">open in the Temporal Web UI</a>
         ${run.threadId && html` · <a href="#" onClick=${(e) => { e.preventDefault(); openThread(run.threadId); }}>its memory thread</a>`}
         ${run.parentRunId && html` · <a href="#" onClick=${(e) => { e.preventDefault(); openRun(run.parentRunId); }}>parent run</a>`}</p>
+      ${run.status === 'waiting_approval' && run.pendingApproval && html`<${PendingApproval} key=${run.pendingApproval.stepId} runId=${run.runId} held=${run.pendingApproval} />`}
       ${run.finalAnswer && html`<p>Answer: ${run.finalAnswer}</p>`}
       ${run.lastError && html`<p class="error">${run.lastError}</p>`}
       ${run.tree
