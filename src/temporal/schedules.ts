@@ -202,7 +202,8 @@ export class Schedules {
       scheduleId,
       ...memo,
       paused: d.state.paused,
-      nextRuns: d.info.nextActionTimes.map((t) => t.toISOString()),
+      // Only times still ahead: a once-schedule whose occurrence was missed past its catch-up window keeps naming it.
+      nextRuns: d.info.nextActionTimes.filter((t) => t.getTime() > Date.now()).map((t) => t.toISOString()),
       recentRuns: await this.recentRuns(d),
     };
   }
