@@ -8,7 +8,7 @@
  */
 const LAYERS = [
   ['text', 'types', 'config.ts', 'planning', 'memory', 'agents', 'blueprints', 'skills', 'sessions', 'engine'],
-  ['llm', 'longterm', 'tools', 'store', 'usage', 'auth', 'telemetry', 'mcp'],
+  ['llm', 'longterm', 'tools', 'store', 'usage', 'auth', 'telemetry', 'mcp', 'live'],
   ['activities', 'workflows', 'temporal'],
   ['api', 'cli', 'worker.ts', 'workflow-bundle.ts'],
 ];

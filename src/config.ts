@@ -37,6 +37,12 @@ export const ConfigSchema = z.object({
   EMBEDDING_TIMEOUT_MS: z.preprocess(blankToUndefined, z.coerce.number().int().positive().default(20_000)),
   /** Timeout of one HTTP request to the model server. */
   MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  /**
+   * Live tokens (issue 29): `on` asks the model server to stream the replies of runs' calls (`stream: true`), and their
+   * human-readable fields reach the runs' event streams as `token` events while the call runs; `off` sends every request
+   * without streaming, as before. A server that answers a streaming request with plain JSON works either way.
+   */
+  MODEL_STREAM: z.enum(['on', 'off']).default('on'),
   /** Replies that fail validation are sent back with the error this many times in total before the run fails. */
   MODEL_REPAIR_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
   /** Steps a run may execute before it fails; bounds runaway replanning. */

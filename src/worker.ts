@@ -37,6 +37,9 @@ import { Schedules } from './temporal/schedules';
 import { Runs } from './temporal/runs';
 import type { Client } from '@temporalio/client';
 import { callsInterceptor } from './activities/calls-interceptor';
+import { liveTokensInterceptor } from './activities/live-tokens-interceptor';
+import { openPublisher } from './live/channels';
+import type { LivePublisher } from './live/messages';
 import type { ToolDefinition } from './tools/tool';
 import { mcpToolSourceFor } from './mcp/tool-source';
 import { bundleWorkflowsInChild } from './workflow-bundle';
@@ -67,6 +70,8 @@ export interface WorkerOptions {
   tracing?: Tracing;
   /** The worker's own messages. @default a pino logger named "worker" at LOG_LEVEL */
   logger?: Logger;
+  /** Where live tokens go (src/live/). @default the channel of the config (src/live/channels.ts), closed when the worker stops */
+  tokens?: LivePublisher;
 }
 
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
@@ -101,7 +106,11 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     ownerOf: async (id) => (await schedulesNow()).ownerOf(id),
     delete: async (id) => (await schedulesNow()).delete(id),
   };
+  // Live tokens (issue 29): model calls' deltas to the APIs, never through Temporal.
+  const ownTokens = options.tokens ? undefined : openPublisher(config);
+  const tokens = options.tokens ?? ownTokens!;
   const closeStores = async () => {
+    await ownTokens?.close();
     if (scheduleClient) await (await scheduleClient).connection.close();
     await toolResultStore.end();
     await Promise.all(sources.map((s) => s.close?.()));
@@ -175,6 +184,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
         ...(tracing ? [tracingActivityInterceptor] : []),
         // Outside the rest: times the workflows' calls, and a local call run again returns its journaled result without running anything.
         callsInterceptor(runDeps.store),
+        liveTokensInterceptor(tokens),
         stateRefInterceptor(new StateCache()),
         logContextInterceptor,
         recordUsageInterceptor({ store: usage, model: provider.label, ownerOf: (threadId) => memory.ownerOf(threadId), onError: (err) => logger.error({ err }, 'usage not recorded') }),
@@ -185,7 +195,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     await closeStores();
     throw err;
   });
-  if (opened || ownUsage || longterm || sources.length > 0) {
+  if (opened || ownUsage || longterm || ownTokens || sources.length > 0) {
     // The stores (e.g. a PostgreSQL pool) and tool sources (e.g. MCP server processes) live exactly as long as the worker.
     const run = worker.run.bind(worker);
     worker.run = () => run().finally(closeStores);

@@ -28,6 +28,8 @@ import { apiDocsRouter } from './docs-routes';
 import { ApiError, errorHandler, notFoundRoute } from './errors';
 import { openApiDocument, type OpenApiDocument } from './openapi';
 import { streamRunEvents, type RunEventsOptions } from './run-events';
+import { openTokenHub, type TokenHub } from './token-hub';
+import type { ChannelConfig } from '../live/channels';
 import {
   AgentListSchema,
   BlueprintListSchema,
@@ -91,6 +93,20 @@ export interface AppOptions {
   longterm?: LongTermRouterOptions;
   /** Aborting it ends open event streams, so a closing server is not held open by them. */
   shutdown?: AbortSignal;
+  /**
+   * Live tokens for the run and session event streams (src/api/token-hub.ts); `null`: none.
+   * @default a hub on the channel of `config` when it is a whole Config (closed with `shutdown`), else none
+   */
+  tokens?: TokenHub | null;
+}
+
+/** The default hub: on the deployment's channel, when the app was given the whole config. */
+function defaultTokens(options: AppOptions, logger: Logger): TokenHub | undefined {
+  const config = options.config as Partial<ChannelConfig>;
+  if (typeof config.dataDir !== 'string' || config.MEMORY_STORE === undefined) return undefined;
+  const hub = openTokenHub(config as ChannelConfig, (err) => logger.warn({ err }, 'live tokens: the channel could not be opened; streams carry no tokens'));
+  options.shutdown?.addEventListener('abort', () => void hub.close(), { once: true });
+  return hub;
 }
 
 /** Request bodies are small JSON documents: a goal or a reply of at most 10,000 characters. */
@@ -100,6 +116,7 @@ export function createApp(options: AppOptions): Express {
   const { runs, config, isHealthy } = options;
   const blueprints = options.blueprints ?? [];
   const logger = options.logger ?? pino({ name: 'api' });
+  const tokens = options.tokens === null ? undefined : (options.tokens ?? defaultTokens(options, logger));
   const app = express();
   app.disable('x-powered-by');
   // First, so the span covers authentication and every route (a no-op span without tracing).
@@ -388,14 +405,15 @@ export function createApp(options: AppOptions): Express {
     '/v1/runs/:runId/events',
     {
       summary: 'Watch a run: Server-Sent Events',
-      description: '`event: state` with the ExecutionState as `data` at each change (`id`: its version), then `event: done` with the final state when the run ends. Comments keep the stream alive.',
+      description:
+        "`event: state` with the ExecutionState as `data` at each change (`id`: its version), then `event: done` with the final state when the run ends. While a model call runs, `event: token` `{runId, callId, stepId?, taskIndex?, field, delta, seq}` carries what grew of a human-readable reply field, and `event: token_reset` `{runId, callId}` voids a call's earlier deltas (it is asked again); `Last-Event-ID` resumes. Comments keep the stream alive.",
       request: { params: RunParams },
       responses: { 200: { description: 'The event stream', contentType: 'text/event-stream' } },
       errors: { 404: 'No such run (answered before the stream starts)', 429: 'Too many open event streams' },
       use: [streams],
     },
-    async ({ params }, _req, res) => {
-      await streamRunEvents({ runs, logger, shutdown: options.shutdown }, params.runId, res, options.events);
+    async ({ params }, req, res) => {
+      await streamRunEvents({ runs, logger, shutdown: options.shutdown, ...(tokens ? { tokens } : {}) }, params.runId, res, options.events, req.header('last-event-id'));
     },
   );
 
@@ -409,6 +427,7 @@ export function createApp(options: AppOptions): Express {
         logger,
         shutdown: options.shutdown,
         events: options.events,
+        ...(tokens ? { tokens } : {}),
         limits: {
           messages: perMinute(limits.messagesPerMinute, 'messages sent'),
           streams,

@@ -2,28 +2,42 @@
  * `GET /v1/runs/:runId/events`: a run's ExecutionState as Server-Sent Events.
  * The workflow is polled by query (cheap: one query per poll), and a `state`
  * event goes out whenever `version` grows; `done` follows once the run ends.
+ * Live tokens (`token`, `token_reset`) are pushed as the API's token hub hears
+ * them (src/api/token-hub.ts), from the point `Last-Event-ID` names.
  */
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { isTerminal, type ExecutionState } from '../planning/execution-state';
 import { RunNotFoundError, type Runs } from '../temporal/runs';
-import { pollEventStream, type SseTiming } from './sse';
+import { pollEventStream, type SendEvent, type SseTiming } from './sse';
+import type { TokenHub } from './token-hub';
 
 /** Timing of event streams. */
 export type RunEventsOptions = SseTiming;
 
 export interface RunEventsDeps {
-  runs: Pick<Runs, 'get'>;
+  runs: Pick<Runs, 'get'> & Partial<Pick<Runs, 'ownerOf'>>;
   logger: Logger;
   /** Aborted when the server shuts down: open streams end so it can close. */
   shutdown?: AbortSignal;
+  /** Live tokens; none without it. */
+  tokens?: TokenHub;
 }
 
-export async function streamRunEvents(deps: RunEventsDeps, runId: string, res: Response, options: RunEventsOptions = {}): Promise<void> {
-  // Read once before any header goes out, so an unknown run is an ordinary JSON 404, not a stream.
-  let state: ExecutionState | undefined = await deps.runs.get(runId);
+export async function streamRunEvents(deps: RunEventsDeps, runId: string, res: Response, options: RunEventsOptions = {}, lastEventId?: string): Promise<void> {
+  // Checked before any header goes out, so an unknown run is an ordinary JSON 404, not a stream. With live
+  // tokens, by the server's description (no worker involved): a query waits while the run's local call runs,
+  // and the stream must be open by then to carry that call's tokens.
+  let state: ExecutionState | undefined;
+  if (deps.tokens && deps.runs.ownerOf) {
+    if ((await deps.runs.ownerOf(runId)) === null) throw new RunNotFoundError(runId);
+  } else {
+    state = await deps.runs.get(runId);
+  }
   let sentVersion = -1;
-  await pollEventStream(res, { ...options, logger: deps.logger, shutdown: deps.shutdown, context: { runId } }, async (send) => {
+  const { tokens } = deps;
+  const onOpen = tokens ? (send: SendEvent) => tokens.watch({ runId }, lastEventId, (e) => send(e.event, e.data, e.id)) : undefined;
+  await pollEventStream(res, { ...options, logger: deps.logger, shutdown: deps.shutdown, context: { runId }, ...(onOpen ? { onOpen } : {}) }, async (send) => {
     if (state === undefined) {
       try {
         state = await deps.runs.get(runId);
@@ -37,6 +51,7 @@ export async function streamRunEvents(deps: RunEventsDeps, runId: string, res: R
     // Only ever forward: a client sees strictly increasing versions.
     if (current.version > sentVersion) {
       send('state', current, current.version);
+      tokens?.mark(`run:${runId}:${current.version}`);
       sentVersion = current.version;
     }
     if (isTerminal(current.status)) {

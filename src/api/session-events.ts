@@ -13,7 +13,8 @@ import { FINISHED } from '../sessions/session-model';
 import { RunNotFoundError, type Runs } from '../temporal/runs';
 import { SessionNotFoundError, type Sessions } from '../temporal/sessions';
 import type { SessionView } from '../workflows/session-definitions';
-import { pollEventStream, type SseTiming } from './sse';
+import { pollEventStream, type SendEvent, type SseTiming } from './sse';
+import type { TokenHub } from './token-hub';
 
 export interface SessionEventsDeps {
   sessions: Pick<Sessions, 'get'>;
@@ -21,9 +22,11 @@ export interface SessionEventsDeps {
   logger: Logger;
   /** Aborted when the server shuts down: open streams end so it can close. */
   shutdown?: AbortSignal;
+  /** Live tokens of the session's runs (`token`, `token_reset`); none without it. */
+  tokens?: TokenHub;
 }
 
-export async function streamSessionEvents(deps: SessionEventsDeps, sessionId: string, res: Response, timing: SseTiming = {}): Promise<void> {
+export async function streamSessionEvents(deps: SessionEventsDeps, sessionId: string, res: Response, timing: SseTiming = {}, lastEventId?: string): Promise<void> {
   // Read once before any header goes out, so an unknown session is an ordinary JSON 404, not a stream.
   let view: SessionView | undefined = await deps.sessions.get(sessionId);
   // Runs that had finished before the client came are history (their outcome is in the view), not events.
@@ -31,7 +34,9 @@ export async function streamSessionEvents(deps: SessionEventsDeps, sessionId: st
   const sentRunVersion = new Map<string, number>();
   let sentVersion = -1;
 
-  await pollEventStream(res, { ...timing, logger: deps.logger, shutdown: deps.shutdown, context: { sessionId } }, async (send) => {
+  const { tokens } = deps;
+  const onOpen = tokens ? (send: SendEvent) => tokens.watch({ sessionId }, lastEventId, (e) => send(e.event, e.data, e.id)) : undefined;
+  await pollEventStream(res, { ...timing, logger: deps.logger, shutdown: deps.shutdown, context: { sessionId }, ...(onOpen ? { onOpen } : {}) }, async (send) => {
     if (view === undefined) {
       try {
         view = await deps.sessions.get(sessionId);
@@ -44,6 +49,7 @@ export async function streamSessionEvents(deps: SessionEventsDeps, sessionId: st
     view = undefined; // read afresh at the next poll
     if (current.version > sentVersion) {
       send('session', current, `session:${current.version}`);
+      tokens?.mark(`session:${sessionId}:${current.version}`);
       sentVersion = current.version;
     }
     // A run the session no longer lists (after /clear) is no longer followed.
@@ -58,6 +64,7 @@ export async function streamSessionEvents(deps: SessionEventsDeps, sessionId: st
       }
       if (state.version > (sentRunVersion.get(run.runId) ?? -1)) {
         send('run', state, `${run.runId}:${state.version}`);
+        tokens?.mark(`run:${run.runId}:${state.version}`);
         sentRunVersion.set(run.runId, state.version);
       }
       if (isTerminal(state.status)) {

@@ -16,6 +16,7 @@ import { documented } from './routes-registry';
 import { streamSessionEvents } from './session-events';
 import { CreateSessionBody, ListSessionsQuery, MessageBody, SessionParams } from './session-schemas';
 import type { SseTiming } from './sse';
+import type { TokenHub } from './token-hub';
 
 export interface SessionsRouterOptions {
   sessions: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear' | 'end'> & Partial<Pick<Sessions, 'ownerOf'>>;
@@ -27,6 +28,8 @@ export interface SessionsRouterOptions {
   shutdown?: AbortSignal;
   /** Timing of `GET /v1/sessions/:sessionId/events`. */
   events?: SseTiming;
+  /** Live tokens of the session's runs on its event stream. */
+  tokens?: TokenHub;
   /** Per-user limits on sending messages and on open event streams. */
   limits?: { messages: RequestHandler; streams: RequestHandler; budget?: RequestHandler };
 }
@@ -135,14 +138,20 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
     {
       summary: 'Watch a session: Server-Sent Events',
       description:
-        '`event: session` with the session (as `GET /v1/sessions/{sessionId}` shows it) whenever it changes; `event: run` with the ExecutionState of each of its open runs at each change. Lasts while the client stays.',
+        "`event: session` with the session (as `GET /v1/sessions/{sessionId}` shows it) whenever it changes; `event: run` with the ExecutionState of each of its open runs at each change; `event: token` and `event: token_reset` carry its runs' live tokens (as on a run's stream). Lasts while the client stays.",
       request: { params: SessionParams },
       responses: { 200: { description: 'The event stream', contentType: 'text/event-stream' } },
       errors: { ...notFound, 429: 'Too many open event streams' },
       use: [options.limits?.streams ?? noLimit],
     },
-    async ({ params }, _req, res) => {
-      await streamSessionEvents({ sessions, runs, logger, shutdown: options.shutdown }, params.sessionId, res, options.events);
+    async ({ params }, req, res) => {
+      await streamSessionEvents(
+        { sessions, runs, logger, shutdown: options.shutdown, ...(options.tokens ? { tokens: options.tokens } : {}) },
+        params.sessionId,
+        res,
+        options.events,
+        req.header('last-event-id'),
+      );
     },
   );
 

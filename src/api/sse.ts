@@ -20,6 +20,12 @@ export interface PollStreamOptions extends SseTiming {
   shutdown?: AbortSignal;
   /** Logged with a failing read, e.g. `{ runId }`. */
   context: Record<string, unknown>;
+  /**
+   * Called once the stream is open, before the first poll (which may wait, e.g. for a query while a
+   * run's local call runs): a source that pushes (live tokens) sends through `send` from then on;
+   * the function it returns is called when the stream ends.
+   */
+  onOpen?: (send: SendEvent) => () => void;
 }
 
 /** Writes one event; `id` lets a reconnecting client resume (`Last-Event-ID`). */
@@ -58,7 +64,9 @@ export async function pollEventStream(res: Response, options: PollStreamOptions,
   const send: SendEvent = (event, data, id) => write(`event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
 
   let failing = false;
+  let closePushed: (() => void) | undefined;
   try {
+    if (options.onOpen && !stop.signal.aborted) closePushed = options.onOpen(send);
     for (;;) {
       try {
         const more = await poll(send);
@@ -76,6 +84,7 @@ export async function pollEventStream(res: Response, options: PollStreamOptions,
       }
     }
   } finally {
+    closePushed?.();
     clearInterval(heartbeat);
     res.off('close', end);
     options.shutdown?.removeEventListener('abort', end);

@@ -2,10 +2,20 @@
  * Any OpenAI-compatible Chat Completions server, through the `openai` client.
  * The client does not retry (maxRetries 0): the Temporal activity owns retries,
  * so two layers never multiply each other's attempts and timeouts.
+ *
+ * Live tokens (issue 29): when a call has a text sink (a run's call that someone could be
+ * watching, src/llm/live-tokens.ts) and streaming is on (MODEL_STREAM), the request asks for
+ * `stream: true` and the reply's text goes to the sink as it arrives; the call still returns the
+ * whole text, and reports the same usage (`stream_options.include_usage`). A server that answers
+ * a streaming request with a plain JSON completion (many stubs and small servers do) is read as
+ * one: no error, no second request.
  */
 import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import OpenAI from 'openai';
+import { Stream } from 'openai/core/streaming';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { ModelProvider, ModelRequest } from './provider';
+import { currentTextSink, type TextSink } from './live-tokens';
 import { ModelUnavailableError } from './provider';
 import { reportUsage } from '../usage/usage';
 
@@ -16,7 +26,16 @@ export interface OpenAIProviderOptions {
   apiKey?: string;
   baseURL?: string;
   model: string;
+  /** Time the request may take to answer; while a reply streams, the longest silence between two pieces. */
   timeoutMs: number;
+  /** Stream replies that someone could be watching (MODEL_STREAM). @default true */
+  stream?: boolean;
+}
+
+interface Completed {
+  content: string;
+  model: string;
+  usage?: ChatCompletion['usage'];
 }
 
 export class OpenAIProvider implements ModelProvider {
@@ -51,20 +70,19 @@ export class OpenAIProvider implements ModelProvider {
   }
 
   private async call(request: ModelRequest, span: Span, signal?: AbortSignal): Promise<string> {
-    let completion;
+    const body: ChatCompletionCreateParamsNonStreaming = {
+      model: request.model ?? this.options.model,
+      messages: request.messages,
+      response_format: {
+        type: 'json_schema',
+        // strict: false — step args are free-form objects, which strict mode cannot express.
+        json_schema: { name: request.name, schema: request.schema, strict: false },
+      },
+    };
+    const sink = this.options.stream === false ? undefined : currentTextSink();
+    let completed: Completed;
     try {
-      completion = await this.client.chat.completions.create(
-        {
-          model: request.model ?? this.options.model,
-          messages: request.messages,
-          response_format: {
-            type: 'json_schema',
-            // strict: false — step args are free-form objects, which strict mode cannot express.
-            json_schema: { name: request.name, schema: request.schema, strict: false },
-          },
-        },
-        { signal },
-      );
+      completed = sink ? await this.streamed(body, sink, signal) : fromCompletion(await this.client.chat.completions.create(body, { signal }));
     } catch (err) {
       if (err instanceof OpenAI.APIError && err.status !== undefined && err.status < 500 && err.status !== 429 && err.status !== 408) {
         // 4xx other than rate limits and timeouts will not get better by retrying.
@@ -72,12 +90,66 @@ export class OpenAIProvider implements ModelProvider {
       }
       throw new ModelUnavailableError(`model server unavailable: ${err instanceof Error ? err.message : String(err)}`, err instanceof OpenAI.APIError ? err.status : undefined);
     }
-    const usage = completion.usage;
-    span.setAttribute('gen_ai.response.model', completion.model);
+    const { usage } = completed;
+    span.setAttribute('gen_ai.response.model', completed.model);
     if (usage) span.setAttributes({ 'gen_ai.usage.input_tokens': usage.prompt_tokens, 'gen_ai.usage.output_tokens': usage.completion_tokens });
     if (usage) reportUsage({ promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0 });
-    const content = completion.choices[0]?.message?.content;
     // An empty reply is a bad reply, repaired like invalid JSON.
-    return content ?? '';
+    return completed.content;
   }
+
+  /**
+   * A streaming request: the reply's pieces go to `sink` as they arrive. A plain JSON answer (a
+   * server that does not stream) is taken whole. A reply that falls silent for `timeoutMs` is
+   * aborted (the client's own timeout ends when the headers arrive).
+   */
+  private async streamed(body: ChatCompletionCreateParamsNonStreaming, sink: TextSink, signal?: AbortSignal): Promise<Completed> {
+    const controller = new AbortController();
+    const abort = () => controller.abort(signal?.reason);
+    if (signal?.aborted) abort();
+    signal?.addEventListener('abort', abort, { once: true });
+    let silent = false;
+    let timer: NodeJS.Timeout | undefined;
+    const quiet = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        silent = true;
+        controller.abort();
+      }, this.options.timeoutMs);
+    };
+    try {
+      const response = await this.client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal: controller.signal }).asResponse();
+      quiet();
+      if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+        const completion = (await response.json()) as ChatCompletion;
+        return fromCompletion(completion);
+      }
+      const done: Completed = { content: '', model: body.model };
+      for await (const chunk of Stream.fromSSEResponse<ChatCompletionChunk>(response, controller)) {
+        quiet();
+        if (chunk.model) done.model = chunk.model;
+        if (chunk.usage) done.usage = chunk.usage;
+        const piece = chunk.choices?.[0]?.delta?.content;
+        if (piece) {
+          done.content += piece;
+          try {
+            sink(piece);
+          } catch {
+            // live tokens are best effort; the reply is what counts
+          }
+        }
+      }
+      return done;
+    } catch (err) {
+      if (silent) throw new Error(`the reply stream was silent for ${this.options.timeoutMs} ms`);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', abort);
+    }
+  }
+}
+
+function fromCompletion(completion: ChatCompletion): Completed {
+  return { content: completion.choices?.[0]?.message?.content ?? '', model: completion.model, ...(completion.usage ? { usage: completion.usage } : {}) };
 }

@@ -7,6 +7,7 @@ import { MODEL_CALLS, type ModelCallName, type ModelReply, type PlannerCallName,
 import { buildMessages, type PlannerContext } from './prompts';
 import type { ChatMessage } from '../text/chat-message';
 import type { ModelProvider, ModelRequest } from './provider';
+import { liveCallFor, withTextSink } from './live-tokens';
 
 /** The model kept answering outside the schema; retrying the activity would not help. */
 export class InvalidModelReplyError extends Error {
@@ -58,17 +59,24 @@ export async function completeStructured<N extends ModelCallName>(
   const { name, context, model } = request;
   const messages = [...request.messages];
   let problem = '';
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const text = await provider.complete({ name, schema: replyJsonSchema(name), messages: [...messages], context, ...(model ? { model } : {}) }, signal);
-    const result = parseReply(name, text);
-    if (result.ok) {
-      const extra = check?.(result.value) ?? null;
-      if (extra === null) return result.value;
-      problem = extra;
-    } else {
-      problem = result.problem;
+  // Live tokens (src/llm/live-tokens.ts): a run's call streams its human-readable fields while it runs.
+  const live = liveCallFor(request);
+  try {
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      const modelRequest: ModelRequest = { name, schema: replyJsonSchema(name), messages: [...messages], context, ...(model ? { model } : {}) };
+      const text = live ? await withTextSink(live.stream(), () => provider.complete(modelRequest, signal)) : await provider.complete(modelRequest, signal);
+      const result = parseReply(name, text);
+      if (result.ok) {
+        const extra = check?.(result.value) ?? null;
+        if (extra === null) return result.value;
+        problem = extra;
+      } else {
+        problem = result.problem;
+      }
+      messages.push({ role: 'assistant', content: text }, { role: 'user', content: `That reply was rejected: ${problem}. Reply again with JSON only, matching the "${name}" schema.` });
     }
-    messages.push({ role: 'assistant', content: text }, { role: 'user', content: `That reply was rejected: ${problem}. Reply again with JSON only, matching the "${name}" schema.` });
+  } finally {
+    live?.end();
   }
   throw new InvalidModelReplyError(name, maxAttempts, problem);
 }

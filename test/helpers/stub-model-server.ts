@@ -129,6 +129,18 @@ export class StubModelServer {
   /** Extra latency per reply, to widen windows in crash tests. */
   delayMs = 0;
   /**
+   * Live tokens: answer a `stream: true` request as Server-Sent Events, the reply's content cut into
+   * pieces of `chunkChars` with `chunkDelayMs` between them (off: a plain JSON completion, as servers
+   * that do not stream answer; the provider must take it whole).
+   */
+  streaming = false;
+  chunkChars = 8;
+  chunkDelayMs = 0;
+  /** The next this many streamed replies break off (the connection is destroyed) after half their pieces. */
+  failMidStream = 0;
+  /** When each streamed reply sent its first piece and its last (performance.now()), in order. */
+  readonly streams: { name: string; goal: string; firstChunkAt: number; endedAt?: number; broken?: boolean }[] = [];
+  /**
    * Replies for requests no script covers (the chaos test's goals are made up as it goes, and a
    * call repeated after a crash must get the same reply again): undefined still counts as a miss.
    */
@@ -173,6 +185,51 @@ export class StubModelServer {
     });
   }
 
+  /** A reply as a Chat Completions stream: content pieces, a finishing chunk, the usage chunk, `[DONE]`. */
+  private async stream(res: http.ServerResponse, request: StubRequest, content: string): Promise<void> {
+    const { body } = request;
+    const id = `chatcmpl-${this.requests.length}`;
+    const base = { id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: String(body.model ?? 'stub') };
+    const write = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    res.socket?.setNoDelay(true);
+    const pieces: string[] = [];
+    for (let i = 0; i < content.length; i += this.chunkChars) pieces.push(content.slice(i, i + this.chunkChars));
+    const breakAt = this.failMidStream > 0 ? Math.max(1, Math.floor(pieces.length / 2)) : -1;
+    if (breakAt >= 0) this.failMidStream--;
+    const record: (typeof this.streams)[number] = { name: request.name, goal: request.goal, firstChunkAt: 0 };
+    this.streams.push(record);
+    write({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+    for (let i = 0; i < pieces.length; i++) {
+      if (i === breakAt) {
+        record.broken = true;
+        record.endedAt = performance.now();
+        res.destroy();
+        return;
+      }
+      if (i === 0) record.firstChunkAt = performance.now();
+      write({ ...base, choices: [{ index: 0, delta: { content: pieces[i] }, finish_reason: null }] });
+      if (this.chunkDelayMs > 0 && i < pieces.length - 1) await new Promise((r) => setTimeout(r, this.chunkDelayMs));
+    }
+    write({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+    const options = body.stream_options as { include_usage?: boolean } | undefined;
+    if (options?.include_usage) {
+      write({
+        ...base,
+        choices: [],
+        usage: {
+          prompt_tokens: STUB_USAGE.prompt,
+          completion_tokens: STUB_USAGE.completion,
+          total_tokens: STUB_USAGE.prompt + STUB_USAGE.completion,
+          prompt_tokens_details: { cached_tokens: STUB_USAGE.cached },
+        },
+      });
+    }
+    res.write('data: [DONE]\n\n');
+    record.endedAt = performance.now();
+    res.end();
+  }
+
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     let raw = '';
     for await (const chunk of req) raw += chunk;
@@ -205,6 +262,10 @@ export class StubModelServer {
     const reply: unknown = typeof next === 'function' ? await (next as (r: StubRequest) => unknown)(request) : next;
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
     const content = typeof reply === 'string' ? reply : JSON.stringify(reply);
+    if (this.streaming && body.stream === true) {
+      await this.stream(res, request, content);
+      return;
+    }
     res.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({
         id: `chatcmpl-${this.requests.length}`,

@@ -1,0 +1,124 @@
+/**
+ * The token channel of a deployment on PostgreSQL (MEMORY_STORE=postgres): NOTIFY from workers,
+ * LISTEN in each API, on the database the deployment already has — no broker to run, and every
+ * API on every host hears every worker. Payloads are batches of at most 8000 bytes (NOTIFY's
+ * limit). A worker keeps one connection and at most a few notifications in flight: when the
+ * database is slow or away, what does not fit is dropped, never waited for.
+ */
+import { Client } from 'pg';
+import { BatchingPublisher, unpackMessages, type LiveMessage, type LiveSubscriber } from './messages';
+
+export const CHANNEL = 'threadline_live';
+/** Payloads waiting for the connection before new ones are dropped. */
+const MAX_PENDING = 200;
+const RECONNECT_MS = 1000;
+
+/** One connection that reconnects (after RECONNECT_MS) when it fails; `ready` is null while down. */
+class Connection {
+  ready: Client | null = null;
+  private closed = false;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly url: string,
+    private readonly onReady: (client: Client) => Promise<void> = async () => undefined,
+  ) {
+    this.connect();
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    const client = new Client({ connectionString: this.url, connectionTimeoutMillis: 5000 });
+    const retry = () => {
+      if (this.ready === client) this.ready = null;
+      client.removeAllListeners('error');
+      client.on('error', () => undefined);
+      void client.end().catch(() => undefined);
+      if (!this.closed && !this.timer) {
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          this.connect();
+        }, RECONNECT_MS);
+        this.timer.unref();
+      }
+    };
+    client.on('error', retry);
+    client.on('end', retry);
+    client
+      .connect()
+      .then(() => {
+        // Best effort to the end: this connection never keeps a process alive.
+        (client as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
+        return this.onReady(client);
+      })
+      .then(() => {
+        if (this.closed) return void client.end().catch(() => undefined);
+        this.ready = client;
+      }, retry);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    const client = this.ready;
+    this.ready = null;
+    if (client) {
+      client.removeAllListeners('end');
+      await client.end().catch(() => undefined);
+    }
+  }
+}
+
+export class PgPublisher extends BatchingPublisher {
+  private readonly connection: Connection;
+  private pending = 0;
+
+  constructor(url: string) {
+    super();
+    this.connection = new Connection(url);
+  }
+
+  wanted(): boolean {
+    return this.connection.ready !== null;
+  }
+
+  protected send(payload: string): void {
+    const client = this.connection.ready;
+    if (!client || this.pending >= MAX_PENDING) {
+      this.dropped++;
+      return;
+    }
+    this.pending++;
+    client.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]).then(
+      () => this.pending--,
+      () => {
+        this.pending--;
+        this.dropped++;
+      },
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    await this.connection.close();
+  }
+}
+
+/** An API's listener: LISTEN on the channel (again after a reconnect). */
+export function listenPg(url: string): LiveSubscriber {
+  const listeners: ((messages: LiveMessage[]) => void)[] = [];
+  const connection = new Connection(url, async (client) => {
+    client.on('notification', (n) => {
+      if (n.channel !== CHANNEL || !n.payload) return;
+      const messages = unpackMessages(n.payload);
+      if (messages.length > 0) for (const listener of listeners) listener(messages);
+    });
+    await client.query(`LISTEN ${CHANNEL}`);
+  });
+  return {
+    onMessages: (listener) => void listeners.push(listener),
+    close: () => connection.close(),
+  };
+}

@@ -1,0 +1,223 @@
+/**
+ * Live tokens without Temporal: the partial-JSON field deltas, the call ids, the payload packing
+ * and the API's token hub (resets, replay from Last-Event-ID, bounds).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { callIdOf, FieldDeltas, humanFields, liveCallFor, parsePartialReply, withTextSink, withTokenScope, currentTextSink } from '../../src/llm/live-tokens';
+import { MAX_DELTA_CHARS, MAX_PAYLOAD_BYTES, packMessages, unpackMessages, type LiveMessage, type LivePublisher } from '../../src/live/messages';
+import { TokenHub, type HubEvent } from '../../src/api/token-hub';
+import { completeStructured } from '../../src/llm/structured';
+import type { ModelProvider, ModelRequest } from '../../src/llm/provider';
+
+/** Feeds `text` in pieces of `size` and joins each field's deltas. */
+function stream(text: string, size: number): Map<string, string> {
+  const deltas = new FieldDeltas();
+  const fields = new Map<string, string>();
+  for (let i = 0; i < text.length; i += size) for (const { field, delta } of deltas.push(text.slice(i, i + size))) fields.set(field, (fields.get(field) ?? '') + delta);
+  return fields;
+}
+
+test('an answer streamed in pieces of any size adds up to the whole answer, escapes and all', () => {
+  const answer = 'Line one.\nSay "hi" — naïve café ✓ \\ done';
+  const text = JSON.stringify({ answer });
+  for (const size of [1, 2, 3, 7, 50]) assert.deepEqual([...stream(text, size)], [['answer', answer]], `pieces of ${size}`);
+});
+
+test('a plan streams each step’s description and question, never a tool’s arguments or the step type', () => {
+  const reply = {
+    steps: [
+      { type: 'tool', description: 'Add the numbers', tool: 'calculator', args: { expression: '1+2', description: 'not me' } },
+      { type: 'ask_user', description: 'Ask for a colour', question: 'Which colour?' },
+      { type: 'respond', description: 'Answer' },
+    ],
+  };
+  const fields = stream(JSON.stringify(reply), 5);
+  assert.deepEqual(Object.fromEntries(fields), {
+    'steps[0].description': 'Add the numbers',
+    'steps[1].description': 'Ask for a colour',
+    'steps[1].question': 'Which colour?',
+    'steps[2].description': 'Answer',
+  });
+});
+
+test('partial JSON: an unfinished string is its prefix so far; not JSON is nothing', () => {
+  assert.deepEqual(parsePartialReply('{"thought": "I think th'), { thought: 'I think th' });
+  assert.deepEqual(humanFields(parsePartialReply('{"decision": "finish", "answer": "4')), [['answer', '4']]);
+  assert.equal(parsePartialReply('Sure! Here is'), undefined);
+  assert.deepEqual(parsePartialReply('```json\n{"answer": "x'), { answer: 'x' });
+});
+
+test('a long delta is cut so one message always fits a payload', () => {
+  const answer = 'é'.repeat(MAX_DELTA_CHARS * 2 + 10);
+  const deltas = new FieldDeltas().push(JSON.stringify({ answer }));
+  assert.equal(deltas.length, 3);
+  const messages: LiveMessage[] = deltas.map((d, i) => ({ t: 'token', runId: 'r', callId: 'c', field: d.field, delta: d.delta, seq: i + 1 }));
+  const payloads = packMessages(messages);
+  for (const p of payloads) assert.ok(Buffer.byteLength(p) <= MAX_PAYLOAD_BYTES);
+  assert.deepEqual(payloads.flatMap(unpackMessages), messages);
+  assert.deepEqual(unpackMessages('not json'), []);
+});
+
+test('a call id is stable for the same key, name and ordinal and differs otherwise', () => {
+  assert.equal(callIdOf('wf/run/3', 'final_answer', 1), callIdOf('wf/run/3', 'final_answer', 1));
+  assert.notEqual(callIdOf('wf/run/3', 'final_answer', 1), callIdOf('wf/run/4', 'final_answer', 1));
+  assert.notEqual(callIdOf('wf/run/3', 'final_answer', 1), callIdOf('wf/run/3', 'final_answer', 2));
+});
+
+class Collect implements LivePublisher {
+  readonly messages: LiveMessage[] = [];
+  wanted = () => true;
+  publish = (m: LiveMessage) => void this.messages.push(m);
+  close = async () => undefined;
+}
+
+/** A provider that feeds its sink the reply in pieces of 4 (as a streaming server would). */
+class Piecewise implements ModelProvider {
+  readonly label = 'piecewise';
+  constructor(private readonly replies: string[]) {}
+  async complete(): Promise<string> {
+    const text = this.replies.shift() ?? '';
+    const sink = currentTextSink();
+    for (let i = 0; sink && i < text.length; i += 4) sink(text.slice(i, i + 4));
+    return text;
+  }
+}
+
+test('a structured call of a run streams inside a token scope; a repair starts the call again under the same id', async () => {
+  const publisher = new Collect();
+  const state = { runId: 'run-1', sessionId: 'sess-1', currentStepId: 's2' };
+  const request = { name: 'final_answer' as const, messages: [], context: { call: 'final_answer', state, step: { id: 's2' } } as unknown as ModelRequest['context'] };
+  const reply = await withTokenScope({ publisher, key: 'wf/run/7', attempt: 1 }, () => completeStructured(new Piecewise(['{"answer": ""}', '{"answer": "forty-two"}']), request, 3));
+  assert.deepEqual(reply, { answer: 'forty-two' });
+  const kinds = publisher.messages.map((m) => m.t);
+  assert.deepEqual(kinds.filter((k) => k === 'start').length, 2, 'the repair announced itself');
+  assert.equal(kinds.at(-1), 'end');
+  const callIds = new Set(publisher.messages.map((m) => m.callId));
+  assert.equal(callIds.size, 1);
+  const tokens = publisher.messages.filter((m) => m.t === 'token');
+  assert.equal(tokens.map((m) => m.delta).join(''), 'forty-two');
+  assert.ok(tokens.every((m) => m.stepId === 's2' && m.sessionId === 'sess-1' && m.field === 'answer'));
+  assert.deepEqual(
+    tokens.map((m) => m.seq),
+    tokens.map((_m, i) => i + 1),
+  );
+  const second = publisher.messages.filter((m) => m.t === 'start')[1];
+  assert.equal(second?.t === 'start' && second.attempt, 2);
+});
+
+test('no scope, no runId, a call that does not stream or nobody listening: no live call and no sink', async () => {
+  assert.equal(liveCallFor({ name: 'final_answer', context: { call: 'final_answer', state: { runId: 'r' } } as never }), undefined);
+  const publisher = new Collect();
+  await withTokenScope({ publisher, key: 'k', attempt: 1 }, async () => {
+    assert.equal(liveCallFor({ name: 'message_route', context: { call: 'message_route', state: { runId: 'r' } } as never }), undefined);
+    assert.equal(liveCallFor({ name: 'final_answer', context: { call: 'memory_summary' } as never }), undefined);
+    publisher.wanted = () => false;
+    assert.equal(liveCallFor({ name: 'final_answer', context: { call: 'final_answer', state: { runId: 'r' } } as never }), undefined);
+  });
+  assert.equal(currentTextSink(), undefined);
+  await withTextSink(
+    () => undefined,
+    async () => assert.ok(currentTextSink()),
+  );
+});
+
+const token = (callId: string, seq: number, delta: string, runId = 'r1', sessionId?: string): LiveMessage => ({
+  t: 'token',
+  runId,
+  ...(sessionId ? { sessionId } : {}),
+  callId,
+  field: 'answer',
+  delta,
+  seq,
+});
+
+test('hub: watchers get tokens live; a start of a call already streamed is a token_reset', () => {
+  const hub = new TokenHub();
+  const seen: HubEvent[] = [];
+  const stop = hub.watch({ runId: 'r1' }, undefined, (e) => seen.push(e));
+  hub.receive({ t: 'start', runId: 'r1', callId: 'c1', attempt: 1 });
+  hub.receive(token('c1', 1, 'Hel'));
+  hub.receive(token('x', 1, 'other run', 'r2'));
+  hub.receive({ t: 'start', runId: 'r1', callId: 'c1', attempt: 1 }); // a local call run again after a crash
+  hub.receive(token('c1', 1, 'Hello'));
+  stop();
+  hub.receive(token('c1', 2, '!'));
+  assert.deepEqual(
+    seen.map((e) => [e.event, 'delta' in e.data ? e.data.delta : null]),
+    [
+      ['token', 'Hel'],
+      ['token_reset', null],
+      ['token', 'Hello'],
+    ],
+  );
+  assert.deepEqual(seen[1]!.data, { runId: 'r1', callId: 'c1' });
+  void hub.close();
+});
+
+test('hub: a retry seen first here (attempt 2) is a reset too; a newcomer gets the open call from its start, not ended ones', () => {
+  const hub = new TokenHub();
+  hub.receive({ t: 'start', runId: 'r1', callId: 'c0', attempt: 1 });
+  hub.receive(token('c0', 1, 'old'));
+  hub.receive({ t: 'end', runId: 'r1', callId: 'c0' });
+  hub.receive({ t: 'start', runId: 'r1', callId: 'c1', attempt: 2 });
+  hub.receive(token('c1', 1, 'a'));
+  hub.receive(token('c1', 2, 'b'));
+  const seen: HubEvent[] = [];
+  hub.watch({ runId: 'r1' }, undefined, (e) => seen.push(e));
+  assert.deepEqual(
+    seen.map((e) => e.event + ('delta' in e.data ? `:${e.data.delta}` : '')),
+    ['token_reset', 'token:a', 'token:b'],
+  );
+  void hub.close();
+});
+
+test('hub: Last-Event-ID resumes after a token without gap or repeat; an unknown id restarts the open call with a reset', () => {
+  const hub = new TokenHub();
+  hub.receive({ t: 'start', runId: 'r1', sessionId: 's1', callId: 'c1', attempt: 1 });
+  for (let i = 1; i <= 5; i++) hub.receive(token('c1', i, `${i}`, 'r1', 's1'));
+  const first: HubEvent[] = [];
+  const stop = hub.watch({ sessionId: 's1' }, undefined, (e) => first.push(e));
+  stop();
+  const lastSeen = first[2]!.id;
+  hub.receive(token('c1', 6, '6', 'r1', 's1'));
+  const resumed: HubEvent[] = [];
+  hub.watch({ runId: 'r1' }, lastSeen, (e) => resumed.push(e));
+  assert.deepEqual(
+    resumed.map((e) => ('delta' in e.data ? e.data.delta : e.event)),
+    ['4', '5', '6'],
+  );
+  const stranger: HubEvent[] = [];
+  hub.watch({ runId: 'r1' }, 't.ffffffff.3', (e) => stranger.push(e));
+  assert.deepEqual(
+    stranger.map((e) => ('delta' in e.data ? e.data.delta : e.event)),
+    ['token_reset', '1', '2', '3', '4', '5', '6'],
+  );
+  // From a state's id: what went out after that state first did.
+  hub.mark('run:r1:7');
+  hub.receive(token('c1', 7, '7', 'r1', 's1'));
+  const fromState: HubEvent[] = [];
+  hub.watch({ runId: 'r1' }, '7', (e) => fromState.push(e));
+  assert.deepEqual(
+    fromState.map((e) => ('delta' in e.data ? e.data.delta : e.event)),
+    ['7'],
+  );
+  void hub.close();
+});
+
+test('hub: buffers are bounded per run and in all', () => {
+  const hub = new TokenHub(undefined, { perRun: 10, total: 25 });
+  for (const run of ['a', 'b', 'c', 'd']) {
+    hub.receive({ t: 'start', runId: run, callId: 'c', attempt: 1 });
+    for (let i = 1; i <= 20; i++) hub.receive(token('c', i, `${i}`, run));
+  }
+  const counts = ['a', 'b', 'c', 'd'].map((run) => {
+    const seen: HubEvent[] = [];
+    hub.watch({ runId: run }, undefined, (e) => seen.push(e));
+    return seen.length;
+  });
+  assert.ok(counts.every((n) => n <= 10));
+  assert.ok(counts.reduce((x, y) => x + y) <= 25);
+  assert.equal(counts[3], 10, 'the newest run is kept');
+  void hub.close();
+});
