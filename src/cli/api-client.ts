@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { FactSchema, RecordedFactSchema, SearchResultsSchema } from './memory-commands';
 import { ScheduleListSchema } from './schedule-commands';
 import type { FactInput } from '../longterm/contract';
-import { MessageOutcomeSchema, RunStateSchema, SessionStateSchema, type MessageOutcome, type RunState, type SessionState } from './render';
+import { MessageOutcomeSchema, RunStateSchema, SessionStateSchema, TokenEventSchema, type MessageOutcome, type RunState, type SessionState, type TokenEvent } from './render';
 
 /** The API did not answer at all (not running, wrong address, connection dropped). */
 export class ApiUnreachableError extends Error {
@@ -40,7 +40,8 @@ const CreatedSessionSchema = z.object({ sessionId: z.string().min(1), threadId: 
 export type CreatedSession = z.infer<typeof CreatedSessionSchema>;
 const ErrorBodySchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 
-export type RunEvent = { type: 'state'; state: RunState } | { type: 'done' };
+/** `token` and `token_reset`: live tokens of the run's model calls (issue 29). */
+export type RunEvent = { type: 'state'; state: RunState } | { type: 'done' } | { type: 'token'; token: TokenEvent } | { type: 'token_reset'; callId: string };
 
 /** Why `fetch` failed, as short as possible: `ECONNREFUSED`, `ENOTFOUND`, … */
 function networkReason(err: unknown): string {
@@ -226,6 +227,15 @@ export class ApiClient {
           if (message.event === 'done') {
             yield { type: 'done' };
             return;
+          }
+          if (message.event === 'token') {
+            const token = TokenEventSchema.safeParse(JSON.parse(message.data));
+            if (token.success) yield { type: 'token', token: token.data };
+            continue;
+          }
+          if (message.event === 'token_reset') {
+            yield { type: 'token_reset', callId: String((JSON.parse(message.data) as { callId?: unknown }).callId) };
+            continue;
           }
           if (message.event === 'state') {
             yield { type: 'state', state: parseBody(RunStateSchema, JSON.parse(message.data) as unknown, 'a state event') };

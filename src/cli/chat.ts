@@ -36,6 +36,7 @@ import {
   pendingQuestion,
   pendingReview,
   renderEvent,
+  LiveTokens,
   waitingLines,
   type RunState,
 } from './render';
@@ -195,6 +196,8 @@ interface Session {
   userId: string;
   prompter: Prompter;
   print: (line: string) => void;
+  /** Writes without a newline (live tokens as they stream); without it, they are not shown. */
+  write?: (text: string) => void;
 }
 
 /** `waiting`: the run asked a question and, in a conversation, the person's next message answers it. */
@@ -382,11 +385,22 @@ async function followRun(session: Session, runId: string, detach: AbortSignal, o
 
   async function followEvents(): Promise<{ outcome: Outcome; last: RunState | null }> {
     let lostSince: number | null = null;
+    const live = new LiveTokens();
+    const write = (text: string) => text && session.write?.(text);
     for (;;) {
       try {
         for await (const event of api.events(runId, detach)) {
           if (lostSince !== null) print('(reconnected)');
           lostSince = null;
+          if (event.type === 'token') {
+            write(live.token(event.token));
+            continue;
+          }
+          if (event.type === 'token_reset') {
+            write(live.reset(event.callId));
+            continue;
+          }
+          write(live.close());
           if (event.type === 'done') break;
           const stop = stopped(await handle(event.state));
           if (stop) return stop;
@@ -614,6 +628,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
       userId,
       prompter,
       print,
+      write: (text: string) => void process.stdout.write(text),
       tree: engine === 'plan' ? false : engine,
     };
     if (goal && resume) {

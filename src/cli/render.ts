@@ -309,3 +309,49 @@ export function outcomeLine(outcome: MessageOutcome): string | null {
 export function waitingLines(session: SessionState): string[] {
   return session.runs.filter((r) => WAITING.includes(r.status)).map((r) => `run ${r.runId} is waiting for your answer: ? ${r.question ?? r.goal}`);
 }
+
+/** A live token as the run's event stream sends it (`event: token`). */
+export const TokenEventSchema = z.object({
+  runId: z.string(),
+  callId: z.string(),
+  stepId: z.string().optional(),
+  taskIndex: z.string().optional(),
+  field: z.string(),
+  delta: z.string(),
+  seq: z.number(),
+});
+export type TokenEvent = z.infer<typeof TokenEventSchema>;
+
+/** The reply fields the chat prints as they stream: the answer, and the current step's thought. */
+const LIVE_FIELDS: Record<string, string> = { answer: 'answer', thought: 'thinking', result: 'answer' };
+
+/**
+ * Live tokens in the chat (issue 29): what to write, without a newline, as the model's answer and
+ * thought stream; `close` ends the open line before the next state is printed. A `token_reset`
+ * (the call is asked again) says so and starts the field over.
+ */
+export class LiveTokens {
+  private open: string | null = null;
+
+  token(event: TokenEvent): string {
+    const label = LIVE_FIELDS[event.field];
+    if (!label) return '';
+    const key = `${event.callId} ${event.field}`;
+    if (this.open === key) return event.delta;
+    const head = `${this.close()}  ${label}${event.taskIndex ? ` (task ${event.taskIndex})` : ''}: `;
+    this.open = key;
+    return head + event.delta;
+  }
+
+  reset(callId: string): string {
+    if (this.open === null || !this.open.startsWith(`${callId} `)) return '';
+    this.open = null;
+    return ' …(interrupted; asked again)\n';
+  }
+
+  close(): string {
+    if (this.open === null) return '';
+    this.open = null;
+    return '\n';
+  }
+}
