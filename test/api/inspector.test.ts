@@ -224,3 +224,31 @@ test("the inspector shows a user's schedules with their next runs; pause, unpaus
   });
   await call(keyed.url, 404, 'GET', `/v1/schedules/${id}`, undefined, auth);
 });
+
+test('the run view shows the model call in progress as its answer streams (live tokens)', async () => {
+  const userId = 'inspector-live';
+  const goal = 'inspector: answer slowly';
+  const text = `A slow answer, streamed a few characters at a time. ${'It goes on. '.repeat(12)}The end.`;
+  stub.script(goal, { execution_plan: [{ steps: [respondStep] }], final_answer: [answer(text)] });
+  Object.assign(stub, { streaming: true, chunkChars: 3, chunkDelayMs: 50 });
+  try {
+    const { runId } = await call<{ runId: string }>(api.url, 201, 'POST', '/v1/runs', { userId, goal });
+    await withPage(browser, 'inspector-live', async (page) => {
+      await page.goto(`${api.url}/inspector`);
+      await page.fill('input[name="userId"]', userId);
+      await page.click('button:has-text("Load")');
+      await page.click(`[data-testid="runs"] button:has-text("${goal}")`);
+      const partial = await waitFor('part of the answer on the page', async () => {
+        const shown = (await page.locator('[data-testid="live-call"] [data-testid="live-text"]').allTextContents()).join('');
+        return shown.length > 0 && text.startsWith(shown) && shown.length < text.length ? shown : undefined;
+      });
+      assert.ok(text.startsWith(partial));
+      await page.locator('[data-testid="run-status"]', { hasText: 'completed' }).waitFor();
+      await page.locator('text=Answer: A slow answer').waitFor();
+      assert.equal(await page.locator('[data-testid="live-call"]').count(), 0, 'the live call gives way to the answer');
+    });
+    assert.equal((await call<{ finalAnswer: string }>(api.url, 200, 'GET', `/v1/runs/${runId}`)).finalAnswer, text);
+  } finally {
+    Object.assign(stub, { streaming: false, chunkDelayMs: 0 });
+  }
+});

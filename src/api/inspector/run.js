@@ -1,5 +1,6 @@
 // One run: its status, steps or task tree and progress, live from its event stream, with a link to the Temporal Web UI;
-// a tool call it holds for approval, with buttons to approve, reject or edit it (POST /v1/runs/:runId/approval).
+// a tool call it holds for approval, with buttons to approve, reject or edit it (POST /v1/runs/:runId/approval);
+// the model call in progress, its reply's fields as they stream (`token` / `token_reset` events, issue 29).
 import { useEffect, useState } from 'preact/hooks';
 import { api, enc, streamEvents } from './api.js';
 import { ErrorLine, html, when } from './html.js';
@@ -66,18 +67,40 @@ function PendingApproval({ runId, held }) {
     </div>`;
 }
 
+/** The model call streaming now: each human-readable field of its reply as it grows. */
+function LiveCall({ call }) {
+  return html`
+    <div data-testid="live-call" class="live">
+      <h3>Live call <span class="muted">${call.taskIndex ? `task ${call.taskIndex}` : call.stepId ? `step ${call.stepId}` : ''}${call.resets ? ` · asked again ${call.resets}×` : ''}</span></h3>
+      ${Object.entries(call.fields).map(([field, text]) => html`<p key=${field}><code>${field}</code> <span data-testid="live-text">${text}</span></p>`)}
+    </div>`;
+}
+
+/** A call's state after a `token` or `token_reset` event (the newest call replaces the one shown). */
+function nextCall(call, event, data) {
+  if (event === 'token_reset') return call && call.callId === data.callId ? { ...call, fields: {}, resets: call.resets + 1 } : call;
+  const base = call && call.callId === data.callId ? call : { callId: data.callId, stepId: data.stepId, taskIndex: data.taskIndex, fields: {}, resets: 0 };
+  return { ...base, fields: { ...base.fields, [data.field]: (base.fields[data.field] ?? '') + data.delta } };
+}
+
 export function RunView({ runId, runUiPrefix, openThread, openRun }) {
   const path = `/v1/runs/${enc(runId)}`;
   const [run, setRun] = useState(null);
   const [error, setError] = useState('');
   const [live, setLive] = useState('');
+  const [call, setCall] = useState(null);
   useEffect(() => {
     const stop = new AbortController();
     api('GET', path).then(setRun, (err) => setError(err.message));
     setLive('live');
+    setCall(null);
     streamEvents(`${path}/events`, (event, data) => {
       if (event === 'state') setRun(data);
-      if (event === 'done') setLive('ended');
+      if (event === 'token' || event === 'token_reset') setCall((c) => nextCall(c, event, data));
+      if (event === 'done') {
+        setLive('ended');
+        setCall(null);
+      }
     }, stop.signal)
       .then(() => setLive((s) => (s === 'live' ? 'ended' : s)))
       .catch((err) => { if (!stop.signal.aborted) setLive(`stopped: ${err.message}`); });
@@ -94,6 +117,7 @@ export function RunView({ runId, runUiPrefix, openThread, openRun }) {
         ${run.threadId && html` · <a href="#" onClick=${(e) => { e.preventDefault(); openThread(run.threadId); }}>its memory thread</a>`}
         ${run.parentRunId && html` · <a href="#" onClick=${(e) => { e.preventDefault(); openRun(run.parentRunId); }}>parent run</a>`}</p>
       ${run.status === 'waiting_approval' && run.pendingApproval && html`<${PendingApproval} key=${run.pendingApproval.stepId} runId=${run.runId} held=${run.pendingApproval} />`}
+      ${call && !run.finalAnswer && html`<${LiveCall} call=${call} />`}
       ${run.finalAnswer && html`<p>Answer: ${run.finalAnswer}</p>`}
       ${run.lastError && html`<p class="error">${run.lastError}</p>`}
       ${run.tree
