@@ -8,8 +8,11 @@ import { ReplyBody, UserIdSchema } from './schemas';
 /** The engine of the runs a session's messages start: seed 000's planner, seed 003's task tree, or its ReAct first. */
 const EngineSchema = z.enum(['plan', 'tree', 'react']);
 
-/** A new session: whose, and on which engine its messages' runs run. @default engine "plan" */
-export const CreateSessionBody = z.object({ userId: UserIdSchema, engine: EngineSchema.optional() });
+/**
+ * A new session: whose, on which engine its messages' runs run, and which tools' calls wait for the person's
+ * approval in them (added to TOOL_APPROVAL, never removing one). @default engine "plan"
+ */
+export const CreateSessionBody = z.object({ userId: UserIdSchema, engine: EngineSchema.optional(), approval: z.array(z.string().trim().min(1).max(200)).max(100).optional() });
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
 
 export const ListSessionsQuery = z.object({

@@ -123,7 +123,7 @@ export class ApiClient {
     return parseBody(RunStateSchema, await this.json(`/v1/runs/${encodeURIComponent(runId)}`, 'GET'), 'a run state');
   }
 
-  async createSession(request: { userId: string }): Promise<CreatedSession> {
+  async createSession(request: { userId: string; approval?: string[] }): Promise<CreatedSession> {
     return parseBody(CreatedSessionSchema, await this.json('/v1/sessions', 'POST', request), 'a session');
   }
 

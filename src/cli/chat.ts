@@ -42,7 +42,7 @@ import {
 } from './render';
 
 const USAGE = `usage: npm run chat -- [--user NAME] [--engine plan|tree|react] [--review] [--approval TOOLS] ["goal"]
-       npm run chat -- [--user NAME] [--session ID]
+       npm run chat -- [--user NAME] [--approval TOOLS] [--session ID]
 
   with a goal   runs it, prints each step as it happens, asks you when the run asks, prints the answer
   --engine tree runs it on the task-tree engine: the progress tree is drawn as it changes; while it runs,
@@ -50,7 +50,9 @@ const USAGE = `usage: npm run chat -- [--user NAME] [--engine plan|tree|react] [
   --engine react the same engine, ReAct first: one loop on the goal that answers or acts, and plans a
                 task tree only when it needs one
   --approval    tools (comma-separated names or patterns, * for all) whose calls wait for you: approve,
-                reject [why], or edit {"arg": …} (TOOL_APPROVAL on the server holds some for every run)
+                reject [why], or edit {"arg": …} (TOOL_APPROVAL on the server holds some for every run);
+                in a conversation, for every run of the new session, and other words go to the session,
+                whose model turns them into the call's arguments
   --review      (tree) shows the proposed plan first: approve, revise <what to change>, reject [why],
                 or edit (the tree opens in $VISUAL / $EDITOR as JSON)
   without       a conversation (a session that remembers): type messages one after another. The session
@@ -293,15 +295,26 @@ function editTree(session: Session, tree: RunState['tree']): TaskTreeReply | nul
   return null;
 }
 
-/** Puts the held tool call to the person until they decide; false when they are done instead. */
-async function approveCall(session: Session, runId: string, held: NonNullable<RunState['pendingApproval']>, detach: AbortSignal): Promise<boolean> {
+/**
+ * Puts the held tool call to the person until they decide; false when they are done instead. In a
+ * conversation (`sessionId`), words that are not approve / reject / edit {…} go to the session as a
+ * message addressed to the run: its model makes the call's new arguments of them (or says why not).
+ */
+async function approveCall(session: Session, runId: string, held: NonNullable<RunState['pendingApproval']>, detach: AbortSignal, sessionId?: string): Promise<boolean> {
   session.print(`? ${held.tool}(${JSON.stringify(held.args)}) waits for your approval${held.taskIndex ? ` (task ${held.taskIndex})` : ''} — approve, reject [why], or edit {"arg": …}`);
   for (;;) {
     const line = await askSteering(session, runId, 'approve?', detach);
     if (line === null) return false;
     const answer = parseApprovalAnswer(line);
+    if (!answer && sessionId && line.trim() && (await sessionKnowsHeld(session, sessionId, runId))) {
+      const outcome = await session.api.sendMessage(sessionId, `@${runId} ${line.trim()}`);
+      if (outcome.reply) session.print(outcome.reply);
+      const now = await session.api.getRun(runId);
+      if (pendingApproval(now)?.stepId !== held.stepId) return true;
+      continue;
+    }
     if (!answer) {
-      session.print('(type approve, reject [why], or edit followed by the arguments as a JSON object)');
+      session.print(`(type approve, reject [why], or edit followed by the arguments as a JSON object${sessionId ? ', or say what to change' : ''})`);
       continue;
     }
     const outcome = await session.api.approve(runId, { stepId: held.stepId, ...answer });
@@ -336,12 +349,31 @@ async function reviewPlan(session: Session, runId: string, state: RunState, plan
 }
 
 /**
+ * Whether the conversation lists the run as waiting for that approval yet (its report comes a moment after
+ * the run's state shows the wait): only then does a message addressed to the run answer the call.
+ */
+async function sessionKnowsHeld(session: Session, sessionId: string, runId: string): Promise<boolean> {
+  for (let i = 0; i < 20; i++) {
+    if ((await session.api.getSession(sessionId)).runs.some((r) => r.runId === runId && r.status === 'waiting_approval')) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+/**
  * Follows a run: prints what changed at each state and reconnects if the event
  * stream drops. When the run asks something new, `ask` prompts for the reply
  * and posts it (one-shot mode); `pause` returns `waiting`, so the conversation's
  * next message carries the reply. Ends when the run ends; Ctrl-C detaches.
  */
-async function followRun(session: Session, runId: string, detach: AbortSignal, onQuestion: 'ask' | 'pause' = 'ask', seen: Seen = unseen()): Promise<{ outcome: Outcome; last: RunState | null }> {
+async function followRun(
+  session: Session,
+  runId: string,
+  detach: AbortSignal,
+  onQuestion: 'ask' | 'pause' = 'ask',
+  seen: Seen = unseen(),
+  sessionId?: string,
+): Promise<{ outcome: Outcome; last: RunState | null }> {
   const { api, print } = session;
   const commands = new CommandLine(session, runId, detach);
   /** Prints what changed; when the run asks something new, asks the person (or pauses). */
@@ -356,7 +388,7 @@ async function followRun(session: Session, runId: string, detach: AbortSignal, o
     seen.last = state;
     if (held && heldKey && !seen.asked.has(heldKey)) {
       seen.asked.add(heldKey);
-      return (await approveCall(session, runId, held, detach)) ? 'go on' : 'quit';
+      return (await approveCall(session, runId, held, detach, sessionId)) ? 'go on' : 'quit';
     }
     if (review && !seen.asked.has(review.planId)) {
       seen.asked.add(review.planId);
@@ -443,10 +475,10 @@ async function runGoal(session: Session, goal: string, review: boolean, approval
 }
 
 /** Opens the conversation: resumes `resume` (saying what still waits for an answer), or creates a new one. */
-async function openSession(session: Session, resume: string | undefined, seen: Map<string, Seen>): Promise<string> {
+async function openSession(session: Session, resume: string | undefined, seen: Map<string, Seen>, approval: string[] = []): Promise<string> {
   const { api, print } = session;
   if (!resume) {
-    const created = await api.createSession({ userId: session.userId });
+    const created = await api.createSession({ userId: session.userId, ...(approval.length ? { approval } : {}) });
     print(`session ${created.sessionId} started for ${session.userId} (resume it later with --session ${created.sessionId})`);
     return created.sessionId;
   }
@@ -469,12 +501,12 @@ async function openSession(session: Session, resume: string | undefined, seen: M
  * A command's reply is printed as-is; a run the message started, retried or answered is
  * followed live until it ends or asks something (the next line then answers it).
  */
-async function conversation(session: Session, resume: string | undefined): Promise<number> {
+async function conversation(session: Session, resume: string | undefined, approval: string[] = []): Promise<number> {
   const { api, print, config } = session;
   print(`Threadline chat — API ${api.baseUrl}, user "${session.userId}". Type a message; /help for commands, /exit or Ctrl-D to quit.`);
   if (!(await api.healthy())) print('warning: the API is up but cannot reach Temporal right now; messages will fail until it can.');
   const seen = new Map<string, Seen>();
-  const sessionId = await openSession(session, resume, seen);
+  const sessionId = await openSession(session, resume, seen, approval);
   for (;;) {
     const text = await session.prompter.ask('you');
     if (text === null || text === '/exit' || text === '/quit') break;
@@ -505,7 +537,7 @@ async function conversation(session: Session, resume: string | undefined): Promi
       const detach = new AbortController();
       const { outcome: ended } = await session.interrupts.during(
         () => detach.abort(),
-        () => followRun(session, runId, detach.signal, 'pause', known),
+        () => followRun(session, runId, detach.signal, 'pause', known, sessionId),
       );
       if (ended === 'detached') print(`\ndetached — run ${runId} keeps going on the server`);
       else if (ended !== 'waiting') {
@@ -635,11 +667,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
       console.error(`a goal runs on its own; --session is for a conversation (leave out the goal)\n\n${USAGE}`);
       return 2;
     }
-    if (!goal) return await conversation(session, resume);
     const approval = (args.values.approval ?? '')
       .split(',')
       .map((t) => t.trim())
       .filter(Boolean);
+    if (!goal) return await conversation(session, resume, approval);
     const outcome = await runGoal(session, goal, args.values.review === true, approval);
     return outcome === 'completed' ? 0 : outcome === 'detached' ? 130 : 1;
   } catch (err) {

@@ -96,9 +96,10 @@ export class Sessions {
    * Creates the session's memory thread, then starts its workflow. `engine`: the engine of the runs its
    * messages start (a message may choose another). @default "plan"
    */
-  async create(request: { userId: string; engine?: EngineChoice }): Promise<{ sessionId: string; threadId: string }> {
+  async create(request: { userId: string; engine?: EngineChoice; approval?: string[] }): Promise<{ sessionId: string; threadId: string }> {
     const sessionId = newSessionId(request.userId);
-    const approval = runApproval(parsePatterns(this.config.TOOL_APPROVAL), undefined);
+    // The operator's TOOL_APPROVAL, plus what the session adds (it can add, never remove).
+    const approval = runApproval(parsePatterns(this.config.TOOL_APPROVAL), request.approval);
     const threadId = sessionThreadId(sessionId);
     await this.memory.createThread({
       threadId,

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ExecutionState } from '../../src/planning/execution-state';
-import { openMemory, type OpenedMemory } from '../../src/store/open-memory';
+import { openMemory, type OpenMemory } from '../../src/store/open-memory';
 import { Sessions } from '../../src/temporal/sessions';
 import { requestJson } from '../helpers/http';
 import { startRunsApi, type RunsApi } from '../helpers/runs-api';
@@ -17,7 +17,7 @@ import { testConfig, waitFor } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
 let api: RunsApi | undefined;
-let memory: OpenedMemory | undefined;
+let memory: OpenMemory | undefined;
 let sessions: Sessions;
 const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => requestJson<T>(api?.url ?? '', method, path, body);
 

@@ -407,3 +407,30 @@ test('--approval: a held call is shown and asked about; an edit with JSON args r
   assert.equal(code, 0, `exit code${out}${session.stderr()}`);
   assertInOrder(out, [/waits for your approval/, /calculator \{"expression":"6\*7"\}.*42/, 'answer: 42']);
 });
+
+test('--approval in a conversation: the session holds the call, the client asks, and words that change it go to the session, whose model makes the args', async () => {
+  const goal = `note that my pen is black (${USER})`;
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('notes_write', { key: 'pen', value: 'black' }), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [answer('Noted: your pen is red.')],
+  });
+  const change = 'make the value red';
+  stub.script(change, { approval_edit: [{ args: { key: 'pen', value: 'red' } }] });
+  const session = chat(['--user', USER, '--approval', 'notes_write']);
+  session.child.stdin.write(`${goal}\n`);
+  await session.waitForOutput('? notes_write({"key":"pen","value":"black"}) waits for your approval');
+  session.child.stdin.end(`${change}\n/exit\n`);
+  const code = await session.exited;
+  const out = session.stdout();
+  assert.equal(code, 0, `${out}${session.stderr()}`);
+  assertInOrder(out, [
+    /^run \S+ started$/,
+    /waits for your approval/,
+    /^Edited: notes_write\(\{"key":"pen","value":"red"\}\) runs now/,
+    /notes_write \{"key":"pen","value":"red"\}/,
+    'answer: Noted: your pen is red.',
+  ]);
+  const request = stub.requestsFor(change, 'approval_edit')[0];
+  assert.match(JSON.stringify(request?.messages), /\{\\"key\\":\\"pen\\",\\"value\\":\\"black\\"\}/);
+});
