@@ -12,13 +12,22 @@
 // memory benchmark (bench/longterm.ts): import rate and search p50/p95 for one user's 95,000
 // messages and 5,000 facts, embedded file store and PostgreSQL; then the long-term retrieval
 // evaluation (bench/longterm-eval.ts): recall@1/5/10 per question category on a seeded evaluation
-// set, ours against a plain BM25 baseline (MiniSearch), dev and held-out splits.
+// set, ours against a plain BM25 baseline (MiniSearch), dev and held-out splits; then react_mem's
+// answer latency (bench/react-mem.ts); then the schedules benchmark (bench/schedules.ts):
+// --schedules N schedules of one user (default 1,000), each once, due evenly within one minute that
+// begins --schedules-lead S seconds after their creation starts (default 90), and the delay from
+// each due time to its run's start and end (--schedules-late-worker: no worker until all are due); then
+// the live-token benchmark (bench/streaming.ts): stub piece → SSE token latency p50/p95, one run at a
+// time and 100 at once, embedded channel and PostgreSQL's LISTEN/NOTIFY, and a streaming run's time
+// against the same run without streaming.
 // The orchestration benchmark's comparison row (f), LangGraph.js with its PostgreSQL checkpointer, runs
 // from bench/peers/langgraph/, whose pinned packages this script installs there on first use.
 //
 //   npm run bench -- [--steps 50] [--reps 3] [--warmup-steps 5] [--dynamic-config KEY=VALUE ...]
 //                    [--server-defaults] [--db-file] [--session-turns N] [--session-store memory|file] [--many-runs N]
-//                    [--mcp-pairs N] [--only orchestration|memory|session|many-runs|mcp|longterm|longterm-eval|react-mem]
+//                    [--mcp-pairs N] [--schedules N] [--schedules-lead S] [--schedules-late-worker]
+//                    [--streaming-runs N] [--streaming-burst N] [--streaming-pairs N]
+//                    [--only orchestration|memory|session|many-runs|mcp|longterm|longterm-eval|react-mem|schedules|streaming]
 //
 // The server gets the low-latency dynamic config every Threadline dev server gets
 // (LOW_LATENCY_DYNAMIC_CONFIG in scripts/lib.mjs); --server-defaults leaves the server's own defaults,
@@ -51,7 +60,9 @@ const benchArgs = [];
 const sessionArgs = [];
 const manyRunsArgs = [];
 const mcpArgs = [];
-const BENCHES = ['orchestration', 'memory', 'session', 'many-runs', 'mcp', 'longterm', 'longterm-eval', 'react-mem'];
+const schedulesArgs = [];
+const streamingArgs = [];
+const BENCHES = ['orchestration', 'memory', 'session', 'many-runs', 'mcp', 'longterm', 'longterm-eval', 'react-mem', 'schedules', 'streaming'];
 let only = null;
 let lowLatency = true;
 /** --cluster: the cluster benchmarks instead of the others. */
@@ -82,6 +93,19 @@ for (let i = 0; i < argv.length; i++) {
     const value = arg === '--mcp-pairs' ? argv[++i] : arg.slice('--mcp-pairs='.length);
     if (!/^\d+$/.test(value ?? '')) fail('--mcp-pairs needs a number of pairs');
     mcpArgs.push('--mcp-pairs', value);
+    continue;
+  } else if (arg === '--schedules-late-worker') {
+    schedulesArgs.push('--late-worker');
+    continue;
+  } else if (arg === '--schedules' || arg === '--schedules-lead') {
+    const value = argv[++i];
+    if (!/^\d+$/.test(value ?? '')) fail(`${arg} needs a number`);
+    schedulesArgs.push(arg === '--schedules' ? '--schedules' : '--lead', value);
+    continue;
+  } else if (arg === '--streaming-runs' || arg === '--streaming-burst' || arg === '--streaming-pairs') {
+    const value = argv[++i];
+    if (!/^\d+$/.test(value ?? '')) fail(`${arg} needs a number`);
+    streamingArgs.push(arg, value);
     continue;
   } else if (arg === '--only' || arg.startsWith('--only=')) {
     only = arg === '--only' ? argv[++i] : arg.slice('--only='.length);
@@ -226,6 +250,16 @@ if (exitCode === 0 && !exiting && wanted('longterm-eval')) {
 if (exitCode === 0 && !exiting && wanted('react-mem')) {
   if (only === null) console.log('');
   exitCode = await runBench('bench/react-mem.ts', []);
+}
+// Schedules (bench/schedules.ts): N schedules of one user due within one minute, due → run start.
+if (exitCode === 0 && !exiting && wanted('schedules')) {
+  if (only === null) console.log('');
+  exitCode = await runBench('bench/schedules.ts', schedulesArgs);
+}
+// Live tokens (bench/streaming.ts): first-token latency over both channels, and what streaming costs a run.
+if (exitCode === 0 && !exiting && wanted('streaming')) {
+  if (only === null) console.log('');
+  exitCode = await runBench('bench/streaming.ts', streamingArgs);
 }
 // ---- --cluster: the production-shaped cluster beside the dev server
 if (clusterMode && !exiting) {
