@@ -41,6 +41,8 @@ interface Completed {
 export class OpenAIProvider implements ModelProvider {
   readonly label: string;
   private readonly client: OpenAI;
+  /** The server refused a streaming request as malformed: this provider asks without streaming from then on. */
+  private refusesStreaming = false;
 
   constructor(private readonly options: OpenAIProviderOptions) {
     this.label = options.model;
@@ -79,10 +81,10 @@ export class OpenAIProvider implements ModelProvider {
         json_schema: { name: request.name, schema: request.schema, strict: false },
       },
     };
-    const sink = this.options.stream === false ? undefined : currentTextSink();
+    const sink = this.options.stream === false || this.refusesStreaming ? undefined : currentTextSink();
     let completed: Completed;
     try {
-      completed = sink ? await this.streamed(body, sink, signal) : fromCompletion(await this.client.chat.completions.create(body, { signal }));
+      completed = sink ? await this.streamedOrPlain(body, sink, signal) : fromCompletion(await this.client.chat.completions.create(body, { signal }));
     } catch (err) {
       if (err instanceof OpenAI.APIError && err.status !== undefined && err.status < 500 && err.status !== 429 && err.status !== 408) {
         // 4xx other than rate limits and timeouts will not get better by retrying.
@@ -96,6 +98,20 @@ export class OpenAIProvider implements ModelProvider {
     if (usage) reportUsage({ promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0 });
     // An empty reply is a bad reply, repaired like invalid JSON.
     return completed.content;
+  }
+
+  /**
+   * A server that refused a streaming request as malformed (400, 422: it knows no `stream_options`,
+   * say) is asked once more without streaming, and not asked to stream again.
+   */
+  private async streamedOrPlain(body: ChatCompletionCreateParamsNonStreaming, sink: TextSink, signal?: AbortSignal): Promise<Completed> {
+    try {
+      return await this.streamed(body, sink, signal);
+    } catch (err) {
+      if (!(err instanceof OpenAI.APIError && (err.status === 400 || err.status === 422))) throw err;
+      this.refusesStreaming = true;
+      return fromCompletion(await this.client.chat.completions.create(body, { signal }));
+    }
   }
 
   /**
@@ -120,10 +136,7 @@ export class OpenAIProvider implements ModelProvider {
     try {
       const response = await this.client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal: controller.signal }).asResponse();
       quiet();
-      if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
-        const completion = (await response.json()) as ChatCompletion;
-        return fromCompletion(completion);
-      }
+      if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) return fromBody(await response.text(), body.model, sink);
       const done: Completed = { content: '', model: body.model };
       for await (const chunk of Stream.fromSSEResponse<ChatCompletionChunk>(response, controller)) {
         quiet();
@@ -148,6 +161,29 @@ export class OpenAIProvider implements ModelProvider {
       signal?.removeEventListener('abort', abort);
     }
   }
+}
+
+/**
+ * A reply that did not come as `text/event-stream`: a plain completion (a server that does not
+ * stream), or a stream sent under another content type (read line by line, all at once).
+ */
+function fromBody(text: string, model: string, sink: TextSink): Completed {
+  const trimmed = text.trimStart();
+  if (!trimmed.startsWith('data:') && !trimmed.startsWith('event:') && !trimmed.startsWith(':')) return fromCompletion(JSON.parse(text) as ChatCompletion);
+  const done: Completed = { content: '', model };
+  for (const line of text.split(/\r?\n/)) {
+    if (!line.startsWith('data:')) continue;
+    const data = line.slice(5).trim();
+    if (data === '' || data === '[DONE]') continue;
+    const chunk = JSON.parse(data) as Partial<ChatCompletionChunk> & { error?: { message?: string } };
+    if (chunk.error) throw new Error(`the model server's stream said: ${chunk.error.message ?? 'error'}`);
+    if (chunk.model) done.model = chunk.model;
+    if (chunk.usage) done.usage = chunk.usage;
+    const piece = chunk.choices?.[0]?.delta?.content;
+    if (piece) done.content += piece;
+  }
+  if (done.content) sink(done.content);
+  return done;
 }
 
 function fromCompletion(completion: ChatCompletion): Completed {

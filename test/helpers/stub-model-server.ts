@@ -138,8 +138,14 @@ export class StubModelServer {
   chunkDelayMs = 0;
   /** The next this many streamed replies break off (the connection is destroyed) after half their pieces. */
   failMidStream = 0;
-  /** When each streamed reply sent its first piece and its last (performance.now()), in order. */
-  readonly streams: { name: string; goal: string; firstChunkAt: number; endedAt?: number; broken?: boolean }[] = [];
+  /** The content type a streamed reply is sent with (a server may get it wrong). */
+  streamContentType = 'text/event-stream; charset=utf-8';
+  /** Answer a streaming request with a 400, as a server that knows no `stream_options` might. */
+  refuseStreaming = false;
+  /** A plain (not streamed) reply waits as long as its stream would have taken (the benchmark's streaming-off row). */
+  pacePlain = false;
+  /** When each streamed reply sent its first piece and its last (performance.now()), in order; `pieceAt` each piece's time. */
+  readonly streams: { name: string; goal: string; content: string; firstChunkAt: number; pieceAt: number[]; endedAt?: number; broken?: boolean }[] = [];
   /**
    * Replies for requests no script covers (the chaos test's goals are made up as it goes, and a
    * call repeated after a crash must get the same reply again): undefined still counts as a miss.
@@ -191,13 +197,13 @@ export class StubModelServer {
     const id = `chatcmpl-${this.requests.length}`;
     const base = { id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: String(body.model ?? 'stub') };
     const write = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    res.writeHead(200, { 'content-type': this.streamContentType, 'cache-control': 'no-cache' });
     res.socket?.setNoDelay(true);
     const pieces: string[] = [];
     for (let i = 0; i < content.length; i += this.chunkChars) pieces.push(content.slice(i, i + this.chunkChars));
     const breakAt = this.failMidStream > 0 ? Math.max(1, Math.floor(pieces.length / 2)) : -1;
     if (breakAt >= 0) this.failMidStream--;
-    const record: (typeof this.streams)[number] = { name: request.name, goal: request.goal, firstChunkAt: 0 };
+    const record: (typeof this.streams)[number] = { name: request.name, goal: request.goal, content, firstChunkAt: 0, pieceAt: [] };
     this.streams.push(record);
     write({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
     for (let i = 0; i < pieces.length; i++) {
@@ -208,6 +214,7 @@ export class StubModelServer {
         return;
       }
       if (i === 0) record.firstChunkAt = performance.now();
+      record.pieceAt.push(performance.now());
       write({ ...base, choices: [{ index: 0, delta: { content: pieces[i] }, finish_reason: null }] });
       if (this.chunkDelayMs > 0 && i < pieces.length - 1) await new Promise((r) => setTimeout(r, this.chunkDelayMs));
     }
@@ -258,6 +265,10 @@ export class StubModelServer {
       res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `stub: no scripted ${name} reply for goal "${goal}"` } }));
       return;
     }
+    if (this.refuseStreaming && body.stream === true) {
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'stub: unknown parameter stream_options' } }));
+      return;
+    }
     const next = fallback !== undefined ? fallback : queue!.shift();
     const reply: unknown = typeof next === 'function' ? await (next as (r: StubRequest) => unknown)(request) : next;
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
@@ -266,6 +277,7 @@ export class StubModelServer {
       await this.stream(res, request, content);
       return;
     }
+    if (this.pacePlain && this.chunkDelayMs > 0) await new Promise((r) => setTimeout(r, (Math.ceil(content.length / this.chunkChars) - 1) * this.chunkDelayMs));
     res.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({
         id: `chatcmpl-${this.requests.length}`,
