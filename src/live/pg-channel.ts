@@ -2,15 +2,17 @@
  * The token channel of a deployment on PostgreSQL (MEMORY_STORE=postgres): NOTIFY from workers,
  * LISTEN in each API, on the database the deployment already has — no broker to run, and every
  * API on every host hears every worker. Payloads are batches of at most 8000 bytes (NOTIFY's
- * limit). A worker keeps one connection and at most a few notifications in flight: when the
- * database is slow or away, what does not fit is dropped, never waited for.
+ * limit). A worker keeps one connection and one statement in flight (the payloads that gather
+ * meanwhile go out together in the next): when the database is slow or away, what does not fit
+ * is dropped, never waited for.
  */
 import { Client } from 'pg';
 import { BatchingPublisher, unpackMessages, type LiveMessage, type LiveSubscriber } from './messages';
 
 export const CHANNEL = 'threadline_live';
-/** Payloads waiting for the connection before new ones are dropped. */
+/** Payloads waiting for the connection before new ones are dropped, and sent in one statement. */
 const MAX_PENDING = 200;
+const PER_STATEMENT = 20;
 const RECONNECT_MS = 1000;
 
 /** One connection that reconnects (after RECONNECT_MS) when it fails; `ready` is null while down. */
@@ -71,7 +73,8 @@ class Connection {
 
 export class PgPublisher extends BatchingPublisher {
   private readonly connection: Connection;
-  private pending = 0;
+  private pending: string[] = [];
+  private sending = false;
 
   constructor(url: string) {
     super();
@@ -83,17 +86,35 @@ export class PgPublisher extends BatchingPublisher {
   }
 
   protected send(payload: string): void {
-    const client = this.connection.ready;
-    if (!client || this.pending >= MAX_PENDING) {
+    if (!this.connection.ready || this.pending.length >= MAX_PENDING) {
       this.dropped++;
       return;
     }
-    this.pending++;
-    client.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]).then(
-      () => this.pending--,
+    this.pending.push(payload);
+    this.next();
+  }
+
+  /** One statement at a time on the connection: the payloads waiting go out together, one pg_notify each. */
+  private next(): void {
+    const client = this.connection.ready;
+    if (this.sending || this.pending.length === 0) return;
+    if (!client) {
+      this.dropped += this.pending.length;
+      this.pending = [];
+      return;
+    }
+    const batch = this.pending.splice(0, PER_STATEMENT);
+    this.sending = true;
+    const calls = batch.map((_p, i) => `pg_notify($1, $${i + 2})`).join(', ');
+    client.query(`SELECT ${calls}`, [CHANNEL, ...batch]).then(
       () => {
-        this.pending--;
-        this.dropped++;
+        this.sending = false;
+        this.next();
+      },
+      () => {
+        this.sending = false;
+        this.dropped += batch.length;
+        this.next();
       },
     );
   }
