@@ -4,6 +4,7 @@
  * SIGINT/SIGTERM.
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
@@ -125,6 +126,8 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     throw err;
   }
   const shutdown = new AbortController();
+  // Every open event stream listens for the shutdown: a hundred watchers are normal, not a leak.
+  setMaxListeners(0, shutdown.signal);
   const runs = new Runs(client, config);
   const history = new RunHistory(client, { bundle: () => bundleWorkflowsInChild({ history: true }), dataConverter: dataConverterFor(config) });
   const app = createApp({

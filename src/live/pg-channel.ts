@@ -78,7 +78,9 @@ export class PgPublisher extends BatchingPublisher {
 
   constructor(url: string) {
     super();
-    this.connection = new Connection(url);
+    // A NOTIFY commits a transaction: without this, each statement would wait for a WAL flush to
+    // disk. Tokens are best effort; nothing is lost that the run's state does not keep.
+    this.connection = new Connection(url, async (client) => void (await client.query('SET synchronous_commit = off')));
   }
 
   wanted(): boolean {
