@@ -49,6 +49,9 @@ interface CallInfo {
   ended: number | null;
   /** Whether any event of this call was given out (a new start then voids them). */
   seen: boolean;
+  /** The last `seq` given out, and what is added to a streaming's own count: after a reset, seq goes on growing. */
+  lastSeq: number;
+  offset: number;
 }
 
 interface RunBuffer {
@@ -112,9 +115,14 @@ export class TokenHub {
         this.drop(run, (e) => e.callId === message.callId);
         this.add(run, { event: 'token_reset', runId: message.runId, callId: message.callId, data: { runId: message.runId, callId: message.callId } });
       }
-      run.calls.set(message.callId, { ended: null, seen: false });
+      const lastSeq = call?.lastSeq ?? 0;
+      run.calls.set(message.callId, { ended: null, seen: false, lastSeq, offset: lastSeq });
       return;
     }
+    const info = call ?? { ended: null, seen: false, lastSeq: 0, offset: 0 };
+    if (!call) run.calls.set(message.callId, info);
+    info.seen = true;
+    info.lastSeq = Math.max(info.lastSeq, message.seq + info.offset);
     const data: TokenData = {
       runId: message.runId,
       callId: message.callId,
@@ -122,10 +130,8 @@ export class TokenHub {
       ...(message.taskIndex !== undefined ? { taskIndex: message.taskIndex } : {}),
       field: message.field,
       delta: message.delta,
-      seq: message.seq,
+      seq: message.seq + info.offset,
     };
-    if (!call) run.calls.set(message.callId, { ended: null, seen: true });
-    else call.seen = true;
     this.add(run, { event: 'token', runId: message.runId, callId: message.callId, data });
   }
 

@@ -24,7 +24,7 @@ export interface TokenDelta {
   taskIndex?: string;
   field: string;
   delta: string;
-  /** 1, 2, … within one streaming of the call (it starts again at 1 after a reset). */
+  /** 1, 2, … within one streaming of the call (it starts again at 1 after a reset; the API's hub renumbers so clients see it grow). */
   seq: number;
 }
 

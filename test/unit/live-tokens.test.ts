@@ -221,3 +221,15 @@ test('hub: buffers are bounded per run and in all', () => {
   assert.equal(counts[3], 10, 'the newest run is kept');
   void hub.close();
 });
+
+test('hub: seq keeps growing within a call across a token_reset', () => {
+  const hub = new TokenHub();
+  const seqs: number[] = [];
+  hub.watch({ runId: 'r1' }, undefined, (e) => 'seq' in e.data && seqs.push(e.data.seq));
+  hub.receive({ t: 'start', runId: 'r1', callId: 'c1', attempt: 1 });
+  for (let i = 1; i <= 3; i++) hub.receive(token('c1', i, `${i}`));
+  hub.receive({ t: 'start', runId: 'r1', callId: 'c1', attempt: 2 });
+  for (let i = 1; i <= 2; i++) hub.receive(token('c1', i, `${i}`));
+  assert.deepEqual(seqs, [1, 2, 3, 4, 5]);
+  void hub.close();
+});
