@@ -142,6 +142,8 @@ const threadlineEnv = {
   TEMPORAL_ADDRESS: temporal.address,
   TEMPORAL_NAMESPACE: CLUSTER.namespace,
   TASK_QUEUE: env.TASK_QUEUE || 'threadline',
+  // Worker Deployment Versioning: a deploy (a worker on new code) never breaks a run waiting for a person.
+  WORKER_DEPLOYMENT: env.WORKER_DEPLOYMENT || 'threadline',
   DATA_DIR: path.join(baseDir, 'threadline'),
   MEMORY_STORE: 'postgres',
   DATABASE_URL: databaseUrl,

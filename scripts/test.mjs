@@ -60,6 +60,7 @@ const rel = (f) => path.relative(ROOT, f).split(path.sep).join('/');
  * through the workflows.
  */
 const CLUSTER_TEST_FILES = [
+  'test/workflows/deploy-versioning.test.ts',
   'test/api/runs-api.test.ts',
   'test/api/sessions-api.test.ts',
   'test/api/tree-runs-api.test.ts',

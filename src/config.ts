@@ -17,6 +17,16 @@ export const ConfigSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_UI_PORT: port(8233),
   TASK_QUEUE: z.string().min(1).default('threadline'),
+  /**
+   * Worker Deployment Versioning (src/temporal/deployment.ts): the deployment every worker is a version of.
+   * Set, runs are pinned to the version that started them and deploys never break a waiting run; unset, a
+   * run planned on other code fails as stale at its next step.
+   */
+  WORKER_DEPLOYMENT: z.preprocess(blankToUndefined, z.string().min(1).max(200).optional()),
+  /** The worker's build id under versioning; unset: derived from its model, prompts and tools (equal code, equal id). */
+  WORKER_BUILD_ID: z.preprocess(blankToUndefined, z.string().min(1).max(200).optional()),
+  /** `auto`: a versioned worker makes its version the deployment's current one once it polls; `off`: the operator does. */
+  WORKER_PROMOTE: z.enum(['auto', 'off']).default('auto'),
   DATA_DIR: z.string().min(1).default('./data'),
   OPENAI_API_KEY: z.preprocess(blankToUndefined, z.string().optional()),
   OPENAI_BASE_URL: z.preprocess(blankToUndefined, z.string().url().optional()),

@@ -33,6 +33,8 @@ import { WORKING_MEMORY_TOOLS } from './tools/working-memory-tools';
 import { BUILTIN_TOOLS, liveToolsOf, ToolRegistry } from './tools/registry';
 import { scheduleTools, type ScheduleService } from './tools/schedule-tools';
 import { connectClient } from './temporal/connection';
+import { deploymentVersionOf, promoteWhenPolling, workerDeploymentOptions } from './temporal/deployment';
+import { codeVersionOf } from './activities/code-version';
 import { Schedules } from './temporal/schedules';
 import { Runs } from './temporal/runs';
 import type { Client } from '@temporalio/client';
@@ -134,9 +136,12 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     throw err;
   });
   if (mcp) logger.info({ mcpServers: mcp.summary() || 'none configured' }, 'MCP servers');
+  // Worker Deployment Versioning (WORKER_DEPLOYMENT): this worker is the version its code adds up to, unless told.
+  const version = deploymentVersionOf(config, codeVersionOf(provider, tools));
   const runDeps = {
     provider,
     tools,
+    versioned: version !== null,
     memory,
     contextBudget: config.MEMORY_HARD_LIMIT,
     compressEvery: config.MEMORY_COMPRESS_EVERY,
@@ -159,6 +164,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       memory,
       store: runDeps.store,
       repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
+      versioned: version !== null,
       ...(longterm ? { longterm: longterm.longterm } : {}),
       ...(memoryPasses ? { memoryPasses } : {}),
     }),
@@ -175,6 +181,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     dataConverter: dataConverterFor(config),
     // Bounds the worker's memory: runs past it are evicted and replayed from history when they resume.
     maxCachedWorkflows: config.workerCachedWorkflows,
+    ...(version ? { workerDeploymentOptions: workerDeploymentOptions(version) } : {}),
     // Runs pass their state to activities as patches; the first restores it (src/engine/state-ref.ts),
     // so the second sees whose run an activity works for when it records the model's usage.
     // Tracing goes first, so the state restore and everything after it run inside the activity's span;
@@ -195,6 +202,27 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     await closeStores();
     throw err;
   });
+  if (version && config.WORKER_PROMOTE === 'auto') {
+    // Once it polls, this worker's version becomes current: new runs and sessions' next turns come here,
+    // runs pinned to the version before stay there until they end.
+    const run = worker.run.bind(worker);
+    worker.run = () => {
+      const stopped = new AbortController();
+      const promoted = connectClient(config).then(async (client) => {
+        try {
+          if (!(await promoteWhenPolling(client, version, { signal: stopped.signal, log: (m) => logger.info(version, m) })) && !stopped.signal.aborted)
+            logger.warn(version, 'this version did not become current; set it with `temporal worker deployment set-current-version`');
+        } finally {
+          await client.connection.close();
+        }
+      });
+      promoted.catch((err: unknown) => logger.warn({ err }, 'could not make this version current'));
+      return run().finally(async () => {
+        stopped.abort();
+        await promoted.catch(() => undefined);
+      });
+    };
+  }
   if (opened || ownUsage || longterm || ownTokens || sources.length > 0) {
     // The stores (e.g. a PostgreSQL pool) and tool sources (e.g. MCP server processes) live exactly as long as the worker.
     const run = worker.run.bind(worker);

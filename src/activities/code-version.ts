@@ -12,7 +12,9 @@ export const codeVersionOf = (provider: Pick<ModelProvider, 'label'>, tools: Too
  * Before a step of a run: a run planned on other code is stale, and fails for good with the reason
  * (its `lastError`). Runs planned before runs recorded a version are not checked.
  */
-export function assertCurrent(state: Pick<ExecutionState, 'codeVersion'>, current: CodeVersion): void {
+export function assertCurrent(state: Pick<ExecutionState, 'codeVersion'>, current: CodeVersion, versioned = false): void {
+  // Under Worker Deployment Versioning a run only ever reaches workers of its own version (src/temporal/deployment.ts).
+  if (versioned) return;
   const reason = state.codeVersion ? staleReason(state.codeVersion, current) : null;
   if (reason) throw ApplicationFailure.nonRetryable(reason, 'StaleRun');
 }

@@ -49,6 +49,8 @@ import { resolveAgentCall, toolsForRun } from '../tools/agent-tools';
 import type { CloseOnAnswer, CloseRunCall, CloseRunInput, ClosedRun, ParentNotice, PlanAnswer, PlanCalls, PlannedRun, RespondResult, StepObservation, StepResult } from '../engine/contract';
 
 export interface PlanActivityDeps {
+  /** Workers run under Worker Deployment Versioning: runs are pinned to their version, so none is stale. @default false */
+  versioned?: boolean;
   provider: ModelProvider;
   tools: ToolRegistry;
   store: KeyValueStore;
@@ -275,7 +277,7 @@ async function closeRunThread(memory: MemoryService, state: ExecutionState, endi
 export function createPlanActivities(deps: PlanActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;
   /** Stops a run planned on other code (model, prompts, tools) before its next step. */
-  const current = (state: ExecutionState) => assertCurrent(state, codeVersionOf(deps.provider, deps.tools));
+  const current = (state: ExecutionState) => assertCurrent(state, codeVersionOf(deps.provider, deps.tools), deps.versioned);
 
   async function context<N extends PlannerCallName>(call: N, state: ExecutionState, stepId?: string): Promise<PlannerContext & { call: N }> {
     const step = stepId ? findStep(state, stepId) : undefined;

@@ -42,6 +42,8 @@ export interface SessionActivityDeps {
   store: KeyValueStore;
   /** react_mem's passes: a conversation's end hands its promotion to the user's memory workflow (absent: off). */
   memoryPasses?: MemoryWorkflowSettings;
+  /** Worker Deployment Versioning: waiting runs finish on their own version, so a deploy is no change of capabilities for a session. @default false */
+  versioned?: boolean;
 }
 
 const TASK_STATES = 'task-state';
@@ -52,7 +54,8 @@ export const userTaskStateKey = (userId: string) => `agent_task_state_${userId}`
  * What this worker can do, as a fingerprint: its model, prompts and tools (the version runs record).
  * When it changes, plans made before are stale (seed 000's workflow versioning).
  */
-export const capabilitiesFingerprint = (deps: Pick<SessionActivityDeps, 'provider' | 'tools'>): string => describeCodeVersion(codeVersionOf(deps.provider, deps.tools));
+export const capabilitiesFingerprint = (deps: Pick<SessionActivityDeps, 'provider' | 'tools' | 'versioned'>): string =>
+  deps.versioned ? 'versioned deployment' : describeCodeVersion(codeVersionOf(deps.provider, deps.tools));
 
 export function createSessionActivities(deps: SessionActivityDeps) {
   const attempts = deps.repairAttempts ?? 3;

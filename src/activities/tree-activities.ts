@@ -59,7 +59,7 @@ export function createTreeActivities(deps: TreeActivityDeps) {
   const limits = deps.treeLimits;
   const blueprints = deps.blueprints ?? [];
   /** Stops a run planned on other code (model, prompts, tools) before its next step. */
-  const current = (state: ExecutionState) => assertCurrent(state, codeVersionOf(deps.provider, deps.tools));
+  const current = (state: ExecutionState) => assertCurrent(state, codeVersionOf(deps.provider, deps.tools), deps.versioned);
 
   async function context(call: TreeContext['call'], state: ExecutionState, taskIndex?: string): Promise<TreeContext> {
     const memory = deps.memory && state.threadId ? await deps.memory.context(state.threadId, deps.contextBudget, promptReader(state, call)) : undefined;

@@ -133,6 +133,8 @@ test('as many Threadline workers and APIs as the cluster, and the same Web UI ve
   for (const [name, s] of [['worker', service('worker')], ...apis] as const) {
     assert.equal(s.environment?.MEMORY_STORE, 'postgres', `${name} MEMORY_STORE`);
     assert.equal(s.environment?.TEMPORAL_ADDRESS, 'temporal-frontend:7233', `${name} TEMPORAL_ADDRESS`);
+    // The workers are versions of one deployment, as in `npm run cluster`.
+    assert.equal(s.environment?.WORKER_DEPLOYMENT, 'threadline', `${name} WORKER_DEPLOYMENT`);
   }
   assert.equal(tagOf(service('temporal-ui').image), cluster.uiServerVersion);
 });
