@@ -17,6 +17,15 @@ export const ConfigSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_UI_PORT: port(8233),
   TASK_QUEUE: z.string().min(1).default('threadline'),
+  /** Temporal Cloud (or any server that wants one): an API key, sent as a bearer token over TLS. */
+  TEMPORAL_API_KEY: z.preprocess(blankToUndefined, z.string().min(1).optional()),
+  /** mTLS: the client certificate and its key (PEM files); both or neither. */
+  TEMPORAL_TLS_CERT: z.preprocess(blankToUndefined, z.string().min(1).optional()),
+  TEMPORAL_TLS_KEY: z.preprocess(blankToUndefined, z.string().min(1).optional()),
+  /** A CA (PEM file) to trust for the server's certificate instead of the system's (self-hosted TLS). */
+  TEMPORAL_TLS_CA: z.preprocess(blankToUndefined, z.string().min(1).optional()),
+  /** `true`: TLS with the system's CAs and no client certificate; implied by any of the above. */
+  TEMPORAL_TLS: z.preprocess(blankToUndefined, z.enum(['true', 'false']).optional()),
   /**
    * Worker Deployment Versioning (src/temporal/deployment.ts): the deployment every worker is a version of.
    * Set, runs are pinned to the version that started them and deploys never break a waiting run; unset, a

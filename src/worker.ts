@@ -32,7 +32,7 @@ import { retrieveMessageTool } from './tools/retrieve-message';
 import { WORKING_MEMORY_TOOLS } from './tools/working-memory-tools';
 import { BUILTIN_TOOLS, liveToolsOf, ToolRegistry } from './tools/registry';
 import { scheduleTools, type ScheduleService } from './tools/schedule-tools';
-import { connectClient } from './temporal/connection';
+import { connectClient, connectionOptions } from './temporal/connection';
 import { deploymentVersionOf, promoteWhenPolling, workerDeploymentOptions } from './temporal/deployment';
 import { codeVersionOf } from './activities/code-version';
 import { Schedules } from './temporal/schedules';
@@ -171,7 +171,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     // react_mem's passes, run by each user's memory workflow.
     ...(longterm ? createMemoryActivities({ provider, memory, longterm: longterm.longterm, store: runDeps.store, repairAttempts: config.MODEL_REPAIR_ATTEMPTS }) : {}),
   };
-  const connection = options.connection ?? (await NativeConnection.connect({ address: config.temporalAddress }));
+  const connection = options.connection ?? (await NativeConnection.connect(connectionOptions(config)));
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
