@@ -75,8 +75,9 @@ export function createApprovalActivities(deps: { provider: ModelProvider; tools:
           reply = `Edited: ${pending.tool}(${JSON.stringify(edited.args)}) runs now instead of ${call}.`;
         }
         try {
+          // A held call of a run below the session's run (a sub-plan's, a group's) is decided where it waits.
           await Context.current()
-            .client.workflow.getHandle(runId)
+            .client.workflow.getHandle(pending.runId ?? runId)
             .executeUpdate(submitApprovalUpdate, { args: [decision], updateId: input.updateId });
         } catch (err) {
           // The validator refused it (the call no longer waits), or the run has ended.

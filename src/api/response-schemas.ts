@@ -128,7 +128,7 @@ export const ExecutionStateSchema = describes<ExecutionState>()(
     agent: describes<RunAgent>()(z.object({ name: z.string(), instructions: z.string(), tools: z.array(z.string()).optional(), model: z.string().optional() })).optional(),
     allow: z.partialRecord(z.enum(CAPABILITIES), z.boolean()).optional().meta({ description: 'Capability switches its starter turned off; absent: everything on' }),
     pendingApproval: z
-      .object({ stepId: z.string(), taskIndex: z.string().optional(), tool: z.string(), args: z.record(z.string(), z.unknown()), reason: z.string() })
+      .object({ stepId: z.string(), taskIndex: z.string().optional(), tool: z.string(), args: z.record(z.string(), z.unknown()), reason: z.string(), runId: z.string().optional() })
       .nullable()
       .optional()
       .meta({ description: 'The tool call waiting for a person’s approval (status `waiting_approval`)' }),

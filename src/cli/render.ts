@@ -34,7 +34,7 @@ export const RunStateSchema = z.object({
   progress: z.string().optional(),
   /** The tool call waiting for the person's approval (status `waiting_approval`). */
   pendingApproval: z
-    .object({ stepId: z.string(), taskIndex: z.string().optional(), tool: z.string(), args: z.record(z.string(), z.unknown()), reason: z.string() })
+    .object({ stepId: z.string(), taskIndex: z.string().optional(), tool: z.string(), args: z.record(z.string(), z.unknown()), reason: z.string(), runId: z.string().optional() })
     .nullable()
     .optional(),
   /** Status `waiting_review` shown for a child run (a group's, a sub-agent's): its plan is the one reviewed. */

@@ -47,13 +47,13 @@ export class Outbox<A extends ActivityMap> {
    * The state changed from `previous` to `next`: a new status is made visible and reported to
    * `reportTo` (none when null); `reportEnds: false` keeps terminal statuses out of the report;
    * `approvals`: waits for a tool's approval are reported too; `reviews`: waits for a plan review are
-   * (asked only when the status enters or leaves `waiting_review`; see `parentReport`).
+   * (each asked only when the status enters or leaves that wait; see `parentReport`).
    */
-  changed(next: ExecutionState, previous: RunStatus, reportTo: string | null, reportEnds = true, approvals = false, reviews: () => boolean = () => false): void {
+  changed(next: ExecutionState, previous: RunStatus, reportTo: string | null, reportEnds = true, approvals: () => boolean = () => false, reviews: () => boolean = () => false): void {
     if (next.status === previous) return;
     this.push({ kind: 'status', status: next.status });
-    const review = next.status === 'waiting_review' || previous === 'waiting_review';
-    const report = parentReport<A>(next, previous, reportTo, approvals, review && reportTo !== null && reviews());
+    const waits = (status: RunStatus) => reportTo !== null && (next.status === status || previous === status);
+    const report = parentReport<A>(next, previous, reportTo, waits('waiting_approval') && approvals(), waits('waiting_review') && reviews());
     if (report && (reportEnds || !model.isTerminal(next.status))) this.push(report);
   }
 }

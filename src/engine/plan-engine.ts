@@ -42,8 +42,8 @@ export interface PlanEngineInput extends PlanExecutionInput {
   reportTo: string | null;
   /** The parent run that shows this run's questions as its own (`relayQuestions`): it gets the waits, not the end. */
   questionsTo?: string | null;
-  /** Whether this run tells the run above of a plan review it shows for its child (asked when one begins or ends). @default none */
-  reportsReviews?: () => boolean;
+  /** Whether this run tells the run above of its held calls and of a child's review or held call it shows (asked when such a wait begins or ends). @default none */
+  reportsWaits?: () => boolean;
   /** Whether the calls that may answer the run are asked to close it too (`CloseOnAnswer`): runs recorded before it were not. */
   closeOnAnswer?: boolean;
   /** Told of every version of the state (the history replayer's; absent in a worker). */
@@ -426,9 +426,10 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
     // A child run whose parent shows its questions tells the parent of its waits; its end comes back as the child's result.
     const questionsTo = this.input.questionsTo ?? null;
     // A session's run reports its approval waits to the session, which answers them from the person's messages.
-    const approvals = this.input.reportApprovals === true && !!this.input.reportTo;
-    // A child's plan review this run shows goes up too, when a run above shows this run's questions.
-    const reviews = () => !this.input.reportTo && questionsTo !== null && (this.input.reportsReviews?.() ?? false);
+    const toSession = this.input.reportApprovals === true && !!this.input.reportTo;
+    // Its held calls, and a child's plan review or held call this run shows, go up too, when a run above shows this run's questions.
+    const reviews = () => !this.input.reportTo && questionsTo !== null && (this.input.reportsWaits?.() ?? false);
+    const approvals = () => toSession || reviews();
     this.#out.changed(next, previous, this.input.reportTo ?? questionsTo, reportEnds && questionsTo === null, approvals, reviews);
   }
 }

@@ -27,6 +27,8 @@ export class QuestionRelay {
   #open: { childRunId: string; stepId: string } | null = null;
   /** The child whose plan review this run shows (status `waiting_review`, `reviewIn`), or null. */
   #review: string | null = null;
+  /** The child whose held tool call this run shows (status `waiting_approval`, `pendingApproval.runId`), or null. */
+  #approval: string | null = null;
 
   /** True while the parent shows a child's question that nobody answered yet. */
   get open(): boolean {
@@ -40,7 +42,14 @@ export class QuestionRelay {
   report(host: RelayHost, report: RunReport, childRunId: string, now: Date): void {
     if (report.runId !== childRunId) return;
     // A child's plan waits for review: shown here until the child reports it runs again (or ends).
-    if (report.status === 'waiting_review' && report.planId) {
+    if (report.status === 'waiting_approval' && report.approval) {
+      // A child's held call (or one it shows of its own child): shown here, naming the run it waits in.
+      this.#approval = report.runId;
+      host.publish(model.showChildApproval(host.state(), { ...report.approval, runId: report.approval.runId ?? report.runId }, now));
+    } else if (report.status === 'running' && this.#approval === report.runId) {
+      this.#approval = null;
+      host.publish(model.endChildApproval(host.state(), now));
+    } else if (report.status === 'waiting_review' && report.planId) {
       this.#review = report.runId;
       host.publish(model.showChildReview(host.state(), { runId: report.runId, planId: report.planId }, now));
     } else if (report.status === 'running' && this.#review === report.runId) {
@@ -73,6 +82,10 @@ export class QuestionRelay {
     if (this.#review) {
       this.#review = null;
       host.publish(model.endChildReview(host.state(), now));
+    }
+    if (this.#approval) {
+      this.#approval = null;
+      host.publish(model.endChildApproval(host.state(), now));
     }
     const open = this.#open;
     if (!open) return false;

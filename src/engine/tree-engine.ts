@@ -68,8 +68,8 @@ export interface TreeEngineInput extends PlanExecutionInput {
   reviewsSubtrees?: () => boolean;
   /** Whether a task that aborts fails the plan unless it is optional (asked when one aborts; runs recorded before answer false). @default none */
   failsOnAbort?: () => boolean;
-  /** Whether this run tells the run above of its plan reviews, as of its questions (asked when a review wait begins or ends; runs recorded before answer false). @default none */
-  reportsReviews?: () => boolean;
+  /** Whether this run tells the run above of its plan reviews and held calls, as of its questions (asked when such a wait begins or ends; runs recorded before answer false). @default none */
+  reportsWaits?: () => boolean;
   /** Whether calls of one tool with changing arguments are checked for spinning too (asked when that count is reached; runs recorded before answer false). @default none */
   spinsByType?: () => boolean;
   review: boolean;
@@ -885,10 +885,11 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     const scoped = this.input.scope !== undefined;
     const questionsTo = this.input.questionsTo ?? null;
     // A session's run reports its approval waits to the session, which answers them from the person's messages.
-    const approvals = !scoped && this.input.reportApprovals === true && !!this.input.reportTo;
-    // A run above shows its plan reviews too (a session does not: it routes replies, not decisions).
+    const toSession = !scoped && this.input.reportApprovals === true && !!this.input.reportTo;
+    // A run above shows its plan reviews and held calls too (a session its runs' held calls, not their reviews).
     const reviewsTo = scoped || (!this.input.reportTo && questionsTo !== null);
-    const reviews = () => reviewsTo && (this.input.reportsReviews?.() ?? false);
+    const reviews = () => reviewsTo && (this.input.reportsWaits?.() ?? false);
+    const approvals = () => toSession || (reviewsTo && (this.input.reportsWaits?.() ?? false));
     this.#out.changed(next, previous, scoped ? (this.input.parentRunId ?? null) : (this.input.reportTo ?? questionsTo), !scoped && questionsTo === null, approvals, reviews);
   }
 }

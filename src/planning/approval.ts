@@ -13,6 +13,11 @@ export interface PendingApproval {
   args: Record<string, unknown>;
   /** Why it waits: the pattern of the policy that matched. */
   reason: string;
+  /**
+   * The run whose call it is, when that is a run below this one (a sub-plan's, a group's, a sub-agent's):
+   * this run shows it (src/engine/relay.ts), and a decision sent here goes down to that run.
+   */
+  runId?: string;
 }
 
 /** `POST /v1/runs/:runId/approval`: run it, run it with other arguments, or not at all (the feedback is what the model sees). */

@@ -264,6 +264,16 @@ export function addObservation(state: ExecutionState, stepId: string, observatio
   return next(state, { observations: [...state.observations, makeObservation(stepId, observation, now)] }, now);
 }
 
+/** A child run's tool call waits for approval: this run shows it (status `waiting_approval`, `pendingApproval` naming that run). */
+export function showChildApproval(state: ExecutionState, pending: PendingApproval, now: Date): ExecutionState {
+  return next(state, { status: 'waiting_approval', pendingApproval: pending }, now);
+}
+
+/** The child's call was decided (or the child ended): this run goes on waiting on it, running. */
+export function endChildApproval(state: ExecutionState, now: Date): ExecutionState {
+  return next(state, { status: 'running', pendingApproval: null }, now);
+}
+
 /** A child run's plan waits for review: this run shows it (status `waiting_review`, `reviewIn`). */
 export function showChildReview(state: ExecutionState, reviewIn: { runId: string; planId: string }, now: Date): ExecutionState {
   return next(state, { status: 'waiting_review', reviewIn }, now);

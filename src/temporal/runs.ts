@@ -302,6 +302,10 @@ export class Runs {
 
   /** A person's decision on the tool call waiting for approval (409 unless that step waits). */
   async approve(runId: string, decision: ApprovalDecision): Promise<void> {
+    // A run that shows a held call of a run below it (a sub-plan's, a group's, a sub-agent's) passes the decision down.
+    const shown = await this.get(runId);
+    const below = shown.status === 'waiting_approval' ? shown.pendingApproval?.runId : undefined;
+    if (below && below !== runId) return this.approve(below, decision);
     await this.sendToRun(runId, submitApprovalUpdate, decision, {
       ended: (status) => new RunNotWaitingError(runId, status, 'an approval'),
       refused: async (err) => {

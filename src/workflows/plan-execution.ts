@@ -35,8 +35,8 @@ const REVIEW_SUBTREES_PATCH = 'review-subtrees';
 const SPIN_BY_TYPE_PATCH = 'spin-by-type';
 /** Patch id of tree runs in which a task that aborts fails the plan unless it is optional. */
 const ABORT_FAILS_PLAN_PATCH = 'abort-fails-plan';
-/** Patch id of runs that tell the run above of their plan reviews (a group's, a sub-agent's), which it shows as its own. */
-const REPORT_REVIEWS_PATCH = 'report-reviews';
+/** Patch id of runs that tell the run above of their plan reviews and held tool calls (a group's, a sub-agent's, a sub-plan's), which it shows as its own. */
+const REPORT_WAITS_PATCH = 'report-child-waits';
 /** Tree limits of runs started without them. */
 const DEFAULT_TREE_LIMITS = { maxDepth: 4, maxFanout: 8, maxIterations: 10 };
 
@@ -50,8 +50,8 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
   const runId = workflowInfo().workflowId;
   // Absent in a worker: only a replay for the run's history (GET /v1/runs/:runId/history) installs one.
   const observe = stateObserver();
-  // Asked only when the run's status enters or leaves `waiting_review`: runs recorded before never reported it.
-  const reportsReviews = () => patched(REPORT_REVIEWS_PATCH);
+  // Asked only when the run's status enters or leaves `waiting_review` or `waiting_approval`: runs recorded before never reported those to a run above.
+  const reportsWaits = () => patched(REPORT_WAITS_PATCH);
   if (input.engine === 'tree') {
     // Subtrees made mid-run wait for review too; runs recorded before did not (`patched`, asked only when one is made).
     const reviewsSubtrees = () => patched(REVIEW_SUBTREES_PATCH);
@@ -66,7 +66,7 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
         reportTo,
         questionsTo,
         reviewsSubtrees,
-        reportsReviews,
+        reportsWaits,
         spinsByType,
         failsOnAbort,
         review: input.review ?? false,
@@ -129,7 +129,7 @@ export async function planExecutionWorkflow(input: PlanExecutionInput): Promise<
       lastCallMs: input.lastCallMs ?? null,
     });
   }
-  const engine = new PlanEngine({ ...input, runId, reportTo, questionsTo, reportsReviews, closeOnAnswer: current, observe }, new Date());
+  const engine = new PlanEngine({ ...input, runId, reportTo, questionsTo, reportsWaits, closeOnAnswer: current, observe }, new Date());
   const inbox: PlanPersonEvent[] = [];
   wireCommon(
     input,

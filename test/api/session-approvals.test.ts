@@ -187,3 +187,51 @@ test('a tree leaf waits for approval while its sibling is skipped: the sibling n
   );
   await sessions.end(sessionId);
 });
+
+test("a sub-plan's held call shows on its parent and in the conversation; answered at the parent or by a message, it is decided where it waits", async () => {
+  const goal = 'delegate the bike note';
+  const childGoal = 'write the bike note';
+  const subplan = { type: 'subplan', description: 'delegate', goal: childGoal };
+  stub.script(goal, {
+    execution_plan: [{ steps: [subplan, respondStep] }, { steps: [subplan, respondStep] }],
+    replan_decision: [cont, cont],
+    final_answer: [answer('parent done'), answer('parent done again')],
+  });
+  stub.script(childGoal, {
+    execution_plan: [{ steps: [noteStep('bike', 'red'), respondStep] }, { steps: [noteStep('bike', 'green'), respondStep] }],
+    replan_decision: [cont, cont],
+    final_answer: [answer('noted red'), answer('noted green')],
+  });
+
+  // Over REST: the parent shows the child's call; the decision sent to the parent reaches the child.
+  const started = await call<{ runId: string }>('POST', '/v1/runs', { userId: 'sub-approver', goal });
+  const runId = started.body.runId;
+  const shown = await waitFor('the held call on the parent', async () => {
+    const s = await stateOf(runId);
+    return s.status === 'waiting_approval' && s.pendingApproval?.runId ? s : undefined;
+  });
+  const childId = shown.pendingApproval?.runId ?? '';
+  assert.equal(childId, `${runId}.s1`);
+  assert.equal((await stateOf(childId)).status, 'waiting_approval');
+  assert.deepEqual(shown.pendingApproval, { ...(await stateOf(childId)).pendingApproval, runId: childId });
+  assert.equal((await call('POST', `/v1/runs/${runId}/approval`, { stepId: shown.pendingApproval?.stepId, decision: 'approve' })).status, 202);
+  const done = await ended(runId);
+  assert.equal(done.status, 'completed', done.lastError ?? '');
+  assert.equal(done.pendingApproval ?? null, null);
+  const child = await ended(childId);
+  assert.equal(child.observations.filter((o) => o.kind === 'tool').length, 1, 'the held call ran once, in the child');
+
+  // In a conversation: the session lists its run as waiting for the sub-plan's call, and "yes" decides it.
+  const { sessionId } = await sessions.create({ userId: 'sub-approver' });
+  const inSession = (await sessions.send(sessionId, goal)).runId ?? '';
+  await waitFor('the session to list the sub-plan’s held call', async () =>
+    (await sessions.get(sessionId)).runs.find((r) => r.runId === inSession && r.status === 'waiting_approval' && r.approval?.runId === `${inSession}.s1`),
+  );
+  const outcome = await sessions.send(sessionId, 'yes');
+  assert.equal(outcome.kind, 'reply');
+  assert.match(outcome.reply ?? '', /^Approved: notes_write/);
+  const answered = await ended(inSession);
+  assert.equal(answered.status, 'completed', answered.lastError ?? '');
+  assert.equal(answered.finalAnswer, 'parent done again');
+  await sessions.end(sessionId);
+});

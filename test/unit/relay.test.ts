@@ -68,3 +68,23 @@ test('the parent shows the review (waiting_review, reviewIn) until the child run
     'every change is one version',
   );
 });
+
+test("a child's held tool call shows on the parent (waiting_approval, pendingApproval naming the child) until it runs again", () => {
+  const root = { ...initialState({ runId: 'root', userId: 'u', goal: 'g', model: 'm' }, at), status: 'running' as const };
+  const relay = new QuestionRelay();
+  const host = hostOf(root);
+  const approval = { stepId: 's2', tool: 'notes_write', args: { key: 'k' }, reason: 'notes_write' };
+  const held = { runId: 'root.s1', status: 'waiting_approval' as const, question: 'May I?', finalAnswer: null, lastError: null, approval };
+  relay.report(host, held, 'root.s1', at);
+  assert.equal(host.state().status, 'waiting_approval');
+  assert.deepEqual(host.state().pendingApproval, { ...approval, runId: 'root.s1' });
+  // Reported further up, it keeps naming the run where the call waits.
+  assert.deepEqual(runReport(host.state(), true)?.approval, { ...approval, runId: 'root.s1' });
+  relay.report(host, { ...held, status: 'running', question: null }, 'root.s1', at);
+  assert.equal(host.state().status, 'running');
+  assert.equal(host.state().pendingApproval, null);
+  // A child's wait reported upward only when asked (a run above, or a session that answers approvals).
+  const child = { ...initialState({ runId: 'root.s1', userId: 'u', goal: 'g', model: 'm' }, at), status: 'waiting_approval' as const, pendingApproval: approval };
+  assert.equal(parentReport(child, 'running', 'root'), null);
+  assert.equal(parentReport(child, 'running', 'root', true)?.kind, 'notify_parent');
+});
