@@ -7,7 +7,9 @@ import { test } from 'node:test';
 import { callIdOf, FieldDeltas, humanFields, liveCallFor, parsePartialReply, withTextSink, withTokenScope, currentTextSink } from '../../src/llm/live-tokens';
 import { MAX_DELTA_CHARS, MAX_PAYLOAD_BYTES, packMessages, unpackMessages, type LiveMessage, type LivePublisher } from '../../src/live/messages';
 import { TokenHub, type HubEvent } from '../../src/api/token-hub';
-import { completeStructured } from '../../src/llm/structured';
+import { callModel, completeStructured } from '../../src/llm/structured';
+import { StreamingDemoProvider } from '../../src/llm/streaming-demo';
+import { initialState } from '../../src/planning/execution-state';
 import type { ModelProvider, ModelRequest } from '../../src/llm/provider';
 
 /** Feeds `text` in pieces of `size` and joins each field's deltas. */
@@ -232,4 +234,21 @@ test('hub: seq keeps growing within a call across a token_reset', () => {
   for (let i = 1; i <= 2; i++) hub.receive(token('c1', i, `${i}`));
   assert.deepEqual(seqs, [1, 2, 3, 4, 5]);
   void hub.close();
+});
+
+test('the offline demo model streams its reply in small pieces inside a run’s call', async () => {
+  const publisher = new Collect();
+  const state = initialState({ runId: 'run-demo-live', userId: 'ada', goal: 'what is 12*7?', model: 'offline-demo' }, new Date());
+  const reply = await withTokenScope({ publisher, key: 'demo/run/1', attempt: 1 }, () =>
+    callModel(new StreamingDemoProvider(0), { call: 'execution_plan', state, tools: [], maxSteps: 25, maxDepth: 2 }, 1),
+  );
+  const tokens = publisher.messages.filter((m) => m.t === 'token');
+  assert.ok(tokens.length > 1, 'in several pieces');
+  assert.equal(
+    tokens
+      .filter((t) => t.field === 'steps[0].description')
+      .map((t) => t.delta)
+      .join(''),
+    reply.steps[0]?.description,
+  );
 });
