@@ -209,6 +209,55 @@ test('forks: from before a step, with edited args, the steps before keep their o
   assert.equal(late.status, 409, 'a step that ran before the fork point keeps its args');
 });
 
+test('forks as the issue names them: a 5-step run at step 3 with an edited observation, and a run that waits for a reply', async () => {
+  const goal = 'five steps to fork';
+  const sum = (e: string) => toolStep('calculator', { expression: e });
+  stub.script(goal, {
+    execution_plan: [{ steps: [sum('1+1'), sum('2+2'), sum('3+3'), sum('4+4'), respondStep] }],
+    // The source's four replans, then the fork's three (after its s3, s4, and before its answer).
+    replan_decision: [cont, cont, cont, cont, cont, cont, cont],
+    final_answer: [answer('2, 4, 6, 8'), answer('2, 40, 6, 8')],
+  });
+  const source = await ended(await start(goal));
+  assert.equal(source.status, 'completed');
+  const sourceCalls = stub.requestsFor(goal).length;
+  const forked = await call<{ runId: string }>('POST', `/v1/runs/${source.runId}/fork`, { stepId: 's3', edits: { observations: [{ stepId: 's2', content: '{"value":40}' }] } });
+  assert.equal(forked.status, 201, JSON.stringify(forked.body));
+  const fork = await ended(forked.body.runId);
+  assert.equal(fork.status, 'completed', fork.lastError ?? '');
+  assert.equal(fork.finalAnswer, '2, 40, 6, 8', 'a different answer');
+  const obs = (s: ExecutionState, stepId: string) => s.observations.find((o) => o.stepId === stepId);
+  assert.deepEqual(obs(fork, 's1'), obs(source, 's1'), 's1 kept its result and time: not run again');
+  assert.equal(obs(fork, 's2')?.content, '{"value":40}');
+  assert.equal(obs(fork, 's2')?.at, obs(source, 's2')?.at, 'an edited observation keeps its time');
+  assert.equal(obs(fork, 's3')?.content, '{"value":6}', 's3 ran again in the fork');
+  // The model saw the edit: every call of the fork after the fork point shows 40, none shows 4 as s2's result.
+  const forkCalls = stub.requestsFor(goal).slice(sourceCalls);
+  assert.ok(forkCalls.length >= 3, `the fork's calls: ${forkCalls.map((r) => r.name).join(', ')}`);
+  for (const r of forkCalls) assert.match(r.messages.map((m) => m.content).join('\n'), /s2 tool: \{"value":40\}/, `${r.name} shows the edited observation`);
+  assert.equal(stub.requestsFor(goal, 'execution_plan').length, 1, 'the fork did not plan again');
+
+  // A run waiting for a reply forks too: the fork waits for its own reply; the source is untouched.
+  const asking = 'fork while it asks';
+  stub.script(asking, {
+    execution_plan: [{ steps: [sum('5+5'), { type: 'ask_user', description: 'ask', question: 'Which colour?' }, respondStep] }],
+    replan_decision: [cont, cont, cont, cont],
+    final_answer: [answer('fork: blue'), answer('source: red')],
+  });
+  const waitingId = await start(asking);
+  const asked = await waitFor('the question', async () => ((await stateOf(waitingId)).status === 'waiting_user' ? stateOf(waitingId) : null));
+  const branch = await call<{ runId: string; forkedFrom: { version: number } }>('POST', `/v1/runs/${waitingId}/fork`, { version: asked.version });
+  assert.equal(branch.status, 201, JSON.stringify(branch.body));
+  assert.equal(branch.body.forkedFrom.version, asked.version);
+  await waitFor('the fork asking', async () => ((await stateOf(branch.body.runId)).status === 'waiting_user' ? true : null));
+  assert.equal((await call('POST', `/v1/runs/${branch.body.runId}/reply`, { text: 'blue' })).status, 202);
+  assert.equal((await ended(branch.body.runId)).finalAnswer, 'fork: blue');
+  assert.equal((await stateOf(waitingId)).status, 'waiting_user', 'the source still waits');
+  assert.equal((await call('POST', `/v1/runs/${waitingId}/reply`, { text: 'red' })).status, 202);
+  assert.equal((await ended(waitingId)).finalAnswer, 'source: red');
+  assert.equal(obs(await ended(branch.body.runId), 's1')?.at, obs(await ended(waitingId), 's1')?.at, 'the fork did not compute 5+5 again');
+});
+
 test('a tree run forks before a task: the tasks before keep their results, that task runs again in the fork', async () => {
   const goal = 'tree to fork';
   stub.script(goal, {
