@@ -184,6 +184,19 @@ export class Runs {
     };
   }
 
+  /**
+   * What a run shows, to pass a decision down to the run below it that waits for it; null when it cannot be
+   * read now (no worker answers the query yet, e.g. just after a crash): the decision then goes to the run itself.
+   */
+  private async shown(runId: string): Promise<ExecutionState | null> {
+    try {
+      return await this.get(runId);
+    } catch (err) {
+      if (err instanceof RunNotFoundError) throw err;
+      return null;
+    }
+  }
+
   /** The run's ExecutionState: by query while it runs, from its result once it has ended. */
   async get(runId: string): Promise<ExecutionState> {
     const handle = this.client.workflow.getHandle<(input: PlanExecutionInput) => Promise<ExecutionState>>(runId);
@@ -289,8 +302,8 @@ export class Runs {
    */
   async review(runId: string, decision: ReviewDecision): Promise<void> {
     // A run that shows its child's plan review (a group's, a sub-agent's) passes the decision down to it.
-    const shown = await this.get(runId);
-    if (shown.status === 'waiting_review' && shown.reviewIn && shown.reviewIn.runId !== runId) return this.review(shown.reviewIn.runId, decision);
+    const shown = await this.shown(runId);
+    if (shown?.status === 'waiting_review' && shown.reviewIn && shown.reviewIn.runId !== runId) return this.review(shown.reviewIn.runId, decision);
     await this.sendToRun(runId, submitReviewUpdate, decision, {
       ended: (status) => new RunNotWaitingError(runId, status, 'a review'),
       refused: async (err) => {
@@ -303,8 +316,8 @@ export class Runs {
   /** A person's decision on the tool call waiting for approval (409 unless that step waits). */
   async approve(runId: string, decision: ApprovalDecision): Promise<void> {
     // A run that shows a held call of a run below it (a sub-plan's, a group's, a sub-agent's) passes the decision down.
-    const shown = await this.get(runId);
-    const below = shown.status === 'waiting_approval' ? shown.pendingApproval?.runId : undefined;
+    const shown = await this.shown(runId);
+    const below = shown?.status === 'waiting_approval' ? shown.pendingApproval?.runId : undefined;
     if (below && below !== runId) return this.approve(below, decision);
     await this.sendToRun(runId, submitApprovalUpdate, decision, {
       ended: (status) => new RunNotWaitingError(runId, status, 'an approval'),

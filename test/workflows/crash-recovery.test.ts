@@ -305,8 +305,9 @@ test('a call held for approval survives SIGKILL of its worker: approved on the n
   workers.at(-1)!.kill('SIGKILL');
   await new Promise((r) => workers.at(-1)!.once('exit', r));
   workers.push(await startWorker());
-  // The wait is durable: the next worker replays the run to it, and the decision is taken there.
-  assert.equal((await runs.get(runId)).status, 'waiting_approval');
+  // The wait is durable: the next worker replays the run to it, and the decision is taken there. (Until the
+  // server gives up on the dead worker's sticky queue, a query can time out: asked again until one answers.)
+  await waitFor('the next worker to show the held call', async () => (await runs.get(runId).catch(() => undefined))?.status === 'waiting_approval', 60_000);
   await runs.approve(runId, { stepId: 's1', decision: 'approve' });
   const state = (await client.workflow.getHandle(runId).result()) as ExecutionState;
   await client.connection.close();
