@@ -56,7 +56,10 @@ export async function pollEventStream(res: Response, options: PollStreamOptions,
   const end = () => stop.abort();
   res.on('close', end); // the client went away
   options.shutdown?.addEventListener('abort', end, { once: true });
-  if (options.shutdown?.aborted) end();
+  // A client that went away while the route was still reading (before this listener) closed its response
+  // unheard: without this, the stream would poll for nobody, forever.
+  const gone = () => res.destroyed || !res.socket || res.socket.destroyed;
+  if (options.shutdown?.aborted || gone()) end();
   const write = (chunk: string) => {
     if (!stop.signal.aborted && !res.destroyed && !res.writableEnded) res.write(chunk);
   };
@@ -76,7 +79,7 @@ export async function pollEventStream(res: Response, options: PollStreamOptions,
         if (!failing) options.logger.warn({ err, ...options.context }, 'reading the source of an event stream failed; retrying');
         failing = true;
       }
-      if (stop.signal.aborted) break;
+      if (stop.signal.aborted || gone()) break;
       try {
         await sleep(pollMs, undefined, { signal: stop.signal });
       } catch {

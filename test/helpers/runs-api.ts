@@ -31,12 +31,17 @@ export async function startRunsApi(stub: StubModelServer, options: { config?: Co
   // Bundled with the history module only when a test first asks for a run's history.
   const history = new RunHistory(env.client, { bundle: () => bundleWorkflows({ history: true }), dataConverter: dataConverterFor(env.config) });
   const forks = new Forks(env.client, runs, history);
-  const server = await listen(createApp({ runs, history, forks, config: env.config, isHealthy: () => temporalReachable(env.client), logger: pino({ level: 'silent' }), ...options.app }));
+  // Stopping ends every event stream still open (and the app's live-token hub), as the API server does.
+  const shutdown = new AbortController();
+  const server = await listen(
+    createApp({ runs, history, forks, config: env.config, isHealthy: () => temporalReachable(env.client), logger: pino({ level: 'silent' }), shutdown: shutdown.signal, ...options.app }),
+  );
   return {
     env,
     runs,
     url: server.url,
     async stop() {
+      shutdown.abort();
       await server.close();
       await env.stop();
       await stub.stop();
