@@ -220,9 +220,6 @@ async function runTests(testFiles, { env: runEnv, tap, label }) {
     'tsx',
     '--test',
     '--test-concurrency=1',
-    // A test file's process ends when its tests have: a handle a test leaves open (a timer, a socket) must not
-    // hold the suite until CI's limit (seen once under load after the live-token work; its cause is not found yet).
-    '--test-force-exit',
     // Per test file too: the chaos test restarts real processes (≈ 1–2 min, longer on a loaded machine).
     '--test-timeout=480000',
     '--test-reporter=spec',
