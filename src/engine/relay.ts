@@ -41,7 +41,7 @@ export class QuestionRelay {
    */
   report(host: RelayHost, report: RunReport, childRunId: string, now: Date): void {
     if (report.runId !== childRunId) return;
-    // A child's plan waits for review: shown here until the child reports it runs again (or ends).
+    // A child's held call or plan review: shown here until the child reports it runs again (or ends).
     if (report.status === 'waiting_approval' && report.approval) {
       // A child's held call (or one it shows of its own child): shown here, naming the run it waits in.
       this.#approval = report.runId;

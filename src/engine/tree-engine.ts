@@ -889,7 +889,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
     // A run above shows its plan reviews and held calls too (a session its runs' held calls, not their reviews).
     const reviewsTo = scoped || (!this.input.reportTo && questionsTo !== null);
     const reviews = () => reviewsTo && (this.input.reportsWaits?.() ?? false);
-    const approvals = () => toSession || (reviewsTo && (this.input.reportsWaits?.() ?? false));
+    const approvals = () => toSession || reviews();
     this.#out.changed(next, previous, scoped ? (this.input.parentRunId ?? null) : (this.input.reportTo ?? questionsTo), !scoped && questionsTo === null, approvals, reviews);
   }
 }
