@@ -31,6 +31,7 @@ import { createLogger } from '../telemetry/logger';
 import { tracingFromConfig } from '../telemetry/tracing';
 import { createApp } from './app';
 import { isLoopback } from './host-guard';
+import { streamReadsSettled } from './sse';
 
 /** A health probe must answer well within a load balancer's own timeout. */
 const HEALTH_TIMEOUT_MS = 2_000;
@@ -179,6 +180,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
         await closed;
         clearInterval(reap);
         clearTimeout(force);
+        await streamReadsSettled(shutdown.signal);
         await client.connection.close();
         await closeStores();
       })();

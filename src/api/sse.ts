@@ -28,6 +28,31 @@ export interface PollStreamOptions extends SseTiming {
   onOpen?: (send: SendEvent) => () => void;
 }
 
+const STOPPED = Symbol('stopped');
+
+/** Reads still in flight of streams that ended first, by their server's shutdown signal. */
+const leftReads = new WeakMap<AbortSignal, Set<Promise<unknown>>>();
+
+/**
+ * Resolves once the reads that streams left behind at shutdown have settled (at most `timeoutMs`):
+ * awaited before the Temporal connection closes, since a query cut by a closing channel never settles
+ * and fails later as an uncaught error.
+ */
+export async function streamReadsSettled(shutdown: AbortSignal, timeoutMs = 10_000): Promise<void> {
+  const reads = leftReads.get(shutdown);
+  if (!reads || reads.size === 0) return;
+  await Promise.race([Promise.allSettled([...reads]), sleep(timeoutMs, undefined, { ref: false })]);
+}
+
+function leaveBehind(shutdown: AbortSignal | undefined, read: Promise<unknown>): void {
+  if (!shutdown) return;
+  let reads = leftReads.get(shutdown);
+  if (!reads) leftReads.set(shutdown, (reads = new Set()));
+  const left = reads;
+  left.add(read);
+  void read.finally(() => left.delete(read)).catch(() => undefined);
+}
+
 /** Writes one event; `id` lets a reconnecting client resume (`Last-Event-ID`). */
 export type SendEvent = (event: string, data: unknown, id: string | number) => void;
 
@@ -66,13 +91,27 @@ export async function pollEventStream(res: Response, options: PollStreamOptions,
   const heartbeat = setInterval(() => write(': heartbeat\n\n'), heartbeatMs);
   const send: SendEvent = (event, data, id) => write(`event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
 
+  // A read may wait long (a query of a run no worker serves): the stream must still end when its client
+  // leaves or the server shuts down, or its heartbeat keeps the process alive.
+  const stopped = new Promise<typeof STOPPED>((resolve) => {
+    if (stop.signal.aborted) resolve(STOPPED);
+    else stop.signal.addEventListener('abort', () => resolve(STOPPED), { once: true });
+  });
   let failing = false;
   let closePushed: (() => void) | undefined;
   try {
     if (options.onOpen && !stop.signal.aborted) closePushed = options.onOpen(send);
     for (;;) {
       try {
-        const more = await poll(send);
+        const reading = poll(send);
+        const more = await Promise.race([reading, stopped]);
+        if (more === STOPPED) {
+          leaveBehind(
+            options.shutdown,
+            reading.catch(() => undefined),
+          );
+          break;
+        }
         failing = false;
         if (!more) break;
       } catch (err) {

@@ -4,6 +4,7 @@
  */
 import pino from 'pino';
 import { createApp, type AppOptions } from '../../src/api/app';
+import { streamReadsSettled } from '../../src/api/sse';
 import { temporalReachable } from '../../src/api/server';
 import type { Config } from '../../src/config';
 import { Runs } from '../../src/temporal/runs';
@@ -43,6 +44,7 @@ export async function startRunsApi(stub: StubModelServer, options: { config?: Co
     async stop() {
       shutdown.abort();
       await server.close();
+      await streamReadsSettled(shutdown.signal);
       await env.stop();
       await stub.stop();
     },
