@@ -218,6 +218,9 @@ async function runTests(testFiles, { env: runEnv, tap, label }) {
   const nodeArgs = [
     '--import',
     'tsx',
+    // Ends a test file's process that a leaked handle keeps alive after its tests (see the file).
+    '--import',
+    './test/helpers/exit-guard.mjs',
     '--test',
     '--test-concurrency=1',
     // Per test file too: the chaos test restarts real processes (≈ 1–2 min, longer on a loaded machine).
