@@ -213,11 +213,13 @@ test("the inspector shows a user's schedules with their next runs; pause, unpaus
     const row = page.locator(`[data-testid="schedules"] tr[data-schedule="${id}"]`);
     await row.waitFor();
     assert.match((await row.textContent()) ?? '', /water the plants[\s\S]*cron "0 9 \* \* MON" \(Europe\/Paris\)/);
-    await row.locator('button:has-text("Pause")').click();
-    await row.locator('button:has-text("Unpause")').waitFor();
+    // Exact names: "Unpause" contains "Pause".
+    const button = (name: string) => row.getByRole('button', { name, exact: true });
+    await button('Pause').click();
+    await button('Unpause').waitFor();
     assert.equal((await view()).paused, true);
-    await row.locator('button:has-text("Unpause")').click();
-    await row.locator('button:has-text("Pause")').waitFor();
+    await button('Unpause').click();
+    await button('Pause').waitFor();
     assert.equal((await view()).paused, false);
     await row.locator('button:has-text("Cancel")').click();
     await row.waitFor({ state: 'detached' });

@@ -17,7 +17,6 @@ import { startRunsApi, type RunsApi } from '../helpers/runs-api';
 import { answer, respondStep, toolStep, cont } from '../helpers/scenarios';
 import { readEvents } from '../helpers/sse-client';
 import { StubModelServer } from '../helpers/stub-model-server';
-import { waitFor } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
 let api: RunsApi;
@@ -167,23 +166,32 @@ test('a stream broken mid-reply is retried: token_reset, then the retried callâ€
     replan_decision: [cont],
     final_answer: [answer(LONG('first draft, never finished')), answer(LONG('retried'))],
   });
-  const runId = await startRun(goal);
-  // Break the answer's stream only: wait until the plan's call is in.
-  await waitFor('the plan', async () => stub.requestsFor(goal, 'replan_decision').length > 0, 20_000);
-  stub.failMidStream = 1;
-  const sse = await readEvents(`${api.url}/v1/runs/${runId}/events`, { timeoutMs: 40_000 });
-  stub.failMidStream = 0;
+  // Break the answer's stream only (armed before the run, so the answer cannot start before it is).
+  Object.assign(stub, { failMidStream: 1, failMidStreamOf: 'final_answer' });
+  let sse: Awaited<ReturnType<typeof readEvents>>;
+  let runId: string;
+  try {
+    runId = await startRun(goal);
+    sse = await readEvents(`${api.url}/v1/runs/${runId}/events`, { timeoutMs: 40_000 });
+  } finally {
+    Object.assign(stub, { failMidStream: 0, failMidStreamOf: undefined });
+  }
   const state = finalState(sse.events);
   assert.equal(state.status, 'completed');
   assert.equal(state.finalAnswer, LONG('retried'));
   assert.ok(stub.streams.some((s) => s.goal === goal && s.broken));
-  const kinds = sse.events.filter((e) => e.event === 'token' || e.event === 'token_reset').map((e) => (e.event === 'token' ? (JSON.parse(e.data) as Token).delta : 'RESET'));
+  const resetEvent = sse.events.find((e) => e.event === 'token_reset');
+  assert.ok(resetEvent, 'a token_reset');
+  const resetData = JSON.parse(resetEvent.data) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(resetData).sort(), ['callId', 'runId']);
+  // The answer call's tokens and its reset (the plan's thoughts stream too, under other call ids).
+  const kinds = sse.events
+    .filter((e) => e === resetEvent || (e.event === 'token' && (JSON.parse(e.data) as Token).callId === resetData.callId))
+    .map((e) => (e.event === 'token' ? (JSON.parse(e.data) as Token).delta : 'RESET'));
   const reset = kinds.indexOf('RESET');
   assert.ok(reset > 0, `a token_reset after the first tokens: ${kinds.join('|')}`);
-  assert.ok(kinds.slice(0, reset).join('').startsWith('first'), 'the broken call streamed first');
+  assert.ok(kinds.slice(0, reset).join('').startsWith('first'), `the broken call streamed first: ${kinds.join('|')}`);
   assert.deepEqual(answerOf(sse.events), [LONG('retried')], 'what a client shows after the reset is the retried answer');
-  const resetData = JSON.parse(sse.events.find((e) => e.event === 'token_reset')!.data) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(resetData).sort(), ['callId', 'runId']);
   assert.equal(resetData.runId, runId);
 });
 

@@ -138,6 +138,8 @@ export class StubModelServer {
   chunkDelayMs = 0;
   /** The next this many streamed replies break off (the connection is destroyed) after half their pieces. */
   failMidStream = 0;
+  /** Only streamed replies to this call name (e.g. `final_answer`) count for `failMidStream`. */
+  failMidStreamOf?: string;
   /** The content type a streamed reply is sent with (a server may get it wrong). */
   streamContentType = 'text/event-stream; charset=utf-8';
   /** Answer a streaming request with a 400, as a server that knows no `stream_options` might. */
@@ -201,7 +203,8 @@ export class StubModelServer {
     res.socket?.setNoDelay(true);
     const pieces: string[] = [];
     for (let i = 0; i < content.length; i += this.chunkChars) pieces.push(content.slice(i, i + this.chunkChars));
-    const breakAt = this.failMidStream > 0 ? Math.max(1, Math.floor(pieces.length / 2)) : -1;
+    const breaks = this.failMidStream > 0 && (this.failMidStreamOf === undefined || this.failMidStreamOf === request.name);
+    const breakAt = breaks ? Math.max(1, Math.floor(pieces.length / 2)) : -1;
     if (breakAt >= 0) this.failMidStream--;
     const record: (typeof this.streams)[number] = { name: request.name, goal: request.goal, content, firstChunkAt: 0, pieceAt: [] };
     this.streams.push(record);
