@@ -146,6 +146,11 @@ export const ConfigSchema = z.object({
    * the default follows the machine's memory (cachedWorkflowsFor).
    */
   WORKER_CACHED_WORKFLOWS: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(100_000).optional()),
+  /**
+   * Users whose long-term index (records and full-text indexes, MEMORY_STORE=file) a process keeps
+   * loaded; past it the least recently used is dropped and rebuilt from its files when next used.
+   */
+  LONGTERM_CACHED_USERS: z.coerce.number().int().min(1).max(100_000).default(100),
   /** Base URL of the Temporal Web UI, for links printed by the API and the chat client. */
   TEMPORAL_UI_URL: z.preprocess(blankToUndefined, z.string().url().optional()),
   /** `apikey`: every API request needs `Authorization: Bearer <key>`; `none` is allowed only while HOST is a loopback address. */

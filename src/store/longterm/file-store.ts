@@ -13,9 +13,14 @@
  * `stat` when nothing changed), so a read after another process's write sees it. A write
  * section takes the lock, catches up (cutting off a torn trailing line a crash left), runs,
  * then appends its records and audit entries.
+ *
+ * The indexes held are bounded (`maxUsers`): the least recently used user's is dropped, and its
+ * next use rebuilds it from the log — so a long-running API that searched many users' memory
+ * holds only the recent ones, not every user's records.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { LRUCache } from 'lru-cache';
 import { fileSafe, JsonlTail, withDirLock } from '../memory/file-store';
 import { KeyedMutex, readerOf, writeSection } from './in-memory-store';
 import { auditEntryMatches, type LongTermAuditEntry, type LongTermAuditFilter, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter } from './store';
@@ -33,6 +38,8 @@ interface LoadedUser {
   queue: Promise<unknown>;
 }
 
+const closeUser = (u: LoadedUser) => Promise.all([u.records.close(), u.audit.close(), u.vectors.close()]).then(() => undefined);
+
 /** One line of vectors.jsonl. */
 interface VectorLine {
   kind: MemoryKind;
@@ -40,11 +47,33 @@ interface VectorLine {
   v: string;
 }
 
+export interface FileLongTermStoreOptions {
+  /** Users whose index this process keeps loaded at once. @default 100 */
+  maxUsers?: number;
+}
+
 export class FileLongTermStore implements LongTermStore {
-  private readonly users = new Map<string, LoadedUser>();
+  private readonly users: LRUCache<string, LoadedUser>;
   private readonly mutex = new KeyedMutex();
 
-  constructor(private readonly root: string) {}
+  constructor(
+    private readonly root: string,
+    options: FileLongTermStoreOptions = {},
+  ) {
+    this.users = new LRUCache<string, LoadedUser>({
+      max: Math.max(1, options.maxUsers ?? 100),
+      // After the user's write in flight (the mutex): its appends go to files still open. A reader handed
+      // out before keeps its own index and reads on; the files reopen on their next append.
+      dispose: (user, userId, reason) => {
+        if (reason === 'evict') void this.mutex.run(userId, () => closeUser(user));
+      },
+    });
+  }
+
+  /** Users whose index is loaded now (least recently used ones are dropped past `maxUsers`). */
+  get loadedUsers(): number {
+    return this.users.size;
+  }
 
   async setup(): Promise<void> {
     mkdirSync(this.root, { recursive: true });
@@ -53,7 +82,7 @@ export class FileLongTermStore implements LongTermStore {
   async end(): Promise<void> {
     const users = [...this.users.values()];
     this.users.clear();
-    await Promise.all(users.map((u) => Promise.all([u.records.close(), u.audit.close(), u.vectors.close()])));
+    await Promise.all(users.map(closeUser));
   }
 
   private user(userId: string): LoadedUser {

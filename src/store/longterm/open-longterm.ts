@@ -4,6 +4,7 @@
  * and the worker, so both see one long-term memory — with dense vectors when EMBEDDING_MODEL is set.
  */
 import path from 'node:path';
+import type { Config } from '../../config';
 import { embedderFromConfig, type EmbeddingConfig } from '../../longterm/embedder';
 import { LongTermService } from '../../longterm/service';
 import { redactSecrets } from '../../memory/observers';
@@ -13,11 +14,11 @@ import { InMemoryLongTermStore } from './in-memory-store';
 import { PostgresLongTermStore } from './postgres-store';
 import type { LongTermStore } from './store';
 
-export function createLongTermStore(config: BackendConfig): LongTermStore {
+export function createLongTermStore(config: BackendConfig & Partial<Pick<Config, 'LONGTERM_CACHED_USERS'>>): LongTermStore {
   return byBackend<LongTermStore>(config, {
     memory: () => new InMemoryLongTermStore(),
     postgres: (url) => new PostgresLongTermStore(url),
-    file: (dataDir) => new FileLongTermStore(path.join(dataDir, 'longterm')),
+    file: (dataDir) => new FileLongTermStore(path.join(dataDir, 'longterm'), { ...(config.LONGTERM_CACHED_USERS !== undefined ? { maxUsers: config.LONGTERM_CACHED_USERS } : {}) }),
   });
 }
 
@@ -32,7 +33,7 @@ export interface OpenLongTermOptions {
   warn?: (message: string, details: Record<string, unknown>) => void;
 }
 
-export async function openLongTerm(config: BackendConfig & Partial<EmbeddingConfig>, options: OpenLongTermOptions = {}): Promise<OpenLongTerm> {
+export async function openLongTerm(config: Parameters<typeof createLongTermStore>[0] & Partial<EmbeddingConfig>, options: OpenLongTermOptions = {}): Promise<OpenLongTerm> {
   const store = createLongTermStore(config);
   await store.setup();
   const embedder = embedderFromConfig(config);

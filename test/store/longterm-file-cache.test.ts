@@ -1,0 +1,60 @@
+/**
+ * The file store's per-user indexes are bounded: past `maxUsers` the least recently used user's is
+ * dropped (its files closed), and a dropped user's next read rebuilds it from the log unchanged.
+ */
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { LongTermService } from '../../src/longterm/service';
+import { FileLongTermStore } from '../../src/store/longterm/file-store';
+import { scratchDirs } from '../helpers/scratch-dirs';
+
+const opened: { store: FileLongTermStore; svc: LongTermService }[] = [];
+after(async () => {
+  // The reads recorded last, then the files, before the directories go.
+  for (const { store, svc } of opened) {
+    await svc.flushReads();
+    await store.end();
+  }
+});
+const dir = scratchDirs('threadline-longterm-cache-');
+
+async function open(maxUsers: number): Promise<{ store: FileLongTermStore; svc: LongTermService }> {
+  const store = new FileLongTermStore(dir(), { maxUsers });
+  await store.setup();
+  const svc = new LongTermService({ store });
+  opened.push({ store, svc });
+  return { store, svc };
+}
+
+const remember = (svc: LongTermService, userId: string, text: string) =>
+  svc.importConversations(userId, [{ messages: [{ role: 'user', text }] }], { origin: 'person', reason: 'test' }, () => `session-${userId}`);
+
+test('past maxUsers, the least recently used user is dropped and rebuilt from its files on its next use', async () => {
+  const { store, svc } = await open(2);
+  await remember(svc, 'ada', 'my cat is called Pixel');
+  await remember(svc, 'bob', 'my dog is called Rex');
+  assert.equal(store.loadedUsers, 2);
+  // Ada is used again, so Bob is now the least recent one and goes when a third user comes.
+  assert.equal((await svc.search('ada', { query: 'cat' })).length, 1);
+  await remember(svc, 'cyd', 'my car is red');
+  assert.equal(store.loadedUsers, 2);
+  // Bob's memory is still there: his index is rebuilt from the log (and Ada's, the least recent now, goes).
+  const bob = await svc.search('bob', { query: 'dog Rex' });
+  assert.deepEqual(
+    bob.map((r) => r.text),
+    ['my dog is called Rex'],
+  );
+  assert.equal(store.loadedUsers, 2);
+  // A thousand users through a store bounded at two hold two indexes, not a thousand.
+  for (let i = 0; i < 50; i++) await svc.search(`user-${i}`, { query: 'anything' });
+  assert.equal(store.loadedUsers, 2);
+  assert.equal((await svc.search('ada', { query: 'Pixel' }))[0]?.text, 'my cat is called Pixel');
+});
+
+test('a user dropped while a write of theirs is in flight loses nothing', async () => {
+  const { svc } = await open(1);
+  const writes = [remember(svc, 'eve', 'first note of eve'), remember(svc, 'fay', 'first note of fay'), remember(svc, 'eve', 'second note of eve')];
+  await Promise.all(writes);
+  const texts = (await svc.search('eve', { query: 'note eve', k: 10 })).map((r) => r.text).sort();
+  assert.deepEqual(texts, ['first note of eve', 'second note of eve']);
+});
