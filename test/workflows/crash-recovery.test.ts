@@ -4,7 +4,7 @@
  * tool — runs twice.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -14,41 +14,14 @@ import { Runs } from '../../src/temporal/runs';
 import { Sessions } from '../../src/temporal/sessions';
 import { openMemory } from '../../src/store/open-memory';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
+import { startCrashWorker } from '../helpers/crash-workers';
 import { StubModelServer } from '../helpers/stub-model-server';
 import { testConfig, waitFor } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
 const config = testConfig();
-const root = path.resolve(__dirname, '../..');
 
-function startWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/crash-worker.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: config.temporalAddress,
-      TASK_QUEUE: config.TASK_QUEUE,
-      DATA_DIR: config.dataDir,
-      OPENAI_BASE_URL: stub.url,
-      OPENAI_API_KEY: 'test-key',
-      AGENT_MODEL: 'stub-model',
-      // As testConfig: the memory passes after each run would ask the stub for replies no test scripted.
-      MEMORY_EXTRACTION: config.MEMORY_EXTRACTION,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  return waitFor(
-    'the worker process to start',
-    async () => {
-      if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
-      return output.includes('crash-worker: running') ? child : undefined;
-    },
-    60_000,
-  );
-}
+const startWorker = () => startCrashWorker(config, stub.url);
 
 const workers: ChildProcess[] = [];
 before(async () => {

@@ -4,8 +4,7 @@
  * call asked again by the next worker, and the run's final answer is the retried one.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { createApp } from '../../src/api/app';
@@ -16,43 +15,20 @@ import type { Client } from '@temporalio/client';
 import { listen, requestJson, type Listening } from '../helpers/http';
 import { answer, respondStep } from '../helpers/scenarios';
 import { readEvents } from '../helpers/sse-client';
+import { startCrashWorker } from '../helpers/crash-workers';
 import { StubModelServer } from '../helpers/stub-model-server';
-import { testConfig, waitFor } from '../helpers/temporal-env';
+import { testConfig } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
 const config = testConfig();
-const root = path.resolve(__dirname, '../..');
 const workers: ChildProcess[] = [];
 let client: Client;
 let app: Listening;
 
-function startWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/crash-worker.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: config.temporalAddress,
-      TASK_QUEUE: config.TASK_QUEUE,
-      DATA_DIR: config.dataDir,
-      OPENAI_BASE_URL: stub.url,
-      OPENAI_API_KEY: 'test-key',
-      AGENT_MODEL: 'stub-model',
-      MEMORY_EXTRACTION: config.MEMORY_EXTRACTION,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function startWorker(): Promise<ChildProcess> {
+  const child = await startCrashWorker(config, stub.url);
   workers.push(child);
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  return waitFor(
-    'the worker process to start',
-    async () => {
-      if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
-      return output.includes('crash-worker: running') ? child : undefined;
-    },
-    60_000,
-  );
+  return child;
 }
 
 before(async () => {

@@ -6,7 +6,7 @@
  * down when an occurrence fires runs it once it is back.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,10 +18,9 @@ import { connectClient } from '../../src/temporal/connection';
 import { Runs } from '../../src/temporal/runs';
 import { Schedules } from '../../src/temporal/schedules';
 import { answer, cont, respondStep } from '../helpers/scenarios';
+import { startCrashWorker } from '../helpers/crash-workers';
 import { StubModelServer } from '../helpers/stub-model-server';
 import { testConfig, waitFor } from '../helpers/temporal-env';
-
-const root = path.resolve(__dirname, '../..');
 
 interface DevServer {
   process: ChildProcess;
@@ -46,6 +45,7 @@ let lib: Lib;
 let dbFile = '';
 let port = 0;
 let server: DevServer | null = null;
+const root = path.resolve(__dirname, '../..');
 let worker: ChildProcess | null = null;
 let client: Client | null = null;
 let config: Config;
@@ -66,32 +66,7 @@ async function killServer(): Promise<void> {
 
 /** The production worker in a process of its own (test/helpers/crash-worker.ts), on the pre-built workflow bundle. */
 async function startWorker(): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/crash-worker.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: config.temporalAddress,
-      TASK_QUEUE: config.TASK_QUEUE,
-      DATA_DIR: config.dataDir,
-      OPENAI_BASE_URL: stub.url,
-      OPENAI_API_KEY: 'test-key',
-      AGENT_MODEL: 'stub-model',
-      MEMORY_EXTRACTION: 'off',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  worker = child;
-  await waitFor(
-    'the worker process to start',
-    async () => {
-      if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
-      return output.includes('crash-worker: running');
-    },
-    60_000,
-  );
+  worker = await startCrashWorker(config, stub.url);
 }
 
 async function killWorker(): Promise<void> {
