@@ -19,7 +19,6 @@
  * scripts/bench.mjs starts the private dev server and runs this file with TEMPORAL_ADDRESS set.
  * Results also go to bench/results/many-runs.json.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +32,7 @@ import { loadConfig } from '../src/config';
 import { connectClient } from '../src/temporal/connection';
 import { PLAN_WORKFLOW_TYPE, STATUS_ATTR, USER_ID_ATTR } from '../src/workflows/definitions';
 import { resultsFile } from './server-metrics';
+import { percentile, pool, startWorker } from './worker-process';
 
 const DEFAULT_RUNS = 1_000;
 const IN_FLIGHT = 50;
@@ -43,7 +43,6 @@ const SETTLE_DEADLINE_MS = 180_000;
 const GOAL = 'help me';
 const REPLY = 'remember that my color is green';
 const RESULTS_FILE = resultsFile('many-runs');
-const ROOT = path.join(__dirname, '..');
 
 class UsageError extends Error {}
 
@@ -77,52 +76,6 @@ function memoryOf(pid: number): { rss: number; hwm: number } | null {
   }
 }
 
-/** The `msg` of a pino JSON line, or the line itself when it is not one. */
-function logMessage(line: string): string | undefined {
-  try {
-    const parsed: unknown = JSON.parse(line);
-    return typeof parsed === 'object' && parsed !== null && 'msg' in parsed && typeof parsed.msg === 'string' ? parsed.msg : undefined;
-  } catch {
-    return line;
-  }
-}
-
-/** The worker process: `node --max-old-space-size=1024 --import tsx src/worker.ts`, resolved once it has started polling. */
-async function startWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string; tail: () => string }> {
-  // Started as `npm run worker` starts it: with its V8 heap bounded (docs/operations.md "Worker memory").
-  const child = spawn(process.execPath, ['--max-old-space-size=1024', '--import', 'tsx', path.join(ROOT, 'src', 'worker.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: string[] = [];
-  const keep = (chunk: Buffer) => {
-    lines.push(...chunk.toString().split('\n').filter(Boolean));
-    lines.splice(0, Math.max(0, lines.length - 40));
-  };
-  child.stderr!.on('data', keep);
-  const banner = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      keep(chunk);
-      // The worker logs pino JSON lines; its banner is the one whose msg starts "worker: ".
-      const line = chunk
-        .toString()
-        .split('\n')
-        .map(logMessage)
-        .find((msg) => msg?.startsWith('worker: '));
-      if (line) resolve(line);
-    });
-    child.once('exit', (code) => reject(new Error(`the worker exited (${code}) before it started:\n${lines.join('\n')}`)));
-  });
-  return { child, banner, tail: () => lines.join('\n') };
-}
-
-/** Runs `task` over `items`, `limit` at a time. */
-async function pool<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await task(items[next++]!);
-    }),
-  );
-}
-
 interface Refusal {
   runId: string;
   status: number;
@@ -146,10 +99,6 @@ async function waitForCount(client: Client, userId: string, clause: string, n: n
     if (count >= n || Date.now() > deadline) return count;
     await sleep(500);
   }
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
 }
 
 async function main(): Promise<void> {

@@ -22,7 +22,6 @@
  * scripts/bench.mjs starts the private dev server and runs this file with TEMPORAL_ADDRESS set.
  * Results also go to bench/results/schedules.json.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,6 +36,7 @@ import { scheduledRunOf } from '../src/planning/schedule-spec';
 import { connectClient } from '../src/temporal/connection';
 import { PLAN_WORKFLOW_TYPE, USER_ID_ATTR } from '../src/workflows/definitions';
 import { resultsFile } from './server-metrics';
+import { percentile, pool, startWorker } from './worker-process';
 
 const DEFAULT_SCHEDULES = 1_000;
 /** Time to create them all before the first is due (each create also counts the user's schedules, SCHEDULES_PER_USER). */
@@ -46,7 +46,6 @@ const IN_FLIGHT = 50;
 /** After the last due time, how long the runs may take to complete before the rest count as not completed. */
 const SETTLE_DEADLINE_MS = 180_000;
 const GOAL = 'Remind me to stretch';
-const ROOT = path.join(__dirname, '..');
 
 class UsageError extends Error {}
 
@@ -71,56 +70,10 @@ function parseCli(): { n: number; leadS: number; lateWorker: boolean } {
 
 const round = (x: number, digits = 1) => Number(x.toFixed(digits));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-function percentile(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
-}
 const stats = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   return { p50: round(percentile(sorted, 50)), p95: round(percentile(sorted, 95)), max: round(sorted.at(-1) ?? NaN), min: round(sorted[0] ?? NaN) };
 };
-
-/** The `msg` of a pino JSON line, or undefined. */
-function logMessage(line: string): string | undefined {
-  try {
-    const parsed: unknown = JSON.parse(line);
-    return typeof parsed === 'object' && parsed !== null && 'msg' in parsed && typeof parsed.msg === 'string' ? parsed.msg : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The worker process, as `npm run worker` starts it; resolved once it has started polling. */
-async function startWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string; tail: () => string }> {
-  const child = spawn(process.execPath, ['--max-old-space-size=1024', '--import', 'tsx', path.join(ROOT, 'src', 'worker.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: string[] = [];
-  const keep = (chunk: Buffer) => {
-    lines.push(...chunk.toString().split('\n').filter(Boolean));
-    lines.splice(0, Math.max(0, lines.length - 40));
-  };
-  child.stderr!.on('data', keep);
-  const banner = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      keep(chunk);
-      const line = chunk
-        .toString()
-        .split('\n')
-        .map(logMessage)
-        .find((msg) => msg?.startsWith('worker: '));
-      if (line) resolve(line);
-    });
-    child.once('exit', (code) => reject(new Error(`the worker exited (${code}) before it started:\n${lines.join('\n')}`)));
-  });
-  return { child, banner, tail: () => lines.join('\n') };
-}
-
-async function pool<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await task(items[next++]!);
-    }),
-  );
-}
 
 async function post(url: string, body: unknown): Promise<{ status: number; text: string }> {
   try {

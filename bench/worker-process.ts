@@ -1,0 +1,56 @@
+/** Pieces the process-level benchmarks share: a worker started as `npm run worker` starts it, a task pool, percentiles. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..');
+
+/** The `msg` of a pino JSON line, or the line itself when it is not one. */
+function logMessage(line: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(line);
+    return typeof parsed === 'object' && parsed !== null && 'msg' in parsed && typeof parsed.msg === 'string' ? parsed.msg : undefined;
+  } catch {
+    return line;
+  }
+}
+
+/** The worker process: `node --max-old-space-size=1024 --import tsx src/worker.ts`, resolved once it has started polling. */
+export async function startWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string; tail: () => string }> {
+  // Started as `npm run worker` starts it: with its V8 heap bounded (docs/operations.md "Worker memory").
+  const child = spawn(process.execPath, ['--max-old-space-size=1024', '--import', 'tsx', path.join(ROOT, 'src', 'worker.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    lines.push(...chunk.toString().split('\n').filter(Boolean));
+    lines.splice(0, Math.max(0, lines.length - 40));
+  };
+  child.stderr!.on('data', keep);
+  const banner = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      keep(chunk);
+      // The worker logs pino JSON lines; its banner is the one whose msg starts "worker: ".
+      const line = chunk
+        .toString()
+        .split('\n')
+        .map(logMessage)
+        .find((msg) => msg?.startsWith('worker: '));
+      if (line) resolve(line);
+    });
+    child.once('exit', (code) => reject(new Error(`the worker exited (${code}) before it started:\n${lines.join('\n')}`)));
+  });
+  return { child, banner, tail: () => lines.join('\n') };
+}
+
+/** Runs `task` over `items`, `limit` at a time. */
+export async function pool<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await task(items[next++]!);
+    }),
+  );
+}
+
+/** The p-th percentile of ascending `sorted` (NaN when empty). */
+export function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
+}
