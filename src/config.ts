@@ -165,9 +165,12 @@ export const ConfigSchema = z.object({
   MAX_STREAMS_PER_USER: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
   /** Tokens (prompt + completion) one user may use per calendar month (UTC) before new runs are refused (0: no budget). */
   USER_TOKEN_BUDGET: z.coerce.number().int().min(0).default(0),
-  /** Seals every payload in Temporal history with AES-256-GCM: 32 bytes as base64 or hex (`openssl rand -base64 32`), or a passphrase. */
+  /**
+   * Seals every payload in Temporal history with AES-256-GCM: `[name:]key`, the key 32 bytes as base64
+   * or hex (`openssl rand -base64 32`) or a passphrase (stretched with scrypt); payloads carry the name.
+   */
   THREADLINE_ENCRYPTION_KEY: z.preprocess(blankToUndefined, z.string().optional()),
-  /** Keys used before a rotation, comma-separated: they still open what they sealed. */
+  /** Keys used before a rotation, comma-separated (each `[name:]key`): they still open what they sealed. */
   THREADLINE_ENCRYPTION_OLD_KEYS: z.preprocess(blankToUndefined, z.string().optional()),
   /** Payloads larger than this many bytes go to the blob store, and history keeps a reference (0: off). */
   CLAIM_CHECK_THRESHOLD: z.coerce

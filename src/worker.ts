@@ -38,6 +38,7 @@ import { codeVersionOf } from './activities/code-version';
 import { Schedules } from './temporal/schedules';
 import { Runs } from './temporal/runs';
 import type { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { callsInterceptor } from './activities/calls-interceptor';
 import { liveTokensInterceptor } from './activities/live-tokens-interceptor';
 import { openPublisher } from './live/channels';
@@ -74,6 +75,8 @@ export interface WorkerOptions {
   logger?: Logger;
   /** Where live tokens go (src/live/). @default the channel of the config (src/live/channels.ts), closed when the worker stops */
   tokens?: LivePublisher;
+  /** How payloads are written into history (a test stands in an earlier release's). @default the config's (dataConverterFor) */
+  dataConverter?: DataConverter;
 }
 
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
@@ -178,7 +181,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     taskQueue: options.taskQueue ?? config.TASK_QUEUE,
     workflowBundle,
     activities,
-    dataConverter: dataConverterFor(config),
+    dataConverter: options.dataConverter ?? dataConverterFor(config),
     // Bounds the worker's memory: runs past it are evicted and replayed from history when they resume.
     maxCachedWorkflows: config.workerCachedWorkflows,
     ...(version ? { workerDeploymentOptions: workerDeploymentOptions(version) } : {}),
