@@ -406,7 +406,7 @@ export function createApp(options: AppOptions): Express {
     {
       summary: 'Watch a run: Server-Sent Events',
       description:
-        "`event: state` with the ExecutionState as `data` at each change (`id`: its version), then `event: done` with the final state when the run ends. While a model call runs, `event: token` `{runId, callId, stepId?, taskIndex?, field, delta, seq}` carries what grew of a human-readable reply field, and `event: token_reset` `{runId, callId}` voids a call's earlier deltas (it is asked again); `Last-Event-ID` resumes. Comments keep the stream alive.",
+        "`event: state` with the ExecutionState as `data` at each change (`id`: its version), then `event: done` with the final state when the run ends. While a model call runs, `event: token` `{runId, callId, stepId?, taskIndex?, field, delta, seq}` carries what grew of a human-readable reply field, and `event: token_reset` `{runId, callId}` voids a call's earlier deltas (it is asked again); `Last-Event-ID` resumes. Comments keep the stream alive. With API keys, a stream whose key is revoked or expires ends with `event: error` carrying the error envelope (code `unauthorized`).",
       request: { params: RunParams },
       responses: { 200: { description: 'The event stream', contentType: 'text/event-stream' } },
       errors: { 404: 'No such run (answered before the stream starts)', 429: 'Too many open event streams' },

@@ -27,6 +27,16 @@ export interface AuthOptions {
 /** The authenticated caller, or undefined when auth is off. */
 export const principalOf = (res: Response): Principal | undefined => res.locals.principal as Principal | undefined;
 
+/** Why the caller's key may no longer be used (revoked or expired since the request came), or null while it may. */
+export type KeyCheck = () => Promise<string | null>;
+const KEY_CHECK = 'keyCheck';
+
+/**
+ * How a response that outlives its request (an event stream) checks the key again; undefined when
+ * there is nothing to check (auth off, or THREADLINE_ADMIN_KEY, which only a restart changes).
+ */
+export const keyCheckOf = (res: Response): KeyCheck | undefined => res.locals[KEY_CHECK] as KeyCheck | undefined;
+
 const unauthorized = (why: string) => new ApiError(401, 'unauthorized', `${why}; send "Authorization: Bearer <API key>"`);
 
 export function authenticate(options: AuthOptions): RequestHandler {
@@ -47,6 +57,11 @@ export function authenticate(options: AuthOptions): RequestHandler {
       const why = unusable(record, new Date());
       if (why) throw unauthorized(why);
       res.locals.principal = { userId: record.userId, role: record.role, keyId: record.keyId } satisfies Principal;
+      const { store } = options;
+      res.locals[KEY_CHECK] = (async () => {
+        const now = await store?.get(record.keyId);
+        return now ? unusable(now, new Date()) : 'the API key was deleted';
+      }) satisfies KeyCheck;
       next();
     } catch (err) {
       next(err);

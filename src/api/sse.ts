@@ -1,17 +1,22 @@
 /**
  * Server-Sent Events plumbing shared by the API's streams (a run's states, a
  * memory thread's operations): headers, keep-alive comments, a poll loop, and
- * stopping as soon as the client leaves or the server shuts down.
+ * stopping as soon as the client leaves, the server shuts down, or the caller's
+ * API key is revoked or expires (then with an `error` event).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
+import { keyCheckOf, type KeyCheck } from './authenticate';
+import type { ErrorBody } from './errors';
 
 export interface SseTiming {
   /** How often the source is read. @default 250 */
   pollMs?: number;
   /** Interval of the keep-alive comment that stops proxies from closing an idle stream. @default 15000 */
   heartbeatMs?: number;
+  /** How often the caller's API key is checked again: a stream ends once it is revoked or expires. @default 5000 */
+  keyCheckMs?: number;
 }
 
 export interface PollStreamOptions extends SseTiming {
@@ -90,6 +95,16 @@ export async function pollEventStream(res: Response, options: PollStreamOptions,
   };
   const heartbeat = setInterval(() => write(': heartbeat\n\n'), heartbeatMs);
   const send: SendEvent = (event, data, id) => write(`event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
+  // A key checked once, when the stream opened, would keep a revoked or expired key reading for hours.
+  const keyCheck = keyCheckOf(res);
+  const keyTimer = keyCheck ? setInterval(() => void endIfKeyUnusable(keyCheck), options.keyCheckMs ?? 5_000) : undefined;
+  const endIfKeyUnusable = async (check: KeyCheck) => {
+    const why = await check().catch(() => null); // a key store briefly unreachable: checked again next time
+    if (!why || stop.signal.aborted) return;
+    const body: ErrorBody = { error: { code: 'unauthorized', message: `${why}; the stream ends` } };
+    write(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
+    end();
+  };
 
   // A read may wait long (a query of a run no worker serves): the stream must still end when its client
   // leaves or the server shuts down, or its heartbeat keeps the process alive.
@@ -128,6 +143,7 @@ export async function pollEventStream(res: Response, options: PollStreamOptions,
   } finally {
     closePushed?.();
     clearInterval(heartbeat);
+    clearInterval(keyTimer);
     res.off('close', end);
     options.shutdown?.removeEventListener('abort', end);
     if (!res.writableEnded) res.end();

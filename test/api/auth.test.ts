@@ -12,7 +12,8 @@ import { after, before, test } from 'node:test';
 import { checkBinding } from '../../src/api/server';
 import { FileApiKeyStore } from '../../src/auth/key-store';
 import { generateKey } from '../../src/auth/keys';
-import { answer, respondStep } from '../helpers/scenarios';
+import { answer, askThenAnswer, respondStep } from '../helpers/scenarios';
+import { readEvents } from '../helpers/sse-client';
 import { requestJson } from '../helpers/http';
 import { startRunsApi, type RunsApi } from '../helpers/runs-api';
 import { StubModelServer } from '../helpers/stub-model-server';
@@ -25,7 +26,7 @@ let api: RunsApi;
 
 before(async () => {
   await store.setup();
-  api = await startRunsApi(stub, { app: { auth: { mode: 'apikey', store, adminKey: ADMIN_KEY } } });
+  api = await startRunsApi(stub, { app: { auth: { mode: 'apikey', store, adminKey: ADMIN_KEY }, events: { keyCheckMs: 100 } } });
   stub.script('say hi', { execution_plan: [{ steps: [respondStep] }], final_answer: [answer('hi')] });
 });
 after(async () => {
@@ -118,6 +119,42 @@ test('admins list keys without their secrets; a revoked key is refused on the ne
   const expired = await call<{ error: { message: string } }>('GET', '/v1/runs', key);
   assert.equal(expired.status, 401);
   assert.match(expired.body.error.message, /expired/);
+});
+
+test('an open event stream ends with an unauthorized error once its key is revoked, or expires', async () => {
+  const [goal, script] = askThenAnswer('wait here while my key goes away', 'Still there?');
+  stub.script(goal, script);
+  const frank = await newKey('frank-auth');
+  const started = await call<{ runId: string }>('POST', '/v1/runs', frank, { goal });
+  assert.equal(started.status, 201);
+  const { runId } = started.body;
+  let waiting = () => {};
+  const isWaiting = new Promise<void>((resolve) => (waiting = resolve));
+  const stream = (key: string) =>
+    readEvents(`${api.url}/v1/runs/${runId}/events`, {
+      headers: { authorization: `Bearer ${key}` },
+      timeoutMs: 10_000,
+      onEvent: (e) => {
+        if (e.event === 'state' && (JSON.parse(e.data) as { status: string }).status === 'waiting_user') waiting();
+      },
+    });
+  const revokedStream = stream(frank);
+  await isWaiting; // the run waits for a reply: the stream would stay open for as long as it waits
+  const keyId = frank.split('_')[1];
+  assert.equal((await call('DELETE', `/v1/admin/keys/${String(keyId)}`, ADMIN_KEY)).status, 204);
+  const revoked = await revokedStream;
+  assert.ok(revoked.ended);
+  const last = revoked.events.at(-1);
+  assert.equal(last?.event, 'error');
+  assert.deepEqual(JSON.parse(last.data), { error: { code: 'unauthorized', message: 'the API key was revoked; the stream ends' } });
+
+  // Another key of the same user, expiring while its stream is open.
+  const soon = await call<{ key: string }>('POST', '/v1/admin/keys', ADMIN_KEY, { userId: 'frank-auth', expiresAt: new Date(Date.now() + 1_500).toISOString() });
+  assert.equal(soon.status, 201);
+  const expired = await stream(soon.body.key);
+  assert.ok(expired.ended);
+  assert.ok(expired.events.some((e) => e.event === 'state'));
+  assert.match(expired.events.at(-1)?.data ?? '', /"code":"unauthorized".*expired/);
 });
 
 test('`npm run keys -- create` makes a key the API takes, and `revoke` ends it', async () => {
