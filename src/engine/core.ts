@@ -40,6 +40,13 @@ export type ResultEvent<A extends ActivityMap> = {
   [K in keyof A & string]: { kind: 'result'; activity: K; value: OutputOf<A[K]> };
 }[keyof A & string];
 
+/** A person's reply on its way to the run that waits for it: the one way a reply reaches a run, from a run above it or from its session. */
+export interface RelayReply {
+  kind: 'relay_reply';
+  runId: string;
+  text: string;
+}
+
 /** Commands an engine gives; at most one that waits (call, start_child, await_person) per step, and it comes last. */
 export type Command<A extends ActivityMap> =
   | CallCommand<A>
@@ -52,7 +59,7 @@ export type Command<A extends ActivityMap> =
   /** Tell whoever is waiting on this run (its session, or the tree run above it) what happened; fire and forget, in order. */
   | { kind: 'notify_parent'; parentId: string; report: RunReport }
   /** Pass a person's reply down to a child run that asked the question (fire and forget, in order). */
-  | { kind: 'relay_reply'; runId: string; text: string }
+  | RelayReply
   /**
    * The run ends (given just before `end`, by every path to it): its memory thread drops its
    * EPHEMERAL chunks and records how it ended (the `closeRun` activity), even when it was cancelled.

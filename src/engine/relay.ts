@@ -8,6 +8,7 @@
 import * as model from '../planning/execution-state';
 import type { ExecutionState } from '../planning/execution-state';
 import type { RunReport } from './contract';
+import type { RelayReply } from './core';
 
 /** A child run (a sub-plan, a sub-agent, a tree's group) reports that it waits for a reply, or resumed. */
 export interface ChildReportEvent {
@@ -66,7 +67,7 @@ export class QuestionRelay {
   }
 
   /** The person's reply to the question shown: recorded here and passed down to the child (null when none is open). */
-  answer(host: RelayHost, text: string, now: Date): { kind: 'relay_reply'; runId: string; text: string } | null {
+  answer(host: RelayHost, text: string, now: Date): RelayReply | null {
     const open = this.#open;
     if (!open) return null;
     this.#open = null;

@@ -30,8 +30,9 @@ import { isBlocking, withoutCloseOnAnswer, type ActivityMap, type CallPolicy, ty
 import { SENT_STATE_QUERY, type SentState } from '../engine/state-ref';
 import { Caller, type CallOptions } from './calls';
 import type { ExecutionState } from '../planning/execution-state';
-import { PLAN_WORKFLOW_TYPE, replySignal, runMemo, STATUS_ATTR, USER_ID_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionWorkflow } from './definitions';
+import { PLAN_WORKFLOW_TYPE, runMemo, STATUS_ATTR, USER_ID_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionWorkflow } from './definitions';
 import { runReportSignal } from './session-definitions';
+import { sendReply } from './replies';
 import type { CloseRunCall, CloseRunInput, ClosedRun, ParentNotice } from '../engine/contract';
 
 const NON_RETRYABLE = ['InvalidModelReply', 'ModelRequestRefused', 'UnknownStep'];
@@ -128,11 +129,9 @@ export async function runEngine<S, A extends ActivityMap, Person>(engine: Engine
           else signalReport(notice);
           break;
         }
-        case 'relay_reply': {
-          const { runId, text } = command;
-          reports = reports.then(() => CancellationScope.nonCancellable(() => getExternalWorkflowHandle(runId).signal(replySignal, { text })).catch(() => undefined));
+        case 'relay_reply':
+          reports = reports.then(() => CancellationScope.nonCancellable(() => sendReply(command)).catch(() => undefined));
           break;
-        }
         case 'close':
           closing = command.input;
           break;

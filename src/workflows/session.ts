@@ -1,10 +1,11 @@
 /**
- * AgentSessionWorkflow — one per (user, session): a long-lived entity workflow
- * that routes each message (command, reply to a waiting run, retry, new run),
- * keeps chatHistory and TaskState, and owns the session's memory thread (its runs'
- * closing calls add their answers). Messages and run reports are handled one at a time, in arrival
- * order, by one loop (the safe-message-handlers pattern); the decisions live in
- * the pure modules `sessions/session-model` and `sessions/session-state`.
+ * AgentSessionWorkflow — one per (user, session): a long-lived entity workflow that routes each
+ * message (command, reply to a waiting run, retry, new run), keeps chatHistory and TaskState, and
+ * owns the session's memory thread (its runs' closing calls add their answers). The session is an
+ * engine (src/engine/session-engine.ts): it holds the state and takes every decision; this file only
+ * carries them out — memory calls, cancellations, replies, run starts — and wires the messages.
+ * Messages and run reports are handled one at a time, in arrival order, by one loop (the
+ * safe-message-handlers pattern).
  */
 import {
   ActivityFailure,
@@ -25,26 +26,18 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { SessionActivities } from '../activities/session-activities';
-import {
-  emptyTaskState,
-  estimateTokens,
-  HELP_TEXT,
-  needsCompression,
-  needsJudgement,
-  routeMessage,
-  waitingNewestFirst,
-  type Route,
-  type RouteJudgement,
-  type SessionRun,
-  type Turn,
-} from '../sessions/session-model';
-import { appendTurns, applyReport, DEFAULT_SESSION_LIMITS, endingTurnKey, markReplied, newSessionRun, openRuns, pruneRuns, renderSessionState, waitingRuns } from '../sessions/session-state';
-import { replySignal, runMemo, runSearchAttributes, SESSION_ID_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT } from './definitions';
+import { emptyTaskState, HELP_TEXT, type Route, type RouteJudgement, type Turn } from '../sessions/session-model';
+import { renderSessionState } from '../sessions/session-state';
+import { handingOver, handOverDue, NOTHING_TO_RETRY, SESSION_ENDED, SessionEngine } from '../engine/session-engine';
+import { runMemo, runSearchAttributes, SESSION_ID_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT } from './definitions';
 import { Caller, callsThrough } from './calls';
 import { planExecutionWorkflow } from './plan-execution';
-import { getSessionQuery, HANDING_OVER, runReportSignal, sendMessageUpdate, type MessageOutcome, type SessionInput, type SessionWorkflowView } from './session-definitions';
+import { sendReply } from './replies';
+import { getSessionQuery, HANDING_OVER, runReportSignal, sendMessageUpdate, type MessageOutcome, type SessionInput } from './session-definitions';
 import type { PlanExecutionInput, RunReport } from '../engine/contract';
-import { engineFields, type EngineChoice } from '../engine/run-inputs';
+import type { EngineChoice } from '../engine/run-inputs';
+
+export { CAPABILITIES_CHANGED, NOTHING_TO_RETRY, SESSION_ENDED } from '../engine/session-engine';
 
 /** Memory writes: quick, retried through a short outage of the store. */
 const MEMORY: ActivityOptions = {
@@ -91,54 +84,23 @@ const RUNS_STARTED_BY_ACTIVITY = 'runs-started-by-activity';
 const IDLE_TIMER_ONCE = 'idle-timer-once';
 /** Patch id of sessions that ask whether a message sent while runs wait is a reply or a new request (seed 000's routing). */
 const ROUTE_BY_MODEL = 'route-by-model';
-const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
-const DEFAULT_HAND_OVER_GRACE = 500;
-export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
-export const SESSION_ENDED = 'This conversation has ended; start a new one to go on.';
-export const CAPABILITIES_CHANGED = 'My capabilities changed (my model, prompts or tools), so I cancelled the request that was waiting for you; please ask again.';
-
-type Engine = EngineChoice;
-
 /** Failed activities and run starts (an id already taken included) — not bugs in this code. */
 const isExpectedFailure = (err: unknown): err is TemporalFailure => err instanceof TemporalFailure;
 /** The innermost message of a failure: an activity's own reason rather than "Activity task failed". */
 const rootMessage = (err: Error): string => (err.cause instanceof Error ? rootMessage(err.cause) : err.message);
 
-type InboxItem = { kind: 'message'; text: string; engine?: Engine; done: boolean; outcome: MessageOutcome | null; failure: string | null } | { kind: 'report'; report: RunReport };
+type InboxItem = { kind: 'message'; text: string; engine?: EngineChoice; done: boolean; outcome: MessageOutcome | null; failure: string | null } | { kind: 'report'; report: RunReport };
 
 export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const { sessionId, userId, threadId } = input;
-  const limits = { ...DEFAULT_SESSION_LIMITS, ...input.settings };
-  const handOverAfter = input.settings?.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
-  const handOverGrace = input.settings?.handOverGraceEvents ?? DEFAULT_HAND_OVER_GRACE;
+  const session = new SessionEngine(input);
+  const { limits, idleTimeoutMs } = session;
   /** The history length at which the hand-over fell due; null while it is not due. */
   let dueSince: number | null = null;
-  const carried = input.carried;
-  /**
-   * The estimated tokens of the turns in the thread's recent window: all the workflow keeps of the conversation,
-   * to decide when to compress. The turns and TaskState live in the thread only (sessions from before kept them here).
-   */
-  let window: number[] = carried?.window ?? carried?.chatHistory?.map((t) => estimateTokens(t.text)) ?? [];
-  let runs: SessionRun[] = carried?.runs ?? [];
-  let turns = carried?.turns ?? 0;
-  let version = carried?.version ?? 0;
-  let capabilities: string | null = input.capabilities ?? null;
   // Reports queued at the last hand-over come first, before any that arrive now.
   const inbox: InboxItem[] = (input.pendingReports ?? []).map((report) => ({ kind: 'report', report }));
   const now = () => new Date();
-
-  const view = (): SessionWorkflowView => ({ sessionId, userId, threadId, runs, turns, version });
-  /**
-   * What queries see: the state as of the last finished step, so that one version always names one view
-   * (SSE watchers send a view only when its version grows; a half-handled message must not show).
-   */
-  const snapshot = (): SessionWorkflowView => ({ ...view(), runs: runs.map((r) => ({ ...r })) });
-  let published = snapshot();
-  const publish = () => {
-    version++;
-    published = snapshot();
-  };
-  setHandler(getSessionQuery, () => published);
+  setHandler(getSessionQuery, () => session.published);
   // Sessions started before this change compress before answering and hand over with an empty queue;
   // replaying them must do the same.
   const v2 = patched(SESSION_V2);
@@ -152,11 +114,6 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const summary = callsThrough<SessionActivities>(caller, SUMMARY_CALL, 'summary');
   const routing = callsThrough<SessionActivities>(caller, ROUTE_CALL, 'route');
   const approvals = callsThrough<SessionActivities>(caller, APPROVAL_CALL, 'approval');
-  /** Why the conversation ended, once it has: it takes no more messages. */
-  let ended: string | null = null;
-  const idleTimeoutMs = input.settings?.idleTimeoutMs ?? 0;
-  /** How long the latest call of the session's latest reporting run took: its next run's first call is local when that was fast. */
-  let lastRunCallMs: number | null = carried?.lastRunCallMs ?? null;
   /**
    * The idle timeout's one timer: armed when the session falls idle, left running through messages (a
    * timer started and cancelled per message is two history events and two server timer tasks each); when
@@ -186,7 +143,7 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   let answeredInTask = false;
   setHandler(runReportSignal, (report) => {
     answeredInTask = false;
-    if (report.lastCallMs !== undefined) lastRunCallMs = report.lastCallMs;
+    session.received(report);
     inbox.push({ kind: 'report', report });
   });
   setHandler(
@@ -202,10 +159,8 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     {
       validator: (message: { text: string }) => {
         if (typeof message?.text !== 'string' || message.text.trim() === '') throw new Error('a message needs a non-empty "text"');
-        if (ended !== null) throw new Error(SESSION_ENDED);
-        // Traffic that never pauses would put the hand-over off until the history hits Temporal's hard limit:
-        // past the grace, new messages wait outside (the sender retries) while the queue drains.
-        if (dueSince !== null && workflowInfo().historyLength >= dueSince + handOverGrace) {
+        if (session.ended !== null) throw new Error(SESSION_ENDED);
+        if (handingOver(session.handOver, dueSince, workflowInfo().historyLength)) {
           throw ApplicationFailure.retryable('the session is handing over to a new run; send the message again in a moment', HANDING_OVER);
         }
       },
@@ -239,25 +194,16 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
    * out themselves at their next step.)
    */
   async function noticeCapabilities(current: string): Promise<boolean> {
-    const previous = capabilities;
-    capabilities = current;
-    if (previous === null || previous === current) return false;
-    const stale = waitingRuns(runs);
+    const stale = session.capabilitiesNow(current);
     if (stale.length === 0) return false;
     await cancelRuns(stale.map((r) => r.runId));
-    const stamp = now().toISOString();
-    runs = runs.map((r) => (stale.some((s) => s.runId === r.runId) ? { ...r, status: 'cancelled' as const, question: null, lastError: 'capabilities changed' } : r));
-    await remember(stale.map((r) => ({ role: 'assistant' as const, text: `${CAPABILITIES_CHANGED} (was: "${r.goal}")`, at: stamp, runId: r.runId })));
+    await remember(session.cancelledStale(stale, now()));
     return true;
   }
 
   /** Adds turns to the memory thread (and their estimates to the window); `key` names them (src/activities/session-turns.ts). */
   async function remember(newTurns: Turn[], key?: string): Promise<string | null> {
-    window = appendTurns(
-      window,
-      newTurns.map((t) => estimateTokens(t.text)),
-      limits.maxTurns,
-    );
+    session.remembered(newTurns.map((t) => t.text));
     try {
       const { capabilities: current } = await memory.recordTurns({ sessionId, threadId, turns: newTurns, ...(key ? { key } : {}) });
       return current;
@@ -273,11 +219,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
    * The activity reads the turns and TaskState from the thread, so only their sizes pass through history.
    */
   async function maybeCompress(): Promise<boolean> {
-    if (!needsCompression(window, limits)) return false;
+    if (!session.needsCompression) return false;
     try {
-      const result = await summary.compressHistory({ sessionId, threadId, keep: limits.keepAfterCompression });
-      // Sessions from before this change got no window back.
-      window = result.window ?? window.slice(-limits.keepAfterCompression);
+      session.compressed((await summary.compressHistory(session.compression())).window);
       return true;
     } catch (err) {
       // Without a summary the window stays as it is (capped by maxTurns); the next turn tries again.
@@ -286,30 +230,20 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     }
   }
 
-  /** The id of the run a message starts: one per message, so the `turns` count names it. */
-  const nextRunId = () => `${sessionId}.r${turns}`;
-
   /** Starts the run of a message whose turn `remember` already recorded (sessions from before RUNS_STARTED_BY_ACTIVITY). */
-  async function startRun(goal: string, engine: Engine): Promise<string> {
-    const runId = listRun(goal, engine);
+  async function startRun(goal: string, engine: EngineChoice): Promise<string> {
+    const runId = session.listRun(goal, engine, now());
     try {
-      await startAsChild(runId, runInputFor(goal, engine), summaryFor(goal));
+      await startAsChild(runId, session.runInput(goal, engine), session.runSummary(goal));
     } catch (err) {
       throw notStarted(runId, err);
     }
     return runId;
   }
 
-  /** Lists the run a message starts (as `planning`) and returns its id. */
-  function listRun(goal: string, engine: Engine): string {
-    const runId = nextRunId();
-    runs = pruneRuns([...runs, newSessionRun(runId, goal, now(), engine)]);
-    return runId;
-  }
-
   /** Marks a listed run failed when its start failed as expected (an activity or start failure); returns `err` to throw. */
   function notStarted(runId: string, err: unknown): unknown {
-    if (isExpectedFailure(err)) runs = runs.map((r) => (r.runId === runId ? { ...r, status: 'failed' as const, lastError: `could not start: ${rootMessage(err)}` } : r));
+    if (isExpectedFailure(err)) session.notStarted(runId, rootMessage(err));
     return err;
   }
 
@@ -318,11 +252,12 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
    * no child-start round trip, and the run's first task runs on this worker at once (eager start).
    * Returns the worker's capabilities, as `remember` does. Runs report back to the session by its id.
    */
-  async function rememberAndStart(turn: Turn, goal: string, engine: Engine): Promise<string> {
-    const runId = listRun(goal, engine);
-    window = appendTurns(window, [estimateTokens(turn.text)], limits.maxTurns);
+  async function rememberAndStart(turn: Turn, goal: string, engine: EngineChoice): Promise<string> {
+    const runId = session.listRun(goal, engine, now());
+    session.remembered([turn.text]);
     try {
-      const { capabilities: current, ended } = await memory.recordTurns({ sessionId, threadId, turns: [turn], start: { runId, input: runInputFor(goal, engine), summary: summaryFor(goal) } });
+      const start = { runId, input: session.runInput(goal, engine), summary: session.runSummary(goal) };
+      const { capabilities: current, ended } = await memory.recordTurns({ sessionId, threadId, turns: [turn], start });
       // Handled again after a replay, the message found its run already ended: its report came when the session did not know the run.
       if (ended) inbox.push({ kind: 'report', report: ended });
       return current;
@@ -330,21 +265,6 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
       throw notStarted(runId, err);
     }
   }
-
-  const runInputFor = (goal: string, engine: Engine): PlanExecutionInput => ({
-    userId,
-    goal,
-    sessionId,
-    sessionThreadId: threadId,
-    limits: input.limits,
-    // Plan runs keep the input they always had.
-    ...engineFields(engine, input.treeLimits),
-    ...(lastRunCallMs !== null ? { lastCallMs: lastRunCallMs } : {}),
-    // The operator's TOOL_APPROVAL holds calls in a conversation's runs too, and the person's messages answer them:
-    // the run reports its approval waits here (runs started before never do, so their histories replay as recorded).
-    ...(input.approval?.length ? { approval: input.approval, reportApprovals: true } : {}),
-  });
-  const summaryFor = (goal: string) => `${userId} (session ${sessionId}): ${goal}`.slice(0, 200);
 
   /** How sessions recorded before RUNS_STARTED_BY_ACTIVITY started their runs (replayed as they ran). */
   async function startAsChild(runId: string, runInput: PlanExecutionInput, summary: string): Promise<void> {
@@ -367,29 +287,20 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
       case '/state': {
         // What the thread holds now: a rollback or a person's edit of it shows here.
         const conversation = patched(STATE_FROM_THREAD) ? await memory.readSession({ threadId, maxTurns: limits.maxTurns }) : { chatHistory: [], taskState: emptyTaskState() };
-        return { kind: 'command', reply: renderSessionState({ ...conversation, runs, turns }) };
+        return { kind: 'command', reply: renderSessionState({ ...conversation, runs: session.runs, turns: session.turns }) };
       }
       case '/clear': {
-        const cancelled = openRuns(runs).map((r) => r.runId);
+        const { cancelled, reply } = session.clear();
         await cancelRuns(cancelled);
-        runs = [];
-        window = [];
+        session.cleared();
         await memory.clearSession({ sessionId, threadId, cancelledRuns: cancelled });
-        return {
-          kind: 'command',
-          reply: `Cleared the conversation: recent turns, task state${cancelled.length > 0 ? ` and ${cancelled.length} unfinished run(s)` : ''}.`,
-        };
+        return { kind: 'command', reply };
       }
-      case '/end': {
-        if (!endable) return { kind: 'command', reply: `Unknown command "/end".\n${HELP_TEXT}` };
-        const cancelled = await end('/end');
-        return {
-          kind: 'command',
-          reply: `Ended the conversation${cancelled > 0 ? ` and cancelled ${cancelled} unfinished run(s)` : ''}. What is worth keeping goes to long-term memory.`,
-        };
-      }
+      case '/end':
+        if (!endable) return { kind: 'command', reply: SessionEngine.unknownCommand(route) };
+        return { kind: 'command', reply: SessionEngine.endReply(await end('/end')) };
       case 'unknown':
-        return { kind: 'command', reply: `Unknown command "${route.text.split(/\s+/)[0] ?? ''}".\n${HELP_TEXT}` };
+        return { kind: 'command', reply: SessionEngine.unknownCommand(route) };
     }
   }
 
@@ -398,10 +309,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
    * promotion handed to long-term memory (endSession). Returns how many runs were cancelled.
    */
   async function end(reason: string): Promise<number> {
-    const cancelled = openRuns(runs).map((r) => r.runId);
+    const cancelled = session.toEnd();
     await cancelRuns(cancelled);
-    runs = runs.map((r) => (cancelled.includes(r.runId) ? { ...r, status: 'cancelled' as const, question: null } : r));
-    ended = reason;
+    session.endedWith(reason, cancelled);
     try {
       await memory.endSession({ sessionId, threadId, reason });
     } catch (err) {
@@ -411,44 +321,36 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     return cancelled.length;
   }
 
-  /**
-   * Seed 000's routing: while runs wait, a message that is not a reply by rule (a confirmation, `@<runId>`)
-   * is judged by the model — a reply, to which run, or a new request. No judgement (the call failed): a reply.
-   */
+  /** Seed 000's routing, asked of the model when the engine needs it; no judgement (the call failed): a reply. */
   async function judge(text: string): Promise<RouteJudgement | undefined> {
-    if (!judges || !needsJudgement(runs, text)) return undefined;
-    const waiting = waitingNewestFirst(runs).map((r) => ({ runId: r.runId, goal: r.goal, question: r.question ?? '' }));
+    const request = judges ? session.judgement(text) : null;
+    if (!request) return undefined;
     try {
-      return await routing.judgeMessage({ text, waiting });
+      return await routing.judgeMessage(request);
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       return undefined;
     }
   }
 
-  /** The engine of the run a message starts: the message's choice, else the session's; a retry runs as the run it retries. */
-  const engineFor = (route: Route, asked: Engine | undefined): Engine => (route.kind === 'retry' ? (runs.find((r) => r.runId === route.runId)?.engine ?? 'plan') : (asked ?? input.engine ?? 'plan'));
-
-  async function onMessage(text: string, asked?: Engine): Promise<MessageOutcome> {
-    turns++;
+  async function onMessage(text: string, asked?: EngineChoice): Promise<MessageOutcome> {
+    session.took();
     const judged = await judge(text);
-    const first = routeMessage(runs, text, judged);
+    const first = session.route(text, judged);
     if (first.kind === 'command') return command(first);
-    // The run the message goes to, as the thread records it with the turn (a reply's run, or the run it starts).
-    const runId = first.kind === 'reply' || first.kind === 'approval' ? first.runId : first.kind === 'new_run' || first.kind === 'retry' ? nextRunId() : undefined;
-    const turn: Turn = { role: 'user', text, at: now().toISOString(), ...(runId ? { runId } : {}) };
+    const turn = session.userTurn(first, text, now());
     if (startsByActivity && (first.kind === 'new_run' || first.kind === 'retry')) {
       // Nothing waits for the person (else the message would be a reply), so a change of capabilities cancels nothing here.
-      const engine = engineFor(first, asked);
-      if (first.kind === 'retry') runs = runs.filter((r) => r.runId !== first.runId);
-      const current = await rememberAndStart(turn, first.goal, engine);
-      await noticeCapabilities(current);
-      return { kind: first.kind, runId: runId ?? nextRunId() };
+      const engine = session.engineFor(first, asked);
+      if (first.kind === 'retry') session.forget(first.runId);
+      const runId = session.nextRunId();
+      await noticeCapabilities(await rememberAndStart(turn, first.goal, engine));
+      return { kind: first.kind, runId };
     }
     const current = await remember([turn]);
     if (current !== null) await noticeCapabilities(current);
     // Routed after the capability check: a reply to a run cancelled just now starts afresh instead.
-    const route = routeMessage(runs, text, judged);
+    const route = session.route(text, judged);
     let outcome: MessageOutcome;
     switch (route.kind) {
       case 'command': // unreachable: commands were answered above
@@ -456,14 +358,9 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
         outcome = { kind: 'command', reply: NOTHING_TO_RETRY };
         break;
       case 'reply': {
-        try {
-          await getExternalWorkflowHandle(route.runId).signal(replySignal, { text: route.text });
-          runs = markReplied(runs, route.runId);
-          outcome = { kind: 'reply', runId: route.runId };
-        } catch {
-          runs = runs.map((r) => (r.runId === route.runId ? { ...r, status: 'cancelled' as const, question: null } : r));
-          outcome = { kind: 'reply', runId: route.runId, reply: `Run ${route.runId} is no longer waiting; your reply was not delivered.` };
-        }
+        let delivered = true;
+        await sendReply(session.reply(route)).catch(() => (delivered = false));
+        outcome = session.replied(route.runId, delivered);
         break;
       }
       case 'approval':
@@ -471,13 +368,13 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
         break;
       case 'retry': {
         // The failed run is reset: forgotten here, its goal runs again as a new run.
-        const engine = engineFor(route, asked);
-        runs = runs.filter((r) => r.runId !== route.runId);
+        const engine = session.engineFor(route, asked);
+        session.forget(route.runId);
         outcome = { kind: 'retry', runId: await startRun(route.goal, engine) };
         break;
       }
       case 'new_run':
-        outcome = { kind: 'new_run', runId: await startRun(route.goal, engineFor(route, asked)) };
+        outcome = { kind: 'new_run', runId: await startRun(route.goal, session.engineFor(route, asked)) };
         break;
     }
     if (!v2) await maybeCompress();
@@ -491,18 +388,15 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
    * waiting, and the person is told why (in the answer and in the conversation).
    */
   async function answerApproval(route: Extract<Route, { kind: 'approval' }>): Promise<MessageOutcome> {
-    const { runId } = route;
-    const pending = runs.find((r) => r.runId === runId)?.approval;
-    if (!pending) return { kind: 'reply', runId, reply: `Run ${runId} waits for an approval this conversation does not know; answer it with POST /v1/runs/${runId}/approval.` };
+    const request = session.approvalRequest(route);
+    if (!('pending' in request)) return request;
+    const { runId } = request;
     let reply: string;
     try {
-      const result = await approvals.answerApproval({ runId, pending, text: route.text, answer: route.answer, updateId: `${sessionId}:${turns}:approval` });
+      const result = await approvals.answerApproval(request);
+      const outcome = session.approvalAnswered(runId, result);
+      if (outcome) return outcome;
       reply = result.reply;
-      // Delivered, or no longer waiting on that call: the run's next report says what it does now.
-      if (result.delivered || !result.waiting) {
-        runs = markReplied(runs, runId);
-        if (result.delivered) return { kind: 'reply', runId, reply };
-      }
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       reply = `Your answer could not be delivered (${rootMessage(err)}); the call still waits for your approval.`;
@@ -512,36 +406,32 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   }
 
   async function onReport(report: RunReport): Promise<void> {
-    const applied = applyReport(runs, report, now());
-    runs = applied.runs;
+    const added = session.report(report, now());
     // Shown before the turn reaches the thread (which the view reads at once): a view with the answer shows its run done.
-    publish();
-    if (applied.turn) {
-      if (report.recorded) {
-        // The call that closed the run added its turn to the thread: only its estimate is kept here.
-        window = appendTurns(window, [estimateTokens(applied.turn.text)], limits.maxTurns);
-      } else {
-        const current = await remember([applied.turn], endingTurnKey(report));
-        if (current !== null) await noticeCapabilities(current);
-      }
-      await maybeCompress();
+    session.publish();
+    if (!added) return;
+    // A `recorded` turn was added to the thread by the call that closed the run: only its estimate is kept here.
+    if (!('recorded' in added)) {
+      const current = await remember([added.turn], added.key);
+      if (current !== null) await noticeCapabilities(current);
     }
+    await maybeCompress();
   }
 
-  const opened = await memory.openSession({ sessionId, userId, threadId, first: carried === undefined });
-  if (await noticeCapabilities(opened.capabilities)) publish();
+  const opened = await memory.openSession({ sessionId, userId, threadId, first: input.carried === undefined });
+  if (await noticeCapabilities(opened.capabilities)) session.publish();
 
   // Continue-as-new once the history is long — but only with no message queued and no handler running,
   // so every accepted message is answered by this run; later ones reach the next run. Queued run reports
   // are plain data and go along with the state. If no such moment comes within the grace, the validator
   // turns new messages away until one does.
-  const handOverDue = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > handOverAfter;
-  const canHandOver = () => handOverDue() && allHandlersFinished() && (v2 ? inbox.every((i) => i.kind === 'report') : inbox.length === 0);
+  const due = () => handOverDue(session.handOver, workflowInfo());
+  const canHandOver = () => due() && allHandlersFinished() && (v2 ? inbox.every((i) => i.kind === 'report') : inbox.length === 0);
   for (;;) {
-    if (dueSince === null && handOverDue()) dueSince = workflowInfo().historyLength;
+    if (dueSince === null && due()) dueSince = workflowInfo().historyLength;
     const ready = () => inbox.length > 0 || canHandOver();
     // Idle with nothing open (no run works or waits for the person): the conversation ends.
-    if (endable && idleTimeoutMs > 0 && openRuns(runs).length === 0) {
+    if (endable && idleTimeoutMs > 0 && !session.hasOpenRuns) {
       if (idleTimerOnce) {
         armIdleTimer();
         await condition(() => ready() || idleTimerFired);
@@ -549,12 +439,12 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
           idleTimerFired = false;
           if (Date.now() - lastActive < idleTimeoutMs) continue; // not idle that long yet: armed again for the rest
           await end('idle');
-          publish();
+          session.publish();
           break;
         }
       } else if (!(await condition(ready, idleTimeoutMs))) {
         await end('idle');
-        publish();
+        session.publish();
         break;
       }
     } else {
@@ -583,14 +473,14 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
       item.done = true;
       answeredInTask = true;
     }
-    publish();
-    if (ended !== null) break;
+    session.publish();
+    if (session.ended !== null) break;
     // After the answer: a slow summary model (a regular activity, which ends this task) delays only the next
     // message. A quick one runs locally in this task, and the update's answer goes out when the task completes.
-    if (item.kind === 'message' && v2 && (await maybeCompress())) publish();
+    if (item.kind === 'message' && v2 && (await maybeCompress())) session.publish();
   }
 
-  if (ended !== null) {
+  if (session.ended !== null) {
     // Messages that were queued behind the end are answered with it.
     for (const item of inbox.splice(0)) {
       if (item.kind !== 'message') continue;
@@ -601,10 +491,5 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
     return;
   }
 
-  return continueAsNew<typeof agentSessionWorkflow>({
-    ...input,
-    carried: { window, runs: pruneRuns(runs), turns, version, ...(lastRunCallMs !== null ? { lastRunCallMs } : {}) },
-    pendingReports: inbox.flatMap((i) => (i.kind === 'report' ? [i.report] : [])),
-    ...(capabilities !== null ? { capabilities } : {}),
-  });
+  return continueAsNew<typeof agentSessionWorkflow>(session.carry(inbox.flatMap((i) => (i.kind === 'report' ? [i.report] : []))));
 }
