@@ -17,8 +17,11 @@ import { TASK_STATUSES, type TaskNode } from '../planning/task-tree';
 import type { RunSummary } from '../temporal/runs';
 import type { SessionSummary } from '../temporal/sessions';
 import type { UsageSummary } from '../usage/usage-store';
-import type { MessageOutcome } from '../workflows/session-definitions';
+import type { MessageOutcome, SessionView } from '../workflows/session-definitions';
+import type { PendingApproval } from '../planning/approval';
+import { SESSION_RUN_STATUSES, type SessionRun, type TaskState, type Turn } from '../sessions/session-model';
 import { ERROR_CODES, type ErrorBody } from './errors';
+import type { TokenData } from './token-hub';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type RequiredKeys<T> = { [K in keyof T]-?: Record<never, never> extends Pick<T, K> ? never : K }[keyof T];
@@ -100,6 +103,10 @@ const TaskNodeSchema: z.ZodType<TaskNode> = z
   })
   .meta({ id: 'TaskNode' });
 
+const PendingApprovalSchema = describes<PendingApproval>()(
+  z.object({ stepId: z.string(), taskIndex: z.string().optional(), tool: z.string(), args: z.record(z.string(), z.unknown()), reason: z.string(), runId: z.string().optional() }),
+);
+
 export const ExecutionStateSchema = describes<ExecutionState>()(
   z.object({
     runId,
@@ -127,11 +134,7 @@ export const ExecutionStateSchema = describes<ExecutionState>()(
     codeVersion: describes<CodeVersion>()(z.object({ model: z.string(), prompts: z.string(), tools: z.string() })).optional(),
     agent: describes<RunAgent>()(z.object({ name: z.string(), instructions: z.string(), tools: z.array(z.string()).optional(), model: z.string().optional() })).optional(),
     allow: z.partialRecord(z.enum(CAPABILITIES), z.boolean()).optional().meta({ description: 'Capability switches its starter turned off; absent: everything on' }),
-    pendingApproval: z
-      .object({ stepId: z.string(), taskIndex: z.string().optional(), tool: z.string(), args: z.record(z.string(), z.unknown()), reason: z.string(), runId: z.string().optional() })
-      .nullable()
-      .optional()
-      .meta({ description: 'The tool call waiting for a person’s approval (status `waiting_approval`)' }),
+    pendingApproval: PendingApprovalSchema.nullable().optional().meta({ description: 'The tool call waiting for a person’s approval (status `waiting_approval`)' }),
     forkedFrom: z.object({ runId: z.string(), version: z.number().int() }).optional().meta({ description: 'A fork: the run and version it started from' }),
     reviewIn: z
       .object({ runId: z.string(), planId: z.string() })
@@ -150,6 +153,20 @@ export const AgentListSchema = z.object({
   ),
 });
 
+/** `event: token` of a run's or a session's event stream (issue 29). */
+export const TokenEventSchema = describes<TokenData>()(
+  z.object({
+    runId: z.string(),
+    callId: z.string(),
+    stepId: z.string().optional(),
+    taskIndex: z.string().optional(),
+    field: z.string(),
+    delta: z.string(),
+    seq: z.number().int(),
+  }),
+);
+export const TokenResetEventSchema = z.object({ runId: z.string(), callId: z.string() });
+
 // ---- sessions
 
 export const SessionCreatedSchema = z.object({ sessionId: z.string(), threadId: z.string(), uiUrl: z.string() });
@@ -162,6 +179,36 @@ export const MessageOutcomeSchema = describes<MessageOutcome>()(
 ).extend({
   uiUrl: z.string().optional().meta({ description: 'With `runId`: the run in the Temporal Web UI' }),
 });
+const TurnSchema = describes<Turn>()(z.object({ role: z.enum(['user', 'assistant']), text: z.string(), at: z.string(), messageId: z.string().optional(), runId: z.string().optional() }));
+const TaskStateSchema = describes<TaskState>()(
+  z.object({ CurrentGoal: z.string(), ActiveFlow: z.string(), OpenLoops: z.array(z.string()), ImportantFacts: z.array(z.string()), LastDecision: z.string(), UpdatedAt: z.string() }),
+);
+const SessionRunSchema = describes<SessionRun>()(
+  z.object({
+    runId: z.string(),
+    goal: z.string(),
+    status: z.enum(SESSION_RUN_STATUSES),
+    question: z.string().nullable(),
+    finalAnswer: z.string().nullable(),
+    lastError: z.string().nullable(),
+    startedAt: z.string(),
+    askedAt: z.string().nullable(),
+    engine: z.enum(['tree', 'react']).optional(),
+    approval: PendingApprovalSchema.nullable().optional(),
+  }),
+);
+export const SessionViewSchema = describes<SessionView>()(
+  z.object({
+    sessionId: z.string(),
+    userId: z.string(),
+    threadId: z.string(),
+    runs: z.array(SessionRunSchema),
+    turns: z.number().int().meta({ description: 'Messages handled since the session began' }),
+    version: z.number().int().meta({ description: 'Grows at every change of the session or its thread' }),
+    chatHistory: z.array(TurnSchema),
+    taskState: TaskStateSchema,
+  }),
+).meta({ id: 'Session', description: 'A session: its runs, chat history and task state (seed 000)' });
 export const SessionEndedSchema = z.object({ sessionId: z.string(), status: z.literal('closed'), reply: z.string().nullable() });
 
 // ---- memory threads

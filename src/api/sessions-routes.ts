@@ -11,7 +11,7 @@ import type { Runs } from '../temporal/runs';
 import { SessionNotFoundError, type Sessions } from '../temporal/sessions';
 import { noLimit } from './limits';
 import { ownedBy } from './ownership';
-import { MessageOutcomeSchema, SessionCreatedSchema, SessionEndedSchema, SessionListSchema } from './response-schemas';
+import { MessageOutcomeSchema, SessionCreatedSchema, SessionEndedSchema, SessionListSchema, SessionViewSchema } from './response-schemas';
 import { documented } from './routes-registry';
 import { streamSessionEvents } from './session-events';
 import { CreateSessionBody, ListSessionsQuery, MessageBody, SessionParams } from './session-schemas';
@@ -81,7 +81,7 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
     {
       summary: 'A session: its runs, chat history and task state',
       request: { params: SessionParams },
-      responses: { 200: { description: 'The session as its workflow and its memory thread show it', contentType: 'application/json' } },
+      responses: { 200: { description: 'The session as its workflow and its memory thread show it', schema: SessionViewSchema } },
       errors: notFound,
     },
     async ({ params }, _req, res) => {

@@ -6,10 +6,11 @@
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { z } from 'zod';
-import { FactSchema, RecordedFactSchema, SearchResultsSchema } from './memory-commands';
-import { ScheduleListSchema } from './schedule-commands';
+import { FactSchema, RecordedFactSchema, SearchResultsSchema } from '../api/longterm-schemas';
+import { ErrorBodySchema, ExecutionStateSchema, MessageOutcomeSchema, RunStartedSchema, SessionCreatedSchema, SessionViewSchema, TokenEventSchema } from '../api/response-schemas';
+import { ScheduleListSchema } from '../api/schedule-schemas';
 import type { FactInput } from '../longterm/contract';
-import { MessageOutcomeSchema, RunStateSchema, SessionStateSchema, TokenEventSchema, type MessageOutcome, type RunState, type SessionState, type TokenEvent } from './render';
+import type { MessageOutcome, RunState, SessionState, TokenEvent } from './render';
 
 /** The API did not answer at all (not running, wrong address, connection dropped). */
 export class ApiUnreachableError extends Error {
@@ -34,11 +35,8 @@ export class ApiError extends Error {
   }
 }
 
-const StartedSchema = z.object({ runId: z.string().min(1), status: z.string(), uiUrl: z.string().optional() });
-export type StartedRun = z.infer<typeof StartedSchema>;
-const CreatedSessionSchema = z.object({ sessionId: z.string().min(1), threadId: z.string(), uiUrl: z.string().optional() });
-export type CreatedSession = z.infer<typeof CreatedSessionSchema>;
-const ErrorBodySchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+export type StartedRun = z.infer<typeof RunStartedSchema>;
+export type CreatedSession = z.infer<typeof SessionCreatedSchema>;
 
 /** `token` and `token_reset`: live tokens of the run's model calls (issue 29). */
 export type RunEvent = { type: 'state'; state: RunState } | { type: 'done' } | { type: 'token'; token: TokenEvent } | { type: 'token_reset'; callId: string };
@@ -116,19 +114,19 @@ export class ApiClient {
   }
 
   async startRun(request: { userId: string; goal: string; engine?: 'plan' | 'tree' | 'react'; review?: boolean; approval?: string[] }): Promise<StartedRun> {
-    return parseBody(StartedSchema, await this.json('/v1/runs', 'POST', request), 'a start response');
+    return parseBody(RunStartedSchema, await this.json('/v1/runs', 'POST', request), 'a start response');
   }
 
   async getRun(runId: string): Promise<RunState> {
-    return parseBody(RunStateSchema, await this.json(`/v1/runs/${encodeURIComponent(runId)}`, 'GET'), 'a run state');
+    return parseBody(ExecutionStateSchema, await this.json(`/v1/runs/${encodeURIComponent(runId)}`, 'GET'), 'a run state');
   }
 
   async createSession(request: { userId: string; approval?: string[] }): Promise<CreatedSession> {
-    return parseBody(CreatedSessionSchema, await this.json('/v1/sessions', 'POST', request), 'a session');
+    return parseBody(SessionCreatedSchema, await this.json('/v1/sessions', 'POST', request), 'a session');
   }
 
   async getSession(sessionId: string): Promise<SessionState> {
-    return parseBody(SessionStateSchema, await this.json(`/v1/sessions/${encodeURIComponent(sessionId)}`, 'GET'), 'a session');
+    return parseBody(SessionViewSchema, await this.json(`/v1/sessions/${encodeURIComponent(sessionId)}`, 'GET'), 'a session');
   }
 
   /** Sends a message to the session; answers what became of it (a command's reply, the run it started or answered). */
@@ -234,11 +232,12 @@ export class ApiClient {
             continue;
           }
           if (message.event === 'token_reset') {
-            yield { type: 'token_reset', callId: String((JSON.parse(message.data) as { callId?: unknown }).callId) };
+            const reset = TokenResetEventSchema.safeParse(JSON.parse(message.data));
+            if (reset.success) yield { type: 'token_reset', callId: reset.data.callId };
             continue;
           }
           if (message.event === 'state') {
-            yield { type: 'state', state: parseBody(RunStateSchema, JSON.parse(message.data) as unknown, 'a state event') };
+            yield { type: 'state', state: parseBody(ExecutionStateSchema, JSON.parse(message.data) as unknown, 'a state event') };
           }
         }
       }

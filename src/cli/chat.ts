@@ -22,7 +22,7 @@ import { input } from '@inquirer/prompts';
 import { z } from 'zod';
 import { loadConfig, runUiUrl, type Config } from '../config';
 import { ApiClient, ApiUnreachableError } from './api-client';
-import { TaskTreeReplySchema, type TaskTreeReply } from '../planning/tree-schemas';
+import { TaskSpecSchema, TaskTreeReplySchema, type TaskTreeReply } from '../planning/tree-schemas';
 import { forgottenLine, MEMORY_HELP, parseMemoryCommand, rememberedLine, searchLines, type MemoryCommand } from './memory-commands';
 import { parseScheduleCommand, SCHEDULE_HELP, scheduleLines, type ScheduleCommand } from './schedule-commands';
 import {
@@ -278,7 +278,9 @@ class CommandLine {
 /** The tree in $VISUAL / $EDITOR as JSON; the edited tree, or null (with the reason printed) when it is not one. */
 function editTree(session: Session, tree: RunState['tree']): TaskTreeReply | null {
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'threadline-plan-')), 'plan.json');
-  writeFileSync(file, `${JSON.stringify(tree, null, 2)}\n`);
+  // Names and goals are what a person edits: the tree's progress fields are left out.
+  const spec = tree ? (TaskSpecSchema.safeParse(tree).data ?? tree) : tree;
+  writeFileSync(file, `${JSON.stringify(spec, null, 2)}\n`);
   const editor = process.env.VISUAL || process.env.EDITOR || 'vi';
   const ran = spawnSync(editor, [file], { stdio: 'inherit', shell: true });
   if (ran.status !== 0) {

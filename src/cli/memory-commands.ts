@@ -3,8 +3,7 @@
  * API rather than sent to the session: `/remember <text>`, `/forget <fact id>`, `/memory <query>`.
  * Pure: parsing and printing; chat.ts makes the calls.
  */
-import { z } from 'zod';
-import type { FactInput } from '../longterm/contract';
+import type { Fact, FactInput, RecordedFact, SearchHit } from '../longterm/contract';
 import { plainFacts } from '../longterm/passes';
 
 export type MemoryCommand = { kind: 'remember'; fact: FactInput } | { kind: 'forget'; factId: string } | { kind: 'memory'; query: string } | { kind: 'usage'; text: string };
@@ -30,22 +29,19 @@ export function parseMemoryCommand(line: string): MemoryCommand | null {
   return { kind: 'remember', fact };
 }
 
-export const FactSchema = z.object({ id: z.string(), text: z.string(), validFrom: z.string(), validTo: z.string().nullable() });
-export const RecordedFactSchema = z.object({ outcome: z.enum(['added', 'strengthened', 'superseded']), fact: FactSchema, previous: FactSchema.optional() });
-export const SearchResultsSchema = z.object({
-  results: z.array(z.object({ kind: z.string(), id: z.string(), text: z.string(), score: z.number(), at: z.string().optional() })),
-});
+/** What the lines below print of a fact (the API sends the whole of it). */
+type FactLine = Pick<Fact, 'id' | 'text' | 'validTo'>;
 
-export function rememberedLine(recorded: z.infer<typeof RecordedFactSchema>): string {
+export function rememberedLine(recorded: { outcome: RecordedFact['outcome']; fact: FactLine; previous?: FactLine }): string {
   const { fact, outcome, previous } = recorded;
   if (outcome === 'strengthened') return `Already known, now more certain: ${fact.text} (${fact.id})`;
   if (outcome === 'superseded' && previous) return `Remembered: ${fact.text} (${fact.id}) — replaces "${previous.text}" (${previous.id})`;
   return `Remembered: ${fact.text} (${fact.id})`;
 }
 
-export const forgottenLine = (fact: z.infer<typeof FactSchema>) => `Forgotten: ${fact.text} (${fact.id}; believed until ${fact.validTo ?? 'now'})`;
+export const forgottenLine = (fact: FactLine) => `Forgotten: ${fact.text} (${fact.id}; believed until ${fact.validTo ?? 'now'})`;
 
-export function searchLines(results: z.infer<typeof SearchResultsSchema>['results']): string {
+export function searchLines(results: readonly Pick<SearchHit, 'kind' | 'id' | 'text'>[]): string {
   if (results.length === 0) return 'Nothing remembered matches that.';
   return results.map((r, i) => `${i + 1}. [${r.kind}] ${r.text.replace(/\s+/g, ' ').slice(0, 200)}${r.kind === 'fact' ? ` (${r.id})` : ''}`).join('\n');
 }

@@ -3,44 +3,16 @@
  * it, the diff of two successive states into printable events, and the text of
  * each event. No I/O here, so every line the person sees is unit-tested.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
+import type { ExecutionStateSchema, MessageOutcomeSchema, SessionViewSchema, TokenEventSchema } from '../api/response-schemas';
 import { DEMO_LABEL } from '../llm/demo-provider';
-import { isTerminal, OBSERVATION_KINDS, RUN_STATUSES } from '../planning/execution-state';
+import { isTerminal } from '../planning/execution-state';
 import { stepMark, stepNote } from '../planning/progress';
-import { PlanStepWireSchema } from '../planning/step-schema';
-import { TaskSpecSchema } from '../planning/tree-schemas';
-import { SESSION_RUN_STATUSES, WAITING } from '../sessions/session-model';
+import { WAITING } from '../sessions/session-model';
 import { oneLine } from '../text/clip';
 
-/**
- * ExecutionState as the REST API sends it (DESIGN.md §4), validated at the
- * edge. Only the fields the client prints are kept; the additive `model` is
- * optional so a server that does not send it still works.
- */
-export const RunStateSchema = z.object({
-  runId: z.string(),
-  goal: z.string(),
-  status: z.enum(RUN_STATUSES),
-  steps: z.array(PlanStepWireSchema),
-  currentStepId: z.string().nullable(),
-  observations: z.array(z.object({ stepId: z.string().nullable(), kind: z.enum(OBSERVATION_KINDS), content: z.string() })),
-  finalAnswer: z.string().nullable(),
-  lastError: z.string().nullable(),
-  model: z.string().optional(),
-  /** Tree runs (seed 003): the plan under review, the tree (names and goals are what a person edits) and its progress rendering. */
-  engine: z.literal('tree').optional(),
-  planId: z.string().nullable().optional(),
-  tree: TaskSpecSchema.nullable().optional(),
-  progress: z.string().optional(),
-  /** The tool call waiting for the person's approval (status `waiting_approval`). */
-  pendingApproval: z
-    .object({ stepId: z.string(), taskIndex: z.string().optional(), tool: z.string(), args: z.record(z.string(), z.unknown()), reason: z.string(), runId: z.string().optional() })
-    .nullable()
-    .optional(),
-  /** Status `waiting_review` shown for a child run (a group's, a sub-agent's): its plan is the one reviewed. */
-  reviewIn: z.object({ runId: z.string(), planId: z.string() }).nullable().optional(),
-});
-export type RunState = z.infer<typeof RunStateSchema>;
+/** A run as the REST API sends it (DESIGN.md §4), validated at the edge with the API's own response schema. */
+export type RunState = z.infer<typeof ExecutionStateSchema>;
 export type RunStep = RunState['steps'][number];
 
 /** Something worth one or more printed lines, found by comparing two states. */
@@ -261,33 +233,8 @@ export function renderEvent(event: ChatEvent): string {
   }
 }
 
-/**
- * A session as `GET /v1/sessions/:id` sends it, validated at the edge; only the
- * fields the client uses are kept.
- */
-export const SessionStateSchema = z.object({
-  sessionId: z.string(),
-  userId: z.string(),
-  threadId: z.string(),
-  runs: z.array(
-    z.object({
-      runId: z.string(),
-      goal: z.string(),
-      status: z.enum(SESSION_RUN_STATUSES),
-      question: z.string().nullable(),
-    }),
-  ),
-  turns: z.number().optional(),
-});
-export type SessionState = z.infer<typeof SessionStateSchema>;
-
-/** What became of a message (`POST /v1/sessions/:id/messages`). */
-export const MessageOutcomeSchema = z.object({
-  kind: z.enum(['command', 'reply', 'new_run', 'retry']),
-  runId: z.string().optional(),
-  reply: z.string().optional(),
-  uiUrl: z.string().optional(),
-});
+/** A session as `GET /v1/sessions/:id` sends it, and what became of a message (`POST /v1/sessions/:id/messages`). */
+export type SessionState = z.infer<typeof SessionViewSchema>;
 export type MessageOutcome = z.infer<typeof MessageOutcomeSchema>;
 
 /** The line that says what the session made of a message that concerns a run (commands print their reply instead). */
@@ -311,15 +258,6 @@ export function waitingLines(session: SessionState): string[] {
 }
 
 /** A live token as the run's event stream sends it (`event: token`). */
-export const TokenEventSchema = z.object({
-  runId: z.string(),
-  callId: z.string(),
-  stepId: z.string().optional(),
-  taskIndex: z.string().optional(),
-  field: z.string(),
-  delta: z.string(),
-  seq: z.number(),
-});
 export type TokenEvent = z.infer<typeof TokenEventSchema>;
 
 /** The reply fields the chat prints as they stream: the answer, and the current step's thought. */

@@ -3,7 +3,8 @@
  * rather than sent to the session: `/schedules` lists the person's schedules with their next runs,
  * `/schedules cancel <id>` deletes one. Pure: parsing and printing; chat.ts makes the calls.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
+import type { ScheduleSchema } from '../api/schedule-schemas';
 
 export type ScheduleCommand = { kind: 'list' } | { kind: 'cancel'; scheduleId: string } | { kind: 'usage'; text: string };
 
@@ -19,20 +20,7 @@ export function parseScheduleCommand(line: string): ScheduleCommand | null {
   return { kind: 'usage', text: SCHEDULE_HELP };
 }
 
-export const ScheduleListSchema = z.object({
-  schedules: z.array(
-    z.object({
-      scheduleId: z.string(),
-      goal: z.string(),
-      spec: z.object({ at: z.string().optional(), cron: z.string().optional(), every: z.string().optional() }),
-      timeZone: z.string(),
-      paused: z.boolean(),
-      nextRuns: z.array(z.string()),
-      recentRuns: z.array(z.object({ runId: z.string(), at: z.string(), status: z.string() })),
-    }),
-  ),
-});
-export type ScheduleListing = z.infer<typeof ScheduleListSchema>['schedules'][number];
+export type ScheduleListing = z.infer<typeof ScheduleSchema>;
 
 /** When it runs, as asked: `at …`, `cron "…"` or `every …`, with its zone when that matters. */
 export function timingText(s: Pick<ScheduleListing, 'spec' | 'timeZone'>): string {

@@ -4,21 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  diffStates,
-  modelLine,
-  outcomeLine,
-  pendingQuestion,
-  renderEvent,
-  RunStateSchema,
-  SessionStateSchema,
-  stepLine,
-  waitingLines,
-  type RunState,
-  parseApprovalAnswer,
-  parseReviewAnswer,
-  parseSteer,
-} from '../../src/cli/render';
+import { diffStates, modelLine, outcomeLine, pendingQuestion, renderEvent, stepLine, waitingLines, type RunState, parseApprovalAnswer, parseReviewAnswer, parseSteer } from '../../src/cli/render';
+import { ExecutionStateSchema, SessionViewSchema } from '../../src/api/response-schemas';
 import * as model from '../../src/planning/execution-state';
 import type { ExecutionState } from '../../src/planning/execution-state';
 
@@ -27,8 +14,8 @@ const calc = { type: 'tool' as const, description: 'Calculate 12*7', tool: 'calc
 const ask = { type: 'ask_user' as const, description: 'Ask whether to round', question: 'Round the result?' };
 const respond = { type: 'respond' as const, description: 'Answer the user' };
 
-/** A state as it crosses the wire: JSON, then the client's schema. */
-const wire = (state: ExecutionState): RunState => RunStateSchema.parse(JSON.parse(JSON.stringify(state)));
+/** A state as it crosses the wire: JSON, then the client's schema (the API's own). */
+const wire = (state: ExecutionState): RunState => ExecutionStateSchema.parse(JSON.parse(JSON.stringify(state)));
 
 /** Every state of a run: plan, calculator, a question, the reply, the answer. */
 function askingRun(modelLabel = 'offline-demo'): ExecutionState[] {
@@ -180,11 +167,10 @@ test('a failed run prints the failed step and the error; a cancelled one says so
 test('the client schema reads what the API sends and rejects what it cannot print', () => {
   const state = askingRun()[5]!;
   assert.equal(wire(state).status, 'waiting_user');
-  assert.equal(RunStateSchema.safeParse({ ...state, status: 'sleeping' }).success, false);
-  assert.equal(RunStateSchema.safeParse({ ...state, steps: [{ id: 's1' }] }).success, false);
-  // `model` is an addition to the contract: a server that leaves it out is still understood.
-  const { model: _model, ...withoutModel } = state;
-  assert.equal(RunStateSchema.safeParse(withoutModel).success, true);
+  assert.equal(ExecutionStateSchema.safeParse({ ...state, status: 'sleeping' }).success, false);
+  assert.equal(ExecutionStateSchema.safeParse({ ...state, steps: [{ id: 's1' }] }).success, false);
+  // Responses may gain fields (DESIGN.md: extend, don't rename): a field the client does not know is no error.
+  assert.equal(ExecutionStateSchema.safeParse({ ...state, addedLater: true }).success, true);
 });
 
 function renderAll(prev: ExecutionState, next: ExecutionState): string[] {
@@ -193,11 +179,14 @@ function renderAll(prev: ExecutionState, next: ExecutionState): string[] {
 
 test('a resumed conversation lists each run still waiting for an answer, yes/no questions included', () => {
   const run = (runId: string, status: string, question: string | null) => ({ runId, goal: `goal of ${runId}`, status, question, finalAnswer: null, lastError: null, startedAt: '', askedAt: null });
-  const session = SessionStateSchema.parse({
+  const session = SessionViewSchema.parse({
     sessionId: 'session-ada-1',
     userId: 'ada',
     threadId: 'thread_session-ada-1',
+    turns: 4,
+    version: 9,
     chatHistory: [],
+    taskState: { CurrentGoal: '', ActiveFlow: '', OpenLoops: [], ImportantFacts: [], LastDecision: '', UpdatedAt: '' },
     runs: [run('r1', 'completed', null), run('r2', 'waiting_user', 'Which colour?'), run('r3', 'waiting_user_confirmation', 'Should I book it?'), run('r4', 'running', null)],
   });
   assert.deepEqual(waitingLines(session), ['run r2 is waiting for your answer: ? Which colour?', 'run r3 is waiting for your answer: ? Should I book it?']);
@@ -206,7 +195,7 @@ test('a resumed conversation lists each run still waiting for an answer, yes/no 
 });
 
 test('tree runs: the progress tree is drawn when it changes, and a plan waiting for review is announced once per plan', () => {
-  const base = { runId: 'r', goal: 'g', steps: [], currentStepId: null, observations: [], finalAnswer: null, lastError: null, engine: 'tree' as const };
+  const base = { ...model.initialState({ runId: 'r', userId: 'ada', goal: 'g', model: '' }, t0), engine: 'tree' as const };
   const waiting = { ...base, status: 'waiting_review' as const, planId: 'r#tree1', progress: '-[ ] 1. "Trip" (not started)\n -[ ] 1-1. "Train" (not started)' };
   const events = diffStates(null, waiting);
   assert.deepEqual(

@@ -21,7 +21,10 @@ test('the listing: timing as asked, the next runs, the latest run; none says how
   const text = scheduleLines([
     {
       scheduleId: 'sched-ada-1',
+      userId: 'ada',
       goal: 'check the build',
+      engine: 'plan',
+      sessionId: null,
       spec: { cron: '0 * * * *' },
       timeZone: 'UTC',
       paused: true,
