@@ -1,8 +1,10 @@
-// The REST API as the page calls it: every call sends the key the person entered (kept in localStorage).
+// The REST API as the page calls it: every call sends the key the person entered. The key is kept in
+// sessionStorage: gone with the tab, never written to the browser's profile on disk (localStorage was).
 const KEY = 'threadline.inspector.apiKey';
+localStorage.removeItem(KEY); // left there by earlier versions of the page
 
-export const getKey = () => localStorage.getItem(KEY) ?? '';
-export const setKey = (key) => (key ? localStorage.setItem(KEY, key) : localStorage.removeItem(KEY));
+export const getKey = () => sessionStorage.getItem(KEY) ?? '';
+export const setKey = (key) => (key ? sessionStorage.setItem(KEY, key) : sessionStorage.removeItem(KEY));
 
 function headers(extra = {}) {
   const key = getKey();

@@ -4,6 +4,7 @@
  * tied together by the page's import map. Mounted before authentication: the page and its scripts
  * hold no data; every API call it makes sends the key the person enters.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import express, { Router } from 'express';
@@ -25,10 +26,47 @@ const VENDOR: Record<string, string> = {
 
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
+/** CSP source expressions for each inline block of `tag` in `page` (the import map, the style sheet). */
+function inlineHashes(page: string, tag: 'script' | 'style'): string {
+  const blocks = [...page.matchAll(new RegExp(`<${tag}(?![^>]*\\bsrc=)[^>]*>([\\s\\S]*?)</${tag}>`, 'g'))];
+  return blocks
+    .map(
+      (m) =>
+        `'sha256-${createHash('sha256')
+          .update(m[1] ?? '')
+          .digest('base64')}'`,
+    )
+    .join(' ');
+}
+
+/**
+ * What the page may do: its own scripts and inline blocks only, calls to this API only, never
+ * framed (clickjacking the rollback button). The page holds a person's API key: a script injected
+ * through memory content it renders must find nowhere to run and nowhere to send it.
+ */
+function securityHeaders(page: string): Record<string, string> {
+  const policy = [
+    "default-src 'none'",
+    `script-src 'self' ${inlineHashes(page, 'script')}`,
+    `style-src ${inlineHashes(page, 'style')}`,
+    "connect-src 'self'",
+    "img-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+  return { 'content-security-policy': policy, 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' };
+}
+
 export function inspectorRouter(options: InspectorOptions): Router {
   const router = Router();
   // Read once: the page is small and does not change while the server runs.
   const page = readFileSync(path.join(PAGE_DIR, 'index.html'), 'utf8').replace('%RUN_UI_PREFIX%', escapeAttr(options.runUiPrefix));
+  const headers = securityHeaders(page);
+  router.use('/inspector', (_req, res, next) => {
+    res.set(headers);
+    next();
+  });
   // Also answers `/inspector/` (routing is not strict). The page's modules below are static files, not routes.
   documented(router, 'inspector').get(
     '/inspector',
