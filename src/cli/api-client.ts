@@ -7,7 +7,16 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { z } from 'zod';
 import { FactSchema, RecordedFactSchema, SearchResultsSchema } from '../api/longterm-schemas';
-import { ErrorBodySchema, ExecutionStateSchema, MessageOutcomeSchema, RunStartedSchema, SessionCreatedSchema, SessionViewSchema, TokenEventSchema } from '../api/response-schemas';
+import {
+  ErrorBodySchema,
+  ExecutionStateSchema,
+  MessageOutcomeSchema,
+  RunStartedSchema,
+  SessionCreatedSchema,
+  SessionViewSchema,
+  TokenEventSchema,
+  TokenResetEventSchema,
+} from '../api/response-schemas';
 import { ScheduleListSchema } from '../api/schedule-schemas';
 import type { FactInput } from '../longterm/contract';
 import type { MessageOutcome, RunState, SessionState, TokenEvent } from './render';
