@@ -163,7 +163,10 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_MESSAGES_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
   /** Event streams (SSE) one user may hold open at once (0: no limit). @default 20 with apikey, else 0 */
   MAX_STREAMS_PER_USER: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
-  /** Tokens (prompt + completion) one user may use per calendar month (UTC) before new runs are refused (0: no budget). */
+  /**
+   * Tokens (prompt + completion, embeddings included) one user may use per calendar month (UTC): past it new
+   * runs and messages are refused, and a run's next model call fails it (0: no budget).
+   */
   USER_TOKEN_BUDGET: z.coerce.number().int().min(0).default(0),
   /**
    * Seals every payload in Temporal history with AES-256-GCM: `[name:]key`, the key 32 bytes as base64

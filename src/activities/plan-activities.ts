@@ -83,6 +83,8 @@ const SESSION_TURNS_IN_PROMPT = 20;
 
 /** Maps provider errors onto Temporal failures: bad replies and refusals are final, outages are retried. */
 export function asFailure(err: unknown): unknown {
+  // Already a Temporal failure (a call refused past the user's token budget): its type and message stand.
+  if (err instanceof ApplicationFailure) return err;
   if (err instanceof InvalidModelReplyError) return ApplicationFailure.nonRetryable(err.message, 'InvalidModelReply');
   if (err instanceof ModelUnavailableError) return ApplicationFailure.retryable(err.message, 'ModelUnavailable');
   if (err instanceof Error && (err as { nonRetryable?: boolean }).nonRetryable) {

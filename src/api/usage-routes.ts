@@ -7,6 +7,7 @@ import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import type { UsageStore } from '../usage/usage-store';
 import { summarize } from '../usage/usage-store';
+import { BudgetExceededError, checkBudget } from '../usage/budget';
 import { principalOf } from './authenticate';
 import { ApiError } from './errors';
 import { ownedBy } from './ownership';
@@ -44,9 +45,6 @@ export function usageRouter(store: UsageStore): Router {
   return router;
 }
 
-/** The start of the current calendar month (UTC): budgets count from there. */
-export const monthStart = (now: Date): Date => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-
 /**
  * Refuses to start work for a user whose tokens this month reached `budget` (0: no budget).
  * `userOf` names the user a request starts work for.
@@ -58,13 +56,10 @@ export function withinBudget(store: UsageStore | undefined, budget: number, user
       const caller = principalOf(res);
       const userId = caller?.role === 'user' ? caller.userId : await userOf(req);
       if (!userId) return;
-      const since = monthStart(new Date());
-      const { total } = summarize(userId, await store.records(userId, since), since);
-      const used = total.promptTokens + total.completionTokens;
-      if (used >= budget) {
-        const next = new Date(Date.UTC(since.getUTCFullYear(), since.getUTCMonth() + 1, 1));
-        throw new ApiError(403, 'budget_exceeded', `user "${userId}" used ${used} of a ${budget}-token budget this month; new runs start again on ${next.toISOString().slice(0, 10)}`);
-      }
+      await checkBudget(store, budget, userId).catch((err: unknown) => {
+        if (!(err instanceof BudgetExceededError)) throw err;
+        throw new ApiError(403, 'budget_exceeded', `user "${userId}" used ${err.used} of a ${budget}-token budget this month; new runs start again on ${err.resumesOn}`);
+      });
     })().then(() => next(), next);
   };
 }

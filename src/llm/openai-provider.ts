@@ -17,7 +17,7 @@ import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNon
 import type { ModelProvider, ModelRequest } from './provider';
 import { currentTextSink, type TextSink } from './live-tokens';
 import { ModelUnavailableError } from './provider';
-import { reportUsage } from '../usage/usage';
+import { beforeModelCall, reportUsage } from '../usage/usage';
 
 /** Spans of model calls, named and attributed by OpenTelemetry's GenAI conventions; no-ops without tracing. */
 const tracer = trace.getTracer('threadline-llm');
@@ -72,6 +72,8 @@ export class OpenAIProvider implements ModelProvider {
   }
 
   private async call(request: ModelRequest, span: Span, signal?: AbortSignal): Promise<string> {
+    // The user's token budget may refuse the call (src/usage/budget.ts); a repair attempt is a call too.
+    await beforeModelCall();
     const body: ChatCompletionCreateParamsNonStreaming = {
       model: request.model ?? this.options.model,
       messages: request.messages,

@@ -8,6 +8,7 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
 import type { Config } from '../config';
+import { beforeModelCall, reportUsage } from '../usage/usage';
 import { normalized } from './vectors';
 
 export interface Embedder {
@@ -50,6 +51,7 @@ export const MAX_INPUT_CHARS = 8000;
 
 const EmbeddingsReply = z.object({
   data: z.array(z.object({ index: z.number().int().min(0), embedding: z.array(z.number().finite()).min(1) })),
+  usage: z.object({ prompt_tokens: z.number().int().min(0) }).optional(),
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -90,6 +92,8 @@ export class OpenAIEmbedder implements Embedder {
 
   private async request(batch: readonly string[]): Promise<Float32Array[]> {
     if (Date.now() < this.downUntil) throw new EmbeddingError(`embeddings endpoint ${this.endpoint} unavailable (cooling down after: ${this.lastFailure})`, true);
+    // Embeddings count against the user's token budget like chat calls: a refusal is not an outage (no cool-down).
+    await beforeModelCall();
     // Empty inputs are refused by OpenAI; a blank stands in (it is similar to nothing much).
     const input = batch.map((t) => (t.trim() === '' ? ' ' : t.slice(0, MAX_INPUT_CHARS)));
     let failure: EmbeddingError | undefined;
@@ -114,6 +118,7 @@ export class OpenAIEmbedder implements Embedder {
   private vectorsOf(reply: unknown, count: number): Float32Array[] {
     const parsed = EmbeddingsReply.safeParse(reply);
     if (!parsed.success) throw new EmbeddingError(`embeddings endpoint ${this.endpoint} sent a reply that is not an embeddings list: ${parsed.error.issues[0]?.message ?? ''}`, false);
+    if (parsed.data.usage) reportUsage({ promptTokens: parsed.data.usage.prompt_tokens, completionTokens: 0, cachedTokens: 0 });
     const vectors: Float32Array[] = new Array<Float32Array>(count);
     for (const item of parsed.data.data) if (item.index < count) vectors[item.index] = normalized(item.embedding);
     const length = vectors[0]?.length;

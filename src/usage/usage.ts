@@ -2,7 +2,8 @@
  * Token accounting: every model call's usage (prompt, completion, cached tokens), gathered per
  * activity attempt without threading it through each call — the provider reports into the tally
  * of the activity it runs in (AsyncLocalStorage), and the worker records the tally with the run,
- * session and user it belongs to (src/usage/record-usage.ts).
+ * session and user it belongs to (src/usage/record-usage.ts). Before each call, the tally's guard
+ * may refuse it (beforeModelCall), so a budget holds within a run, not only at its start.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 
@@ -23,18 +24,35 @@ export function addUsage(into: Usage, more: Usage): Usage {
   return into;
 }
 
-const tallies = new AsyncLocalStorage<Usage>();
+/**
+ * Asked before each model call (chat or embeddings) with what the tally holds so far: throws to
+ * refuse the call (a user's token budget is used up, src/usage/budget.ts).
+ */
+export type CallGuard = (pending: Usage) => Promise<void>;
 
-/** Runs `fn` with a fresh tally that model calls inside it report into. */
-export async function tallyUsage<T>(fn: () => Promise<T>): Promise<{ usage: Usage; result: Promise<T> }> {
+interface Tally {
+  usage: Usage;
+  guard?: CallGuard | undefined;
+}
+
+const tallies = new AsyncLocalStorage<Tally>();
+
+/** Runs `fn` with a fresh tally that model calls inside it report into, each call first cleared by `guard`. */
+export async function tallyUsage<T>(fn: () => Promise<T>, guard?: CallGuard): Promise<{ usage: Usage; result: Promise<T> }> {
   const usage = noUsage();
-  const result = tallies.run(usage, fn);
+  const result = tallies.run({ usage, guard }, fn);
   await result.catch(() => undefined);
   return { usage, result };
+}
+
+/** Before a model call: the guard of whatever tally it runs in may refuse it (none: allowed). */
+export async function beforeModelCall(): Promise<void> {
+  const tally = tallies.getStore();
+  await tally?.guard?.(tally.usage);
 }
 
 /** A model call's usage, into the tally of whatever activity it runs in (none: not counted). */
 export function reportUsage(usage: Omit<Usage, 'calls'>): void {
   const tally = tallies.getStore();
-  if (tally) addUsage(tally, { ...usage, calls: 1 });
+  if (tally) addUsage(tally.usage, { ...usage, calls: 1 });
 }
