@@ -3,11 +3,11 @@
 // proxy into .tools/ (once), Temporal's PostgreSQL databases created and migrated, and the frontend,
 // history, matching and worker services started as separate processes. Built-ins only, like lib.mjs.
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { CLUSTER, CLUSTER_CONFIG_DIR, CLUSTER_CONFIG_ENV, serverEnvironment } from './cluster-settings.mjs';
-import { IS_WINDOWS, ROOT, canConnect, ensureSearchAttributes, execFileP, findGo, goInstall, log, sleep, stopProcess, waitForTcp } from './lib.mjs';
+import { IS_WINDOWS, ROOT, appendOutput, canConnect, ensureSearchAttributes, execFileP, findGo, goInstall, log, sleep, stopProcess, waitForTcp } from './lib.mjs';
 
 const exe = (name) => (IS_WINDOWS ? `${name}.exe` : name);
 /** Per version, so that a version bump builds next to the old binaries instead of over them. */
@@ -222,11 +222,9 @@ export async function startClusterTemporal({
 
   const startService = (service) => {
     const logFile = path.join(logDir, `temporal-${service}.log`);
-    const out = createWriteStream(logFile, { flags: 'a' });
     const args = ['--root', ROOT, '--config', path.relative(ROOT, CLUSTER_CONFIG_DIR), '--env', CLUSTER_CONFIG_ENV, '--allow-no-auth', 'start', '--service', service];
     const child = spawn(serverBin, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: !IS_WINDOWS });
-    child.stdout.pipe(out);
-    child.stderr.pipe(out);
+    appendOutput(child, logFile);
     child.on('exit', (code, signal) => {
       if (!stopping && processes[service] === child) onExit?.(service, signal ? `signal ${signal}` : `exit code ${code}`, logFile);
     });

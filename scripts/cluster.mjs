@@ -9,11 +9,11 @@
 // Ctrl-C stops everything (the APIs, the workers, the UI, then the Temporal services).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLUSTER } from './cluster-settings.mjs';
 import { DEFAULT_PORTS, createDatabase, ensureClusterServer, ensureUiServer, postgresFromEnv, setupSchemas, startClusterTemporal } from './cluster-temporal.mjs';
-import { IS_WINDOWS, ROOT, WORKER_NODE_FLAGS, binPath, bold, canConnect, color, dim, ensureDeps, ensureTemporal, fail, log, sleep, stopProcess, waitForTcp } from './lib.mjs';
+import { IS_WINDOWS, ROOT, WORKER_NODE_FLAGS, appendOutput, binPath, bold, canConnect, color, dim, ensureDeps, ensureTemporal, fail, log, sleep, stopProcess, waitForTcp } from './lib.mjs';
 
 const env = process.env;
 const startedAt = Date.now();
@@ -125,10 +125,8 @@ if (stopping) await new Promise(() => {});
 /** Spawns `cmd args` in its own process group, its output appended to <logDir>/<name>.log. */
 function startChild(name, cmd, args, childEnv) {
   const logFile = path.join(logDir, `${name}.log`);
-  const out = createWriteStream(logFile, { flags: 'a' });
   const child = spawn(cmd, args, { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], shell: IS_WINDOWS, detached: !IS_WINDOWS });
-  child.stdout.pipe(out);
-  child.stderr.pipe(out);
+  appendOutput(child, logFile);
   child.on('error', (err) => onExit(name, `error: ${err.message}`, logFile));
   child.on('exit', (code, signal) => onExit(name, signal ? `signal ${signal}` : `exit code ${code}`, logFile));
   children.push([name, child]);

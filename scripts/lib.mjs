@@ -1,7 +1,7 @@
 // Shared helpers for the launcher scripts (npm start / test / temporal / ensure).
 // Plain Node, built-ins only: these run before `npm ci` has installed anything.
 import { spawn, spawnSync, execFile } from 'node:child_process';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -305,6 +305,18 @@ export function readableLogLine(line) {
  * group: the child was spawned with `detached: true` (its own process group, POSIX only);
  * signal the whole group so that grandchildren (tsx → node) are included.
  */
+/**
+ * Appends a child's stdout and stderr to `logFile`. Two sources into one file: neither may end it
+ * (pipe's default), or the other's next line is a write after end that crashes this process; the file
+ * ends once the child has closed both.
+ */
+export function appendOutput(child, logFile) {
+  const out = createWriteStream(logFile, { flags: 'a' });
+  child.stdout.pipe(out, { end: false });
+  child.stderr.pipe(out, { end: false });
+  child.on('close', () => out.end());
+}
+
 export function stopProcess(child, { signal = 'SIGTERM', graceMs = 10_000, group = false } = {}) {
   if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   const send = (sig) => {
