@@ -163,6 +163,18 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_MESSAGES_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
   /** Event streams (SSE) one user may hold open at once (0: no limit). @default 20 with apikey, else 0 */
   MAX_STREAMS_PER_USER: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
+  /** Sessions one user may create per minute (0: no limit). @default 30 with apikey, else 0 */
+  RATE_LIMIT_SESSIONS_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
+  /** Sessions one user may have open at once, each a workflow idling up to SESSION_IDLE_MINUTES (0: no limit). @default 100 with apikey, else 0 */
+  MAX_OPEN_SESSIONS_PER_USER: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
+  /** Long-term memory imports (up to 10 MB each) one user may make per hour (0: no limit). @default 20 with apikey, else 0 */
+  RATE_LIMIT_IMPORTS_PER_HOUR: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
+  /** Conversations of one import the background extraction reads (0: all); the rest stay searchable. @default 50 with apikey, else 0 */
+  IMPORT_EXTRACTION_MAX_CONVERSATIONS: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
+  /** Long-term memory searches (an embeddings call each) one user may make per minute (0: no limit). @default 120 with apikey, else 0 */
+  RATE_LIMIT_SEARCHES_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
+  /** Codec calls (`/v1/codec/*`) one admin key may make per minute (0: no limit). @default 600 with apikey, else 0 */
+  RATE_LIMIT_CODEC_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
   /**
    * Tokens (prompt + completion, embeddings included) one user may use per calendar month (UTC): past it new
    * runs and messages are refused, and a run's next model call fails it (0: no budget).
@@ -246,14 +258,31 @@ export function runUiUrl(config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'>, r
 }
 
 /** Per-user API limits: on by default once the API is authenticated (deployed), off for a local loopback API. */
-export function apiLimitsOf(config: Pick<Config, 'THREADLINE_AUTH' | 'RATE_LIMIT_RUNS_PER_MINUTE' | 'RATE_LIMIT_MESSAGES_PER_MINUTE' | 'MAX_STREAMS_PER_USER'>) {
+export function apiLimitsOf(config: Pick<Config, 'THREADLINE_AUTH'> & Partial<Pick<Config, ApiLimitVariable>>) {
   const on = config.THREADLINE_AUTH === 'apikey';
+  const limit = (variable: ApiLimitVariable, deployed: number) => config[variable] ?? (on ? deployed : 0);
   return {
-    runsPerMinute: config.RATE_LIMIT_RUNS_PER_MINUTE ?? (on ? 120 : 0),
-    messagesPerMinute: config.RATE_LIMIT_MESSAGES_PER_MINUTE ?? (on ? 600 : 0),
-    streamsPerUser: config.MAX_STREAMS_PER_USER ?? (on ? 20 : 0),
+    runsPerMinute: limit('RATE_LIMIT_RUNS_PER_MINUTE', 120),
+    messagesPerMinute: limit('RATE_LIMIT_MESSAGES_PER_MINUTE', 600),
+    streamsPerUser: limit('MAX_STREAMS_PER_USER', 20),
+    sessionsPerMinute: limit('RATE_LIMIT_SESSIONS_PER_MINUTE', 30),
+    openSessionsPerUser: limit('MAX_OPEN_SESSIONS_PER_USER', 100),
+    importsPerHour: limit('RATE_LIMIT_IMPORTS_PER_HOUR', 20),
+    extractedPerImport: limit('IMPORT_EXTRACTION_MAX_CONVERSATIONS', 50),
+    searchesPerMinute: limit('RATE_LIMIT_SEARCHES_PER_MINUTE', 120),
+    codecPerMinute: limit('RATE_LIMIT_CODEC_PER_MINUTE', 600),
   };
 }
+type ApiLimitVariable =
+  | 'RATE_LIMIT_RUNS_PER_MINUTE'
+  | 'RATE_LIMIT_MESSAGES_PER_MINUTE'
+  | 'MAX_STREAMS_PER_USER'
+  | 'RATE_LIMIT_SESSIONS_PER_MINUTE'
+  | 'MAX_OPEN_SESSIONS_PER_USER'
+  | 'RATE_LIMIT_IMPORTS_PER_HOUR'
+  | 'IMPORT_EXTRACTION_MAX_CONVERSATIONS'
+  | 'RATE_LIMIT_SEARCHES_PER_MINUTE'
+  | 'RATE_LIMIT_CODEC_PER_MINUTE';
 
 /** The tree engine's limits, as runs carry them (workflow input) and its activities check them. */
 export function treeLimitsOf(config: TreeConfig): TreeLimits {

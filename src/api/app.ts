@@ -11,6 +11,7 @@ import pino, { type Logger } from 'pino';
 import { runUiUrl, type Config } from '../config';
 import type { MemoryService } from '../store/memory-service';
 import type { UsageStore } from '../usage/usage-store';
+import { meteredFor } from '../usage/record-usage';
 import { RunNotFoundError, type Runs } from '../temporal/runs';
 import { SessionNotFoundError, type Sessions } from '../temporal/sessions';
 import { summarizeAgent, type AgentProfile } from '../agents/profile';
@@ -20,7 +21,7 @@ import { adminRouter } from './admin-routes';
 import { authenticate, principalOf, type AuthOptions } from './authenticate';
 import { codecRouter, webUiOrigins } from './codec-routes';
 import { inspectorRouter } from './inspector/inspector-routes';
-import { perMinute, streamsPerCaller, type ApiLimits } from './limits';
+import { NO_LIMITS, perMinute, perWindow, streamsPerCaller, type ApiLimits } from './limits';
 import { longTermRouter, type LongTermRouterOptions } from './longterm-routes';
 import { ownedBy } from './ownership';
 import { usageRouter, withinBudget } from './usage-routes';
@@ -68,7 +69,7 @@ export interface AppOptions {
   /** Timing of the event streams (`GET /v1/runs/:runId/events`, `/v1/sessions/:sessionId/events`, `/v1/threads/:threadId/stream`). */
   events?: RunEventsOptions;
   /** Serves the sessions API (`/v1/sessions`) when given. */
-  sessions?: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear' | 'end'> & Partial<Pick<Sessions, 'ownerOf'>>;
+  sessions?: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear' | 'end'> & Partial<Pick<Sessions, 'ownerOf' | 'countOpen'>>;
   /** A run's state history (`GET /v1/runs/:runId/history`), replayed from its Temporal history, when given. */
   history?: Pick<RunHistory, 'versions' | 'at'>;
   /** Forks of runs from an earlier state (`POST /v1/runs/:runId/fork`), when given. */
@@ -83,8 +84,11 @@ export interface AppOptions {
   agents?: readonly AgentProfile[];
   /** Who may call: API keys (THREADLINE_AUTH=apikey) and the key store behind them. @default no auth */
   auth?: AuthOptions;
-  /** Token accounting: where usage is read (`GET /v1/users/:userId/usage`), and a monthly per-user token budget (0: none). */
-  usage?: { store: UsageStore; budget: number };
+  /**
+   * Token accounting: where usage is read (`GET /v1/users/:userId/usage`) and where the API records its own
+   * calls (long-term searches' and imports' embeddings, as `embeddingModel`), and a monthly per-user token budget (0: none).
+   */
+  usage?: { store: UsageStore; budget: number; embeddingModel?: string | undefined };
   /** Per-user request limits (0: off). @default all off */
   limits?: Partial<ApiLimits>;
   /** The payload codecs of the Temporal data converter, served at `/v1/codec` for the Web UI. @default none (payloads pass unchanged) */
@@ -136,7 +140,7 @@ export function createApp(options: AppOptions): Express {
     apiDocsRouter(() => (description ??= openApiDocument(routesOf(app), { auth: auth.mode === 'apikey' }))),
   );
   app.use(authenticate(auth));
-  const limits: ApiLimits = { runsPerMinute: 0, messagesPerMinute: 0, streamsPerUser: 0, ...options.limits };
+  const limits: ApiLimits = { ...NO_LIMITS, ...options.limits };
   // One count of open streams across runs, sessions and threads.
   const streams = streamsPerCaller(limits.streamsPerUser);
   const runOwner = runs.ownerOf?.bind(runs);
@@ -146,9 +150,30 @@ export function createApp(options: AppOptions): Express {
       ownedBy(runOwner, (id) => new RunNotFoundError(id)),
     );
   // Before the small-body parser: codec batches are larger.
-  mount(app, codecRouter(options.codecs ?? [], { origins: webUiOrigins(config.uiUrl) }));
+  mount(app, codecRouter(options.codecs ?? [], { origins: webUiOrigins(config.uiUrl), limit: perMinute(limits.codecPerMinute, 'codec calls') }));
   // Also before it: an import is up to IMPORT_BODY_LIMIT; the router parses its own bodies.
-  if (options.longterm) mount(app, longTermRouter(options.longterm));
+  if (options.longterm) {
+    const usage = options.usage;
+    mount(
+      app,
+      longTermRouter({
+        ...options.longterm,
+        limits: { imports: perWindow(limits.importsPerHour, 'hour', 'imports'), searches: perMinute(limits.searchesPerMinute, 'searches'), extractedPerImport: limits.extractedPerImport },
+        // Searches and imports embed their texts: those tokens are the user's, within their budget.
+        ...(usage
+          ? {
+              metered: (userId, source, fn) =>
+                meteredFor(
+                  { store: usage.store, budget: usage.budget, model: usage.embeddingModel ?? 'embeddings', onError: (err) => logger.error({ err }, 'usage not recorded or not read') },
+                  userId,
+                  source,
+                  fn,
+                ),
+            }
+          : {}),
+      }),
+    );
+  }
   app.use(express.json({ limit: BODY_LIMIT }));
 
   documented(app, 'meta').get(
@@ -430,6 +455,8 @@ export function createApp(options: AppOptions): Express {
         ...(tokens ? { tokens } : {}),
         limits: {
           messages: perMinute(limits.messagesPerMinute, 'messages sent'),
+          create: perMinute(limits.sessionsPerMinute, 'sessions created'),
+          openSessions: limits.openSessionsPerUser,
           streams,
           budget: withinBudget(options.usage?.store, options.usage?.budget ?? 0, async (req) => (options.sessions?.ownerOf ? options.sessions.ownerOf(String(req.params.sessionId)) : null)),
         },

@@ -10,9 +10,10 @@
  */
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import cors from 'cors';
-import express, { Router } from 'express';
+import express, { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { requireAdmin } from './authenticate';
+import { noLimit } from './limits';
 import { documented } from './routes-registry';
 
 /** A payload as the protocol writes it: metadata values and data in base64. */
@@ -49,11 +50,13 @@ export function webUiOrigins(uiUrl: string): string[] {
 
 /**
  * Operators only: decoding shows any tenant's payloads, so with API keys only an admin key may call it
- * (a user key is 403); only the Web UI's origins get CORS headers; encode takes at most 256 KB.
+ * (a user key is 403); only the Web UI's origins get CORS headers; encode takes at most 256 KB; and
+ * `limit` bounds the calls per minute (RATE_LIMIT_CODEC_PER_MINUTE).
  */
-export function codecRouter(codecs: PayloadCodec[], options: { origins: string[] }): Router {
+export function codecRouter(codecs: PayloadCodec[], options: { origins: string[]; limit?: RequestHandler }): Router {
   const router = Router();
-  router.use('/v1/codec', cors({ origin: options.origins, allowedHeaders: ['Content-Type', 'X-Namespace', 'Authorization'], maxAge: 600 }), requireAdmin);
+  // The limit after requireAdmin: it counts per admin key, and a refused caller is not counted.
+  router.use('/v1/codec', cors({ origin: options.origins, allowedHeaders: ['Content-Type', 'X-Namespace', 'Authorization'], maxAge: 600 }), requireAdmin, options.limit ?? noLimit);
   router.use('/v1/codec/encode', express.json({ limit: ENCODE_BODY_LIMIT }));
   router.use('/v1/codec/decode', express.json({ limit: CODEC_BODY_LIMIT }));
   const routes = documented(router, 'codec');
@@ -63,7 +66,7 @@ export function codecRouter(codecs: PayloadCodec[], options: { origins: string[]
       summary: "Encode payloads with the data converter's codecs (Temporal's remote codec protocol)",
       request: { body: CodecBody },
       responses: { 200: { description: 'The encoded payloads', schema: CodecBody } },
-      errors: { 403: 'Not an admin key', 413: 'Over 256 KB' },
+      errors: { 403: 'Not an admin key', 413: 'Over 256 KB', 429: 'Too many codec calls this minute' },
     },
     async ({ body }, _req, res) => {
       let payloads = body.payloads.map(fromJson);
@@ -77,7 +80,7 @@ export function codecRouter(codecs: PayloadCodec[], options: { origins: string[]
       summary: "Decode payloads found in Temporal history, for the Web UI and the CLI (Temporal's remote codec protocol)",
       request: { body: CodecBody },
       responses: { 200: { description: 'The decoded payloads', schema: CodecBody } },
-      errors: { 403: 'Not an admin key', 413: 'Over 4 MB' },
+      errors: { 403: 'Not an admin key', 413: 'Over 4 MB', 429: 'Too many codec calls this minute' },
     },
     async ({ body }, _req, res) => {
       let payloads = body.payloads.map(fromJson);

@@ -1,7 +1,10 @@
 /**
- * Per-user limits, so one caller cannot starve the rest: runs started and messages sent per
- * minute (429 with Retry-After), and event streams open at once. A caller is its API key's user,
- * else the `userId` it names, else its address. A limit of 0 is off.
+ * Per-user limits, so one caller cannot starve the rest or run up costs: runs started, messages
+ * sent, sessions created (each a workflow idling up to SESSION_IDLE_MINUTES), long-term searches
+ * (an embeddings call each) and codec calls per minute, imports (up to 10 MB each, then a
+ * background extraction) per hour — 429 with Retry-After — and event streams and sessions open at
+ * once. A caller is its API key's user, else the `userId` it names (path, body or query), else its
+ * address. A limit of 0 is off.
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
@@ -12,12 +15,37 @@ export interface ApiLimits {
   runsPerMinute: number;
   messagesPerMinute: number;
   streamsPerUser: number;
+  /** Sessions created per minute. */
+  sessionsPerMinute: number;
+  /** Sessions open (their workflow running) at once. */
+  openSessionsPerUser: number;
+  /** Long-term memory imports per hour. */
+  importsPerHour: number;
+  /** Conversations of one import the background extraction reads (the rest stay searchable as messages). */
+  extractedPerImport: number;
+  /** Long-term memory searches per minute. */
+  searchesPerMinute: number;
+  /** Codec calls (`/v1/codec/*`, the Web UI decoding history) per minute. */
+  codecPerMinute: number;
 }
+
+/** Every limit off: a local, unauthenticated API. */
+export const NO_LIMITS: ApiLimits = {
+  runsPerMinute: 0,
+  messagesPerMinute: 0,
+  streamsPerUser: 0,
+  sessionsPerMinute: 0,
+  openSessionsPerUser: 0,
+  importsPerHour: 0,
+  extractedPerImport: 0,
+  searchesPerMinute: 0,
+  codecPerMinute: 0,
+};
 
 function callerOf(req: Request, res: Response): string {
   const principal = principalOf(res);
   if (principal) return `key:${principal.userId}`;
-  const named = (req.body as { userId?: unknown } | undefined)?.userId ?? req.query.userId;
+  const named = req.params.userId ?? (req.body as { userId?: unknown } | undefined)?.userId ?? req.query.userId;
   return typeof named === 'string' && named ? `user:${named}` : `ip:${ipKeyGenerator(req.ip ?? 'unknown')}`;
 }
 
@@ -26,18 +54,26 @@ export const noLimit: RequestHandler = (_req, _res, next) => next();
 
 /** At most `perMinute` requests per caller per minute through this middleware. */
 export function perMinute(perMinute: number, what: string): RequestHandler {
-  if (perMinute <= 0) return noLimit;
+  return perWindow(perMinute, 'minute', what);
+}
+
+const WINDOWS = { minute: { ms: 60_000, per: 'a minute' }, hour: { ms: 3_600_000, per: 'an hour' } } as const;
+
+/** At most `limit` requests per caller per minute or hour through this middleware. */
+export function perWindow(limit: number, window: keyof typeof WINDOWS, what: string): RequestHandler {
+  if (limit <= 0) return noLimit;
+  const { ms: windowMs, per } = WINDOWS[window];
   return rateLimit({
-    windowMs: 60_000,
-    limit: perMinute,
+    windowMs,
+    limit,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
     keyGenerator: callerOf,
     handler: (req, res, next) => {
       const reset = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-      const seconds = Math.max(1, Math.ceil(((reset?.getTime() ?? Date.now() + 60_000) - Date.now()) / 1000));
+      const seconds = Math.max(1, Math.ceil(((reset?.getTime() ?? Date.now() + windowMs) - Date.now()) / 1000));
       res.set('Retry-After', String(seconds));
-      next(new ApiError(429, 'rate_limited', `too many ${what}: at most ${perMinute} a minute; try again in ${seconds} s`));
+      next(new ApiError(429, 'rate_limited', `too many ${what}: at most ${limit} ${per}; try again in ${seconds} s`));
     },
   });
 }

@@ -5,7 +5,7 @@
  * memory is a 404, like a run), and every lookup is scoped to the user of the path, so another
  * user's fact id is a 404 too. Reads through the API are recorded as the person's.
  */
-import express, { Router } from 'express';
+import express, { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { FactInputSchema, MEMORY_KINDS, type LongTermMemory, type ReadMeta } from '../longterm/contract';
 import { LONGTERM_READ_ACTIONS, LONGTERM_WRITE_ACTIONS, type ImportedConversation, type LongTermService } from '../longterm/service';
@@ -13,6 +13,7 @@ import { LONGTERM_AUDIT_KINDS } from '../store/longterm/store';
 import { MAX_QUERY_CHARS } from '../longterm/retrieval';
 import { newSessionId } from '../temporal/sessions';
 import { ApiError } from './errors';
+import { noLimit } from './limits';
 import { ownedBy } from './ownership';
 import { EpisodeListSchema, FactListSchema, FactSchema, ImportedSchema, LongTermAuditSchema, RecordedFactSchema, SearchResultsSchema } from './longterm-schemas';
 import { documented } from './routes-registry';
@@ -91,6 +92,13 @@ export interface LongTermRouterOptions {
    * log: the import stands either way.
    */
   onImported?: (imported: { userId: string; sessionIds: string[] }) => Promise<ImportExtraction | null>;
+  /**
+   * Per-user limits: imports (each up to 10 MB, then a background extraction) and searches (an embeddings
+   * call each) as rate limits, and the conversations of one import handed to the extraction (0: all).
+   */
+  limits?: { imports: RequestHandler; searches: RequestHandler; extractedPerImport: number };
+  /** Runs a request's work for a user with its model calls (embeddings) checked against the budget and recorded. */
+  metered?: <T>(userId: string, source: string, fn: () => Promise<T>) => Promise<T>;
 }
 
 /** Where the background extraction over an import shows its progress. */
@@ -101,6 +109,7 @@ export interface ImportExtraction {
 
 export function longTermRouter(options: LongTermRouterOptions): Router {
   const { longterm } = options;
+  const metered = options.metered ?? (<T>(_userId: string, _source: string, fn: () => Promise<T>) => fn());
   const router = Router();
   router.param(
     'userId',
@@ -121,13 +130,19 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
       summary: "Import conversations (a chat export) into the user's long-term memory; searchable on return",
       request: { params: UserParams, body: ImportBody },
       responses: { 201: { description: 'Imported; given session and message ids are kept. `extraction` says where a background extraction runs, when one started', schema: ImportedSchema } },
-      errors: { ...notFound, 413: 'Over 10 MB', 422: 'An observer refused a message (`refused`)' },
-      use: [express.json({ limit: IMPORT_BODY_LIMIT })],
+      errors: { ...notFound, 413: 'Over 10 MB', 422: 'An observer refused a message (`refused`)', 429: 'Too many imports this hour (see Retry-After)' },
+      // The limit before the body is read: a refused import costs no parsing of 10 MB.
+      use: [options.limits?.imports ?? noLimit, express.json({ limit: IMPORT_BODY_LIMIT })],
     },
     async ({ params, body }, _req, res) => {
       const conversations: ImportedConversation[] = body.conversations;
-      const result = await longterm.importConversations(params.userId, conversations, { origin: 'person', reason: 'imported through the API' }, newSessionId);
-      const extraction = (await options.onImported?.({ userId: params.userId, sessionIds: result.sessionIds })) ?? null;
+      const result = await metered(params.userId, 'api/memory-import', () =>
+        longterm.importConversations(params.userId, conversations, { origin: 'person', reason: 'imported through the API' }, newSessionId),
+      );
+      // The background extraction reads at most extractedPerImport conversations (model calls each); the rest stay searchable.
+      const cap = options.limits?.extractedPerImport ?? 0;
+      const extracted = cap > 0 ? result.sessionIds.slice(0, cap) : result.sessionIds;
+      const extraction = (await options.onImported?.({ userId: params.userId, sessionIds: extracted })) ?? null;
       res.status(201).json(extraction ? { ...result, extraction } : result);
     },
   );
@@ -140,20 +155,23 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
       summary: "Search the user's long-term memory (messages, facts, episodes, summaries)",
       request: { params: UserParams, body: SearchBody },
       responses: { 200: { description: 'The hits, best first', schema: SearchResultsSchema } },
-      errors: notFound,
-      use: [small],
+      errors: { ...notFound, 429: 'Too many searches this minute (see Retry-After)' },
+      use: [options.limits?.searches ?? noLimit, small],
     },
     async ({ params, body }, _req, res) => {
-      const results = await longterm.search(
-        params.userId,
-        {
-          query: body.query,
-          ...(body.k !== undefined ? { k: body.k } : {}),
-          ...(body.kinds ? { kinds: body.kinds } : {}),
-          ...(body.asOf ? { asOf: body.asOf } : {}),
-          ...(body.sessionId ? { sessionId: body.sessionId } : {}),
-        },
-        person('searched'),
+      // The query's embedding counts against the user's token budget; past it, the search is lexical only.
+      const results = await metered(params.userId, 'api/memory-search', () =>
+        longterm.search(
+          params.userId,
+          {
+            query: body.query,
+            ...(body.k !== undefined ? { k: body.k } : {}),
+            ...(body.kinds ? { kinds: body.kinds } : {}),
+            ...(body.asOf ? { asOf: body.asOf } : {}),
+            ...(body.sessionId ? { sessionId: body.sessionId } : {}),
+          },
+          person('searched'),
+        ),
       );
       res.json({ results });
     },

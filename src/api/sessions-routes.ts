@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { runUiUrl, type Config } from '../config';
 import type { Runs } from '../temporal/runs';
 import { SessionNotFoundError, type Sessions } from '../temporal/sessions';
+import { ApiError } from './errors';
 import { noLimit } from './limits';
 import { ownedBy } from './ownership';
 import { MessageOutcomeSchema, SessionCreatedSchema, SessionEndedSchema, SessionListSchema, SessionViewSchema } from './response-schemas';
@@ -19,7 +20,7 @@ import type { SseTiming } from './sse';
 import type { TokenHub } from './token-hub';
 
 export interface SessionsRouterOptions {
-  sessions: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear' | 'end'> & Partial<Pick<Sessions, 'ownerOf'>>;
+  sessions: Pick<Sessions, 'create' | 'list' | 'get' | 'send' | 'clear' | 'end'> & Partial<Pick<Sessions, 'ownerOf' | 'countOpen'>>;
   /** Reads the session's runs for its event stream. */
   runs: Pick<Runs, 'get'>;
   config: Pick<Config, 'uiUrl' | 'TEMPORAL_NAMESPACE'>;
@@ -30,8 +31,11 @@ export interface SessionsRouterOptions {
   events?: SseTiming;
   /** Live tokens of the session's runs on its event stream. */
   tokens?: TokenHub;
-  /** Per-user limits on sending messages and on open event streams. */
-  limits?: { messages: RequestHandler; streams: RequestHandler; budget?: RequestHandler };
+  /**
+   * Per-user limits on sending messages, on open event streams, on creating sessions (`create`, a rate)
+   * and on sessions open at once (`openSessions`, counted by `sessions.countOpen`; 0: none).
+   */
+  limits?: { messages: RequestHandler; streams: RequestHandler; budget?: RequestHandler; create?: RequestHandler; openSessions?: number };
 }
 
 export function sessionsRouter(options: SessionsRouterOptions): Router {
@@ -52,9 +56,16 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
       summary: 'Start a conversation',
       request: { body: CreateSessionBody },
       responses: { 201: { description: 'Started; `Location` is the session', schema: SessionCreatedSchema } },
-      errors: { 403: 'The API key may not act for this user' },
+      errors: { 403: 'The API key may not act for this user', 429: 'Too many sessions created this minute, or open at once (see Retry-After)' },
+      use: [options.limits?.create ?? noLimit],
     },
     async ({ body }, _req, res) => {
+      // Each session is a workflow that idles until SESSION_IDLE_MINUTES pass: their number is bounded, not only their rate.
+      const max = options.limits?.openSessions ?? 0;
+      if (max > 0 && sessions.countOpen && (await sessions.countOpen(body.userId)) >= max) {
+        res.set('Retry-After', '60');
+        throw new ApiError(429, 'rate_limited', `too many open sessions: at most ${max} at once; end one first (DELETE /v1/sessions/:sessionId)`);
+      }
       const { sessionId, threadId } = await sessions.create(body);
       res
         .status(201)

@@ -132,6 +132,12 @@ export class Sessions {
     return { sessionId, threadId };
   }
 
+  /** The user's sessions whose workflow is running (each may idle up to SESSION_IDLE_MINUTES): from visibility, so a moment behind. */
+  async countOpen(userId: string): Promise<number> {
+    const { count } = await this.client.workflow.count(`WorkflowType = ${quote(SESSION_WORKFLOW_TYPE)} AND ExecutionStatus = 'Running' AND ${USER_ID_ATTR.name} = ${quote(userId)}`);
+    return count;
+  }
+
   /** Sessions, newest first; one entry per session however often it continued as new. */
   async list(filter: { userId?: string; limit?: number }): Promise<SessionSummary[]> {
     // A session that continued as new leaves closed runs behind under the same id: only its latest counts.

@@ -1,12 +1,14 @@
 /**
- * USER_TOKEN_BUDGET within runs, over real HTTP with a real Temporal server and worker: a run whose
- * user's budget runs out mid-run fails at its next model call with a clear error (no retries, no
- * further call).
+ * USER_TOKEN_BUDGET within runs and beyond them, over real HTTP with a real Temporal server and
+ * worker: a run whose user's budget runs out mid-run fails at its next model call with a clear
+ * error (no retries, no further call); and the embeddings of long-term searches count against the
+ * budget, and past it are not made.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { ExecutionState } from '../../src/engine/contract';
+import { openLongTerm, type OpenLongTerm } from '../../src/store/longterm/open-longterm';
 import { createUsageStore, type summarize, type UsageStore } from '../../src/usage/usage-store';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { requestJson } from '../helpers/http';
@@ -19,18 +21,25 @@ const CALL = STUB_USAGE.prompt + STUB_USAGE.completion;
 const BUDGET = 3 * CALL;
 
 const stub = new StubModelServer();
+/** The embeddings server of the API's long-term memory (the worker's runs embed nothing). */
+const embeddings = new StubModelServer();
 const config = testConfig({ USER_TOKEN_BUDGET: String(BUDGET) });
 let usage: UsageStore;
+let longterm: OpenLongTerm;
 let api: RunsApi;
 
 before(async () => {
+  await embeddings.start();
   usage = createUsageStore(config);
   await usage.setup();
-  api = await startRunsApi(stub, { config, app: { usage: { store: usage, budget: BUDGET } } });
+  longterm = await openLongTerm({ ...config, EMBEDDING_MODEL: 'stub-embed', EMBEDDING_BASE_URL: embeddings.url });
+  api = await startRunsApi(stub, { config, app: { usage: { store: usage, budget: BUDGET, embeddingModel: 'stub-embed' }, longterm: { longterm: longterm.longterm } } });
 });
 after(async () => {
   await api?.stop();
+  await longterm?.close();
   await usage?.end();
+  await embeddings.stop();
 });
 
 const newUser = (what: string) => `${what}-${randomUUID().slice(0, 8)}`;
@@ -58,4 +67,37 @@ test("a run whose user's budget runs out mid-run fails at its next model call wi
   const refused = await requestJson<{ error: { code: string } }>(api.url, 'POST', '/v1/runs', { userId: user, goal });
   assert.equal(refused.status, 403);
   assert.equal(refused.body.error.code, 'budget_exceeded');
+});
+
+test("a long-term search's embedding counts against the user's budget; past it, searches are lexical and embed nothing", async () => {
+  const user = newUser('searcher');
+  const imported = await requestJson(api.url, 'POST', `/v1/users/${user}/memory/import`, { conversations: [{ messages: [{ role: 'user', text: 'my kitten is called Pixel' }] }] });
+  assert.equal(imported.status, 201);
+  const afterImport = await usageOf(user);
+  assert.equal(afterImport.total.calls, 1, 'the import embedded its message');
+  const sent = embeddings.embeddingRequests.length;
+  const hits = await requestJson<{ results: { text: string }[] }>(api.url, 'POST', `/v1/users/${user}/memory/search`, { query: 'feline' });
+  assert.equal(hits.status, 200);
+  assert.equal(hits.body.results[0]?.text, 'my kitten is called Pixel', 'found by its embedding');
+  assert.equal(embeddings.embeddingRequests.length, sent + 1);
+  const afterSearch = await usageOf(user);
+  assert.equal(afterSearch.total.calls, 2);
+  assert.equal(afterSearch.total.promptTokens, afterImport.total.promptTokens + 1, "the stub counts a token per input: the query's");
+  // The rest of the month's budget spent elsewhere: the next search embeds nothing and finds by words alone.
+  await usage.record({
+    userId: user,
+    runId: null,
+    sessionId: null,
+    source: 'test',
+    model: 'stub-model',
+    at: new Date().toISOString(),
+    promptTokens: BUDGET,
+    completionTokens: 0,
+    cachedTokens: 0,
+    calls: 1,
+  });
+  const lexical = await requestJson<{ results: { text: string }[] }>(api.url, 'POST', `/v1/users/${user}/memory/search`, { query: 'Pixel' });
+  assert.equal(lexical.status, 200);
+  assert.equal(lexical.body.results[0]?.text, 'my kitten is called Pixel');
+  assert.equal(embeddings.embeddingRequests.length, sent + 1, 'no embeddings call past the budget');
 });

@@ -24,8 +24,8 @@ export interface RunsApi {
   stop(): Promise<void>;
 }
 
-/** Starts `stub`, a worker (with `config`, or a fresh test config) and the app (with `app` options added). */
-export async function startRunsApi(stub: StubModelServer, options: { config?: Config; app?: Partial<AppOptions> } = {}): Promise<RunsApi> {
+/** Starts `stub`, a worker (with `config`, or a fresh test config) and the app (with `app` options added, or made from the env: sessions need its client). */
+export async function startRunsApi(stub: StubModelServer, options: { config?: Config; app?: Partial<AppOptions> | ((env: TestEnv) => Partial<AppOptions>) } = {}): Promise<RunsApi> {
   await stub.start();
   const env = await startTestEnv({ provider: stubProvider(stub.url), ...(options.config ? { config: options.config } : {}) });
   const runs = new Runs(env.client, env.config);
@@ -34,8 +34,9 @@ export async function startRunsApi(stub: StubModelServer, options: { config?: Co
   const forks = new Forks(env.client, runs, history);
   // Stopping ends every event stream still open (and the app's live-token hub), as the API server does.
   const shutdown = new AbortController();
+  const app = typeof options.app === 'function' ? options.app(env) : options.app;
   const server = await listen(
-    createApp({ runs, history, forks, config: env.config, isHealthy: () => temporalReachable(env.client), logger: pino({ level: 'silent' }), shutdown: shutdown.signal, ...options.app }),
+    createApp({ runs, history, forks, config: env.config, isHealthy: () => temporalReachable(env.client), logger: pino({ level: 'silent' }), shutdown: shutdown.signal, ...app }),
   );
   return {
     env,
