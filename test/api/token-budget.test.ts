@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import type { ExecutionState } from '../../src/engine/contract';
+import type { ExecutionState } from '../../src/planning/execution-state';
 import { openLongTerm, type OpenLongTerm } from '../../src/store/longterm/open-longterm';
 import { createUsageStore, type summarize, type UsageStore } from '../../src/usage/usage-store';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
