@@ -6,6 +6,7 @@
  * `validated()` then takes a user's id from the key (src/api/validate.ts).
  */
 import type { RequestHandler, Response } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
 import { isAdminKey, parseKey, sameSecret, unusable, type Role } from '../auth/keys';
 import type { ApiKeyStore } from '../auth/key-store';
 import { ApiError } from './errors';
@@ -22,6 +23,48 @@ export interface AuthOptions {
   mode: 'none' | 'apikey';
   store?: ApiKeyStore;
   adminKey?: string;
+  /**
+   * Failed authentications one client (its address; IPv6 by /56) may make per minute: past it, every
+   * request of that client is 429 until the minute ends, its key not looked at (0: no limit).
+   * @default 30
+   */
+  failuresPerMinute?: number;
+}
+
+/** Clients whose failures are remembered at once: past it the oldest windows go first. */
+const MAX_CLIENTS = 10_000;
+const WINDOW_MS = 60_000;
+
+/**
+ * Failed authentications per client in fixed one-minute windows. Guessing a key (above all a short
+ * THREADLINE_ADMIN_KEY) from one address gets `limit` tries a minute, and a flood of bad keys stops
+ * costing key-store reads. A throttled client is refused whatever key it sends: a valid key let
+ * through would tell a guesser it had found one.
+ */
+class FailedAttempts {
+  /** In the order their windows began (a new window re-inserts), so the oldest come first. */
+  readonly #windows = new Map<string, { count: number; endsAt: number }>();
+  constructor(private readonly limit: number) {}
+
+  /** Seconds until `client` may try again; 0 when it may now. */
+  waitOf(client: string, now: number): number {
+    const w = this.#windows.get(client);
+    return w && w.endsAt > now && w.count >= this.limit ? Math.ceil((w.endsAt - now) / 1000) : 0;
+  }
+
+  fail(client: string, now: number): void {
+    let w = this.#windows.get(client);
+    if (!w || w.endsAt <= now) {
+      this.#windows.delete(client);
+      for (const [other, ow] of this.#windows) {
+        if (ow.endsAt > now && this.#windows.size < MAX_CLIENTS) break;
+        this.#windows.delete(other);
+      }
+      w = { count: 0, endsAt: now + WINDOW_MS };
+      this.#windows.set(client, w);
+    }
+    w.count++;
+  }
 }
 
 /** The authenticated caller, or undefined when auth is off. */
@@ -40,8 +83,16 @@ export const keyCheckOf = (res: Response): KeyCheck | undefined => res.locals[KE
 const unauthorized = (why: string) => new ApiError(401, 'unauthorized', `${why}; send "Authorization: Bearer <API key>"`);
 
 export function authenticate(options: AuthOptions): RequestHandler {
+  const limit = options.failuresPerMinute ?? 30;
+  const failures = limit > 0 ? new FailedAttempts(limit) : undefined;
   return async (req, res, next) => {
     if (options.mode === 'none' || req.method === 'OPTIONS' || req.path === '/healthz') return next();
+    const client = ipKeyGenerator(req.ip ?? 'unknown');
+    const wait = failures?.waitOf(client, Date.now()) ?? 0;
+    if (wait > 0) {
+      res.set('Retry-After', String(wait));
+      return next(new ApiError(429, 'rate_limited', `too many failed authentications from this address: at most ${limit} a minute; try again in ${wait} s`));
+    }
     try {
       const header = req.get('authorization') ?? '';
       const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -64,6 +115,7 @@ export function authenticate(options: AuthOptions): RequestHandler {
       }) satisfies KeyCheck;
       next();
     } catch (err) {
+      if (err instanceof ApiError && err.status === 401) failures?.fail(client, Date.now());
       next(err);
     }
   };
