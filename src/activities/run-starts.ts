@@ -11,14 +11,9 @@ import { PLAN_WORKFLOW_TYPE, runMemo, runSearchAttributes, SESSION_ID_ATTR, with
 import { runReportSignal } from '../workflows/session-definitions';
 import { parentReport } from '../engine/report';
 import { isTerminal, type ExecutionState } from '../planning/execution-state';
-import type { ParentNotice, PlanExecutionInput, RunReport } from '../engine/contract';
+import type { ParentNotice, RunReport, StartRunInput } from '../engine/contract';
 
-export interface StartRunInput {
-  runId: string;
-  input: PlanExecutionInput;
-  /** What the Web UI shows for the run. */
-  summary: string;
-}
+export type { StartRunInput } from '../engine/contract';
 
 export const RUN_ID_TAKEN = 'RunIdTaken';
 

@@ -27,7 +27,7 @@ import type { MemoryWorkflowSettings } from '../workflows/memory-definitions';
 import { sendMemoryJob } from './memory-jobs';
 import { startSessionRun, type StartRunInput } from './run-starts';
 import { addSessionTurns, sessionMeta, shortHash } from './session-turns';
-import type { RunReport } from '../engine/contract';
+import type { RunReport, SessionCalls } from '../engine/contract';
 import { createApprovalActivities } from './session-approvals';
 
 export interface SessionActivityDeps {
@@ -218,7 +218,7 @@ export function createSessionActivities(deps: SessionActivityDeps) {
         await sendMemoryJob(userId, job, deps.memoryPasses);
       }
     },
-  };
+  } satisfies SessionCalls;
 }
 
 export type SessionActivities = ReturnType<typeof createSessionActivities>;

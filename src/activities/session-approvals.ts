@@ -10,28 +10,13 @@ import { approvalEditMessages, type ApprovalEditContext } from '../llm/approval-
 import type { ModelProvider } from '../llm/provider';
 import { completeStructured, InvalidModelReplyError } from '../llm/structured';
 import type { ApprovalDecision, PendingApproval } from '../planning/approval';
-import type { ApprovalAnswer } from '../sessions/session-model';
+import type { AnswerApprovalInput, AnswerApprovalResult } from '../engine/contract';
 import type { ToolRegistry } from '../tools/registry';
 import { submitApprovalUpdate } from '../workflows/definitions';
 import { withHeartbeats } from './heartbeat';
 import { asFailure } from './plan-activities';
 
-export interface AnswerApprovalInput {
-  runId: string;
-  pending: PendingApproval;
-  /** The person's message (what an edit is made from). */
-  text: string;
-  answer: ApprovalAnswer;
-  /** One id per message, so a retried activity never delivers a decision twice. */
-  updateId: string;
-}
-
-/**
- * What became of the answer: `delivered` (the run goes on, `reply` says how), or not — `waiting`
- * true when the call still waits (the edit did not fit: `reply` says why), false when the run no
- * longer waits on it.
- */
-export type AnswerApprovalResult = { delivered: true; decision: ApprovalDecision; reply: string } | { delivered: false; waiting: boolean; reply: string };
+export type { AnswerApprovalInput, AnswerApprovalResult } from '../engine/contract';
 
 const STILL_WAITS = 'The call still waits: say yes to run it as proposed, no (and why) to reject it, or say what to change.';
 

@@ -8,11 +8,11 @@ import type { AgentInvocation, RunAgent } from '../agents/names';
 import type { Allow } from '../planning/capabilities';
 import type { CodeVersion } from '../planning/code-version';
 import type { ExecutionState, Observation, ObservationKind, RunEnding } from '../planning/execution-state';
-import type { PendingApproval } from '../planning/approval';
-import type { ReplanDecisionReply, StepSpec } from '../planning/schemas';
+import type { ApprovalDecision, PendingApproval } from '../planning/approval';
+import type { MessageRouteReply, ReplanDecisionReply, StepSpec } from '../planning/schemas';
 import type { TaskNode, TaskSpec } from '../planning/task-tree';
 import type { ReactActionReply, ReflectionReply, SpinCheckReply, TaskTreeReply } from '../planning/tree-schemas';
-import type { SessionRun, SessionRunStatus, TaskState, Turn } from '../sessions/session-model';
+import type { ApprovalAnswer, SessionRun, SessionRunStatus, TaskState, Turn } from '../sessions/session-model';
 import type { SessionLimits } from '../sessions/session-state';
 import type { ReflectionLevel, ReflectionSettings } from './reflection';
 import type { SpinLimits } from './spin';
@@ -326,3 +326,52 @@ export interface SessionInput {
   /** Fingerprint of the tools the previous run of this session saw (carried across continue-as-new). */
   capabilities?: string;
 }
+
+/** A run a session starts in the call that records the message asking for it (src/activities/run-starts.ts). */
+export interface StartRunInput {
+  runId: string;
+  input: PlanExecutionInput;
+  /** What the Web UI shows for the run. */
+  summary: string;
+}
+
+/** A run waiting for the person, as the `message_route` call sees it. */
+export interface WaitingRun {
+  runId: string;
+  goal: string;
+  question: string;
+}
+
+/** A message answering a tool call held for approval (issue 28), handed to the run. */
+export interface AnswerApprovalInput {
+  runId: string;
+  pending: PendingApproval;
+  /** The person's message (what an edit is made from). */
+  text: string;
+  answer: ApprovalAnswer;
+  /** One id per message, so a retried activity never delivers a decision twice. */
+  updateId: string;
+}
+
+/**
+ * What became of the answer: `delivered` (the run goes on, `reply` says how), or not — `waiting`
+ * true when the call still waits (the edit did not fit: `reply` says why), false when the run no
+ * longer waits on it.
+ */
+export type AnswerApprovalResult = { delivered: true; decision: ApprovalDecision; reply: string } | { delivered: false; waiting: boolean; reply: string };
+
+/** The activities a session calls, by name: `src/activities/session-activities.ts` implements them. */
+export type SessionCalls = {
+  /** At the start of each run of a session: its thread exists; returns what the worker can do now. */
+  openSession(input: { sessionId: string; userId: string; threadId: string; first?: boolean }): Promise<{ capabilities: string }>;
+  /** Adds turns to the thread (idempotently, under `key`), and with `start` starts the run the message asks for. */
+  recordTurns(input: { sessionId: string; threadId: string; turns: Turn[]; start?: StartRunInput; key?: string }): Promise<{ messageIds: string[]; capabilities: string; ended?: RunReport }>;
+  /** Seed 000's routing: a reply to a waiting run, or a new request? */
+  judgeMessage(input: { text: string; waiting: WaitingRun[] }): Promise<MessageRouteReply>;
+  /** Seed 000's compression of older turns into TaskState; returns the window's estimates after it. */
+  compressHistory(input: { sessionId: string; threadId: string; keep?: number; keepMessageIds?: string[] }): Promise<{ taskState: TaskState; window: number[] }>;
+  readSession(input: { threadId: string; maxTurns: number }): Promise<{ chatHistory: Turn[]; taskState: TaskState }>;
+  clearSession(input: { sessionId: string; threadId: string; cancelledRuns: string[] }): Promise<void>;
+  endSession(input: { sessionId: string; threadId: string; reason: string }): Promise<void>;
+  answerApproval(input: AnswerApprovalInput): Promise<AnswerApprovalResult>;
+};

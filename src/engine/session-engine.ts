@@ -8,38 +8,16 @@
  * starts — in the order these decisions are asked for, which replay relies on.
  */
 import type { RelayReply } from './core';
-import type { MessageOutcome, PlanExecutionInput, RunReport, SessionInput, SessionWorkflowView } from './contract';
+import type { AnswerApprovalInput, MessageOutcome, PlanExecutionInput, RunReport, SessionInput, SessionWorkflowView, WaitingRun } from './contract';
 import { engineFields, type EngineChoice } from './run-inputs';
-import {
-  estimateTokens,
-  needsCompression,
-  needsJudgement,
-  routeMessage,
-  waitingNewestFirst,
-  HELP_TEXT,
-  type ApprovalAnswer,
-  type Route,
-  type RouteJudgement,
-  type SessionRun,
-  type Turn,
-} from '../sessions/session-model';
+import { estimateTokens, needsCompression, needsJudgement, routeMessage, waitingNewestFirst, HELP_TEXT, type Route, type RouteJudgement, type SessionRun, type Turn } from '../sessions/session-model';
 import { appendTurns, applyReport, DEFAULT_SESSION_LIMITS, endingTurnKey, markReplied, newSessionRun, openRuns, pruneRuns, waitingRuns, type SessionLimits } from '../sessions/session-state';
-import type { PendingApproval } from '../planning/approval';
 
 export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
 export const SESSION_ENDED = 'This conversation has ended; start a new one to go on.';
 export const CAPABILITIES_CHANGED = 'My capabilities changed (my model, prompts or tools), so I cancelled the request that was waiting for you; please ask again.';
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
 const DEFAULT_HAND_OVER_GRACE = 500;
-
-/** What the session asks of the run it routes a message to: the reply (`relay_reply`, as a run relays its child's), or an approval decision. */
-export interface ApprovalRequest {
-  runId: string;
-  pending: PendingApproval;
-  text: string;
-  answer: ApprovalAnswer;
-  updateId: string;
-}
 
 /** What the session learns when it hands an approval on (the `answerApproval` call's result). */
 export type ApprovalAnswered = { delivered: true; reply: string } | { delivered: false; waiting: boolean; reply: string };
@@ -175,7 +153,7 @@ export class SessionEngine {
    * Seed 000's routing: while runs wait, a message that is not a reply by rule (a confirmation, `@<runId>`)
    * is judged by the model (the `judgeMessage` call's input); null when it needs no judging.
    */
-  judgement(text: string): { text: string; waiting: { runId: string; goal: string; question: string }[] } | null {
+  judgement(text: string): { text: string; waiting: WaitingRun[] } | null {
     if (!needsJudgement(this.#runs, text)) return null;
     return { text, waiting: waitingNewestFirst(this.#runs).map((r) => ({ runId: r.runId, goal: r.goal, question: r.question ?? '' })) };
   }
@@ -259,7 +237,7 @@ export class SessionEngine {
    * A message answering a held tool call (issue 28): the `answerApproval` call's input, or — the session
    * knows no such call — the outcome at once.
    */
-  approvalRequest(route: Extract<Route, { kind: 'approval' }>): ApprovalRequest | MessageOutcome {
+  approvalRequest(route: Extract<Route, { kind: 'approval' }>): AnswerApprovalInput | MessageOutcome {
     const { runId } = route;
     const pending = this.#runs.find((r) => r.runId === runId)?.approval;
     if (!pending) return { kind: 'reply', runId, reply: `Run ${runId} waits for an approval this conversation does not know; answer it with POST /v1/runs/${runId}/approval.` };

@@ -25,7 +25,6 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type { SessionActivities } from '../activities/session-activities';
 import { emptyTaskState, HELP_TEXT, type Route, type RouteJudgement, type Turn } from '../sessions/session-model';
 import { renderSessionState } from '../sessions/session-state';
 import { handingOver, handOverDue, NOTHING_TO_RETRY, SESSION_ENDED, SessionEngine } from '../engine/session-engine';
@@ -34,7 +33,7 @@ import { Caller, callsThrough } from './calls';
 import { planExecutionWorkflow } from './plan-execution';
 import { sendReply } from './replies';
 import { getSessionQuery, HANDING_OVER, runReportSignal, sendMessageUpdate, type MessageOutcome, type SessionInput } from './session-definitions';
-import type { PlanExecutionInput, RunReport } from '../engine/contract';
+import type { PlanExecutionInput, RunReport, SessionCalls } from '../engine/contract';
 import type { EngineChoice } from '../engine/run-inputs';
 
 export { CAPABILITIES_CHANGED, NOTHING_TO_RETRY, SESSION_ENDED } from '../engine/session-engine';
@@ -110,10 +109,10 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   const idleTimerOnce = patched(IDLE_TIMER_ONCE);
   const judges = patched(ROUTE_BY_MODEL);
   // Memory writes and the summary model are timed apart: fast writes say nothing of the model's speed.
-  const memory = callsThrough<SessionActivities>(caller, MEMORY, 'memory');
-  const summary = callsThrough<SessionActivities>(caller, SUMMARY_CALL, 'summary');
-  const routing = callsThrough<SessionActivities>(caller, ROUTE_CALL, 'route');
-  const approvals = callsThrough<SessionActivities>(caller, APPROVAL_CALL, 'approval');
+  const memory = callsThrough<SessionCalls>(caller, MEMORY, 'memory');
+  const summary = callsThrough<SessionCalls>(caller, SUMMARY_CALL, 'summary');
+  const routing = callsThrough<SessionCalls>(caller, ROUTE_CALL, 'route');
+  const approvals = callsThrough<SessionCalls>(caller, APPROVAL_CALL, 'approval');
   /**
    * The idle timeout's one timer: armed when the session falls idle, left running through messages (a
    * timer started and cancelled per message is two history events and two server timer tasks each); when
