@@ -443,7 +443,7 @@ export async function startTemporalDev({
   else args.push('--ui-port', String(uiPort));
   for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
   if (dbFile) {
-    mkdirSync(path.dirname(dbFile), { recursive: true });
+    mkdirSync(path.dirname(dbFile), { recursive: true, mode: 0o700 });
     args.push('--db-filename', dbFile, ...Object.entries(SQLITE_FILE_PRAGMAS).flatMap(([k, v]) => ['--sqlite-pragma', `${k}=${v}`]));
   }
   if (metricsPort != null) args.push('--metrics-port', String(metricsPort));

@@ -46,7 +46,9 @@ const apiUrl = `http://${probeHost.includes(':') ? `[${probeHost}]` : probeHost}
 ensureDeps();
 // The CLI is only needed to run our own server; with TEMPORAL_ADDRESS set there is nothing to build.
 const temporalBin = external ? null : await ensureTemporal();
-mkdirSync(dataDir, { recursive: true });
+// What the processes started below create (Temporal's SQLite file, logs, Threadline's stores) is this user's alone.
+process.umask(0o077);
+mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 if (await canConnect(probeHost, port)) fail(`port ${port} (${apiUrl}) is already in use; stop what is using it or set PORT`);
 
 /** name → ChildProcess of the worker and the API (stopped together, before the server). */

@@ -10,6 +10,7 @@ const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
 if (!Number.isInteger(uiPort) || uiPort <= 0 || uiPort > 65535) fail(`TEMPORAL_UI_PORT=${process.env.TEMPORAL_UI_PORT} is not a port`);
 
 const bin = await ensureTemporal();
+process.umask(0o077); // the server's SQLite file holds every run's history: this user's alone
 const dbFile = path.join(dataDir, 'temporal.sqlite');
 log(`starting the Temporal dev server (data: ${dbFile})…`);
 let server;

@@ -4,6 +4,7 @@
  * fails on the very next request.
  */
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../store/small-files';
 import path from 'node:path';
 import { Pool } from 'pg';
 import { byBackend, type BackendConfig } from '../store/backend';
@@ -49,7 +50,7 @@ const KEY_ID = /^[0-9a-f]{16}$/;
 export class FileApiKeyStore implements ApiKeyStore {
   constructor(private readonly dir: string) {}
   async setup(): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await mkdir(this.dir, PRIVATE_DIR);
   }
   #file(keyId: string): string {
     if (!KEY_ID.test(keyId)) throw new Error(`not a key id: ${keyId}`);
@@ -58,7 +59,7 @@ export class FileApiKeyStore implements ApiKeyStore {
   /** Whole-file replace (write, then rename), so a reader never sees half a record. */
   async #write(record: ApiKeyRecord): Promise<void> {
     const file = this.#file(record.keyId);
-    await writeFile(`${file}.tmp`, JSON.stringify(record), { mode: 0o600 });
+    await writeFile(`${file}.tmp`, JSON.stringify(record), PRIVATE_FILE);
     await rename(`${file}.tmp`, file);
   }
   async create(record: ApiKeyRecord): Promise<void> {

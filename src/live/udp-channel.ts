@@ -8,6 +8,7 @@
  */
 import dgram from 'node:dgram';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../store/small-files';
 import path from 'node:path';
 import { BatchingPublisher, unpackMessages, type LiveMessage, type LiveSubscriber } from './messages';
 
@@ -123,9 +124,9 @@ export async function listenUdp(dir: string): Promise<LiveSubscriber & { port: n
   }
   socket.unref();
   const port = socket.address().port;
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, PRIVATE_DIR);
   const file = path.join(dir, `api-${process.pid}-${port}.port`);
-  writeFileSync(file, `${port}\n`);
+  writeFileSync(file, `${port}\n`, PRIVATE_FILE);
   const unregister = () => rmSync(file, { force: true });
   process.once('exit', unregister);
   let closed = false;

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../store/small-files';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -32,8 +33,8 @@ export function fileMedia(dir: string): SaveMedia {
     const ext = (/^[a-z]+\/([a-z0-9.+-]+)$/i.exec(mimeType)?.[1] ?? 'bin').replace(/\+.*$/, '').replace(/[^a-z0-9]/gi, '');
     const file = path.join(dir, `${createHash('sha256').update(bytes).digest('hex').slice(0, 32)}.${ext || 'bin'}`);
     if (!existsSync(file)) {
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(file, bytes);
+      mkdirSync(dir, PRIVATE_DIR);
+      writeFileSync(file, bytes, PRIVATE_FILE);
     }
     return pathToFileURL(file).href;
   };

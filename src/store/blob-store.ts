@@ -9,6 +9,7 @@ import { mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'n
 import path from 'node:path';
 import { Pool } from 'pg';
 import { byBackend, type BackendConfig } from './backend';
+import { PRIVATE_DIR, PRIVATE_FILE } from './small-files';
 
 export interface BlobStore {
   /** Stores `data` under `key` (a hex SHA-256); storing the same key again only marks it used. */
@@ -59,9 +60,9 @@ export class FileBlobStore implements BlobStore {
     } catch {
       // not stored yet
     }
-    await mkdir(path.dirname(file), { recursive: true });
+    await mkdir(path.dirname(file), PRIVATE_DIR);
     const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeFile(temp, data);
+    await writeFile(temp, data, PRIVATE_FILE);
     await rename(temp, file);
   }
   async get(key: string): Promise<Uint8Array | null> {

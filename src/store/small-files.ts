@@ -10,6 +10,13 @@ import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, rena
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 
+/**
+ * How Threadline's files and directories under DATA_DIR are made: its user's alone (0600, 0700),
+ * whatever the umask. They hold people's memory, notes, usage, blobs and keys.
+ */
+export const PRIVATE_FILE = { mode: 0o600 } as const;
+export const PRIVATE_DIR = { recursive: true, mode: 0o700 } as const;
+
 export const isMissing = (err: unknown): boolean => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
 /** The file's text, or undefined when it does not exist. */
@@ -36,17 +43,17 @@ export function readJsonIfExists<T>(file: string): T | undefined {
 export function writeByRename(file: string, text: string, dirs?: Set<string>): void {
   const dir = path.dirname(file);
   if (dirs && !dirs.has(dir)) {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, PRIVATE_DIR);
     dirs.add(dir);
   }
   const tmp = `${file}.${randomUUID()}.tmp`;
   try {
-    writeFileSync(tmp, text);
+    writeFileSync(tmp, text, PRIVATE_FILE);
   } catch (err) {
     // A directory removed since it was made (a test's cleanup, a person's): made again, once.
     if (!dirs || !isMissing(err)) throw err;
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(tmp, text);
+    mkdirSync(dir, PRIVATE_DIR);
+    writeFileSync(tmp, text, PRIVATE_FILE);
   }
   renameSync(tmp, file);
 }

@@ -4,6 +4,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../store/small-files';
 import path from 'node:path';
 import { Pool } from 'pg';
 import { z } from 'zod';
@@ -90,13 +91,13 @@ export class MemoryUsageStore implements UsageStore {
 export class FileUsageStore implements UsageStore {
   constructor(private readonly dir: string) {}
   async setup(): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
+    await mkdir(this.dir, PRIVATE_DIR);
   }
   #file(userId: string): string {
     return path.join(this.dir, `${encodeURIComponent(userId)}.jsonl`);
   }
   async record(record: UsageRecord): Promise<void> {
-    appendFileSync(this.#file(record.userId), `${JSON.stringify(record)}\n`);
+    appendFileSync(this.#file(record.userId), `${JSON.stringify(record)}\n`, PRIVATE_FILE);
   }
   async records(userId: string, since?: Date): Promise<UsageRecord[]> {
     let text = '';

@@ -22,6 +22,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { fileSafe, JsonlTail, withDirLock } from '../memory/file-store';
+import { PRIVATE_DIR } from '../small-files';
 import { KeyedMutex, readerOf, writeSection } from './in-memory-store';
 import { auditEntryMatches, type LongTermAuditEntry, type LongTermAuditFilter, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter } from './store';
 import { vectorFromBase64, vectorToBase64 } from '../../longterm/vectors';
@@ -76,7 +77,7 @@ export class FileLongTermStore implements LongTermStore {
   }
 
   async setup(): Promise<void> {
-    mkdirSync(this.root, { recursive: true });
+    mkdirSync(this.root, PRIVATE_DIR);
   }
 
   async end(): Promise<void> {
@@ -120,7 +121,7 @@ export class FileLongTermStore implements LongTermStore {
   write<T>(userId: string, fn: (tx: LongTermWriter) => Promise<T>): Promise<T> {
     const user = this.user(userId);
     return this.mutex.run(userId, async () => {
-      mkdirSync(user.dir, { recursive: true });
+      mkdirSync(user.dir, PRIVATE_DIR);
       return withDirLock(user.dir, async () => {
         await this.catchUp(user, true);
         await user.audit.read(true); // only to cut a torn line and learn the offset before appending
@@ -145,7 +146,7 @@ export class FileLongTermStore implements LongTermStore {
     const user = this.user(userId);
     // Under the user's lock, like a write section's own entries: appends never interleave.
     return this.mutex.run(userId, async () => {
-      mkdirSync(user.dir, { recursive: true });
+      mkdirSync(user.dir, PRIVATE_DIR);
       await withDirLock(user.dir, async () => {
         await user.audit.read(true);
         await user.audit.append(entries);

@@ -41,7 +41,7 @@ import {
   type ReadFilter,
   type StateSummary,
 } from '../memory-store';
-import { readAt, readJsonIfExists, readTextIfExists, withOpenFile, writeByRename } from '../small-files';
+import { PRIVATE_DIR, PRIVATE_FILE, readAt, readJsonIfExists, readTextIfExists, withOpenFile, writeByRename } from '../small-files';
 import { cloneCommitInput, DEFAULT_THREAD_LIMIT, jsonClone, newestFirst, ThreadExistsError, ThreadLog, UnknownThreadError, type CommitPlan } from './in-memory-store';
 
 /** One line of operations.jsonl. */
@@ -126,7 +126,7 @@ export class JsonlTail<T> {
   async append(items: readonly unknown[]): Promise<void> {
     if (items.length === 0) return;
     const text = items.map((i) => `${JSON.stringify(i)}\n`).join('');
-    this.fd ??= openSync(this.file, 'a');
+    this.fd ??= openSync(this.file, 'a', PRIVATE_FILE.mode);
     appendFileSync(this.fd, text);
     this.offset += Buffer.byteLength(text);
   }
@@ -210,8 +210,8 @@ export class FileMemoryStore implements MemoryStore {
   }
 
   async setup(): Promise<void> {
-    mkdirSync(path.join(this.root, 'threads'), { recursive: true });
-    for (const kind of ['states', 'chunks', 'messages']) mkdirSync(path.join(this.root, 'index', kind), { recursive: true });
+    mkdirSync(path.join(this.root, 'threads'), PRIVATE_DIR);
+    for (const kind of ['states', 'chunks', 'messages']) mkdirSync(path.join(this.root, 'index', kind), PRIVATE_DIR);
   }
 
   async end(): Promise<void> {
@@ -299,7 +299,7 @@ export class FileMemoryStore implements MemoryStore {
   async createThread(input: { thread: MemoryThread; state: MemoryState; chunks: Chunk[]; record: NewOperationRecord }): Promise<OperationRecord> {
     const thread = jsonClone(input.thread);
     const dir = this.threadDir(thread.id);
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, PRIVATE_DIR);
     return this.withLock(dir, async () => {
       // thread.json may be left from a creation that crashed before its record; the record decides.
       if (readLastLine<OperationLine>(path.join(dir, 'operations.jsonl'))) throw new ThreadExistsError(thread.id);
@@ -325,7 +325,7 @@ export class FileMemoryStore implements MemoryStore {
 
   private async appendThreadIndex(line: ThreadIndexLine): Promise<void> {
     const file = this.threadIndex.file;
-    mkdirSync(path.dirname(file), { recursive: true });
+    mkdirSync(path.dirname(file), PRIVATE_DIR);
     const release = await lockfile.lock(file, { ...LOCK_OPTIONS, lockfilePath: `${file}.lock` });
     try {
       // A separate tail: the shared one is read without the lock and must not be moved here.
