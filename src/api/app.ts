@@ -86,9 +86,9 @@ export interface AppOptions {
   auth?: AuthOptions;
   /**
    * Token accounting: where usage is read (`GET /v1/users/:userId/usage`) and where the API records its own
-   * calls (long-term searches' and imports' embeddings, as `embeddingModel`), and a monthly per-user token budget (0: none).
+   * calls (long-term searches' and imports' embeddings), and a monthly per-user token budget (0: none).
    */
-  usage?: { store: UsageStore; budget: number; embeddingModel?: string | undefined };
+  usage?: { store: UsageStore; budget: number };
   /** Per-user request limits (0: off). @default all off */
   limits?: Partial<ApiLimits>;
   /** The payload codecs of the Temporal data converter, served at `/v1/codec` for the Web UI. @default none (payloads pass unchanged) */
@@ -164,7 +164,8 @@ export function createApp(options: AppOptions): Express {
           ? {
               metered: (userId, source, fn) =>
                 meteredFor(
-                  { store: usage.store, budget: usage.budget, model: usage.embeddingModel ?? 'embeddings', onError: (err) => logger.error({ err }, 'usage not recorded or not read') },
+                  // The API calls only embeddings models, which name themselves in the records.
+                  { store: usage.store, budget: usage.budget, model: 'embeddings', onError: (err) => logger.error({ err }, 'usage not recorded or not read') },
                   userId,
                   source,
                   fn,

@@ -147,7 +147,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     agents,
     codecs: payloadCodecs(config),
     limits: apiLimitsOf(config),
-    usage: { store: usage, budget: config.USER_TOKEN_BUDGET, embeddingModel: config.EMBEDDING_MODEL },
+    usage: { store: usage, budget: config.USER_TOKEN_BUDGET },
     auth: { mode: config.THREADLINE_AUTH, ...(keys ? { store: keys } : {}), ...(config.THREADLINE_ADMIN_KEY ? { adminKey: config.THREADLINE_ADMIN_KEY } : {}) },
   });
   const server = http.createServer(app);

@@ -118,7 +118,7 @@ export class OpenAIEmbedder implements Embedder {
   private vectorsOf(reply: unknown, count: number): Float32Array[] {
     const parsed = EmbeddingsReply.safeParse(reply);
     if (!parsed.success) throw new EmbeddingError(`embeddings endpoint ${this.endpoint} sent a reply that is not an embeddings list: ${parsed.error.issues[0]?.message ?? ''}`, false);
-    if (parsed.data.usage) reportUsage({ promptTokens: parsed.data.usage.prompt_tokens, completionTokens: 0, cachedTokens: 0 });
+    if (parsed.data.usage) reportUsage({ promptTokens: parsed.data.usage.prompt_tokens, completionTokens: 0, cachedTokens: 0 }, this.model);
     const vectors: Float32Array[] = new Array<Float32Array>(count);
     for (const item of parsed.data.data) if (item.index < count) vectors[item.index] = normalized(item.embedding);
     const length = vectors[0]?.length;

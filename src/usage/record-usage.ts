@@ -35,12 +35,18 @@ export interface RecordUsageOptions {
 /** The failure a refused call ends its activity with: final, so the workflow sees it at once. */
 export const BUDGET_EXCEEDED = 'BudgetExceeded';
 
-/** Records a tally of model calls, when there was one; a failure is reported, never thrown. */
-async function recordTally(options: Pick<RecordUsageOptions, 'store' | 'model' | 'onError'>, usage: Usage, who: () => Promise<Omit<UsageRecord, keyof Usage | 'model' | 'at'> | null>): Promise<void> {
-  if (usage.calls === 0) return;
+/** Records a tally of model calls, one record per model, when there was one; a failure is reported, never thrown. */
+async function recordTally(
+  options: Pick<RecordUsageOptions, 'store' | 'model' | 'onError'>,
+  byModel: ReadonlyMap<string, Usage>,
+  who: () => Promise<Omit<UsageRecord, keyof Usage | 'model' | 'at'> | null>,
+): Promise<void> {
+  if (byModel.size === 0) return;
   try {
     const owner = await who();
-    if (owner) await options.store.record({ ...owner, model: options.model, at: new Date().toISOString(), ...usage });
+    if (!owner) return;
+    const at = new Date().toISOString();
+    for (const [model, usage] of byModel) await options.store.record({ ...owner, model: model || options.model, at, ...usage });
   } catch (err) {
     options.onError?.(err);
   }
@@ -60,8 +66,8 @@ export function recordUsageInterceptor(options: RecordUsageOptions): ActivityInt
           refuse: (err) => ApplicationFailure.nonRetryable(err.message, BUDGET_EXCEEDED),
           ...(options.onError ? { onError: options.onError } : {}),
         });
-        const { usage, result } = await tallyUsage(() => next(input), guard);
-        await recordTally(options, usage, async () => {
+        const { byModel, result } = await tallyUsage(() => next(input), guard);
+        await recordTally(options, byModel, async () => {
           const userId = await userOf();
           const { info } = ctx;
           return userId
@@ -86,7 +92,7 @@ export function recordUsageInterceptor(options: RecordUsageOptions): ActivityInt
  */
 export async function meteredFor<T>(options: Omit<RecordUsageOptions, 'ownerOf'>, userId: string, source: string, fn: () => Promise<T>): Promise<T> {
   const guard = budgetGuard({ store: options.store, budget: options.budget ?? 0, userOf: async () => userId, ...(options.onError ? { onError: options.onError } : {}) });
-  const { usage, result } = await tallyUsage(fn, guard);
-  await recordTally(options, usage, async () => ({ userId, runId: null, sessionId: null, source }));
+  const { byModel, result } = await tallyUsage(fn, guard);
+  await recordTally(options, byModel, async () => ({ userId, runId: null, sessionId: null, source }));
   return result;
 }

@@ -32,17 +32,20 @@ export type CallGuard = (pending: Usage) => Promise<void>;
 
 interface Tally {
   usage: Usage;
+  /** The same calls per model that named itself (an embeddings model); '' for the rest (the chat model). */
+  byModel: Map<string, Usage>;
   guard?: CallGuard | undefined;
 }
 
 const tallies = new AsyncLocalStorage<Tally>();
 
 /** Runs `fn` with a fresh tally that model calls inside it report into, each call first cleared by `guard`. */
-export async function tallyUsage<T>(fn: () => Promise<T>, guard?: CallGuard): Promise<{ usage: Usage; result: Promise<T> }> {
+export async function tallyUsage<T>(fn: () => Promise<T>, guard?: CallGuard): Promise<{ usage: Usage; byModel: ReadonlyMap<string, Usage>; result: Promise<T> }> {
   const usage = noUsage();
-  const result = tallies.run({ usage, guard }, fn);
+  const byModel = new Map<string, Usage>();
+  const result = tallies.run({ usage, byModel, guard }, fn);
   await result.catch(() => undefined);
-  return { usage, result };
+  return { usage, byModel, result };
 }
 
 /** Before a model call: the guard of whatever tally it runs in may refuse it (none: allowed). */
@@ -51,8 +54,16 @@ export async function beforeModelCall(): Promise<void> {
   await tally?.guard?.(tally.usage);
 }
 
-/** A model call's usage, into the tally of whatever activity it runs in (none: not counted). */
-export function reportUsage(usage: Omit<Usage, 'calls'>): void {
+/**
+ * A model call's usage, into the tally of whatever activity it runs in (none: not counted); `model`
+ * when it is not the one the tally is recorded under (embeddings, priced apart from chat).
+ */
+export function reportUsage(usage: Omit<Usage, 'calls'>, model = ''): void {
   const tally = tallies.getStore();
-  if (tally) addUsage(tally.usage, { ...usage, calls: 1 });
+  if (!tally) return;
+  const call = { ...usage, calls: 1 };
+  addUsage(tally.usage, call);
+  let ofModel = tally.byModel.get(model);
+  if (!ofModel) tally.byModel.set(model, (ofModel = noUsage()));
+  addUsage(ofModel, call);
 }

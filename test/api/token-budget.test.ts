@@ -33,7 +33,7 @@ before(async () => {
   usage = createUsageStore(config);
   await usage.setup();
   longterm = await openLongTerm({ ...config, EMBEDDING_MODEL: 'stub-embed', EMBEDDING_BASE_URL: embeddings.url });
-  api = await startRunsApi(stub, { config, app: { usage: { store: usage, budget: BUDGET, embeddingModel: 'stub-embed' }, longterm: { longterm: longterm.longterm } } });
+  api = await startRunsApi(stub, { config, app: { usage: { store: usage, budget: BUDGET }, longterm: { longterm: longterm.longterm } } });
 });
 after(async () => {
   await api?.stop();
@@ -83,6 +83,12 @@ test("a long-term search's embedding counts against the user's budget; past it, 
   const afterSearch = await usageOf(user);
   assert.equal(afterSearch.total.calls, 2);
   assert.equal(afterSearch.total.promptTokens, afterImport.total.promptTokens + 1, "the stub counts a token per input: the query's");
+  const searched = (await usage.records(user)).filter((r) => r.source === 'api/memory-search');
+  assert.deepEqual(
+    searched.map((r) => [r.model, r.promptTokens, r.calls]),
+    [['stub-embed', 1, 1]],
+    'recorded under the embeddings model',
+  );
   // The rest of the month's budget spent elsewhere: the next search embeds nothing and finds by words alone.
   await usage.record({
     userId: user,
