@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLUSTER } from './cluster-settings.mjs';
 import { DEFAULT_PORTS, createDatabase, ensureClusterServer, ensureUiServer, postgresFromEnv, setupSchemas, startClusterTemporal } from './cluster-temporal.mjs';
-import { IS_WINDOWS, ROOT, WORKER_NODE_FLAGS, appendOutput, binPath, bold, canConnect, color, dim, ensureDeps, ensureTemporal, fail, log, sleep, stopProcess, waitForTcp } from './lib.mjs';
+import { IS_WINDOWS, ROOT, WORKER_NODE_FLAGS, appendOutput, binPath, bold, canConnect, color, dim, ensureDeps, ensureTemporal, fail, log, sleep, stopProcess, waitForTcp, workerEnv } from './lib.mjs';
 
 const env = process.env;
 const startedAt = Date.now();
@@ -174,7 +174,7 @@ if (uiBin) {
   startChild('temporal-ui', uiBin, ['--root', baseDir, '--config', 'ui', '--env', 'cluster', 'start'], env);
 }
 for (let i = 1; i <= CLUSTER.threadlineWorkers; i++) {
-  startChild(`worker-${i}`, binPath('tsx'), [...WORKER_NODE_FLAGS, 'src/worker.ts'], threadlineEnv);
+  startChild(`worker-${i}`, binPath('tsx'), [...WORKER_NODE_FLAGS, 'src/worker.ts'], workerEnv(threadlineEnv));
 }
 for (const [i, port] of apiPorts.entries()) {
   startChild(`api-${i + 1}`, binPath('tsx'), ['src/api/server.ts'], { ...threadlineEnv, PORT: String(port), HOST: '127.0.0.1' });

@@ -27,6 +27,11 @@ export const SEARCH_ATTRIBUTES = ['ThreadlineUserId', 'ThreadlineStatus', 'Threa
  */
 export const WORKER_NODE_FLAGS = Object.freeze(['--max-old-space-size=1024']);
 
+/** Secrets only the REST API uses; a worker runs tools and MCP servers a model chooses, and never gets them. */
+export const API_ONLY_SECRETS = Object.freeze(['THREADLINE_ADMIN_KEY']);
+/** `env` as a worker process gets it: without the API's secrets. */
+export const workerEnv = (env) => Object.fromEntries(Object.entries(env).filter(([name]) => !API_ONLY_SECRETS.includes(name)));
+
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const useColor = process.stdout.isTTY && !process.env.NO_COLOR;

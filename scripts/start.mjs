@@ -23,6 +23,7 @@ import {
   startTemporalDev,
   stopProcess,
   stopTemporalServers,
+  workerEnv,
 } from './lib.mjs';
 
 const env = process.env;
@@ -120,10 +121,10 @@ const childEnv = {
   ...(uiUrl ? { TEMPORAL_UI_URL: uiUrl } : {}),
 };
 
-function startChild(name, entry, colorCode, nodeFlags = []) {
+function startChild(name, entry, colorCode, nodeFlags = [], env = childEnv) {
   const child = spawn(binPath('tsx'), [...nodeFlags, entry], {
     cwd: ROOT,
-    env: childEnv,
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
     shell: IS_WINDOWS,
     detached: !IS_WINDOWS, // own process group: Ctrl-C reaches only us, and we stop things in order
@@ -143,7 +144,7 @@ function startChild(name, entry, colorCode, nodeFlags = []) {
 }
 
 const workerStartedAt = Date.now();
-startChild('worker', 'src/worker.ts', '33', WORKER_NODE_FLAGS);
+startChild('worker', 'src/worker.ts', '33', WORKER_NODE_FLAGS, workerEnv(childEnv));
 startChild('api', 'src/api/server.ts', '32');
 
 // Wait (bounded) until the API answers its health check; /healthz is 200 once it reaches Temporal.

@@ -241,9 +241,13 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger('worker', config);
+  const loaded = loadConfig();
+  const logger = createLogger('worker', loaded);
   installRuntimeLogger(logger);
+  // The admin key is the API's: a worker runs tools and MCP servers a model chooses, so it never holds it.
+  if (loaded.THREADLINE_ADMIN_KEY) logger.warn('THREADLINE_ADMIN_KEY is set for the worker, which never uses it: ignored and removed from its environment; give it to the API only');
+  delete process.env.THREADLINE_ADMIN_KEY;
+  const config: Config = { ...loaded, THREADLINE_ADMIN_KEY: undefined };
   const tracing = tracingFromConfig(config, 'threadline-worker');
   const provider = selectProvider(config);
   const worker = await createWorker({ config, provider, logger });

@@ -1,8 +1,11 @@
-/** docker-compose.yml as deployed: no default secrets, auth and encryption on, only the API public. */
+/** docker-compose.yml as deployed: no default secrets, auth and encryption on, nothing public, the admin key the APIs' only. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { parse } from 'yaml';
+import { z } from 'zod';
 
 const compose = readFileSync(path.join(__dirname, '..', '..', 'docker-compose.yml'), 'utf8');
 const lines = compose.split('\n').filter((l) => !l.trim().startsWith('#'));
@@ -19,8 +22,39 @@ test('docker-compose.yml has no default secrets and turns auth and encryption on
   );
 });
 
-test('docker-compose.yml publishes only the API beyond loopback', () => {
+test('docker-compose.yml publishes nothing beyond loopback: the API is reached through a TLS proxy', () => {
   const published = lines.filter((l) => /^\s*-\s*"[^"]*:\d+"\s*(#.*)?$/.test(l)).map((l) => l.trim());
-  const open = published.filter((p) => !p.includes('127.0.0.1:'));
-  assert.deepEqual(open, ['- "3000:3000"']);
+  assert.ok(
+    published.some((p) => p.endsWith(':3000"')),
+    'the API is published',
+  );
+  assert.deepEqual(
+    published.filter((p) => !p.startsWith('- "127.0.0.1:')),
+    [],
+  );
+});
+
+const Services = z.object({ services: z.record(z.string(), z.object({ command: z.array(z.string()).optional(), environment: z.record(z.string(), z.unknown()).optional() })) });
+
+test('only the APIs get the admin key: not the workers, which run tools and MCP servers a model chooses', () => {
+  const { services } = Services.parse(parse(compose, { merge: true }));
+  const runs = (s: { command?: string[] }, entry: string) => (s.command ?? []).includes(entry);
+  const workers = Object.values(services).filter((s) => runs(s, 'src/worker.ts'));
+  const apis = Object.values(services).filter((s) => runs(s, 'src/api/server.ts'));
+  assert.ok(workers.length > 0 && apis.length > 0);
+  for (const worker of workers) assert.equal(worker.environment?.THREADLINE_ADMIN_KEY, undefined);
+  for (const api of apis) assert.match(String(api.environment?.THREADLINE_ADMIN_KEY), /^\$\{THREADLINE_ADMIN_KEY:\?/);
+});
+
+test('npm start and npm run cluster start their workers without the admin key', async () => {
+  const root = path.join(__dirname, '..', '..');
+  const lib = (await import(pathToFileURL(path.join(root, 'scripts', 'lib.mjs')).href)) as { workerEnv: (env: Record<string, string>) => Record<string, string> };
+  assert.deepEqual(lib.workerEnv({ THREADLINE_ADMIN_KEY: 'k', THREADLINE_ENCRYPTION_KEY: 'e', PATH: '/bin' }), { THREADLINE_ENCRYPTION_KEY: 'e', PATH: '/bin' });
+  for (const script of ['start.mjs', 'cluster.mjs']) {
+    const starts = readFileSync(path.join(root, 'scripts', script), 'utf8')
+      .split('\n')
+      .filter((l) => /startChild\(.*'src\/worker\.ts'/.test(l));
+    assert.ok(starts.length > 0, script);
+    for (const line of starts) assert.match(line, /workerEnv\(/, `${script}: ${line.trim()}`);
+  }
 });
