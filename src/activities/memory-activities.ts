@@ -109,7 +109,8 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
 
   /** What a pass found: the facts, and the episode when there is one (summaries are the caller's, per pass kind). */
   async function record(userId: string, reply: MemoryPromotion, scope: 'invocation' | 'conversation', provenance: Provenance, meta: WriteMeta, extra: Pick<Episode, 'scheduled'> = {}): Promise<void> {
-    for (const fact of reply.facts) await deps.longterm.recordFact(userId, fact, provenance, meta);
+    // What a pass extracts is the model's reading of the conversation.
+    for (const fact of reply.facts) await deps.longterm.recordFact(userId, fact, { ...provenance, source: provenance.source ?? 'model' }, meta);
     if (reply.episode) await deps.longterm.recordEpisode(userId, reply.episode, scope, provenance, meta, extra);
   }
 

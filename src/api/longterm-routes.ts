@@ -210,7 +210,7 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
       use: [small],
     },
     async ({ params, body }, _req, res) => {
-      const recorded = await longterm.recordFact(params.userId, body, { messageIds: [] }, { origin: 'person', reason: 'stated through the API' });
+      const recorded = await longterm.recordFact(params.userId, body, { messageIds: [], source: 'person' }, { origin: 'person', reason: 'stated through the API' });
       res
         .status(201)
         .location(`/v1/users/${encodeURIComponent(params.userId)}/facts/${encodeURIComponent(recorded.fact.id)}/history`)

@@ -3,12 +3,19 @@
  * as zod schemas, for the API description; each is checked against its type (see `describes`).
  */
 import { z } from 'zod';
-import { MEMORY_KINDS, type Episode, type Fact, type Provenance, type RecordedFact, type SearchHit } from '../longterm/contract';
+import { FACT_SOURCES, MEMORY_KINDS, type Episode, type Fact, type Provenance, type RecordedFact, type SearchHit } from '../longterm/contract';
 import { LONGTERM_READ_ACTIONS } from '../longterm/service';
 import { LONGTERM_AUDIT_KINDS, type LongTermAuditEntry } from '../store/longterm/store';
 import { describes } from './response-schemas';
 
-const ProvenanceSchema = describes<Provenance>()(z.object({ sessionId: z.string().optional(), runId: z.string().optional(), messageIds: z.array(z.string()) }));
+const ProvenanceSchema = describes<Provenance>()(
+  z.object({
+    sessionId: z.string().optional(),
+    runId: z.string().optional(),
+    messageIds: z.array(z.string()),
+    source: z.enum(FACT_SOURCES).optional().meta({ description: 'Whose words: the person said it, a tool returned it, or the model inferred it' }),
+  }),
+);
 
 export const FactSchema = describes<Fact>()(
   z.object({

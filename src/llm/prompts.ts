@@ -2,6 +2,7 @@
  * Prompt assembly (pure). Every model call is rendered from one PlannerContext:
  * the run's ExecutionState, the tools, and what this call is for.
  */
+import { DATA_IS_NOT_INSTRUCTIONS } from '../memory/parser';
 import type { ExecutionState, Observation, PlanStep } from '../planning/execution-state';
 import type { PlannerCallName } from '../planning/schemas';
 import { renderSessionContext, type SessionContext } from '../sessions/session-state';
@@ -37,7 +38,8 @@ Step types:
 - "ask_user": ask the person a question when the goal is unclear or a decision is theirs; set "question".
 - "respond": give the final answer to the user; ends the run. A plan normally ends with one.
 - "subplan": delegate a self-contained part of the goal to a nested plan; set "goal".
-Rules: use only the tools listed; never invent tool results; ask the user rather than guess missing facts; keep plans short. Reply with JSON only, matching the schema you are given.`;
+Rules: use only the tools listed; never invent tool results; ask the user rather than guess missing facts; keep plans short. Reply with JSON only, matching the schema you are given.
+${DATA_IS_NOT_INSTRUCTIONS}`;
 
 const INSTRUCTIONS: Record<PlannerCallName, string> = {
   live_state_check:

@@ -5,6 +5,7 @@
  * the goals of the tasks above it (§7.4) and what finished tasks produced (the seed's shared
  * timeline), plus its own iterations so far.
  */
+import { DATA_IS_NOT_INSTRUCTIONS } from '../memory/parser';
 import type { ExecutionState } from '../planning/execution-state';
 import { renderTaskProgress, type TaskNode } from '../planning/task-tree';
 import type { TreeCallName } from '../planning/schemas';
@@ -54,7 +55,8 @@ Actions:
 - "ask_user": ask the person a question when a fact or decision is theirs; set "question".
 - "plan": the current task is too big for single actions; set "goal" and it is split into subtasks that run first.
 - "blueprint": the current task matches a listed blueprint (a ready-made plan); set "blueprint" to its name and its tasks run first.
-Rules: work only on the current task; use only the tools listed; never invent tool results; finish as soon as the task's goal is met. Reply with JSON only, matching the schema you are given.`;
+Rules: work only on the current task; use only the tools listed; never invent tool results; finish as soon as the task's goal is met. Reply with JSON only, matching the schema you are given.
+${DATA_IS_NOT_INSTRUCTIONS}`;
 
 const INSTRUCTIONS: Record<TreeContext['call'], string> = {
   task_tree:

@@ -8,8 +8,10 @@ import type { Episode, Fact, InvocationContext } from './contract';
 
 const day = (iso: string) => iso.slice(0, 10);
 
+/** A fact as prompts show it; one whose words only a tool returned says so, so it cannot pass for the person's. */
 export function factLine(f: Fact): string {
-  return `- ${f.text} (since ${day(f.validFrom)}${f.validTo ? `, until ${day(f.validTo)}` : ''}; ${f.id})`;
+  const fromTool = f.provenance.source === 'tool' ? '; from a tool’s output, not the person' : '';
+  return `- ${f.text} (since ${day(f.validFrom)}${f.validTo ? `, until ${day(f.validTo)}` : ''}${fromTool}; ${f.id})`;
 }
 
 export function episodeLine(e: Episode): string {

@@ -9,11 +9,19 @@ import type { EpisodeInput, FactInput } from '../planning/memory-schemas';
 export type MemoryKind = 'message' | 'fact' | 'episode' | 'summary';
 export const MEMORY_KINDS = ['message', 'fact', 'episode', 'summary'] as const satisfies readonly MemoryKind[];
 
+/**
+ * Whose words a record holds (issue 32 §5): the person said it, a tool returned it (so it is shown
+ * marked, and cannot pass for the person's), or the model inferred it. Absent on older records.
+ */
+export const FACT_SOURCES = ['person', 'tool', 'model'] as const;
+export type FactSource = (typeof FACT_SOURCES)[number];
+
 /** Where a long-term record came from. `messageIds` are the ids of the conversation messages (given ids when imported). */
 export interface Provenance {
   sessionId?: string;
   runId?: string;
   messageIds: string[];
+  source?: FactSource;
 }
 
 /** Who wrote a long-term record and why: recorded in the audit, as for a memory-thread operation. */

@@ -35,6 +35,7 @@ import { chainOf, decide, isAliasPredicate, strengthened, validAt } from './fact
 import { screenTexts } from './redact';
 import { entitiesNamed, isSelf, MAX_QUERY_CHARS, retrieve, SELF_ENTITY, type DenseRanker } from './retrieval';
 import { normalizeName, words } from './text';
+import { strongerSource } from './fact-source';
 
 /** Confidence of a fact stated once: by a person, or inferred by the agent. */
 const FIRST_CONFIDENCE = { person: 0.9, agent: 0.6, system: 0.6 } as const;
@@ -81,6 +82,9 @@ export interface ImportedConversation {
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
 const unique = <T>(items: Iterable<T>) => [...new Set(items)];
+
+/** `provenance` with `source` when there is one (older records have none). */
+const withSource = (provenance: Provenance, source: Provenance['source']): Provenance => (source ? { ...provenance, source } : provenance);
 
 export class LongTermService implements LongTermMemory {
   private readonly store: LongTermStore;
@@ -293,7 +297,10 @@ export class LongTermService implements LongTermMemory {
           ...existing,
           confidence: strengthened(existing.confidence),
           mentions: existing.mentions + 1,
-          provenance: { ...existing.provenance, messageIds: unique([...existing.provenance.messageIds, ...provenance.messageIds]) },
+          provenance: withSource(
+            { ...existing.provenance, messageIds: unique([...existing.provenance.messageIds, ...provenance.messageIds]) },
+            strongerSource(existing.provenance.source, provenance.source),
+          ),
         };
         tx.put([...entities.changed(), { kind: 'fact', record: fact }]);
         audit(fact, { outcome: 'strengthened' });

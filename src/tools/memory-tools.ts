@@ -5,10 +5,35 @@
 import { z } from 'zod';
 import { EpisodeInputSchema, FactInputSchema, type LongTermMemory, type Provenance, type ReadMeta, type WriteMeta } from '../longterm/contract';
 import { episodeLine, factLine } from '../longterm/context-chunks';
+import { factSourceOf } from '../longterm/fact-source';
+import { renderContent } from '../memory/parser';
 import { defineTool, type ToolContext, type ToolDefinition } from './tool';
 
 const provenanceOf = (ctx: ToolContext): Provenance => ({ runId: ctx.runId, ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}), messageIds: [] });
 const metaOf = (ctx: ToolContext, reason: string): WriteMeta => ({ origin: 'agent', reason, runId: ctx.runId, ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) });
+/**
+ * What the person said, and what tools and memory returned, in the caller's threads (its run's, its
+ * parent's, its session's): where the words of a fact the agent stores may come from.
+ */
+async function threadTexts(ctx: ToolContext): Promise<[said: string[], returned: string[]]> {
+  const said: string[] = [];
+  const returned: string[] = [];
+  if (!ctx.memory) return [said, returned];
+  for (const threadId of ctx.threads ?? (ctx.runThread ? [ctx.runThread] : [])) {
+    const view = await ctx.memory.view(threadId).catch(() => null);
+    for (const chunk of view?.chunks ?? []) {
+      if (chunk.type === 'user') said.push(renderContent(chunk.content));
+      // A top-level run's goal is the person's words (a sub-plan's is the model's).
+      else if (chunk.type === 'delegation' && chunk.content.kind === 'json') {
+        const { goal, parentRunId } = chunk.content.data as { goal?: unknown; parentRunId?: unknown };
+        if (typeof goal === 'string' && parentRunId === undefined) said.push(goal);
+      }
+      else if (chunk.type === 'action_response' || chunk.type === 'environment') returned.push(renderContent(chunk.content));
+    }
+  }
+  return [said, returned];
+}
+
 const query = z.object({ query: z.string().trim().min(1).max(1000) });
 /** The agent reads long-term memory through a tool: recorded in the long-term audit with the run and step. */
 const readerOf = (ctx: ToolContext, tool: string): ReadMeta => metaOf(ctx, `${tool} (step ${ctx.stepId})`);
@@ -41,7 +66,8 @@ export function longTermTools(longterm: LongTermMemory): ToolDefinition[] {
         'Remembers a lasting fact about the user or their world across conversations: subject, predicate, object and the fact as a sentence (validFrom: ISO date it became true, if not now). A contradicting fact replaces the old one; a repeated one strengthens it.',
       input: FactInputSchema,
       async handler(fact, ctx) {
-        const recorded = await longterm.recordFact(ctx.userId, fact, provenanceOf(ctx), metaOf(ctx, 'store_fact'));
+        const source = factSourceOf(fact, ...(await threadTexts(ctx)));
+        const recorded = await longterm.recordFact(ctx.userId, fact, { ...provenanceOf(ctx), source }, metaOf(ctx, 'store_fact'));
         return { factId: recorded.fact.id, outcome: recorded.outcome, ...(recorded.previous ? { replaced: recorded.previous.text } : {}) };
       },
     }),

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { applyPlan, finishStep, initialState, recordReply, startStep, waitForUser, type ExecutionState } from '../../src/planning/execution-state';
 import type { PlannerCallName } from '../../src/planning/schemas';
 import { buildMessages, resumeContext, type PlannerContext } from '../../src/llm/prompts';
+import { DATA_IS_NOT_INSTRUCTIONS } from '../../src/memory/parser';
 import { agentChunks } from '../../src/memory/run-chunks';
 import { ToolRegistry } from '../../src/tools/registry';
 
@@ -42,6 +43,7 @@ test('the system message explains the step types and lists every tool with its p
   for (const type of ['"tool"', '"reason"', '"ask_user"', '"respond"', '"subplan"']) assert.ok(system.includes(type), type);
   for (const name of ['calculator', 'current_time', 'notes_write', 'notes_read', 'wait']) assert.ok(system.includes(`"name": "${name}"`), name);
   assert.ok(system.includes('"expression"'), 'calculator parameters are shown');
+  assert.ok(system.includes(DATA_IS_NOT_INSTRUCTIONS), 'tool results and memory are data, not instructions');
 });
 
 test('the user message carries the goal, the plan with statuses and tool arguments, and the observations', () => {
