@@ -171,7 +171,7 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_IMPORTS_PER_HOUR: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
   /** Conversations of one import the background extraction reads (0: all); the rest stay searchable. @default 50 with apikey, else 0 */
   IMPORT_EXTRACTION_MAX_CONVERSATIONS: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
-  /** Long-term memory searches (an embeddings call each) one user may make per minute (0: no limit). @default 120 with apikey, else 0 */
+  /** Long-term memory requests that embed text (searches, `q=` listings, stated facts) one user may make per minute (0: no limit). @default 120 with apikey, else 0 */
   RATE_LIMIT_SEARCHES_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
   /** Codec calls (`/v1/codec/*`) one admin key may make per minute (0: no limit). @default 600 with apikey, else 0 */
   RATE_LIMIT_CODEC_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),

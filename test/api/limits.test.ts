@@ -104,7 +104,7 @@ test('sessions: at most so many open at once (ending one frees its place), and s
   assert.equal((await requestJson(api.url, 'POST', '/v1/sessions', { userId: newUser('other') })).status, 201, 'other users are not affected');
 });
 
-test('long-term memory: imports an hour, the conversations an import hands to extraction, and searches a minute are bounded per user', async () => {
+test('long-term memory: imports an hour, the conversations an import hands to extraction, and searches (and queried listings) a minute are bounded per user', async () => {
   const user = newUser('importer');
   const conversation = (text: string) => ({ messages: [{ role: 'user', text }] });
   const importing = () =>
@@ -119,6 +119,12 @@ test('long-term memory: imports an hour, the conversations an import hands to ex
   assert.equal((await search()).status, 200);
   assert.match(assertLimited(await search(), 60), /searches: at most 2 a minute/);
   assert.equal((await requestJson(api.url, 'POST', `/v1/users/${newUser('searcher')}/memory/search`, { query: 'car' })).status, 200, 'other users are not affected');
+  // Listings with a query embed it too: they count as searches; listings without one do not.
+  const lister = newUser('lister');
+  assert.equal((await requestJson(api.url, 'GET', `/v1/users/${lister}/facts?q=cats`)).status, 200);
+  assert.equal((await requestJson(api.url, 'GET', `/v1/users/${lister}/episodes?q=cats`)).status, 200);
+  assert.match(assertLimited(await requestJson(api.url, 'GET', `/v1/users/${lister}/facts?q=dogs`), 60), /searches/);
+  assert.equal((await requestJson(api.url, 'GET', `/v1/users/${lister}/facts`)).status, 200);
 });
 
 test('codec calls are bounded per minute', async () => {

@@ -89,6 +89,13 @@ test("a long-term search's embedding counts against the user's budget; past it, 
     [['stub-embed', 1, 1]],
     'recorded under the embeddings model',
   );
+  // A fact the person states is embedded too, and counted.
+  assert.equal((await requestJson(api.url, 'POST', `/v1/users/${user}/facts`, { subject: 'user', predicate: 'lives in', object: 'Lisbon', text: 'The user lives in Lisbon.' })).status, 201);
+  assert.deepEqual(
+    (await usage.records(user)).filter((r) => r.source === 'api/memory-fact').map((r) => [r.model, r.calls]),
+    [['stub-embed', 1]],
+  );
+  const spent = embeddings.embeddingRequests.length;
   // The rest of the month's budget spent elsewhere: the next search embeds nothing and finds by words alone.
   await usage.record({
     userId: user,
@@ -105,5 +112,5 @@ test("a long-term search's embedding counts against the user's budget; past it, 
   const lexical = await requestJson<{ results: { text: string }[] }>(api.url, 'POST', `/v1/users/${user}/memory/search`, { query: 'Pixel' });
   assert.equal(lexical.status, 200);
   assert.equal(lexical.body.results[0]?.text, 'my kitten is called Pixel');
-  assert.equal(embeddings.embeddingRequests.length, sent + 1, 'no embeddings call past the budget');
+  assert.equal(embeddings.embeddingRequests.length, spent, 'no embeddings call past the budget');
 });
