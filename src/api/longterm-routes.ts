@@ -110,6 +110,9 @@ export interface ImportExtraction {
 export function longTermRouter(options: LongTermRouterOptions): Router {
   const { longterm } = options;
   const metered = options.metered ?? (<T>(_userId: string, _source: string, fn: () => Promise<T>) => fn());
+  // Every request that embeds text (a search, a listing with `q`, a stated fact) counts against one per-user rate.
+  const embeds = options.limits?.searches ?? noLimit;
+  const whenQueried: RequestHandler = (req, res, next) => (typeof req.query.q === 'string' && req.query.q.trim() !== '' ? embeds(req, res, next) : next());
   const router = Router();
   router.param(
     'userId',
@@ -156,7 +159,7 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
       request: { params: UserParams, body: SearchBody },
       responses: { 200: { description: 'The hits, best first', schema: SearchResultsSchema } },
       errors: { ...notFound, 429: 'Too many searches this minute (see Retry-After)' },
-      use: [options.limits?.searches ?? noLimit, small],
+      use: [embeds, small],
     },
     async ({ params, body }, _req, res) => {
       // The query's embedding counts against the user's token budget; past it, the search is lexical only.
@@ -183,18 +186,21 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
       summary: "The user's facts (valid ones, or as believed at `asOf`)",
       request: { params: UserParams, query: FactsQuery },
       responses: { 200: { description: 'The facts', schema: FactListSchema } },
-      errors: notFound,
+      errors: { ...notFound, 429: 'Too many searches this minute, `q` given (see Retry-After)' },
+      use: [whenQueried],
     },
     async ({ params, query }, _req, res) => {
-      const facts = await longterm.listFacts(
-        params.userId,
-        {
-          ...(query.q ? { q: query.q } : {}),
-          ...(query.asOf ? { asOf: query.asOf } : {}),
-          includeInvalid: query.includeInvalid === 'true',
-          ...(query.limit !== undefined ? { limit: query.limit } : {}),
-        },
-        person('listed'),
+      const facts = await metered(params.userId, 'api/memory-facts', () =>
+        longterm.listFacts(
+          params.userId,
+          {
+            ...(query.q ? { q: query.q } : {}),
+            ...(query.asOf ? { asOf: query.asOf } : {}),
+            includeInvalid: query.includeInvalid === 'true',
+            ...(query.limit !== undefined ? { limit: query.limit } : {}),
+          },
+          person('listed'),
+        ),
       );
       res.json({ facts });
     },
@@ -206,11 +212,13 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
       summary: 'Record a fact the person states',
       request: { params: UserParams, body: FactInputSchema },
       responses: { 201: { description: 'Added, strengthened (a duplicate) or superseding an earlier fact; `Location` is its history', schema: RecordedFactSchema } },
-      errors: { ...notFound, 422: 'An observer refused it (`refused`)' },
-      use: [small],
+      errors: { ...notFound, 422: 'An observer refused it (`refused`)', 429: 'Too many searches and stated facts this minute (see Retry-After)' },
+      use: [embeds, small],
     },
     async ({ params, body }, _req, res) => {
-      const recorded = await longterm.recordFact(params.userId, body, { messageIds: [], source: 'person' }, { origin: 'person', reason: 'stated through the API' });
+      const recorded = await metered(params.userId, 'api/memory-fact', () =>
+        longterm.recordFact(params.userId, body, { messageIds: [], source: 'person' }, { origin: 'person', reason: 'stated through the API' }),
+      );
       res
         .status(201)
         .location(`/v1/users/${encodeURIComponent(params.userId)}/facts/${encodeURIComponent(recorded.fact.id)}/history`)
@@ -254,10 +262,12 @@ export function longTermRouter(options: LongTermRouterOptions): Router {
       summary: "The user's episodes (what was tried and learnt), optionally matching `q`",
       request: { params: UserParams, query: EpisodesQuery },
       responses: { 200: { description: 'The episodes', schema: EpisodeListSchema } },
-      errors: notFound,
+      errors: { ...notFound, 429: 'Too many searches this minute, `q` given (see Retry-After)' },
+      use: [whenQueried],
     },
     async ({ params, query }, _req, res) => {
-      res.json({ episodes: await longterm.listEpisodes(params.userId, { ...(query.q ? { q: query.q } : {}), ...(query.limit !== undefined ? { limit: query.limit } : {}) }, person('listed')) });
+      const filter = { ...(query.q ? { q: query.q } : {}), ...(query.limit !== undefined ? { limit: query.limit } : {}) };
+      res.json({ episodes: await metered(params.userId, 'api/memory-episodes', () => longterm.listEpisodes(params.userId, filter, person('listed'))) });
     },
   );
 
