@@ -339,12 +339,12 @@ export class MemoryService {
     }
   }
 
-  /** The head with its chunks. With a `reader`, the read is recorded in the audit trail. */
   /** The user a thread belongs to, or null when there is no such thread. */
   async ownerOf(threadId: string): Promise<string | null> {
     return (await this.store.getThread(threadId))?.userId ?? null;
   }
 
+  /** The head with its chunks. With a `reader`, the read is recorded in the audit trail. */
   async view(threadId: string, reader?: Reader): Promise<ThreadView> {
     const thread = await this.requireThread(threadId);
     const state = await this.requireState(thread.headStateId);
