@@ -6,8 +6,9 @@
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { PRIVATE_DIR, PRIVATE_FILE } from '../store/small-files';
 import path from 'node:path';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { byBackend, type BackendConfig } from '../store/backend';
+import { openPool } from '../store/pg-pool';
 import { ApiKeyRecordSchema, type ApiKeyRecord } from './keys';
 
 export interface ApiKeyStore {
@@ -112,7 +113,7 @@ const fromRow = (r: KeyRow): ApiKeyRecord =>
 export class PostgresApiKeyStore implements ApiKeyStore {
   readonly #pool: Pool;
   constructor(connectionString: string) {
-    this.#pool = new Pool({ connectionString, max: 4 });
+    this.#pool = openPool({ connectionString, max: 4 });
   }
   async setup(): Promise<void> {
     await this.#pool.query(`CREATE TABLE IF NOT EXISTS threadline_api_keys (

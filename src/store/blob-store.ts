@@ -7,8 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { byBackend, type BackendConfig } from './backend';
+import { openPool } from './pg-pool';
 import { PRIVATE_DIR, PRIVATE_FILE } from './small-files';
 
 export interface BlobStore {
@@ -105,7 +106,7 @@ export class PostgresBlobStore implements BlobStore {
   #ready: Promise<void> | undefined;
   constructor(connectionString: string) {
     // The codec has no close hook in every process that uses it: idle connections must not keep a process alive.
-    this.#pool = new Pool({ connectionString, max: 4, allowExitOnIdle: true });
+    this.#pool = openPool({ connectionString, max: 4, allowExitOnIdle: true });
   }
   #setup(): Promise<void> {
     this.#ready ??= this.#pool.query('CREATE TABLE IF NOT EXISTS threadline_blobs (key text PRIMARY KEY, data bytea NOT NULL, used timestamptz NOT NULL DEFAULT now())').then(() => undefined);

@@ -6,9 +6,10 @@ import { appendFileSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { PRIVATE_DIR, PRIVATE_FILE } from '../store/small-files';
 import path from 'node:path';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { z } from 'zod';
 import { byBackend, type BackendConfig } from '../store/backend';
+import { openPool } from '../store/pg-pool';
 import { addUsage, noUsage, type Usage } from './usage';
 
 export const UsageRecordSchema = z.object({
@@ -132,7 +133,7 @@ interface UsageRow {
 export class PostgresUsageStore implements UsageStore {
   readonly #pool: Pool;
   constructor(connectionString: string) {
-    this.#pool = new Pool({ connectionString, max: 4 });
+    this.#pool = openPool({ connectionString, max: 4 });
   }
   async setup(): Promise<void> {
     await this.#pool.query(`CREATE TABLE IF NOT EXISTS threadline_usage (

@@ -6,10 +6,11 @@
  * and supersede never race across processes. Names spelt alike are found with pg_trgm over a
  * trigram-indexed table of entity names (migration 6).
  */
-import { Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
 import { analyze, normalizeName } from '../../longterm/text';
 import { applyMigrations, inTransaction } from '../memory/postgres-store';
+import { openPool } from '../pg-pool';
 import {
   searchableText,
   type DenseHit,
@@ -171,9 +172,7 @@ export class PostgresLongTermStore implements LongTermStore {
   private readonly pool: Pool;
 
   constructor(connectionString: string) {
-    this.pool = new Pool({ connectionString, max: 4 });
-    // An idle connection dropped by the server must not crash the process; the next query reconnects.
-    this.pool.on('error', () => undefined);
+    this.pool = openPool({ connectionString, max: 4 });
   }
 
   async setup(): Promise<void> {

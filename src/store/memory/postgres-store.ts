@@ -4,7 +4,7 @@
  * thread — in any process — serialize on it; states are stored as deltas and
  * materialized states are cached by id (immutable, so the cache never goes stale).
  */
-import { Pool, type PoolClient, type PoolConfig, type QueryResultRow } from 'pg';
+import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import type {
   Chunk,
   ChunkContent,
@@ -36,6 +36,7 @@ import {
 } from '../memory-store';
 import { cloneCommitInput, DEFAULT_OPERATION_LIMIT, DEFAULT_THREAD_LIMIT, jsonClone, ThreadExistsError, UnknownThreadError } from './in-memory-store';
 import { MIGRATION_LOCK_KEY, MIGRATIONS, MIGRATIONS_TABLE_SQL } from './migrations';
+import { openPool } from '../pg-pool';
 
 type Queryable = Pool | PoolClient;
 
@@ -307,9 +308,7 @@ export class PostgresMemoryStore implements MemoryStore {
 
   /** @param connection a connection string (postgres://user@host:port/db) or pg pool options. */
   constructor(connection: string | PoolConfig) {
-    this.pool = new Pool(typeof connection === 'string' ? { connectionString: connection } : connection);
-    // An idle connection dropped by the server must not crash the process; the next query reconnects.
-    this.pool.on('error', () => undefined);
+    this.pool = openPool(typeof connection === 'string' ? { connectionString: connection } : connection);
   }
 
   async setup(): Promise<void> {
