@@ -602,7 +602,8 @@ export function apiBaseUrl(env: NodeJS.ProcessEnv, config: Pick<Config, 'HOST' |
 
 function osUser(): string | undefined {
   try {
-    return os.userInfo().username || undefined;
+    // User ids are lowercase (src/api/schemas.ts): `JDoe` on this machine is user `jdoe`.
+    return os.userInfo().username.toLowerCase() || undefined;
   } catch {
     return undefined; // no passwd entry (some containers)
   }
