@@ -1,8 +1,8 @@
-// `npm run chaos` — the chaos proof (issue 11): real processes are SIGKILLed at random while runs
-// go on, and nothing is lost, repeated or broken.
+// `npm run chaos` — the chaos proof (issues 11 and 27): real processes are killed at random while
+// runs go on, and nothing is lost, repeated or broken.
 //
-//   npm run chaos -- [--runs 100] [--duration 3×runs, at least 60] [--seed 1] [--kills duration/60, at least 3]
-//                    [--settle 180] [--keep]
+//   npm run chaos -- [--cluster] [--runs 100, 200 with --cluster] [--duration 3×runs, at least 60] [--seed 1]
+//                    [--kills duration/60, at least 3] [--settle 180] [--keep]
 //
 // It starts, each as its own process: a Temporal dev server with its data in a SQLite file (so it
 // survives a restart on the same port), the worker (test/helpers/crash-worker.ts: the production
@@ -11,9 +11,20 @@
 // outside world and is never killed). Then it starts --runs runs over REST during the first 80 %
 // of --duration seconds, every other one asking the user (answered over REST 0.5–3.5 s after it
 // waits) and every third one with a sub-plan step (a child workflow `<run>.<step>` that does its own
-// tally step and answers; the parent's answer carries the child's), while it SIGKILLs the worker, the API and the Temporal server --kills times each, at times drawn from
-// --seed, restarting each after a short delay. A process that dies by itself is restarted too
-// (counted). Every client call retries on connection errors and 5xx.
+// tally step and answers; the parent's answer carries the child's), while it SIGKILLs the worker,
+// the API and the Temporal server --kills times each, at times drawn from --seed, restarting each
+// after a short delay. A process that dies by itself is restarted too (counted). Every client call
+// retries on connection errors and 5xx.
+//
+// --cluster runs the same proof on the production-shaped cluster of `npm run cluster`
+// (scripts/cluster-temporal.mjs), on a scratch PostgreSQL server of its own (scripts/scratch-postgres.mjs;
+// never the machine's shared one) that holds Temporal's databases and the memory store's: the
+// frontend, history, matching and worker services as separate processes, two workers and two APIs
+// (the client's calls take turns between them) with MEMORY_STORE=postgres, API keys, encrypted
+// payloads and Worker Deployment Versioning. The kinds killed --kills times each: the history, the
+// matching and the frontend service (SIGKILL), one of the two workers and one of the two APIs (the
+// seed picks), and PostgreSQL (a SIGKILL of the postmaster and all its backends, or an immediate
+// stop, in turn; started again on the same port and data directory).
 //
 // At the end, for every run (also any run whose 201 was lost and whose start was sent again):
 // it reached `completed` with the expected answer; its reply, when it asked, is in its
@@ -29,14 +40,19 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
-import { ROOT, binPath, bold, ensureDeps, ensureTemporal, fail, freePort, log, sleep, startTemporalDev, stopProcess, stopTemporalServers } from './lib.mjs';
+import { randomBytes } from 'node:crypto';
+import { CLUSTER } from './cluster-settings.mjs';
+import { createDatabase, ensureClusterServer, freePorts, setupSchemas, startClusterTemporal } from './cluster-temporal.mjs';
+import { ROOT, binPath, bold, ensureDeps, ensureTemporal, execFileP, fail, freePort, log, sleep, startTemporalDev, stopProcess, stopTemporalServers, waitForTcp } from './lib.mjs';
+import { scratchPostgres } from './scratch-postgres.mjs';
 
 // ---- options
 let opts;
 try {
   ({ values: opts } = parseArgs({
     options: {
-      runs: { type: 'string', default: '100' },
+      cluster: { type: 'boolean', default: false },
+      runs: { type: 'string' }, // default: 100 (200 with --cluster)
       duration: { type: 'string' }, // default: 3 s per run (at least 60), so the 2-core machine keeps up
       seed: { type: 'string', default: '1' },
       kills: { type: 'string' }, // default: one per kind per minute of the window (at least 3), spread over it
@@ -52,6 +68,8 @@ const int = (name, min) => {
   if (!Number.isInteger(v) || v < min) fail(`--${name}: expected an integer ≥ ${min}, got "${opts[name]}"`);
   return v;
 };
+const CLUSTER_MODE = opts.cluster;
+opts.runs ??= CLUSTER_MODE ? '200' : '100';
 const RUNS = int('runs', 1);
 opts.duration ??= String(Math.max(60, 3 * RUNS));
 const DURATION_S = int('duration', 5);
@@ -83,7 +101,6 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'threadline-chaos-'));
 const dataDir = path.join(dir, 'data');
 const logDir = path.join(dir, 'logs');
 mkdirSync(logDir, { recursive: true });
-const dbFile = path.join(dir, 'temporal.sqlite');
 const began = Date.now();
 const elapsed = () => ((Date.now() - began) / 1000).toFixed(1).padStart(6);
 const say = (msg) => log(`${elapsed()}s ${msg}`);
@@ -122,27 +139,21 @@ function startNode(name, entry, env, ready) {
 }
 
 /**
- * One supervised process: started (with retries), SIGKILLed on purpose by the chaos loop, and
- * restarted like a process manager would when it dies by itself.
+ * One supervised process: started (with retries), killed on purpose by the chaos loop, and
+ * restarted like a process manager would when it dies by itself. `kill(child, how)` kills it
+ * (default: SIGKILL, of its whole process group with `group`).
  */
 class Managed {
-  constructor(name, startFn, { group = false } = {}) {
-    Object.assign(this, { name, startFn, group, child: null, kills: 0, unplanned: 0, downMs: [], killing: false });
+  constructor(name, startFn, { group = false, kill } = {}) {
+    Object.assign(this, { name, startFn, group, kill: kill ?? ((child) => (group ? process.kill(-child.pid, 'SIGKILL') : child.kill('SIGKILL'))) });
+    Object.assign(this, { child: null, kills: 0, unplanned: 0, downMs: [], killing: false, hows: {} });
   }
 
   async start() {
     for (let attempt = 1; ; attempt++) {
       try {
         const { process: child, match } = await this.startFn();
-        this.child = child;
-        this.match = match; // the ready line (the model server's URL)
-        child.once('exit', (code, signal) => {
-          if (this.killing || shuttingDown || this.child !== child) return;
-          this.unplanned++;
-          say(`${this.name} exited by itself (${signal ?? `code ${code}`}); restarting it`);
-          this.child = null;
-          void sleep(1000).then(() => this.start());
-        });
+        this.adopt(child, match);
         return;
       } catch (err) {
         if (shuttingDown) return;
@@ -152,21 +163,34 @@ class Managed {
     }
   }
 
-  /** SIGKILL (the whole process group for the Temporal server), then a restart after `delayMs`. */
-  async killAndRestart(delayMs) {
+  /** Supervises `child`, started by startFn or by someone else (the cluster's first start). */
+  adopt(child, match) {
+    this.child = child;
+    this.match = match; // the ready line (the model server's URL)
+    child.once('exit', (code, signal) => {
+      if (this.killing || shuttingDown || this.child !== child) return;
+      this.unplanned++;
+      say(`${this.name} exited by itself (${signal ?? `code ${code}`}); restarting it`);
+      this.child = null;
+      void sleep(1000).then(() => this.start());
+    });
+  }
+
+  /** Kills it (`how`: passed to `kill`), then restarts it after `delayMs`. */
+  async killAndRestart(delayMs, how) {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return false;
     this.killing = true;
     const t0 = Date.now();
     const exited = new Promise((r) => child.once('exit', r));
     try {
-      if (this.group) process.kill(-child.pid, 'SIGKILL');
-      else child.kill('SIGKILL');
+      await this.kill(child, how);
     } catch {
       /* already gone */
     }
     await exited;
     this.kills++;
+    if (how) this.hows[how] = (this.hows[how] ?? 0) + 1;
     this.child = null;
     this.killing = false;
     await sleep(delayMs);
@@ -183,12 +207,16 @@ class Managed {
 }
 
 // ---- HTTP client: every call retried on connection errors and 5xx until it gets an answer
-let apiUrl = '';
+/** The APIs' base URLs: the calls take turns, so a run's calls (and a retry after a kill) reach every API. */
+let apiUrls = [];
+let apiHeaders = {};
+let calls = 0;
 async function call(method, urlPath, body) {
+  const apiUrl = apiUrls[calls++ % apiUrls.length];
   try {
     const res = await fetch(`${apiUrl}${urlPath}`, {
       method,
-      headers: body ? { 'content-type': 'application/json' } : {},
+      headers: { ...apiHeaders, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
       signal: AbortSignal.timeout(15_000),
     });
@@ -372,18 +400,110 @@ async function checkRun(run, tally, listed, deadline) {
 // ---- main
 const workflowBundle = process.env.THREADLINE_WORKFLOW_BUNDLE && existsSync(process.env.THREADLINE_WORKFLOW_BUNDLE) ? process.env.THREADLINE_WORKFLOW_BUNDLE : path.join(dir, 'workflow-bundle.js');
 const model = new Managed('model', () => startNode('model', 'bench/chaos/model-server.ts', process.env, /^chaos-model: (\S+)/));
-let temporal, worker, api;
+/** Every supervised process but the model, by name (the report's table). */
+let targets = {};
+/** Each kind of kill → the processes one of which it hits (picked from the seed when there are several). */
+let kinds = {};
+/** Stops what the topology started (Threadline's processes first, then Temporal, then PostgreSQL). */
+let stopTopology = async () => {};
 let exitCode = 1;
 const shutdown = async () => {
   shuttingDown = true;
-  await Promise.all([api?.stop(), worker?.stop()]);
+  await stopTopology();
   await model.stop();
-  await stopTemporalServers();
 };
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => void shutdown().then(() => process.exit(130)));
 
+/** The dev server on a SQLite file, as `npm start` runs it: { address, env (Threadline's additions), describe }. */
+async function startDevTemporal() {
+  const port = await freePort();
+  const dbFile = path.join(dir, 'temporal.sqlite');
+  const temporal = new Managed('temporal', () => startTemporalDev({ bin, dbFile, port, uiPort: null, onLine: (line) => appendFileSync(path.join(logDir, 'temporal.log'), `${line}\n`) }), {
+    group: true,
+  });
+  stopTopology = () => stopTemporalServers();
+  await temporal.start();
+  return {
+    address: `127.0.0.1:${port}`,
+    env: { MEMORY_STORE: 'file', THREADLINE_AUTH: 'none' },
+    describe: `temporal 127.0.0.1:${port} (SQLite ${dbFile})`,
+    processes: { temporal },
+    kinds: { temporal: [temporal] },
+  };
+}
+
+/**
+ * The production-shaped cluster of `npm run cluster` on a scratch PostgreSQL server of its own (so
+ * that it can be crashed): Temporal's databases and the memory store's on it, the four Temporal
+ * services as separate processes (frontend, history and matching killed; the worker service only
+ * supervised), Threadline with MEMORY_STORE=postgres, API keys, encrypted payloads and Worker
+ * Deployment Versioning, as `npm run cluster` runs it.
+ */
+async function startClusterTopology() {
+  const tools = await ensureClusterServer();
+  const pgDir = mkdtempSync(path.join(os.tmpdir(), 'threadline-chaos-pg-'));
+  const server = await scratchPostgres({ dir: pgDir, port: await freePort(), logFile: path.join(logDir, 'postgres.log') });
+  const postgres = new Managed('postgres', () => server.start(), { kill: (child, how) => server.crash(child, how) });
+  let cluster = null;
+  stopTopology = async () => {
+    await cluster?.stop();
+    if (postgres.child) await server.stop(postgres.child);
+    if (!opts.keep) rmSync(pgDir, { recursive: true, force: true });
+  };
+  await postgres.start();
+  await setupSchemas({ ...tools, pg: server.pg });
+  await createDatabase({ sqlBin: tools.sqlBin, pg: server.pg, name: CLUSTER.databases.memory });
+  const ports = await freePorts();
+  cluster = await startClusterTemporal({ serverBin: tools.serverBin, temporalBin: bin, logDir, pg: server.pg, ports });
+  /** A killed service started again, up once it listens (the worker service serves only its membership port). */
+  const restart = async (service) => {
+    const child = cluster.restart(service);
+    const port = ports[service === 'worker' ? 'workerMembership' : `${service}Grpc`];
+    const exited = () => (child.exitCode !== null || child.signalCode !== null ? `the ${service} service exited (${child.signalCode ?? child.exitCode})` : null);
+    try {
+      await waitForTcp('127.0.0.1', port, { timeoutMs: 60_000, shouldAbort: exited });
+    } catch (err) {
+      await stopProcess(child, { signal: 'SIGKILL', graceMs: 1000, group: true });
+      throw err;
+    }
+    return { process: child };
+  };
+  const services = {};
+  for (const service of CLUSTER.services) {
+    services[service] = new Managed(service === 'worker' ? 'temporal-worker' : service, () => restart(service), { group: true });
+    services[service].adopt(cluster.processes[service]);
+  }
+  const { pg } = server;
+  const adminKey = randomBytes(24).toString('hex');
+  apiHeaders = { authorization: `Bearer ${adminKey}` };
+  return {
+    address: cluster.address,
+    env: {
+      MEMORY_STORE: 'postgres',
+      DATABASE_URL: `postgres://${pg.user}@${pg.host}:${pg.port}/${CLUSTER.databases.memory}`,
+      THREADLINE_AUTH: 'apikey',
+      THREADLINE_ADMIN_KEY: adminKey,
+      THREADLINE_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      WORKER_DEPLOYMENT: 'threadline-chaos',
+    },
+    describe: `temporal ${cluster.address} (${CLUSTER.services.join(', ')}; ${CLUSTER.numHistoryShards} shards), PostgreSQL ${pg.host}:${pg.port} (scratch, ${server.dataDir})`,
+    processes: { history: services.history, matching: services.matching, frontend: services.frontend, 'temporal-worker': services.worker, postgres },
+    kinds: { history: [services.history], matching: [services.matching], frontend: [services.frontend], postgres: [postgres] },
+  };
+}
+
+/** With versioning on, runs go to the deployment's current version: wait until a worker has made itself current. */
+async function waitForCurrentVersion(address, deployment) {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const r = await execFileP(bin, ['worker', 'deployment', 'describe', '--address', address, '--name', deployment, '--output', 'json'], 10_000);
+    if (r.ok && /"currentVersionBuildID"\s*:\s*"[^"]+"/.test(r.stdout)) return;
+    if (Date.now() > deadline) throw new Error(`no version of worker deployment ${deployment} became current within 120 s: ${r.out.slice(0, 500)}`);
+    await sleep(500);
+  }
+}
+
 try {
-  const [temporalPort, apiPort] = [await freePort(), await freePort()];
   say(`data and logs in ${dir}`);
   const bundling =
     workflowBundle === process.env.THREADLINE_WORKFLOW_BUNDLE
@@ -392,48 +512,67 @@ try {
           const child = spawn(binPath('tsx'), ['scripts/bundle-workflows.ts', workflowBundle], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
           child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bundling the workflows failed (${code})`))));
         });
-  temporal = new Managed('temporal', () => startTemporalDev({ bin, dbFile, port: temporalPort, uiPort: null, onLine: (line) => appendFileSync(path.join(logDir, 'temporal.log'), `${line}\n`) }), {
-    group: true,
-  });
-  await Promise.all([temporal.start(), model.start(), bundling]);
+  const [temporal] = await Promise.all([CLUSTER_MODE ? startClusterTopology() : startDevTemporal(), model.start(), bundling]);
   const modelUrl = model.match[1];
   const env = {
     ...process.env,
-    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+    TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: 'default',
     TASK_QUEUE: 'chaos',
     DATA_DIR: dataDir,
     THREADLINE_WORKFLOW_BUNDLE: workflowBundle,
     HOST: '127.0.0.1',
-    PORT: String(apiPort),
     OPENAI_BASE_URL: modelUrl,
     OPENAI_API_KEY: 'chaos',
     AGENT_MODEL: 'stub-model',
-    MEMORY_STORE: 'file',
-    THREADLINE_AUTH: 'none',
+    ...temporal.env,
   };
   delete env.TEMPORAL_UI_PORT;
-  worker = new Managed('worker', () => startNode('worker', 'test/helpers/crash-worker.ts', env, /^crash-worker: running/));
+  // One worker and one API on the dev server; two of each on the cluster (`worker-1`, `worker-2`, …).
+  const perKind = CLUSTER_MODE ? CLUSTER.threadlineWorkers : 1;
+  const name = (kind, i) => (perKind === 1 ? kind : `${kind}-${i + 1}`);
+  const workers = Array.from({ length: perKind }, (_, i) => new Managed(name('worker', i), () => startNode(name('worker', i), 'test/helpers/crash-worker.ts', env, /^crash-worker: running/)));
+  const apiPorts = [];
+  for (let i = 0; i < (CLUSTER_MODE ? CLUSTER.threadlineApis : 1); i++) apiPorts.push(await freePort());
   // The API's ready line is a pino JSON line: {…"msg":"api: http://… (Temporal …)"}.
-  api = new Managed('api', () => startNode('api', 'src/api/server.ts', env, /\bapi: (http[^\s"]+)/));
-  await Promise.all([worker.start(), api.start()]);
-  apiUrl = `http://127.0.0.1:${apiPort}`;
-  say(`temporal 127.0.0.1:${temporalPort} (SQLite ${dbFile}), worker, api ${apiUrl}, model ${modelUrl}: all up`);
-  say(bold(`chaos: ${RUNS} runs, ${DURATION_S} s, seed ${SEED}, ${KILLS} kills each of worker, api, temporal`));
+  const apis = apiPorts.map((port, i) => new Managed(name('api', i), () => startNode(name('api', i), 'src/api/server.ts', { ...env, PORT: String(port) }, /\bapi: (http[^\s"]+)/)));
+  const stopTemporal = stopTopology;
+  stopTopology = async () => {
+    await Promise.all([...apis, ...workers].map((p) => p.stop()));
+    await stopTemporal();
+  };
+  await Promise.all([...workers, ...apis].map((p) => p.start()));
+  if (env.WORKER_DEPLOYMENT) await waitForCurrentVersion(temporal.address, env.WORKER_DEPLOYMENT);
+  apiUrls = apiPorts.map((port) => `http://127.0.0.1:${port}`);
+  targets = { ...Object.fromEntries([...workers, ...apis].map((p) => [p.name, p])), ...temporal.processes };
+  kinds = { worker: workers, api: apis, ...temporal.kinds };
+  say(`${temporal.describe}, ${workers.map((w) => w.name).join(' and ')}, api ${apiUrls.join(' and ')}, model ${modelUrl}: all up`);
+  say(bold(`chaos: ${RUNS} runs, ${DURATION_S} s, seed ${SEED}, ${KILLS} kills each of ${Object.keys(kinds).join(', ')}`));
 
-  // The kill schedule, from the seed: times in the middle 80 % of the window, then in order.
-  const targets = { worker, api, temporal };
-  const schedule = Object.keys(targets)
-    .flatMap((kind) => Array.from({ length: KILLS }, () => ({ kind, atMs: (0.1 + 0.8 * rng()) * DURATION_S * 1000, delayMs: Math.round(300 + 1200 * rng()) })))
+  // The kill schedule, from the seed: times in the middle 80 % of the window, then in order. Where a
+  // kind has several processes, the seed picks one; PostgreSQL is crashed by a SIGKILL of the
+  // postmaster and all its backends, or by an immediate stop, in turn.
+  let crashes = 0;
+  const schedule = Object.keys(kinds)
+    .flatMap((kind) =>
+      Array.from({ length: KILLS }, () => ({
+        kind,
+        atMs: (0.1 + 0.8 * rng()) * DURATION_S * 1000,
+        delayMs: Math.round(300 + 1200 * rng()),
+        target: kinds[kind].length === 1 ? kinds[kind][0] : kinds[kind][Math.floor(rng() * kinds[kind].length)],
+        how: kind === 'postgres' ? (crashes++ % 2 ? 'immediate' : 'kill') : undefined,
+      })),
+    )
     .sort((a, b) => a.atMs - b.atMs);
   const t0 = Date.now();
   const chaos = (async () => {
     for (const ev of schedule) {
       const wait = t0 + ev.atMs - Date.now();
       if (wait > 0) await sleep(wait);
-      say(`SIGKILL ${ev.kind}, restart in ${ev.delayMs} ms`);
-      const killed = await targets[ev.kind].killAndRestart(ev.delayMs);
-      say(killed ? `${ev.kind} back (down ${(targets[ev.kind].downMs.at(-1) / 1000).toFixed(1)} s)` : `${ev.kind} was not running; skipped`);
+      const what = ev.how === 'immediate' ? 'immediate stop of' : 'SIGKILL';
+      say(`${what} ${ev.target.name}${ev.kind === 'postgres' && ev.how === 'kill' ? ' and its backends' : ''}, restart in ${ev.delayMs} ms`);
+      const killed = await ev.target.killAndRestart(ev.delayMs, ev.how);
+      say(killed ? `${ev.target.name} back (down ${(ev.target.downMs.at(-1) / 1000).toFixed(1)} s)` : `${ev.target.name} was not running; skipped`);
     }
   })();
 
@@ -478,12 +617,13 @@ try {
   // ---- report
   const violations = [...refusals, ...strays.map((l) => `tally label ${l} of an unknown run`), ...runs.flatMap((r) => r.problems.map((p) => `${r.tag} ${r.runId}: ${p}`))];
   const pad = (s, w) => String(s).padEnd(w);
-  console.log(`\n${bold('Chaos test')} — ${RUNS} runs, duration ${DURATION_S} s, seed ${SEED}, ${KILLS} kills per kind, ${((Date.now() - began) / 1000).toFixed(0)} s in all\n`);
-  console.log(`  ${pad('process', 10)}${pad('SIGKILLs', 10)}${pad('died by itself', 16)}down (kill → up again)`);
+  const where = CLUSTER_MODE ? 'on the cluster' : 'on the dev server';
+  console.log(`\n${bold('Chaos test')} ${where} — ${RUNS} runs, duration ${DURATION_S} s, seed ${SEED}, ${KILLS} kills per kind, ${((Date.now() - began) / 1000).toFixed(0)} s in all\n`);
+  console.log(`  ${pad('process', 17)}${pad('SIGKILLs', 10)}${pad('died by itself', 16)}down (kill → up again)`);
   for (const [name, p] of Object.entries(targets)) {
     const d = p.downMs;
     const span = d.length ? `${(Math.min(...d) / 1000).toFixed(1)}–${(Math.max(...d) / 1000).toFixed(1)} s` : '—';
-    console.log(`  ${pad(name, 10)}${pad(p.kills, 10)}${pad(p.unplanned, 16)}${span}`);
+    console.log(`  ${pad(name, 17)}${pad(p.kills, 10)}${pad(p.unplanned, 16)}${span}`);
   }
   console.log(`  client calls retried after a connection error or 5xx: ${stats.retries}\n`);
   // sub-plan: the child run's status, its tally count, and how often the parent observed its answer.
@@ -508,7 +648,22 @@ try {
   line('runs stuck', `${count(runs, (r) => !TERMINAL.has(r.status))} (not terminal at the end); child runs ${count(children, (c) => c.runId && !TERMINAL.has(c.status))}`);
   line('completed steps executed twice', `${twice.length} (of ${tally.size} tally steps${twice.length ? `: ${twice.map(([l, n]) => `${l} ×${n}`).join(', ')}` : ''})`);
   line('replies lost', `${count(runs, (r) => r.replyLost)} (of ${sent.length} sent, ${count(sent, (r) => r.reply.outcome === 'accepted')} answered 202)`);
-  line('SIGKILLs', `${Object.values(targets).reduce((n, p) => n + p.kills, 0)} (worker ${worker.kills}, api ${api.kills}, temporal ${temporal.kills})`);
+  // Kills by kind; PostgreSQL's split into SIGKILLs (of the postmaster and its backends) and immediate stops.
+  const byKind = Object.entries(kinds).map(([kind, ps]) => {
+    const n = ps.reduce((k, p) => k + p.kills, 0);
+    const hows = ps.flatMap((p) => Object.entries(p.hows));
+    const detail = hows.length
+      ? ` (${hows.map(([how, k]) => `${k} ${how === 'kill' ? 'SIGKILL' : 'immediate stop'}`).join(', ')})`
+      : ps.length > 1
+        ? ` (${ps.map((p) => `${p.name} ${p.kills}`).join(', ')})`
+        : '';
+    return `${kind} ${n}${detail}`;
+  });
+  line('SIGKILLs', `${Object.values(targets).reduce((n, p) => n + p.kills, 0)} (${byKind.join(', ')})`);
+  line(
+    'restarts after dying by itself',
+    Object.values(targets).reduce((n, p) => n + p.unplanned, 0),
+  );
   line('violations', violations.length);
   if (violations.length) {
     console.log(bold('\nVIOLATIONS'));
