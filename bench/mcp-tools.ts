@@ -118,7 +118,7 @@ async function main(): Promise<void> {
     stepGap[tools.get(o.stepId ?? '') === MCP_TOOL ? 'mcp' : 'builtin'].push(Date.parse(o.at) - Date.parse(previous.at));
   });
 
-  const source = new McpToolSource({ filesystem: { ...filesystemServer(files), env: {}, transport: 'stdio' } }, { callTimeoutMs: 10_000, mediaDir: path.join(dir, 'media') });
+  const source = new McpToolSource({ filesystem: { ...filesystemServer(files), env: {}, transport: 'stdio' } }, { callTimeoutMs: 10_000, media: async () => 'blob:unused' });
   await source.start();
   const registry = new ToolRegistry([NOOP_TOOL], [source]);
   let direct;

@@ -95,9 +95,10 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   // react_mem: long-term memory, opened like the memory threads (MEMORY_STORE), with its tools.
   const longterm = config.MEMORY_MANAGER === 'react_mem' ? await openLongTerm(config, { warn: (message, details) => logger.warn(details, message) }) : undefined;
   const memoryPasses = longterm ? memoryPassSettingsOf(config) : null;
-  const mcp = mcpToolSourceFor(config);
-  const sources: ToolSource[] = [...(mcp ? [mcp] : []), ...(longterm ? [new ToolSet('longterm', longTermTools(longterm.longterm))] : []), ...(options.toolSources ?? [])];
   const toolResultStore = toolResultStoreFor(config);
+  // MCP tools' images, audio and blobs go where large results go: sealed like them, swept like every blob.
+  const mcp = mcpToolSourceFor(config, (base64, mimeType) => toolResultStore.putMedia(Buffer.from(base64, 'base64'), mimeType));
+  const sources: ToolSource[] = [...(mcp ? [mcp] : []), ...(longterm ? [new ToolSet('longterm', longTermTools(longterm.longterm))] : []), ...(options.toolSources ?? [])];
   // Schedules as tools: a Temporal client, connected when a run first calls one.
   let scheduleClient: Promise<Client> | undefined;
   const schedulesNow = async () => {
@@ -117,8 +118,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const closeStores = async () => {
     await ownTokens?.close();
     if (scheduleClient) await (await scheduleClient).connection.close();
-    await toolResultStore.end();
     await Promise.all(sources.map((s) => s.close?.()));
+    await toolResultStore.end();
     await longterm?.close();
     await opened?.close();
     await ownUsage?.end();

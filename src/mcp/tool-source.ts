@@ -1,14 +1,10 @@
 /**
  * MCP servers as a tool source: every tool of every configured server, named `<server>.<tool>`,
  * its arguments checked against the tool's own JSON Schema (Ajv), its result turned into the
- * step's observation with binaries saved under DATA_DIR/media and referenced. The set follows
+ * step's observation with binaries saved (the worker: in its blob store) and referenced. The set follows
  * the servers: listed at start, again when one announces a change.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { PRIVATE_DIR, PRIVATE_FILE } from '../store/small-files';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { existsSync } from 'node:fs';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../config';
 import { jsonSchemaInput } from '../tools/json-schema-input';
@@ -22,22 +18,8 @@ import { McpServerConnection, type McpServerOptions } from './server-connection'
 const MAX_TOOL_NAME = 100;
 
 export interface McpToolSourceOptions extends Omit<McpServerOptions, 'onTools'> {
-  /** Where images, audio and blobs from tool results are saved. */
-  mediaDir: string;
-}
-
-/** Saves binaries by content hash (the same image twice is one file) and refers to them by file URL. */
-export function fileMedia(dir: string): SaveMedia {
-  return (base64, mimeType) => {
-    const bytes = Buffer.from(base64, 'base64');
-    const ext = (/^[a-z]+\/([a-z0-9.+-]+)$/i.exec(mimeType)?.[1] ?? 'bin').replace(/\+.*$/, '').replace(/[^a-z0-9]/gi, '');
-    const file = path.join(dir, `${createHash('sha256').update(bytes).digest('hex').slice(0, 32)}.${ext || 'bin'}`);
-    if (!existsSync(file)) {
-      mkdirSync(dir, PRIVATE_DIR);
-      writeFileSync(file, bytes, PRIVATE_FILE);
-    }
-    return pathToFileURL(file).href;
-  };
+  /** Where images, audio and blobs from tool results are saved (the worker: its blob store, sealed and swept). */
+  media: SaveMedia;
 }
 
 export class McpToolSource implements ToolSource {
@@ -49,7 +31,7 @@ export class McpToolSource implements ToolSource {
   private readonly log: (message: string) => void;
 
   constructor(specs: Record<string, McpServerSpec>, options: McpToolSourceOptions) {
-    this.save = fileMedia(options.mediaDir);
+    this.save = options.media;
     this.log = options.log ?? ((m) => console.warn(m));
     for (const [name, spec] of Object.entries(specs)) {
       this.servers.set(name, new McpServerConnection(name, spec, { ...options, onTools: () => this.rebuild() }));
@@ -121,12 +103,12 @@ export class McpToolSource implements ToolSource {
  * The MCP tool source a worker's configuration asks for (MCP_CONFIG, else DATA_DIR/mcp.json), or
  * null when there is no such file. An invalid file throws McpConfigError, naming every problem.
  */
-export function mcpToolSourceFor(config: Pick<Config, 'MCP_CONFIG' | 'MCP_CALL_TIMEOUT_MS' | 'dataDir'>): McpToolSource | null {
+export function mcpToolSourceFor(config: Pick<Config, 'MCP_CONFIG' | 'MCP_CALL_TIMEOUT_MS' | 'dataDir'>, media: SaveMedia): McpToolSource | null {
   const file = mcpConfigPath(config);
   if (!existsSync(file)) {
     if (config.MCP_CONFIG) console.warn(`MCP_CONFIG names ${file}, which does not exist: no MCP servers`);
     return null;
   }
   const specs = loadMcpConfig(file);
-  return new McpToolSource(specs, { callTimeoutMs: config.MCP_CALL_TIMEOUT_MS, mediaDir: path.join(config.dataDir, 'media') });
+  return new McpToolSource(specs, { callTimeoutMs: config.MCP_CALL_TIMEOUT_MS, media });
 }

@@ -1,7 +1,8 @@
 /**
  * Tool results past MAX_TOOL_RESULT_BYTES: the whole result goes to the blob store (sealed first
  * when payload encryption is on, like claim-checked payloads), and the step's journal and memory
- * record keep a head of it with a reference to the whole. Without the bound a 20 MB result would
+ * record keep a head of it with a reference to the whole. MCP tools' binaries (images, audio) are
+ * stored the same way. Without the bound a 20 MB result would
  * be journaled, tokenized and compacted whole — seconds of CPU with the event loop blocked, past
  * the step's heartbeat timeout — only for compaction to cut it to a few thousand tokens anyway.
  */
@@ -36,8 +37,29 @@ export class ToolResultStore {
   ) {}
 
   /** Stores `text`; returns its reference (`blob:<sha256 of the stored bytes>`). */
-  async put(text: string): Promise<string> {
-    let payload: Payload = { metadata: { encoding: encoder.encode('text/plain') }, data: encoder.encode(text) };
+  put(text: string): Promise<string> {
+    return this.#store({ metadata: { encoding: encoder.encode('text/plain') }, data: encoder.encode(text) });
+  }
+
+  /** Stores a binary a tool returned (an MCP image, audio or blob), sealed and swept like a result; returns its reference. */
+  putMedia(bytes: Uint8Array, mimeType: string): Promise<string> {
+    return this.#store({ metadata: { encoding: encoder.encode('binary/plain'), 'media-type': encoder.encode(mimeType) }, data: bytes });
+  }
+
+  /** The whole result `ref` names, or null when it is not there (swept after CLAIM_CHECK_RETENTION_DAYS, or another deployment's). */
+  async get(ref: string): Promise<string | null> {
+    const payload = await this.#load(ref);
+    return payload ? decoder.decode(payload.data ?? new Uint8Array()) : null;
+  }
+
+  /** The binary `ref` names and its type, or null when it is not there. */
+  async getMedia(ref: string): Promise<{ bytes: Uint8Array; mimeType: string } | null> {
+    const payload = await this.#load(ref);
+    return payload ? { bytes: payload.data ?? new Uint8Array(), mimeType: decoder.decode(payload.metadata?.['media-type'] ?? new Uint8Array()) } : null;
+  }
+
+  async #store(plain: Payload): Promise<string> {
+    let payload = plain;
     for (const codec of this.codecs) [payload] = (await codec.encode([payload])) as [Payload];
     const whole = temporal.api.common.v1.Payload.encode(payload).finish();
     const key = createHash('sha256').update(whole).digest('hex');
@@ -45,14 +67,13 @@ export class ToolResultStore {
     return `${REF_PREFIX}${key}`;
   }
 
-  /** The whole result `ref` names, or null when it is not there (swept after CLAIM_CHECK_RETENTION_DAYS, or another deployment's). */
-  async get(ref: string): Promise<string | null> {
+  async #load(ref: string): Promise<Payload | null> {
     if (!ref.startsWith(REF_PREFIX)) return null;
     const whole = await this.blobs.get(ref.slice(REF_PREFIX.length));
     if (!whole) return null;
     let payload: Payload = temporal.api.common.v1.Payload.decode(whole);
     for (const codec of [...this.codecs].reverse()) [payload] = (await codec.decode([payload])) as [Payload];
-    return decoder.decode(payload.data ?? new Uint8Array());
+    return payload;
   }
 
   end(): Promise<void> {

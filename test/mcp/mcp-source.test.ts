@@ -17,13 +17,16 @@ import { toolContext } from '../helpers/tool-context';
 const dir = mkdtempSync(path.join(os.tmpdir(), 'threadline-mcp-source-'));
 const marker = path.join(dir, 'sleep-started');
 const logged: string[] = [];
+const noMedia = async (): Promise<string> => {
+  throw new Error('these servers return no media');
+};
 const source = new McpToolSource(
   {
     sleepy: { ...sleepyServer(marker), timeoutMs: 1000, transport: 'stdio' },
     missing: { command: path.join(dir, 'no-such-program'), args: [], env: {}, transport: 'stdio' },
     crashing: { command: process.execPath, args: ['-e', 'console.error("bad API token"); process.exit(3)'], env: {}, transport: 'stdio' },
   },
-  { callTimeoutMs: 60_000, mediaDir: path.join(dir, 'media'), connectTimeoutMs: 20_000, log: (m) => logged.push(m) },
+  { callTimeoutMs: 60_000, media: noMedia, connectTimeoutMs: 20_000, log: (m) => logged.push(m) },
 );
 const registry = new ToolRegistry([], [source]);
 after(() => source.close());
@@ -61,12 +64,12 @@ test('cancelling the step aborts the call (the cancellation propagates, it is no
 
 test('an invalid mcp.json stops the worker from starting, naming the file and the problem; an absent one means no servers', () => {
   const config = { MCP_CALL_TIMEOUT_MS: 1000, dataDir: dir };
-  assert.equal(mcpToolSourceFor(config), null);
+  assert.equal(mcpToolSourceFor(config, noMedia), null);
   const file = writeMcpConfig(dir, { fs: { args: ['x'] } });
   assert.throws(
-    () => mcpToolSourceFor({ ...config, MCP_CONFIG: file }),
+    () => mcpToolSourceFor({ ...config, MCP_CONFIG: file }, noMedia),
     (err: unknown) => err instanceof McpConfigError && err.message.includes(`${file} is not a valid MCP configuration`) && /mcpServers\.fs\.command/.test(err.message),
   );
   writeFileSync(file, readFileSync(file, 'utf8').replace('"args"', '"command": "x", "args"'));
-  assert.ok(mcpToolSourceFor({ ...config, MCP_CONFIG: file }) instanceof McpToolSource);
+  assert.ok(mcpToolSourceFor({ ...config, MCP_CONFIG: file }, noMedia) instanceof McpToolSource);
 });

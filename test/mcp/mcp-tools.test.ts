@@ -5,16 +5,17 @@
  * on the real Temporal server, the stub model scripting the tool steps.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { z } from 'zod';
 import type { Chunk } from '../../src/memory/model';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
+import { toolResultStoreFor } from '../../src/temporal/tool-results';
 import { filesystemServer, memoryServer, sleepyServer, startHttpMcpServer, writeMcpConfig, type HttpMcpServer } from '../helpers/mcp-servers';
 import { answer, askStep, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { lastMessage, StubModelServer, type StubRequest } from '../helpers/stub-model-server';
@@ -47,7 +48,7 @@ before(async () => {
     sleepy: sleepyServer(marker),
     web: { type: 'http', url: web.url },
   });
-  env = await startTestEnv({ provider: stubProvider(stub.url), config: testConfig({ MCP_CONFIG: mcpConfig }) });
+  env = await startTestEnv({ provider: stubProvider(stub.url), config: testConfig({ MCP_CONFIG: mcpConfig, THREADLINE_ENCRYPTION_KEY: randomBytes(32).toString('base64') }) });
   runs = new Runs(env.client, env.config);
 });
 after(async () => {
@@ -89,7 +90,7 @@ test('a plan run calls MCP tools over stdio beside a built-in one; their results
   assert.deepEqual(JSON.parse(found?.content ?? 'null').entities, [{ name: 'Ada', entityType: 'person', observations: ['likes tea'] }]);
   assert.deepEqual(observed(state).at(-1), calc && ['tool', '{"value":42}']);
 
-  // The image is saved under DATA_DIR/media and referenced; its base64 is nowhere in the state.
+  // The image is saved in the blob store and referenced; its base64 is nowhere in the state.
   assert.equal(image?.kind, 'tool');
   assert.doesNotMatch(JSON.stringify(state), new RegExp(PNG.toString('base64').slice(0, 40)));
 
@@ -106,9 +107,19 @@ test('a plan run calls MCP tools over stdio beside a built-in one; their results
   assert.deepEqual(responses[0], { content: 'The meeting is on Thursday at 10.\n' });
   const [block] = (responses[3] as { content: { type: string; url: string; mimeType: string; bytes: number }[] }).content;
   assert.deepEqual({ ...block, url: undefined }, { type: 'image', mimeType: 'image/png', bytes: PNG.length, url: undefined });
-  const saved = fileURLToPath(block?.url ?? '');
-  assert.ok(saved.startsWith(path.join(env.config.dataDir, 'media')), saved);
-  assert.deepEqual(readFileSync(saved), PNG);
+  // Sealed like every blob (payload encryption is on here), so swept with them too; the worker's key opens it.
+  const ref = block?.url ?? '';
+  assert.match(ref, /^blob:[0-9a-f]{64}$/);
+  const stored = readFileSync(path.join(env.config.dataDir, 'blobs', ref.slice(5, 7), ref.slice(5)));
+  assert.ok(!stored.includes(PNG.subarray(0, 16)) && !stored.includes('image/png'), 'the blob holds the image in plain');
+  const store = toolResultStoreFor(env.config);
+  try {
+    const media = await store.getMedia(ref);
+    assert.equal(media?.mimeType, 'image/png');
+    assert.ok(PNG.equals(media.bytes));
+  } finally {
+    await store.end();
+  }
   assert.doesNotMatch(JSON.stringify(chunks), new RegExp(PNG.toString('base64').slice(0, 40)));
 });
 

@@ -1,6 +1,6 @@
 /**
  * Threadline's files under DATA_DIR are its user's alone: every embedded store (memory threads,
- * long-term memory, notes, usage, blobs, API keys) and MCP media make files 0600 and directories
+ * long-term memory, notes, usage, blobs — MCP media among them — API keys) make files 0600 and directories
  * 0700 — under a umask of 0, so the modes are the code's, not the environment's.
  */
 import assert from 'node:assert/strict';
@@ -12,7 +12,6 @@ import { test } from 'node:test';
 import { FileApiKeyStore } from '../../src/auth/key-store';
 import { generateKey } from '../../src/auth/keys';
 import { loadConfig } from '../../src/config';
-import { fileMedia } from '../../src/mcp/tool-source';
 import { createBlobStore } from '../../src/store/blob-store';
 import { FileKeyValueStore } from '../../src/store/kv';
 import { openLongTerm } from '../../src/store/longterm/open-longterm';
@@ -50,12 +49,11 @@ test('every store under DATA_DIR makes its files 0600 and its directories 0700, 
     const keys = new FileApiKeyStore(path.join(dataDir, 'auth', 'keys'));
     await keys.setup();
     await keys.create(generateKey({ userId: 'ivy' }, new Date()).record);
-    fileMedia(path.join(dataDir, 'mcp-media'))(Buffer.from('png bytes').toString('base64'), 'image/png');
   } finally {
     process.umask(umask);
   }
   const found = modesUnder(dataDir);
-  for (const part of ['memory', 'longterm', 'notes', 'usage', 'blobs', 'auth', 'mcp-media']) {
+  for (const part of ['memory', 'longterm', 'notes', 'usage', 'blobs', 'auth']) {
     assert.ok(
       found.some((f) => !f.dir && f.file.split(path.sep).includes(part)),
       `no file of ${part} among ${found.map((f) => f.file).join(', ')}`,
