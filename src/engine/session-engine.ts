@@ -1,23 +1,104 @@
 /**
- * The session as an engine (seed 000's conversation): the state one session workflow keeps — its
- * runs, the token estimates of the thread's recent window, its counters and capabilities — and every
- * decision on it: what a message is and what it changes, what a run's report does, which runs a change
- * of capabilities or an end cancels, what a new run is started with, when to compress, what goes on
- * at a hand-over. Pure and deterministic (time comes in with each call); the workflow
- * (src/workflows/session.ts) carries the effects out — memory calls, cancellations, replies and run
- * starts — in the order these decisions are asked for, which replay relies on.
+ * The session as an engine (seed 000's conversation), the third over the core beside the planner and
+ * the task tree: the state one session workflow keeps — its runs, the token estimates of the thread's
+ * recent window, its counters and capabilities — and every decision on it. Each thing that happens to
+ * the session (it opens, a message, a run's report, the idle end) is a flow that yields commands —
+ * activity calls, cancellations, a reply relayed to a run (`relay_reply`, as a run relays one to its
+ * child), a child start — and takes back their results; a failed call comes back as a `CallFailed`
+ * thrown into it. The workflow (src/workflows/session.ts) only carries the commands out, in the order
+ * given, which replay relies on. Pure and deterministic: time comes from the clock it is handed.
  */
 import type { RelayReply } from './core';
-import type { AnswerApprovalInput, MessageOutcome, PlanExecutionInput, RunReport, SessionInput, SessionWorkflowView, WaitingRun } from './contract';
+import type { AnswerApprovalInput, MessageOutcome, PlanExecutionInput, RunReport, SessionCalls, SessionInput, SessionWorkflowView, WaitingRun } from './contract';
 import { engineFields, type EngineChoice } from './run-inputs';
-import { estimateTokens, needsCompression, needsJudgement, routeMessage, waitingNewestFirst, HELP_TEXT, type Route, type RouteJudgement, type SessionRun, type Turn } from '../sessions/session-model';
-import { appendTurns, applyReport, DEFAULT_SESSION_LIMITS, endingTurnKey, markReplied, newSessionRun, openRuns, pruneRuns, waitingRuns, type SessionLimits } from '../sessions/session-state';
+import {
+  emptyTaskState,
+  estimateTokens,
+  needsCompression,
+  needsJudgement,
+  routeMessage,
+  waitingNewestFirst,
+  HELP_TEXT,
+  type Route,
+  type RouteJudgement,
+  type SessionRun,
+  type Turn,
+} from '../sessions/session-model';
+import {
+  appendTurns,
+  applyReport,
+  DEFAULT_SESSION_LIMITS,
+  endingTurnKey,
+  markReplied,
+  newSessionRun,
+  openRuns,
+  pruneRuns,
+  renderSessionState,
+  waitingRuns,
+  type SessionLimits,
+} from '../sessions/session-state';
 
 export const NOTHING_TO_RETRY = 'There is nothing to retry: no request of this session has failed.';
 export const SESSION_ENDED = 'This conversation has ended; start a new one to go on.';
 export const CAPABILITIES_CHANGED = 'My capabilities changed (my model, prompts or tools), so I cancelled the request that was waiting for you; please ask again.';
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 2000;
 const DEFAULT_HAND_OVER_GRACE = 500;
+
+/** A call of the session: its result comes back as the value of the `yield`. */
+export type SessionCall = { [K in keyof SessionCalls]: { kind: 'call'; activity: K; input: Parameters<SessionCalls[K]>[0] } }[keyof SessionCalls];
+
+/** What a session's flow asks the workflow to do; each answers with a value (none for the ones that only do). */
+export type SessionCommand =
+  | SessionCall
+  /** Cancel runs the session no longer wants, whoever their parent is now (they outlive continue-as-new). */
+  | { kind: 'cancel_runs'; runIds: string[] }
+  /** The person's reply to a waiting run; comes back true when the run took it. */
+  | RelayReply
+  /** Start a run as a child workflow (sessions recorded before runs were started by the `recordTurns` call). */
+  | { kind: 'start_run'; workflowId: string; input: PlanExecutionInput; summary: string }
+  /** A report of a run the session missed (its start found it ended): handled after what is queued now. */
+  | { kind: 'queue_report'; report: RunReport };
+
+/** A flow of the session: it yields commands and returns what it came to. */
+export type SessionStep<T> = Generator<SessionCommand, T, unknown>;
+
+/** A command that failed as expected (an activity, a run start); `activity`: an activity that gave up, which the session shrugs off where it can. */
+export class CallFailed extends Error {
+  constructor(
+    message: string,
+    readonly activity: boolean,
+  ) {
+    super(message);
+    this.name = 'CallFailed';
+  }
+}
+
+const activityFailed = (err: unknown): err is CallFailed => err instanceof CallFailed && err.activity;
+
+/** Makes one call and returns its result. */
+function* call<K extends keyof SessionCalls>(activity: K, input: Parameters<SessionCalls[K]>[0]): SessionStep<Awaited<ReturnType<SessionCalls[K]>>> {
+  return (yield { kind: 'call', activity, input } as SessionCall) as Awaited<ReturnType<SessionCalls[K]>>;
+}
+
+/**
+ * What a session's history was recorded with (its `patched` ids): each flow takes the branch its
+ * history took. `stateFromThread` is asked only when `/state` is.
+ */
+export interface SessionPatches {
+  /** Compression runs after the sender's answer, and the hand-over carries queued reports (SESSION_V2). */
+  v2: boolean;
+  /** A conversation can end: `/end`, DELETE, the idle timeout (SESSION_END). */
+  endable: boolean;
+  /** Runs start in the call that records their message, not as child workflows (RUNS_STARTED_BY_ACTIVITY). */
+  startsByActivity: boolean;
+  /** A message sent while runs wait is judged by the model (ROUTE_BY_MODEL). */
+  judges: boolean;
+  /** `/state` reads the thread (STATE_FROM_THREAD). */
+  stateFromThread: () => boolean;
+}
+
+/** Today's session: every patch taken. */
+export const CURRENT_SESSION: SessionPatches = { v2: true, endable: true, startsByActivity: true, judges: true, stateFromThread: () => true };
 
 /** What the session learns when it hands an approval on (the `answerApproval` call's result). */
 export type ApprovalAnswered = { delivered: true; reply: string } | { delivered: false; waiting: boolean; reply: string };
@@ -44,7 +125,11 @@ export class SessionEngine {
   #ended: string | null = null;
   #published: SessionWorkflowView;
 
-  constructor(private readonly input: SessionInput) {
+  constructor(
+    private readonly input: SessionInput,
+    private readonly patches: SessionPatches = CURRENT_SESSION,
+    private readonly clock: () => Date = () => new Date(),
+  ) {
     const { carried, settings } = input;
     this.limits = { ...DEFAULT_SESSION_LIMITS, ...settings };
     this.handOver = { after: settings?.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER, grace: settings?.handOverGraceEvents ?? DEFAULT_HAND_OVER_GRACE };
@@ -304,6 +389,231 @@ export class SessionEngine {
       return { recorded: true };
     }
     return { turn: applied.turn, key: endingTurnKey(report) };
+  }
+
+  // ---- the flows: what happens to the session, as commands for the workflow
+
+  /** The session's run begins: its thread exists, and a change of capabilities since the last run is noticed. */
+  *open(): SessionStep<void> {
+    const { sessionId, userId, threadId } = this.input;
+    const opened = yield* call('openSession', { sessionId, userId, threadId, first: this.input.carried === undefined });
+    if (yield* this.#noticeCapabilities(opened.capabilities)) this.publish();
+  }
+
+  /** A person's message, answered with what became of it. `asked`: the engine a run it starts runs on. */
+  *onMessage(text: string, asked?: EngineChoice): SessionStep<MessageOutcome> {
+    this.took();
+    const judged = yield* this.#judge(text);
+    const first = this.route(text, judged);
+    if (first.kind === 'command') return yield* this.#command(first);
+    const turn = this.userTurn(first, text, this.clock());
+    if (this.patches.startsByActivity && (first.kind === 'new_run' || first.kind === 'retry')) {
+      // Nothing waits for the person (else the message would be a reply), so a change of capabilities cancels nothing here.
+      const engine = this.engineFor(first, asked);
+      if (first.kind === 'retry') this.forget(first.runId);
+      const runId = this.nextRunId();
+      yield* this.#noticeCapabilities(yield* this.#rememberAndStart(turn, first.goal, engine));
+      return { kind: first.kind, runId };
+    }
+    const current = yield* this.#remember([turn]);
+    if (current !== null) yield* this.#noticeCapabilities(current);
+    // Routed after the capability check: a reply to a run cancelled just now starts afresh instead.
+    const route = this.route(text, judged);
+    let outcome: MessageOutcome;
+    switch (route.kind) {
+      case 'command': // unreachable: commands were answered above
+      case 'nothing_to_retry':
+        outcome = { kind: 'command', reply: NOTHING_TO_RETRY };
+        break;
+      case 'reply':
+        outcome = this.replied(route.runId, (yield this.reply(route)) === true);
+        break;
+      case 'approval':
+        outcome = yield* this.#answerApproval(route);
+        break;
+      case 'retry': {
+        // The failed run is reset: forgotten here, its goal runs again as a new run.
+        const engine = this.engineFor(route, asked);
+        this.forget(route.runId);
+        outcome = { kind: 'retry', runId: yield* this.#startRun(route.goal, engine) };
+        break;
+      }
+      case 'new_run':
+        outcome = { kind: 'new_run', runId: yield* this.#startRun(route.goal, this.engineFor(route, asked)) };
+        break;
+    }
+    if (!this.patches.v2) yield* this.compress();
+    return outcome;
+  }
+
+  /** A run's report: its status shows at once (a view with the answer shows its run done), then its turn reaches the thread. */
+  *onReport(report: RunReport): SessionStep<void> {
+    const added = this.report(report, this.clock());
+    this.publish();
+    if (!added) return;
+    // A `recorded` turn was added to the thread by the call that closed the run: only its estimate is kept here.
+    if (!('recorded' in added)) {
+      const current = yield* this.#remember([added.turn], added.key);
+      if (current !== null) yield* this.#noticeCapabilities(current);
+    }
+    yield* this.compress();
+  }
+
+  /**
+   * Seed 000's compression: older turns folded into TaskState once the window or token threshold is passed.
+   * The call reads the turns and TaskState from the thread, so only their sizes pass through history.
+   * True when it compressed.
+   */
+  *compress(): SessionStep<boolean> {
+    if (!this.needsCompression) return false;
+    try {
+      this.compressed((yield* call('compressHistory', this.compression())).window);
+      return true;
+    } catch (err) {
+      // Without a summary the window stays as it is (capped by maxTurns); the next turn tries again.
+      if (!activityFailed(err)) throw err;
+      return false;
+    }
+  }
+
+  /**
+   * Ends the conversation: its unfinished runs are cancelled, its TaskState kept as the user's, its
+   * promotion handed to long-term memory (endSession). Returns how many runs were cancelled.
+   */
+  *end(reason: string): SessionStep<number> {
+    const cancelled = this.toEnd();
+    yield { kind: 'cancel_runs', runIds: cancelled };
+    this.endedWith(reason, cancelled);
+    try {
+      yield* call('endSession', { sessionId: this.input.sessionId, threadId: this.input.threadId, reason });
+    } catch (err) {
+      // The conversation ends anyway; only its promotion is missed.
+      if (!activityFailed(err)) throw err;
+    }
+    return cancelled.length;
+  }
+
+  *#command(route: Extract<Route, { kind: 'command' }>): SessionStep<MessageOutcome> {
+    const { sessionId, threadId } = this.input;
+    switch (route.command) {
+      case '/help':
+        return { kind: 'command', reply: HELP_TEXT };
+      case '/state': {
+        // What the thread holds now: a rollback or a person's edit of it shows here.
+        const conversation = this.patches.stateFromThread() ? yield* call('readSession', { threadId, maxTurns: this.limits.maxTurns }) : { chatHistory: [], taskState: emptyTaskState() };
+        return { kind: 'command', reply: renderSessionState({ ...conversation, runs: this.#runs, turns: this.#turns }) };
+      }
+      case '/clear': {
+        const { cancelled, reply } = this.clear();
+        yield { kind: 'cancel_runs', runIds: cancelled };
+        this.cleared();
+        yield* call('clearSession', { sessionId, threadId, cancelledRuns: cancelled });
+        return { kind: 'command', reply };
+      }
+      case '/end':
+        if (!this.patches.endable) return { kind: 'command', reply: SessionEngine.unknownCommand(route) };
+        return { kind: 'command', reply: SessionEngine.endReply(yield* this.end('/end')) };
+      case 'unknown':
+        return { kind: 'command', reply: SessionEngine.unknownCommand(route) };
+    }
+  }
+
+  /** Seed 000's routing, asked of the model when a message needs it; no judgement (the call failed): a reply. */
+  *#judge(text: string): SessionStep<RouteJudgement | undefined> {
+    const request = this.patches.judges ? this.judgement(text) : null;
+    if (!request) return undefined;
+    try {
+      return yield* call('judgeMessage', request);
+    } catch (err) {
+      if (!activityFailed(err)) throw err;
+      return undefined;
+    }
+  }
+
+  /**
+   * A change of model, prompts or tools makes plans that wait for the person stale (seed 000's workflow
+   * versioning): they are cancelled at once, and the conversation says why. (Runs that execute find it
+   * out themselves at their next step.) True when some were.
+   */
+  *#noticeCapabilities(current: string): SessionStep<boolean> {
+    const stale = this.capabilitiesNow(current);
+    if (stale.length === 0) return false;
+    yield { kind: 'cancel_runs', runIds: stale.map((r) => r.runId) };
+    yield* this.#remember(this.cancelledStale(stale, this.clock()));
+    return true;
+  }
+
+  /** Adds turns to the memory thread (and their estimates to the window); `key` names them. Returns the worker's capabilities, or null when the call failed. */
+  *#remember(turns: Turn[], key?: string): SessionStep<string | null> {
+    const { sessionId, threadId } = this.input;
+    this.remembered(turns.map((t) => t.text));
+    try {
+      return (yield* call('recordTurns', { sessionId, threadId, turns, ...(key ? { key } : {}) })).capabilities;
+    } catch (err) {
+      // The conversation goes on; the thread misses these turns.
+      if (activityFailed(err)) return null;
+      throw err;
+    }
+  }
+
+  /**
+   * Records the person's turn and starts the run it asks for, in one call (usually local): no child-start
+   * round trip, and the run's first task runs on the worker at once. Returns the worker's capabilities.
+   */
+  *#rememberAndStart(turn: Turn, goal: string, engine: EngineChoice): SessionStep<string> {
+    const { sessionId, threadId } = this.input;
+    const runId = this.listRun(goal, engine, this.clock());
+    this.remembered([turn.text]);
+    try {
+      const start = { runId, input: this.runInput(goal, engine), summary: this.runSummary(goal) };
+      const { capabilities, ended } = yield* call('recordTurns', { sessionId, threadId, turns: [turn], start });
+      // Handled again after a replay, the message found its run already ended: its report came when the session did not know the run.
+      if (ended) yield { kind: 'queue_report', report: ended };
+      return capabilities;
+    } catch (err) {
+      throw this.#notStarted(runId, err);
+    }
+  }
+
+  /** Starts the run of a message whose turn was recorded already (sessions from before runs were started by activity). */
+  *#startRun(goal: string, engine: EngineChoice): SessionStep<string> {
+    const runId = this.listRun(goal, engine, this.clock());
+    try {
+      yield { kind: 'start_run', workflowId: runId, input: this.runInput(goal, engine), summary: this.runSummary(goal) };
+    } catch (err) {
+      throw this.#notStarted(runId, err);
+    }
+    return runId;
+  }
+
+  /** A listed run whose start failed as expected shows failed; returns `err` to throw on. */
+  #notStarted(runId: string, err: unknown): unknown {
+    if (err instanceof CallFailed) this.notStarted(runId, err.message);
+    return err;
+  }
+
+  /**
+   * A message to a run that waits for a tool call's approval (issue 28): its decision (approve, reject
+   * with feedback, or an edit in words the `approval_edit` call turns into arguments) goes to the run as
+   * `POST /v1/runs/:runId/approval` would send it. An edit that does not fit the tool leaves the call
+   * waiting, and the person is told why (in the answer and in the conversation).
+   */
+  *#answerApproval(route: Extract<Route, { kind: 'approval' }>): SessionStep<MessageOutcome> {
+    const request = this.approvalRequest(route);
+    if (!('pending' in request)) return request;
+    const { runId } = request;
+    let reply: string;
+    try {
+      const result = yield* call('answerApproval', request);
+      const outcome = this.approvalAnswered(runId, result);
+      if (outcome) return outcome;
+      reply = result.reply;
+    } catch (err) {
+      if (!activityFailed(err)) throw err;
+      reply = `Your answer could not be delivered (${err.message}); the call still waits for your approval.`;
+    }
+    yield* this.#remember([{ role: 'assistant', text: reply, at: this.clock().toISOString(), runId }]);
+    return { kind: 'reply', runId, reply };
   }
 
   // ---- the hand-over (continue-as-new)

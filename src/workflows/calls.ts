@@ -91,11 +91,6 @@ export class Caller {
   }
 }
 
-/** Activities shaped like `proxyActivities<A>(options)`'s, each call made through `caller` as a call of `kind`. */
-export function callsThrough<A extends object>(caller: Caller, options: ActivityOptions, kind: string): A {
-  return new Proxy({}, { get: (_target, name) => (input: unknown) => caller.call(String(name), input, options, undefined, kind) }) as A;
-}
-
 /** An activity input with its `state` replaced by a reference (the worker's interceptor restores it). */
 function byReference(input: unknown, sender: StateSender): unknown {
   if (typeof input !== 'object' || input === null || !('state' in input)) return input;

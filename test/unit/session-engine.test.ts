@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RunReport, SessionInput } from '../../src/engine/contract';
-import { CAPABILITIES_CHANGED, handingOver, handOverDue, SessionEngine } from '../../src/engine/session-engine';
+import { CallFailed, CAPABILITIES_CHANGED, CURRENT_SESSION, handingOver, handOverDue, SessionEngine, type SessionCommand, type SessionStep } from '../../src/engine/session-engine';
 import { HELP_TEXT, type Route } from '../../src/sessions/session-model';
 import type { PendingApproval } from '../../src/planning/approval';
 
@@ -204,4 +204,118 @@ test('the hand-over falls due with a long history; past the grace new messages w
   assert.equal(handingOver(policy, null, 500), false);
   assert.equal(handingOver(policy, 101, 110), false);
   assert.equal(handingOver(policy, 101, 111), true);
+});
+
+// ---- the flows: the commands a session gives, carried out by a scripted workflow
+
+/** Drives a flow as the workflow does: each command answered by `answer` (a thrown CallFailed is a failed command); returns the commands and the result. */
+function drive<T>(flow: SessionStep<T>, answer: (command: SessionCommand) => unknown): { commands: SessionCommand[]; result: T } {
+  const commands: SessionCommand[] = [];
+  let next = flow.next();
+  while (!next.done) {
+    commands.push(next.value);
+    let value: unknown;
+    try {
+      value = answer(next.value);
+    } catch (err) {
+      next = flow.throw(err);
+      continue;
+    }
+    next = flow.next(value);
+  }
+  return { commands, result: next.value };
+}
+
+const describe = (c: SessionCommand) => (c.kind === 'call' ? c.activity : c.kind);
+const memoryAnswers =
+  (capabilities = 'caps', extra: (c: SessionCommand) => unknown = () => undefined) =>
+  (c: SessionCommand): unknown =>
+    extra(c) ?? (c.kind === 'call' && (c.activity === 'recordTurns' || c.activity === 'openSession') ? { messageIds: [], capabilities } : undefined);
+
+test('flows: a new request is recorded and started in one call, and names its run', () => {
+  const session = new SessionEngine(input(), CURRENT_SESSION, () => NOW);
+  drive(session.open(), memoryAnswers());
+  const { commands, result } = drive(session.onMessage('plan a trip'), memoryAnswers());
+  assert.deepEqual(result, { kind: 'new_run', runId: 's1.r1' });
+  assert.deepEqual(commands.map(describe), ['recordTurns']);
+  const record = commands[0];
+  assert.ok(record?.kind === 'call' && record.activity === 'recordTurns');
+  assert.equal(record.input.start?.runId, 's1.r1');
+  assert.deepEqual(record.input.turns, [{ role: 'user', text: 'plan a trip', at: NOW.toISOString(), runId: 's1.r1' }]);
+});
+
+test('flows: sessions recorded before runs were started by activity record the turn, then start a child', () => {
+  const session = new SessionEngine(input(), { ...CURRENT_SESSION, startsByActivity: false, v2: false }, () => NOW);
+  const { commands, result } = drive(session.onMessage('plan a trip'), memoryAnswers());
+  assert.deepEqual(result, { kind: 'new_run', runId: 's1.r1' });
+  assert.deepEqual(commands.map(describe), ['recordTurns', 'start_run']);
+});
+
+test('flows: a run start that fails marks the run failed and fails the message', () => {
+  const session = new SessionEngine(input(), CURRENT_SESSION, () => NOW);
+  assert.throws(
+    () =>
+      drive(session.onMessage('plan a trip'), () => {
+        throw new CallFailed('id taken', false);
+      }),
+    /id taken/,
+  );
+  assert.deepEqual([session.runs[0]?.status, session.runs[0]?.lastError], ['failed', 'could not start: id taken']);
+});
+
+test('flows: a reply is relayed to its run; when the run no longer waits the person is told', () => {
+  const { session, runId } = waitingSession();
+  const lost = drive(
+    session.onMessage(`@${runId} four`),
+    memoryAnswers('caps', (c) => (c.kind === 'relay_reply' ? false : undefined)),
+  );
+  assert.deepEqual(lost.commands.map(describe), ['recordTurns', 'relay_reply']);
+  assert.match(lost.result.reply ?? '', /not delivered/);
+  assert.equal(session.runs.find((r) => r.runId === runId)?.status, 'cancelled');
+});
+
+test('flows: a change of capabilities cancels the waiting run before the message is routed, and says so', () => {
+  const { session, runId } = waitingSession();
+  drive(session.open(), memoryAnswers('old'));
+  const { commands, result } = drive(session.onMessage(`@${runId} four`), memoryAnswers('new'));
+  assert.deepEqual(commands.map(describe), ['recordTurns', 'cancel_runs', 'recordTurns', 'start_run']);
+  assert.deepEqual(commands[1], { kind: 'cancel_runs', runIds: [runId] });
+  // Routed again after the check, the reply starts afresh as a new run (as a child workflow, as it always did).
+  assert.equal(result.kind, 'new_run');
+});
+
+test('flows: a failed memory write or judgement is shrugged off; the message still gets its answer', () => {
+  const { session } = waitingSession();
+  const failing = (c: SessionCommand) => {
+    if (c.kind === 'call') throw new CallFailed('store down', true);
+    return true;
+  };
+  const { commands, result } = drive(session.onMessage('what about the weather'), failing);
+  assert.deepEqual(commands.map(describe), ['judgeMessage', 'recordTurns', 'relay_reply']);
+  assert.equal(result.kind, 'reply');
+});
+
+test('flows: /end cancels the open runs, ends the session and hands its promotion on', () => {
+  const { session, runId } = waitingSession();
+  const { commands, result } = drive(session.onMessage('/end'), () => undefined);
+  assert.deepEqual(commands, [
+    { kind: 'cancel_runs', runIds: [runId] },
+    { kind: 'call', activity: 'endSession', input: { sessionId: 's1', threadId: 't1', reason: '/end' } },
+  ]);
+  assert.match(result.reply ?? '', /Ended the conversation and cancelled 1/);
+  assert.equal(session.ended, '/end');
+});
+
+test('flows: a report shows at once, adds its turn keyed by its ending, and compresses when due', () => {
+  const session = new SessionEngine(input({ settings: { window: 0 } }), CURRENT_SESSION, () => NOW);
+  const runId = session.listRun('g', 'plan', NOW);
+  const { commands } = drive(
+    session.onReport(report(runId, { status: 'completed', finalAnswer: '42' })),
+    memoryAnswers('caps', (c) => (c.kind === 'call' && c.activity === 'compressHistory' ? { window: [] } : undefined)),
+  );
+  assert.equal(session.published.runs[0]?.status, 'completed');
+  assert.deepEqual(commands.map(describe), ['recordTurns', 'compressHistory']);
+  const record = commands[0];
+  assert.ok(record?.kind === 'call' && record.activity === 'recordTurns');
+  assert.equal(record.input.key, `ending:${runId}:completed`);
 });
