@@ -27,8 +27,7 @@ async function threadTexts(ctx: ToolContext): Promise<[said: string[], returned:
       else if (chunk.type === 'delegation' && chunk.content.kind === 'json') {
         const { goal, parentRunId } = chunk.content.data as { goal?: unknown; parentRunId?: unknown };
         if (typeof goal === 'string' && parentRunId === undefined) said.push(goal);
-      }
-      else if (chunk.type === 'action_response' || chunk.type === 'environment') returned.push(renderContent(chunk.content));
+      } else if (chunk.type === 'action_response' || chunk.type === 'environment') returned.push(renderContent(chunk.content));
     }
   }
   return [said, returned];
