@@ -14,12 +14,7 @@ const id = (what: string) => z.string().min(1).max(128).regex(ID_CHARS, `${what}
 /** Longest goal or reply text we accept; keeps workflow inputs and signals far below Temporal's payload limit. */
 export const MAX_TEXT_CHARS = 10_000;
 
-/**
- * Lowercase only. Stores compare ids differently — PostgreSQL and Temporal byte for byte, a file store
- * on a case-insensitive disk (macOS, Windows) by its folded file name — so `Alice` and `alice` would be
- * two users on one store and one user, sharing memory and notes, on another: refused, they are neither.
- */
-export const UserIdSchema = id('userId').refine((s) => s === s.toLowerCase(), 'userId may not contain capital letters (ids differing only in case would be one user on some stores and two on others)');
+export const UserIdSchema = id('userId');
 export const SessionIdSchema = id('sessionId');
 
 export const CreateRunBody = z.object({

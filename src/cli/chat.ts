@@ -602,8 +602,7 @@ export function apiBaseUrl(env: NodeJS.ProcessEnv, config: Pick<Config, 'HOST' |
 
 function osUser(): string | undefined {
   try {
-    // User ids are lowercase (src/api/schemas.ts): `JDoe` on this machine is user `jdoe`.
-    return os.userInfo().username.toLowerCase() || undefined;
+    return os.userInfo().username || undefined;
   } catch {
     return undefined; // no passwd entry (some containers)
   }

@@ -10,13 +10,12 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { generateKey, publicInfo, ROLES } from '../auth/keys';
 import { createKeyStore } from '../auth/key-store';
-import { UserIdSchema } from '../api/schemas';
 import { loadConfig } from '../config';
 
 const USAGE = 'usage: npm run keys -- create --user <userId> [--role user|admin] [--expires <ISO time>] | list [--user <userId>] | revoke <keyId>';
 
 const Options = z.object({
-  user: UserIdSchema.optional(),
+  user: z.string().min(1).optional(),
   role: z.enum(ROLES).optional(),
   expires: z.iso.datetime({ offset: true }).optional(),
 });
