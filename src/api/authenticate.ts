@@ -67,6 +67,9 @@ class FailedAttempts {
   }
 }
 
+/** 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6. */
+const isLoopbackAddress = (ip: string | undefined): boolean => ip !== undefined && (ip === '::1' || /^(::ffff:)?127\./.test(ip));
+
 /** The authenticated caller, or undefined when auth is off. */
 export const principalOf = (res: Response): Principal | undefined => res.locals.principal as Principal | undefined;
 
@@ -88,7 +91,10 @@ export function authenticate(options: AuthOptions): RequestHandler {
   return async (req, res, next) => {
     if (options.mode === 'none' || req.method === 'OPTIONS' || req.path === '/healthz') return next();
     const client = ipKeyGenerator(req.ip ?? 'unknown');
-    const wait = failures?.waitOf(client, Date.now()) ?? 0;
+    // Not per client on loopback: there every client is one address (local tools, tests, a reverse proxy
+    // on this host), and 30 bad keys from any of them would lock all of them out for a minute.
+    const counted = failures && !isLoopbackAddress(req.ip) ? failures : undefined;
+    const wait = counted?.waitOf(client, Date.now()) ?? 0;
     if (wait > 0) {
       res.set('Retry-After', String(wait));
       return next(new ApiError(429, 'rate_limited', `too many failed authentications from this address: at most ${limit} a minute; try again in ${wait} s`));
@@ -115,7 +121,7 @@ export function authenticate(options: AuthOptions): RequestHandler {
       }) satisfies KeyCheck;
       next();
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) failures?.fail(client, Date.now());
+      if (err instanceof ApiError && err.status === 401) counted?.fail(client, Date.now());
       next(err);
     }
   };

@@ -52,3 +52,10 @@ test('past its failures a minute, a client is refused with 429 and Retry-After w
   for (const guess of ['a', 'b', 'c']) assert.equal((await as('2001:db8:1:100::1', guess)).status, 401);
   assert.equal((await as('2001:db8:1:1ff::9', valid)).status, 429);
 });
+
+test('loopback clients are not throttled: behind one local address, one client could lock out all', async () => {
+  for (let i = 0; i < 6; i++) assert.equal((await as('127.0.0.1', `guess-${i}`)).status, 401);
+  assert.equal((await as('127.0.0.1', valid)).status, 200);
+  for (let i = 0; i < 6; i++) assert.equal((await as('::1', `guess-${i}`)).status, 401);
+  assert.equal((await as('::1', valid)).status, 200);
+});
