@@ -265,11 +265,11 @@ export function apiLimitsOf(config: Pick<Config, 'THREADLINE_AUTH'> & Partial<Pi
     runsPerMinute: limit('RATE_LIMIT_RUNS_PER_MINUTE', 120),
     messagesPerMinute: limit('RATE_LIMIT_MESSAGES_PER_MINUTE', 600),
     streamsPerUser: limit('MAX_STREAMS_PER_USER', 20),
-    sessionsPerMinute: limit('RATE_LIMIT_SESSIONS_PER_MINUTE', 30),
-    openSessionsPerUser: limit('MAX_OPEN_SESSIONS_PER_USER', 100),
-    importsPerHour: limit('RATE_LIMIT_IMPORTS_PER_HOUR', 20),
+    sessionsPerMinute: limit('RATE_LIMIT_SESSIONS_PER_MINUTE', 120),
+    openSessionsPerUser: limit('MAX_OPEN_SESSIONS_PER_USER', 500),
+    importsPerHour: limit('RATE_LIMIT_IMPORTS_PER_HOUR', 240),
     extractedPerImport: limit('IMPORT_EXTRACTION_MAX_CONVERSATIONS', 50),
-    searchesPerMinute: limit('RATE_LIMIT_SEARCHES_PER_MINUTE', 120),
+    searchesPerMinute: limit('RATE_LIMIT_SEARCHES_PER_MINUTE', 600),
     codecPerMinute: limit('RATE_LIMIT_CODEC_PER_MINUTE', 600),
   };
 }

@@ -141,11 +141,11 @@ test('limits are on by default once the API is authenticated, off for a local un
     runsPerMinute: 120,
     messagesPerMinute: 600,
     streamsPerUser: 20,
-    sessionsPerMinute: 30,
-    openSessionsPerUser: 100,
-    importsPerHour: 20,
+    sessionsPerMinute: 120,
+    openSessionsPerUser: 500,
+    importsPerHour: 240,
     extractedPerImport: 50,
-    searchesPerMinute: 120,
+    searchesPerMinute: 600,
     codecPerMinute: 600,
   });
   assert.ok(Object.values(apiLimitsOf({ ...unset, THREADLINE_AUTH: 'none' })).every((v) => v === 0));
