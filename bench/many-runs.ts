@@ -31,6 +31,7 @@ import { startApi } from '../src/api/server';
 import { loadConfig } from '../src/config';
 import { connectClient } from '../src/temporal/connection';
 import { PLAN_WORKFLOW_TYPE, STATUS_ATTR, USER_ID_ATTR } from '../src/workflows/definitions';
+import { machine, round } from './figures';
 import { resultsFile } from './server-metrics';
 import { percentile, pool, startWorker } from './worker-process';
 
@@ -61,7 +62,6 @@ function parseCli(): { runs: number; workers: number } {
   return { runs: count('--many-runs', values['many-runs'] ?? String(DEFAULT_RUNS), 100_000), workers: count('--workers', values.workers ?? '1', 8) };
 }
 
-const round = (x: number, digits = 1) => Number(x.toFixed(digits));
 const mb = (kib: number) => round(kib / 1024);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -220,13 +220,7 @@ async function main(): Promise<void> {
 
     const report = {
       generatedAt: new Date().toISOString(),
-      machine: {
-        cores: os.cpus().length,
-        cpu: os.cpus()[0]?.model ?? 'unknown',
-        memoryMB: Math.round(os.totalmem() / 2 ** 20),
-        platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-        node: process.version,
-      },
+      machine: machine(),
       params: {
         runs: n,
         workers: workerCount,

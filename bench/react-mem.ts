@@ -22,24 +22,12 @@ import { connectClient } from '../src/temporal/connection';
 import { Runs } from '../src/temporal/runs';
 import { createWorker } from '../src/worker';
 import { benchGoal, NOOP_TOOL, ZeroLatencyProvider } from './zero-latency-provider';
+import { argNumber, quantile, round } from './figures';
 import { resultsFile } from './server-metrics';
 
 const RESULTS_FILE = resultsFile('react-mem');
 const USER = 'bench-memory-user';
 const TOPICS = ['garden', 'printer', 'trip to Kyoto', 'sourdough', 'tax return', 'bicycle', 'piano lessons', 'the flat in Porto', 'a new laptop', 'the dentist'];
-
-function argNumber(name: string, fallback: number): number {
-  const i = process.argv.indexOf(name);
-  const n = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: a positive whole number`);
-  return n;
-}
-
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * (s.length - 1)))] ?? NaN;
-};
-const round = (x: number, digits = 1) => Number(x.toFixed(digits));
 
 /** A user with a past: conversations about everyday topics, and facts. */
 async function seedMemory(config: Config, messages: number): Promise<number> {

@@ -35,6 +35,7 @@ import { loadConfig } from '../src/config';
 import { scheduledRunOf } from '../src/planning/schedule-spec';
 import { connectClient } from '../src/temporal/connection';
 import { PLAN_WORKFLOW_TYPE, USER_ID_ATTR } from '../src/workflows/definitions';
+import { machine, round } from './figures';
 import { resultsFile } from './server-metrics';
 import { percentile, pool, startWorker } from './worker-process';
 
@@ -68,7 +69,6 @@ function parseCli(): { n: number; leadS: number; lateWorker: boolean } {
   };
 }
 
-const round = (x: number, digits = 1) => Number(x.toFixed(digits));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const stats = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -210,13 +210,7 @@ async function main(): Promise<void> {
 
     const report = {
       generatedAt: new Date().toISOString(),
-      machine: {
-        cores: os.cpus().length,
-        cpu: os.cpus()[0]?.model ?? 'unknown',
-        memoryMB: Math.round(os.totalmem() / 2 ** 20),
-        platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-        node: process.version,
-      },
+      machine: machine(),
       params: {
         schedules: n,
         windowMs: WINDOW_MS,

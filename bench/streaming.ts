@@ -32,23 +32,13 @@ import { listen } from '../test/helpers/http';
 import { readEvents } from '../test/helpers/sse-client';
 import { StubModelServer } from '../test/helpers/stub-model-server';
 import { resultsFile } from './server-metrics';
+import { argNumber, quantile, round } from './figures';
 
 const RESULTS_FILE = resultsFile('streaming');
 /** A run's stream is followed this long at most. */
 const RUN_TIMEOUT_MS = 90_000;
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-function argNumber(name: string, fallback: number): number {
-  const i = process.argv.indexOf(name);
-  const n = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: a positive whole number`);
-  return n;
-}
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * (s.length - 1)))] ?? NaN;
-};
-const round = (x: number, digits = 1) => Number(x.toFixed(digits));
 const stats = (xs: number[]) => ({ n: xs.length, p50: round(quantile(xs, 0.5)), p95: round(quantile(xs, 0.95)), max: round(Math.max(...xs)) });
 
 const ANSWER = (i: number) => `Answer ${i}: a paragraph of a streamed reply, long enough to be read while it arrives, a few words at a time, until it ends here.`;
