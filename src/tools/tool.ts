@@ -6,6 +6,12 @@ import type { z } from 'zod';
 import type { KeyValueStore } from '../store/kv';
 import type { MemoryService } from '../store/memory-service';
 
+/**
+ * What a tool may do with memory threads: read a thread, find a message, read its audit, and change
+ * or compress chunks through the reducer; never make, delete or roll back a thread.
+ */
+export type ToolMemory = Pick<MemoryService, 'view' | 'findMessage' | 'audit' | 'apply' | 'compress'>;
+
 export interface ToolContext {
   userId: string;
   runId: string;
@@ -16,7 +22,7 @@ export interface ToolContext {
   idempotencyKey: string;
   store: KeyValueStore;
   /** Memory threads, for tools that read conversation memory (e.g. `retrieve_message`); absent where a worker has none. */
-  memory?: MemoryService;
+  memory?: ToolMemory;
   /** The memory threads that are the caller's own (its run's, its parent run's, its session's): all `retrieve_message` looks in. */
   threads?: readonly string[];
   /** The run's working-memory thread, for tools that add to what the run's later prompts show (e.g. `load_skill`). */

@@ -9,8 +9,8 @@
 import { z } from 'zod';
 import type { Chunk, OperationMeta, OperationRecord } from '../memory/model';
 import { renderContent } from '../memory/parser';
-import { operationIdFor, type MemoryService } from '../store/memory-service';
-import { defineTool, type ToolContext, type ToolDefinition } from './tool';
+import { operationIdFor } from '../store/memory-service';
+import { defineTool, type ToolContext, type ToolDefinition, type ToolMemory } from './tool';
 
 /** Characters of a chunk's text `list_memory` shows. */
 const PREVIEW_CHARS = 160;
@@ -43,7 +43,7 @@ const ChunkRef = z
   .regex(/^(chunk|msg)_[A-Za-z0-9]+$/, 'a chunk id (chunk_…) as list_memory shows it, or a message id (msg_…)');
 
 /** The run's thread and the service, or the error the step observes. */
-function ownThread(ctx: ToolContext, tool: string): { memory: MemoryService; threadId: string } {
+function ownThread(ctx: ToolContext, tool: string): { memory: ToolMemory; threadId: string } {
   if (!ctx.memory || !ctx.runThread) throw new Error(`${tool} needs the run's memory thread, and this run has none`);
   return { memory: ctx.memory, threadId: ctx.runThread };
 }
@@ -57,7 +57,7 @@ const metaOf = (ctx: ToolContext, tool: string, reason: string | undefined): Ope
 });
 
 /** The head's chunks named by `refs` (chunk or message ids), each checked: in this thread, and changeable by the agent. */
-async function changeable(memory: MemoryService, threadId: string, refs: readonly string[], ctx: ToolContext, tool: string): Promise<Chunk[]> {
+async function changeable(memory: ToolMemory, threadId: string, refs: readonly string[], ctx: ToolContext, tool: string): Promise<Chunk[]> {
   const { chunks } = await memory.view(threadId, metaOf(ctx, tool, 'look up the chunks to change'));
   return refs.map((ref) => {
     const chunk = chunks.find((c) => c.id === ref || c.messageId === ref);
@@ -72,7 +72,7 @@ async function changeable(memory: MemoryService, threadId: string, refs: readonl
  * The record of this step's change when an earlier attempt of it already made it (its chunks are
  * gone from the head now, so looking them up again would fail), else undefined.
  */
-async function madeBefore(memory: MemoryService, threadId: string, operationId: string, kind: 'update' | 'delete', ctx: ToolContext): Promise<OperationRecord | undefined> {
+async function madeBefore(memory: ToolMemory, threadId: string, operationId: string, kind: 'update' | 'delete', ctx: ToolContext): Promise<OperationRecord | undefined> {
   return (await memory.audit(threadId, { runId: ctx.runId, kind, limit: 100_000 })).find((r) => r.id === operationId);
 }
 
