@@ -8,7 +8,7 @@ import { PRIVATE_DIR, PRIVATE_FILE } from '../store/small-files';
 import path from 'node:path';
 import type { Pool } from 'pg';
 import { byBackend, type BackendConfig } from '../store/backend';
-import { openPool } from '../store/pg-pool';
+import { ensureTables, openPool } from '../store/pg-pool';
 import { ApiKeyRecordSchema, type ApiKeyRecord } from './keys';
 
 export interface ApiKeyStore {
@@ -116,7 +116,8 @@ export class PostgresApiKeyStore implements ApiKeyStore {
     this.#pool = openPool({ connectionString, max: 4 });
   }
   async setup(): Promise<void> {
-    await this.#pool.query(`CREATE TABLE IF NOT EXISTS threadline_api_keys (
+    await ensureTables(this.#pool, [
+      `CREATE TABLE IF NOT EXISTS threadline_api_keys (
       key_id text PRIMARY KEY,
       user_id text NOT NULL,
       role text NOT NULL,
@@ -124,8 +125,9 @@ export class PostgresApiKeyStore implements ApiKeyStore {
       created_at timestamptz NOT NULL,
       expires_at timestamptz,
       revoked_at timestamptz
-    )`);
-    await this.#pool.query('CREATE INDEX IF NOT EXISTS threadline_api_keys_user ON threadline_api_keys (user_id)');
+    )`,
+      'CREATE INDEX IF NOT EXISTS threadline_api_keys_user ON threadline_api_keys (user_id)',
+    ]);
   }
   async create(r: ApiKeyRecord): Promise<void> {
     await this.#pool.query('INSERT INTO threadline_api_keys (key_id, user_id, role, hash, created_at, expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [

@@ -9,7 +9,7 @@ import { mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'n
 import path from 'node:path';
 import type { Pool } from 'pg';
 import { byBackend, type BackendConfig } from './backend';
-import { openPool } from './pg-pool';
+import { ensureTables, openPool } from './pg-pool';
 import { PRIVATE_DIR, PRIVATE_FILE } from './small-files';
 
 export interface BlobStore {
@@ -109,7 +109,7 @@ export class PostgresBlobStore implements BlobStore {
     this.#pool = openPool({ connectionString, max: 4, allowExitOnIdle: true });
   }
   #setup(): Promise<void> {
-    this.#ready ??= this.#pool.query('CREATE TABLE IF NOT EXISTS threadline_blobs (key text PRIMARY KEY, data bytea NOT NULL, used timestamptz NOT NULL DEFAULT now())').then(() => undefined);
+    this.#ready ??= ensureTables(this.#pool, ['CREATE TABLE IF NOT EXISTS threadline_blobs (key text PRIMARY KEY, data bytea NOT NULL, used timestamptz NOT NULL DEFAULT now())']);
     return this.#ready;
   }
   async put(key: string, data: Uint8Array): Promise<void> {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { byBackend, type BackendConfig } from '../store/backend';
-import { openPool } from '../store/pg-pool';
+import { ensureTables, openPool } from '../store/pg-pool';
 import { addUsage, noUsage, type Usage } from './usage';
 
 export const UsageRecordSchema = z.object({
@@ -136,11 +136,13 @@ export class PostgresUsageStore implements UsageStore {
     this.#pool = openPool({ connectionString, max: 4 });
   }
   async setup(): Promise<void> {
-    await this.#pool.query(`CREATE TABLE IF NOT EXISTS threadline_usage (
+    await ensureTables(this.#pool, [
+      `CREATE TABLE IF NOT EXISTS threadline_usage (
       user_id text NOT NULL, run_id text, session_id text, source text NOT NULL, model text NOT NULL, at timestamptz NOT NULL,
       prompt_tokens integer NOT NULL, completion_tokens integer NOT NULL, cached_tokens integer NOT NULL, calls integer NOT NULL
-    )`);
-    await this.#pool.query('CREATE INDEX IF NOT EXISTS threadline_usage_user_at ON threadline_usage (user_id, at)');
+    )`,
+      'CREATE INDEX IF NOT EXISTS threadline_usage_user_at ON threadline_usage (user_id, at)',
+    ]);
   }
   async record(r: UsageRecord): Promise<void> {
     await this.#pool.query(

@@ -9,8 +9,8 @@
 import type { Pool, PoolClient } from 'pg';
 import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
 import { analyze, normalizeName } from '../../longterm/text';
-import { applyMigrations, inTransaction } from '../memory/postgres-store';
-import { openPool } from '../pg-pool';
+import { applyMigrations } from '../memory/postgres-store';
+import { inTransaction, openPool } from '../pg-pool';
 import {
   searchableText,
   type DenseHit,

@@ -36,7 +36,7 @@ import {
 } from '../memory-store';
 import { cloneCommitInput, DEFAULT_OPERATION_LIMIT, DEFAULT_THREAD_LIMIT, jsonClone, ThreadExistsError, UnknownThreadError } from './in-memory-store';
 import { MIGRATION_LOCK_KEY, MIGRATIONS, MIGRATIONS_TABLE_SQL } from './migrations';
-import { openPool } from '../pg-pool';
+import { inTransaction, openPool } from '../pg-pool';
 
 type Queryable = Pool | PoolClient;
 
@@ -263,25 +263,6 @@ SELECT id, thread_id, parent_state_id, seq, tokens, operation_id, created_at, sn
 interface CachedState {
   stored: StoredState;
   materialized: Materialized;
-}
-
-/** Runs `fn` in a transaction on one pooled connection; a connection whose rollback failed is discarded. */
-export async function inTransaction<T>(pool: Pool, fn: (db: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {
-      broken = true;
-    });
-    throw err;
-  } finally {
-    client.release(broken);
-  }
 }
 
 /**
