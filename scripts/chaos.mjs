@@ -35,7 +35,7 @@
 // completed, runs stuck, completed steps executed twice, replies lost) and exits 1 on any violation. Logs and data stay in a temporary
 // directory when something failed (or with --keep).
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -101,6 +101,10 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'threadline-chaos-'));
 const dataDir = path.join(dir, 'data');
 const logDir = path.join(dir, 'logs');
 mkdirSync(logDir, { recursive: true });
+// Made before the workers start: the tally tool appends to DATA_DIR/tally.log and makes no directory.
+// With the file memory store the worker makes DATA_DIR at start; with PostgreSQL's (--cluster) only a
+// first journal write does, and a tally run before it failed (ENOENT): a failed step, a run that went on.
+mkdirSync(dataDir, { recursive: true });
 const began = Date.now();
 const elapsed = () => ((Date.now() - began) / 1000).toFixed(1).padStart(6);
 const say = (msg) => log(`${elapsed()}s ${msg}`);
@@ -361,6 +365,7 @@ async function checkRun(run, tally, listed, deadline) {
   const r = await getSettled(`/v1/runs/${run.runId}`, deadline);
   if (!r || r.status !== 200) return void p.push(`state not readable (${r?.status ?? 'timeout'})`);
   const s = r.json;
+  run.state = s; // kept in the report's directory when the run has a problem
   run.status = s.status;
   if (s.status !== 'completed') p.push(`status ${s.status}${s.lastError ? ` (${String(s.lastError).slice(0, 120)})` : ''}`);
   // The child's answer reaches the parent's answer (bench/chaos/model-server.ts puts it there when the prompt has it).
@@ -448,7 +453,9 @@ async function startClusterTopology() {
   stopTopology = async () => {
     await cluster?.stop();
     if (postgres.child) await server.stop(postgres.child);
-    if (!opts.keep) rmSync(pgDir, { recursive: true, force: true });
+    // Kept after a failure: Temporal's histories and the memory store's data, for diagnosis.
+    if (exitCode === 0 && !opts.keep) rmSync(pgDir, { recursive: true, force: true });
+    else log(`PostgreSQL data (Temporal's histories, the memory store) kept in ${server.dataDir}; start it with: postgres -D ${server.dataDir} -p ${server.pg.port}`);
   };
   await postgres.start();
   await setupSchemas({ ...tools, pg: server.pg });
@@ -666,7 +673,10 @@ try {
   );
   line('violations', violations.length);
   if (violations.length) {
-    console.log(bold('\nVIOLATIONS'));
+    // The evidence: each run with a problem, its ExecutionState as the API gave it.
+    const problemRuns = runs.filter((r) => r.problems.length).map((r) => ({ tag: r.tag, runId: r.runId, problems: r.problems, state: r.state, child: r.child }));
+    writeFileSync(path.join(dir, 'problem-runs.json'), `${JSON.stringify(problemRuns, null, 2)}\n`);
+    console.log(bold('\nVIOLATIONS') + ` (the states of these runs: ${path.join(dir, 'problem-runs.json')})`);
     for (const v of violations) console.log(`  - ${v}`);
   } else
     console.log(bold('\nPASS: every run completed with its answer, no reply lost, no tool step repeated, every sub-plan child run completed once and reached its parent, every memory thread whole'));
