@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Payload } from '@temporalio/common';
-import { FileBlobStore } from '../src/store/blob-store';
+import { FileBlobStore } from '../src/store/blobs/blob-store';
 import { ClaimCheckCodec } from '../src/temporal/codec/claim-check';
 import { EncryptionCodec } from '../src/temporal/codec/encryption';
 

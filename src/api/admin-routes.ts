@@ -6,7 +6,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { generateKey, publicInfo, ROLES } from '../auth/keys';
-import type { ApiKeyStore } from '../auth/key-store';
+import type { ApiKeyStore } from '../store/keys/key-store';
 import { requireAdmin } from './authenticate';
 import { ApiError } from './errors';
 import { KeyCreatedSchema, KeyListSchema } from './response-schemas';

@@ -10,7 +10,7 @@ import express, { type Express } from 'express';
 import pino, { type Logger } from 'pino';
 import { runUiUrl, type Config } from '../config';
 import type { MemoryService } from '../store/memory-service';
-import type { UsageStore } from '../usage/usage-store';
+import type { UsageStore } from '../store/usage/usage-store';
 import { meteredFor } from '../usage/record-usage';
 import { RunNotFoundError, type Runs } from '../temporal/runs';
 import { SessionNotFoundError, type Sessions } from '../temporal/sessions';

@@ -8,7 +8,7 @@
 import type { RequestHandler, Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import { isAdminKey, parseKey, sameSecret, unusable, type Role } from '../auth/keys';
-import type { ApiKeyStore } from '../auth/key-store';
+import type { ApiKeyStore } from '../store/keys/key-store';
 import { ApiError } from './errors';
 
 export interface Principal {

@@ -16,7 +16,7 @@ import { PlanStepWireSchema } from '../planning/step-schema';
 import { TASK_STATUSES, type TaskNode } from '../planning/task-tree';
 import type { RunSummary } from '../temporal/runs';
 import type { SessionSummary } from '../temporal/sessions';
-import type { UsageSummary } from '../usage/usage-store';
+import type { UsageSummary } from '../store/usage/usage-store';
 import type { MessageOutcome, SessionView } from '../workflows/session-definitions';
 import type { PendingApproval } from '../planning/approval';
 import { SESSION_RUN_STATUSES, type SessionRun, type TaskState, type Turn } from '../sessions/session-model';

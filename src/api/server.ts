@@ -15,8 +15,8 @@ import { apiLimitsOf, loadConfig, memoryPassSettingsOf, runUiUrl, type Config } 
 import { sendMemoryJob } from '../activities/memory-jobs';
 import { userMemoryWorkflowId } from '../workflows/memory-definitions';
 import type { LongTermRouterOptions } from './longterm-routes';
-import { createKeyStore } from '../auth/key-store';
-import { createUsageStore } from '../usage/usage-store';
+import { createKeyStore } from '../store/keys/key-store';
+import { createUsageStore } from '../store/usage/usage-store';
 import { openLongTerm } from '../store/longterm/open-longterm';
 import { openMemory } from '../store/open-memory';
 import { dataConverterFor, payloadCodecs } from '../temporal/data-converter';

@@ -5,8 +5,8 @@
  */
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
-import type { UsageStore } from '../usage/usage-store';
-import { summarize } from '../usage/usage-store';
+import type { UsageStore } from '../store/usage/usage-store';
+import { summarize } from '../store/usage/usage-store';
 import { BudgetExceededError, checkBudget } from '../usage/budget';
 import { principalOf } from './authenticate';
 import { ApiError } from './errors';

@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { generateKey, publicInfo, ROLES } from '../auth/keys';
-import { createKeyStore } from '../auth/key-store';
+import { createKeyStore } from '../store/keys/key-store';
 import { loadConfig } from '../config';
 
 const USAGE = 'usage: npm run keys -- create --user <userId> [--role user|admin] [--expires <ISO time>] | list [--user <userId>] | revoke <keyId>';

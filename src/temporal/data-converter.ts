@@ -4,7 +4,7 @@
  */
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import type { Config } from '../config';
-import { createBlobStore } from '../store/blob-store';
+import { createBlobStore } from '../store/blobs/blob-store';
 import { ClaimCheckCodec } from './codec/claim-check';
 import { EncryptionCodec, parseKey } from './codec/encryption';
 

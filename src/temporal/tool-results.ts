@@ -3,7 +3,7 @@
  * the memory store, its contents sealed with the payload codecs' encryption key when one is set.
  */
 import type { Config } from '../config';
-import { createBlobStore } from '../store/blob-store';
+import { createBlobStore } from '../store/blobs/blob-store';
 import { ToolResultStore } from '../tools/large-results';
 import { payloadCodecs } from './data-converter';
 

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import type { BlobStore } from '../store/blob-store';
+import type { BlobStore } from '../store/blobs/blob-store';
 
 /** What of a bounded result its record keeps, in characters (the memory's compaction shortens it further as needed). */
 export const TOOL_RESULT_HEAD_CHARS = 16_000;

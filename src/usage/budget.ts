@@ -6,7 +6,7 @@
  * next call instead of spending on.
  */
 import type { CallGuard, Usage } from './usage';
-import { summarize, type UsageStore } from './usage-store';
+import { summarize, type UsageStore } from '../store/usage/usage-store';
 
 /** The start of the calendar month (UTC) of `now`: budgets count from there. */
 export const monthStart = (now: Date): Date => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));

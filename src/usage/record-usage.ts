@@ -13,7 +13,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { budgetGuard } from './budget';
 import { tallyUsage, type Usage } from './usage';
-import type { UsageRecord, UsageStore } from './usage-store';
+import type { UsageRecord, UsageStore } from '../store/usage/usage-store';
 
 interface Attributable {
   state?: { userId?: string; runId?: string; sessionId?: string | null };

@@ -8,7 +8,7 @@ import express from 'express';
 import pino from 'pino';
 import { authenticate } from '../../src/api/authenticate';
 import { errorHandler } from '../../src/api/errors';
-import { MemoryApiKeyStore } from '../../src/auth/key-store';
+import { MemoryApiKeyStore } from '../../src/store/keys/key-store';
 import { generateKey } from '../../src/auth/keys';
 import { listen, requestJson, type Listening } from '../helpers/http';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import { checkBinding } from '../../src/api/server';
-import { FileApiKeyStore } from '../../src/auth/key-store';
+import { FileApiKeyStore } from '../../src/store/keys/key-store';
 import { generateKey } from '../../src/auth/keys';
 import { answer, askThenAnswer, respondStep } from '../helpers/scenarios';
 import { readEvents } from '../helpers/sse-client';

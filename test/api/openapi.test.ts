@@ -16,14 +16,14 @@ import request from 'supertest';
 import { AgentProfileSchema } from '../../src/agents/profile';
 import { createApp, type AppOptions } from '../../src/api/app';
 import type { OpenApiDocument } from '../../src/api/openapi';
-import { MemoryApiKeyStore } from '../../src/auth/key-store';
+import { MemoryApiKeyStore } from '../../src/store/keys/key-store';
 import { BlueprintSchema } from '../../src/blueprints/blueprint';
 import { LongTermService } from '../../src/longterm/service';
 import { applyPlan, initialState } from '../../src/planning/execution-state';
 import { MemoryService } from '../../src/store/memory-service';
 import { InMemoryLongTermStore } from '../../src/store/longterm/in-memory-store';
 import { InMemoryMemoryStore } from '../../src/store/memory/in-memory-store';
-import { MemoryUsageStore } from '../../src/usage/usage-store';
+import { MemoryUsageStore } from '../../src/store/usage/usage-store';
 
 const ADMIN_KEY = 'openapi-test-admin-key-0123456789';
 const config = { uiUrl: 'http://127.0.0.1:8233', TEMPORAL_NAMESPACE: 'default' };

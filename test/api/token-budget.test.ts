@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { openLongTerm, type OpenLongTerm } from '../../src/store/longterm/open-longterm';
-import { createUsageStore, type summarize, type UsageStore } from '../../src/usage/usage-store';
+import { createUsageStore, type summarize, type UsageStore } from '../../src/store/usage/usage-store';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { requestJson } from '../helpers/http';
 import { startRunsApi, type RunsApi } from '../helpers/runs-api';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { createUsageStore, summarize, type UsageStore } from '../../src/usage/usage-store';
+import { createUsageStore, summarize, type UsageStore } from '../../src/store/usage/usage-store';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { requestJson } from '../helpers/http';
 import { startRunsApi, type RunsApi } from '../helpers/runs-api';

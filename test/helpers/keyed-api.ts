@@ -5,7 +5,7 @@
  */
 import pino from 'pino';
 import { createApp } from '../../src/api/app';
-import { MemoryApiKeyStore } from '../../src/auth/key-store';
+import { MemoryApiKeyStore } from '../../src/store/keys/key-store';
 import { generateKey } from '../../src/auth/keys';
 import { openLongTerm } from '../../src/store/longterm/open-longterm';
 import { openMemory, type OpenMemory } from '../../src/store/open-memory';

@@ -9,14 +9,14 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { FileApiKeyStore } from '../../src/auth/key-store';
+import { FileApiKeyStore } from '../../src/store/keys/key-store';
 import { generateKey } from '../../src/auth/keys';
 import { loadConfig } from '../../src/config';
-import { createBlobStore } from '../../src/store/blob-store';
+import { createBlobStore } from '../../src/store/blobs/blob-store';
 import { FileKeyValueStore } from '../../src/store/kv';
 import { openLongTerm } from '../../src/store/longterm/open-longterm';
 import { openMemory } from '../../src/store/open-memory';
-import { createUsageStore } from '../../src/usage/usage-store';
+import { createUsageStore } from '../../src/store/usage/usage-store';
 
 /** Every file and directory under `root` (itself excluded) with its permission bits. */
 function modesUnder(root: string): { file: string; dir: boolean; mode: number }[] {

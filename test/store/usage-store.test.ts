@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { FileUsageStore, MemoryUsageStore, PostgresUsageStore, summarize, type UsageRecord, type UsageStore } from '../../src/usage/usage-store';
+import { FileUsageStore, MemoryUsageStore, PostgresUsageStore, summarize, type UsageRecord, type UsageStore } from '../../src/store/usage/usage-store';
 
 const POSTGRES_URL = process.env.THREADLINE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const backends: [string, () => UsageStore][] = [

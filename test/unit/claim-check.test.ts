@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { Payload } from '@temporalio/common';
-import { FileBlobStore, MemoryBlobStore, PostgresBlobStore, type BlobStore } from '../../src/store/blob-store';
+import { FileBlobStore, MemoryBlobStore, PostgresBlobStore, type BlobStore } from '../../src/store/blobs/blob-store';
 import { CLAIM_CHECK_ENCODING, ClaimCheckCodec } from '../../src/temporal/codec/claim-check';
 import { payloadCodecs } from '../../src/temporal/data-converter';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/config';
-import { MemoryBlobStore } from '../../src/store/blob-store';
+import { MemoryBlobStore } from '../../src/store/blobs/blob-store';
 import { EncryptionCodec, parseKey } from '../../src/temporal/codec/encryption';
 import { BoundedResult, boundToolResult, TOOL_RESULT_HEAD_CHARS, ToolResultStore } from '../../src/tools/large-results';
 

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { startApi, type ApiServer } from '../../src/api/server';
 import { loadConfig } from '../../src/config';
-import { createUsageStore, summarize } from '../../src/usage/usage-store';
+import { createUsageStore, summarize } from '../../src/store/usage/usage-store';
 import { memoryProgressQuery, userMemoryWorkflowId } from '../../src/workflows/memory-definitions';
 import { requestJson } from '../helpers/http';
 import { STUB_USAGE, StubModelServer } from '../helpers/stub-model-server';

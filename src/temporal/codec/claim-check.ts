@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { ValueError, type Payload, type PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import type { BlobStore } from '../../store/blob-store';
+import type { BlobStore } from '../../store/blobs/blob-store';
 
 export const CLAIM_CHECK_ENCODING = 'binary/claim-check';
 const encoder = new TextEncoder();

@@ -4,12 +4,12 @@
  * fails on the very next request.
  */
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { PRIVATE_DIR, PRIVATE_FILE } from '../store/small-files';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../small-files';
 import path from 'node:path';
 import type { Pool } from 'pg';
-import { byBackend, type BackendConfig } from '../store/backend';
-import { ensureTables, openPool } from '../store/pg-pool';
-import { ApiKeyRecordSchema, type ApiKeyRecord } from './keys';
+import { byBackend, type BackendConfig } from '../backend';
+import { ensureTables, openPool } from '../pg-pool';
+import { ApiKeyRecordSchema, type ApiKeyRecord } from '../../auth/keys';
 
 export interface ApiKeyStore {
   setup(): Promise<void>;

@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Pool } from 'pg';
-import { byBackend, type BackendConfig } from './backend';
-import { ensureTables, openPool } from './pg-pool';
-import { PRIVATE_DIR, PRIVATE_FILE } from './small-files';
+import { byBackend, type BackendConfig } from '../backend';
+import { ensureTables, openPool } from '../pg-pool';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../small-files';
 
 export interface BlobStore {
   /** Stores `data` under `key` (a hex SHA-256); storing the same key again only marks it used. */

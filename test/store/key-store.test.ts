@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { FileApiKeyStore, MemoryApiKeyStore, PostgresApiKeyStore, type ApiKeyStore } from '../../src/auth/key-store';
+import { FileApiKeyStore, MemoryApiKeyStore, PostgresApiKeyStore, type ApiKeyStore } from '../../src/store/keys/key-store';
 import { generateKey, isAdminKey, parseKey, sameSecret, unusable } from '../../src/auth/keys';
 
 const POSTGRES_URL = process.env.THREADLINE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -4,13 +4,13 @@
  */
 import { appendFileSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
-import { PRIVATE_DIR, PRIVATE_FILE } from '../store/small-files';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../small-files';
 import path from 'node:path';
 import type { Pool } from 'pg';
 import { z } from 'zod';
-import { byBackend, type BackendConfig } from '../store/backend';
-import { ensureTables, openPool } from '../store/pg-pool';
-import { addUsage, noUsage, type Usage } from './usage';
+import { byBackend, type BackendConfig } from '../backend';
+import { ensureTables, openPool } from '../pg-pool';
+import { addUsage, noUsage, type Usage } from '../../usage/usage';
 
 export const UsageRecordSchema = z.object({
   userId: z.string(),
