@@ -10,6 +10,7 @@ import { ipKeyGenerator } from 'express-rate-limit';
 import { isAdminKey, parseKey, sameSecret, unusable, type Role } from '../auth/keys';
 import type { ApiKeyStore } from '../store/keys/key-store';
 import { ApiError } from './errors';
+import { isLoopback } from './host-guard';
 
 export interface Principal {
   /** The user a user key belongs to; admins act for whoever a request names. */
@@ -67,9 +68,6 @@ class FailedAttempts {
   }
 }
 
-/** 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6. */
-const isLoopbackAddress = (ip: string | undefined): boolean => ip !== undefined && (ip === '::1' || /^(::ffff:)?127\./.test(ip));
-
 /** The authenticated caller, or undefined when auth is off. */
 export const principalOf = (res: Response): Principal | undefined => res.locals.principal as Principal | undefined;
 
@@ -93,7 +91,7 @@ export function authenticate(options: AuthOptions): RequestHandler {
     const client = ipKeyGenerator(req.ip ?? 'unknown');
     // Not per client on loopback: there every client is one address (local tools, tests, a reverse proxy
     // on this host), and 30 bad keys from any of them would lock all of them out for a minute.
-    const counted = failures && !isLoopbackAddress(req.ip) ? failures : undefined;
+    const counted = failures && !isLoopback((req.ip ?? '').replace(/^::ffff:/, '')) ? failures : undefined;
     const wait = counted?.waitOf(client, Date.now()) ?? 0;
     if (wait > 0) {
       res.set('Retry-After', String(wait));
