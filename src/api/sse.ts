@@ -49,13 +49,13 @@ export async function streamReadsSettled(shutdown: AbortSignal, timeoutMs = 10_0
   await Promise.race([Promise.allSettled([...reads]), sleep(timeoutMs, undefined, { ref: false })]);
 }
 
+/** Keeps a read a stream stopped waiting for (`read` never rejects) until it settles. */
 function leaveBehind(shutdown: AbortSignal | undefined, read: Promise<unknown>): void {
   if (!shutdown) return;
-  let reads = leftReads.get(shutdown);
-  if (!reads) leftReads.set(shutdown, (reads = new Set()));
-  const left = reads;
-  left.add(read);
-  void read.finally(() => left.delete(read)).catch(() => undefined);
+  const reads = leftReads.get(shutdown) ?? new Set<Promise<unknown>>();
+  leftReads.set(shutdown, reads);
+  reads.add(read);
+  void read.finally(() => reads.delete(read));
 }
 
 /** Writes one event; `id` lets a reconnecting client resume (`Last-Event-ID`). */
