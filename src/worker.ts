@@ -21,6 +21,7 @@ import { createMemoryActivities } from './activities/memory-activities';
 import { describeProvider, selectProvider } from './llm/select-provider';
 import type { ModelProvider } from './llm/provider';
 import { FileKeyValueStore, type KeyValueStore } from './store/kv';
+import { sealerFor } from './store/sealing/sealer';
 import { toolResultStoreFor } from './temporal/tool-results';
 import type { MemoryService } from './store/memory-service';
 import { openMemory } from './store/open-memory';
@@ -151,7 +152,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     compressEvery: config.MEMORY_COMPRESS_EVERY,
     ...(longterm ? { longterm: longterm.longterm } : {}),
     ...(memoryPasses ? { memoryPasses } : {}),
-    store: options.store ?? new FileKeyValueStore(path.join(config.dataDir, 'kv')),
+    store: options.store ?? new FileKeyValueStore(path.join(config.dataDir, 'kv'), sealerFor(config)),
     repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
     maxSteps: config.MAX_STEPS,
     maxDepth: config.MAX_SUBPLAN_DEPTH,

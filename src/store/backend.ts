@@ -8,6 +8,9 @@ export interface BackendConfig {
   /** Required for 'postgres'. */
   DATABASE_URL?: string | undefined;
   dataDir: string;
+  /** Seal the stores' content at rest with these keys (src/store/sealing/sealer.ts); unset: stored as it is. */
+  THREADLINE_ENCRYPTION_KEY?: string | undefined;
+  THREADLINE_ENCRYPTION_OLD_KEYS?: string | undefined;
 }
 
 export function byBackend<T>(config: BackendConfig, make: { memory: () => T; file: (dataDir: string) => T; postgres: (databaseUrl: string) => T }): T {

@@ -2,10 +2,12 @@
  * A small durable key-value store for tool data (notes) and tool-run results.
  * The file backend keeps one JSON file per key under DATA_DIR and writes by
  * rename, so a crash never leaves a half-written value and concurrent writers
- * of one key never interleave (synchronous calls: see small-files.ts).
+ * of one key never interleave (synchronous calls: see small-files.ts). With a sealer (encryption
+ * on) each file holds its key and value sealed; files from before read as they are.
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { PLAIN, type Sealer } from './sealing/sealer';
 import { readJsonIfExists, writeByRename } from './small-files';
 
 export interface KeyValueStore {
@@ -32,17 +34,23 @@ const dirName = (namespace: string) => namespace.replace(/[^A-Za-z0-9_-]/g, (c) 
 export class FileKeyValueStore implements KeyValueStore {
   /** Namespace directories made by this store (one mkdir each, not one per write). */
   private readonly dirs = new Set<string>();
-  constructor(private readonly root: string) {}
+  constructor(
+    private readonly root: string,
+    private readonly sealer: Sealer = PLAIN,
+  ) {}
 
   private file(namespace: string, key: string): string {
     return path.join(this.root, dirName(namespace), fileName(key));
   }
 
   async get<T>(namespace: string, key: string): Promise<T | undefined> {
-    return readJsonIfExists<{ key: string; value: T }>(this.file(namespace, key))?.value;
+    await this.sealer.ready();
+    const stored = readJsonIfExists(this.file(namespace, key));
+    return stored === undefined ? undefined : this.sealer.open<{ key: string; value: T }>(stored).value;
   }
 
   async put(namespace: string, key: string, value: unknown): Promise<void> {
-    writeByRename(this.file(namespace, key), JSON.stringify({ key, value }), this.dirs);
+    await this.sealer.ready();
+    writeByRename(this.file(namespace, key), JSON.stringify(this.sealer.seal({ key, value })), this.dirs);
   }
 }

@@ -6,7 +6,8 @@ import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import type { Config } from '../config';
 import { createBlobStore } from '../store/blobs/blob-store';
 import { ClaimCheckCodec } from './codec/claim-check';
-import { EncryptionCodec, parseKey } from './codec/encryption';
+import { configuredKeys } from '../store/sealing/keys';
+import { EncryptionCodec } from './codec/encryption';
 
 /** Encryption keys; with a data location (`dataDir`, and the memory backend) also the claim check. */
 export type CodecConfig = Pick<Config, 'THREADLINE_ENCRYPTION_KEY' | 'THREADLINE_ENCRYPTION_OLD_KEYS'> & Partial<Pick<Config, 'dataDir' | 'MEMORY_STORE' | 'DATABASE_URL' | 'CLAIM_CHECK_THRESHOLD'>>;
@@ -17,10 +18,8 @@ export type CodecConfig = Pick<Config, 'THREADLINE_ENCRYPTION_KEY' | 'THREADLINE
  */
 export function payloadCodecs(config: CodecConfig): PayloadCodec[] {
   const codecs: PayloadCodec[] = [];
-  if (config.THREADLINE_ENCRYPTION_KEY) {
-    const older = (config.THREADLINE_ENCRYPTION_OLD_KEYS ?? '').split(',').filter((k) => k.trim() !== '');
-    codecs.push(new EncryptionCodec(parseKey(config.THREADLINE_ENCRYPTION_KEY), older.map(parseKey)));
-  }
+  const keys = configuredKeys(config);
+  if (keys) codecs.push(new EncryptionCodec(keys.current, keys.older));
   if (config.dataDir && config.CLAIM_CHECK_THRESHOLD) {
     codecs.push(new ClaimCheckCodec(createBlobStore({ ...config, dataDir: config.dataDir }), config.CLAIM_CHECK_THRESHOLD));
   }

@@ -22,6 +22,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { fileSafe, JsonlTail, withDirLock } from '../memory/file-store';
+import { PLAIN, type Sealer } from '../sealing/sealer';
 import { PRIVATE_DIR } from '../small-files';
 import { KeyedMutex, readerOf, writeSection } from './in-memory-store';
 import { auditEntryMatches, type LongTermAuditEntry, type LongTermAuditFilter, type LongTermReader, type LongTermRecord, type LongTermStore, type LongTermWriter } from './store';
@@ -51,16 +52,20 @@ interface VectorLine {
 export interface FileLongTermStoreOptions {
   /** Users whose index this process keeps loaded at once. @default 100 */
   maxUsers?: number;
+  /** Seals every line of the records, vectors and audit files (THREADLINE_ENCRYPTION_KEY); the indexes live only in memory. @default PLAIN */
+  sealer?: Sealer;
 }
 
 export class FileLongTermStore implements LongTermStore {
   private readonly users: LRUCache<string, LoadedUser>;
   private readonly mutex = new KeyedMutex();
+  private readonly sealer: Sealer;
 
   constructor(
     private readonly root: string,
     options: FileLongTermStoreOptions = {},
   ) {
+    this.sealer = options.sealer ?? PLAIN;
     this.users = new LRUCache<string, LoadedUser>({
       max: Math.max(1, options.maxUsers ?? 100),
       // After the user's write in flight (the mutex): its appends go to files still open. A reader handed
@@ -77,6 +82,7 @@ export class FileLongTermStore implements LongTermStore {
   }
 
   async setup(): Promise<void> {
+    await this.sealer.ready();
     mkdirSync(this.root, PRIVATE_DIR);
   }
 
@@ -106,11 +112,21 @@ export class FileLongTermStore implements LongTermStore {
   /** Applies what was appended since the last look (by any process). */
   private catchUp(user: LoadedUser, repair = false): Promise<void> {
     const next = user.queue.then(async () => {
-      user.index.apply(await user.records.read(repair));
-      user.index.applyVectors((await user.vectors.read(repair)).map((l) => ({ kind: l.kind, id: l.id, vector: vectorFromBase64(l.v) })));
+      user.index.apply(this.opened(await user.records.read(repair)));
+      user.index.applyVectors(this.opened(await user.vectors.read(repair)).map((l) => ({ kind: l.kind, id: l.id, vector: vectorFromBase64(l.v) })));
     });
     user.queue = next.catch(() => undefined);
     return next;
+  }
+
+  /** Lines as written: each sealed whole when sealing is on. */
+  private sealed(lines: readonly unknown[]): unknown[] {
+    return this.sealer.on ? lines.map((l) => this.sealer.seal(l)) : [...lines];
+  }
+
+  /** Lines as read, opened (lines from before encryption was on are read as they are). */
+  private opened<T>(lines: readonly T[]): T[] {
+    return lines.map((l) => this.sealer.open<T>(l));
   }
 
   reader(userId: string): LongTermReader {
@@ -128,14 +144,14 @@ export class FileLongTermStore implements LongTermStore {
         return writeSection(user.index, fn, async (records, audit, vectors) => {
           // In the read queue: a reader catching up meanwhile must not move the tail's offset under the append.
           const appended = user.queue.then(async () => {
-            await user.records.append(records);
+            await user.records.append(this.sealed(records));
             user.index.apply(records);
-            await user.vectors.append(vectors.map((v) => ({ kind: v.kind, id: v.id, v: vectorToBase64(v.vector) })));
+            await user.vectors.append(this.sealed(vectors.map((v) => ({ kind: v.kind, id: v.id, v: vectorToBase64(v.vector) }))));
             user.index.applyVectors(vectors);
           });
           user.queue = appended.catch(() => undefined);
           await appended;
-          await user.audit.append(audit);
+          await user.audit.append(this.sealed(audit));
         });
       });
     });
@@ -149,7 +165,7 @@ export class FileLongTermStore implements LongTermStore {
       mkdirSync(user.dir, PRIVATE_DIR);
       await withDirLock(user.dir, async () => {
         await user.audit.read(true);
-        await user.audit.append(entries);
+        await user.audit.append(this.sealed(entries));
       });
     });
   }
@@ -157,7 +173,7 @@ export class FileLongTermStore implements LongTermStore {
   async auditLog(userId: string, filter: LongTermAuditFilter = {}): Promise<LongTermAuditEntry[]> {
     const user = this.user(userId);
     // A fresh tail: the audit is read whole on demand, never held in memory.
-    const all = await new JsonlTail<LongTermAuditEntry>(user.audit.file).read();
+    const all = this.opened(await new JsonlTail<LongTermAuditEntry>(user.audit.file).read());
     const newestFirst = all.reverse().filter((e) => auditEntryMatches(e, filter));
     return filter.limit === undefined ? newestFirst : newestFirst.slice(0, filter.limit);
   }

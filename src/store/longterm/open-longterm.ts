@@ -9,6 +9,7 @@ import { embedderFromConfig, type EmbeddingConfig } from '../../longterm/embedde
 import { LongTermService } from '../../longterm/service';
 import { redactSecrets } from '../../memory/observers';
 import { byBackend, type BackendConfig } from '../backend';
+import { sealerFor } from '../sealing/sealer';
 import { FileLongTermStore } from './file-store';
 import { InMemoryLongTermStore } from './in-memory-store';
 import { PostgresLongTermStore } from './postgres-store';
@@ -17,8 +18,9 @@ import type { LongTermStore } from './store';
 export function createLongTermStore(config: BackendConfig & Partial<Pick<Config, 'LONGTERM_CACHED_USERS'>>): LongTermStore {
   return byBackend<LongTermStore>(config, {
     memory: () => new InMemoryLongTermStore(),
-    postgres: (url) => new PostgresLongTermStore(url),
-    file: (dataDir) => new FileLongTermStore(path.join(dataDir, 'longterm'), { ...(config.LONGTERM_CACHED_USERS !== undefined ? { maxUsers: config.LONGTERM_CACHED_USERS } : {}) }),
+    postgres: (url) => new PostgresLongTermStore(url, { sealer: sealerFor(config) }),
+    file: (dataDir) =>
+      new FileLongTermStore(path.join(dataDir, 'longterm'), { sealer: sealerFor(config), ...(config.LONGTERM_CACHED_USERS !== undefined ? { maxUsers: config.LONGTERM_CACHED_USERS } : {}) }),
   });
 }
 

@@ -11,6 +11,8 @@ import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMess
 import { analyze, normalizeName } from '../../longterm/text';
 import { applyMigrations } from '../memory/postgres-store';
 import { inTransaction, openPool } from '../pg-pool';
+import { indexTerms, sealAuditEntry, sealRecordData } from '../sealing/longterm-records';
+import { PLAIN, type Sealer } from '../sealing/sealer';
 import {
   searchableText,
   type DenseHit,
@@ -49,6 +51,8 @@ function columnsOf(item: LongTermRecord): { names: string[]; subjectId: string |
 
 /** Terms as tsquery lexemes, quoted (terms are letters and digits only: see analyze). */
 const lexemes = (terms: readonly string[]) => terms.map((t) => `'${t.replace(/'/g, "''")}'`);
+/** Per term, the tsquery matching every form it may be stored in (sealed: its keyed hashes, and the term of rows from before). */
+const termQueries = (sealer: Sealer, terms: readonly string[]) => (sealer.on ? terms.map((t) => `(${lexemes(sealer.queryTerms(t)).join(' | ')})`) : lexemes(terms));
 /** Rows taken per query term before ranking (at least; 4 × the limit when that is more). */
 const CANDIDATES_PER_TERM = 200;
 
@@ -56,12 +60,13 @@ class PostgresReader implements LongTermReader {
   constructor(
     private readonly db: Queryable,
     private readonly userId: string,
+    private readonly sealer: Sealer,
   ) {}
 
   private async byIds<T>(kind: LongTermRecord['kind'], ids: readonly string[]): Promise<T[]> {
     if (ids.length === 0) return [];
     const { rows } = await this.db.query<{ id: string; data: T }>('SELECT id, data FROM longterm_records WHERE user_id = $1 AND kind = $2 AND id = ANY($3)', [this.userId, kind, [...ids]]);
-    const found = new Map(rows.map((r) => [r.id, r.data]));
+    const found = new Map(rows.map((r) => [r.id, this.sealer.open<T>(r.data)]));
     return ids.flatMap((id) => (found.has(id) ? [found.get(id) as T] : []));
   }
   getMessages = (ids: readonly string[]) => this.byIds<StoredMessage>('message', ids);
@@ -72,8 +77,11 @@ class PostgresReader implements LongTermReader {
 
   async findEntities(names: readonly string[]): Promise<Entity[]> {
     if (names.length === 0) return [];
-    const { rows } = await this.db.query<{ data: Entity }>("SELECT data FROM longterm_records WHERE user_id = $1 AND kind = 'entity' AND names && $2 ORDER BY id", [this.userId, [...names]]);
-    return rows.map((r) => r.data);
+    const { rows } = await this.db.query<{ data: Entity }>("SELECT data FROM longterm_records WHERE user_id = $1 AND kind = 'entity' AND names && $2 ORDER BY id", [
+      this.userId,
+      names.flatMap((n) => this.sealer.queryTerms(n)),
+    ]);
+    return rows.map((r) => this.sealer.open<Entity>(r.data));
   }
 
   async listFacts(filter: FactFilter): Promise<Fact[]> {
@@ -90,12 +98,12 @@ class PostgresReader implements LongTermReader {
     if (filter.openOnly) where.push("data->'validTo' = 'null'::jsonb");
     const limit = filter.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
     const { rows } = await this.db.query<{ data: Fact }>(`SELECT data FROM longterm_records WHERE ${where.join(' AND ')} ORDER BY sort_at DESC, id DESC${limit}`, params);
-    return rows.map((r) => r.data);
+    return rows.map((r) => this.sealer.open<Fact>(r.data));
   }
 
   async listEpisodes(limit: number): Promise<Episode[]> {
     const { rows } = await this.db.query<{ data: Episode }>("SELECT data FROM longterm_records WHERE user_id = $1 AND kind = 'episode' ORDER BY sort_at DESC, id DESC LIMIT $2", [this.userId, limit]);
-    return rows.map((r) => r.data);
+    return rows.map((r) => this.sealer.open<Episode>(r.data));
   }
 
   async listSummaries(sessionId: string): Promise<ConversationSummary[]> {
@@ -103,7 +111,7 @@ class PostgresReader implements LongTermReader {
       this.userId,
       sessionId,
     ]);
-    return rows.map((r) => r.data);
+    return rows.map((r) => this.sealer.open<ConversationSummary>(r.data));
   }
 
   async listMessages(sessionId: string, limit: number): Promise<StoredMessage[]> {
@@ -111,7 +119,7 @@ class PostgresReader implements LongTermReader {
       "SELECT data FROM longterm_records WHERE user_id = $1 AND kind = 'message' AND data->>'sessionId' = $2 ORDER BY data->>'at', id LIMIT $3",
       [this.userId, sessionId, limit],
     );
-    return rows.map((r) => r.data);
+    return rows.map((r) => this.sealer.open<StoredMessage>(r.data));
   }
 
   /**
@@ -136,7 +144,7 @@ class PostgresReader implements LongTermReader {
          SELECT id, ts_rank_cd(terms, to_tsquery('simple', $5), 1) FROM (SELECT id, terms FROM longterm_records
                              WHERE kind = $2 AND terms @@ to_tsquery('simple', $6) AND user_id || '' = $1 LIMIT $4) every_term
        ) candidates GROUP BY id ORDER BY score DESC, id LIMIT $7`,
-      [this.userId, kind, lexemes(terms), cap, lexemes(terms).join(' | '), lexemes(terms).join(' & '), limit],
+      [this.userId, kind, termQueries(this.sealer, terms), cap, termQueries(this.sealer, terms).join(' | '), termQueries(this.sealer, terms).join(' & '), limit],
     );
     return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
   }
@@ -150,7 +158,7 @@ class PostgresReader implements LongTermReader {
        ORDER BY s.similarity DESC, s.entity_id LIMIT $4`,
       [this.userId, [...phrases], threshold, limit],
     );
-    return rows.map((r) => ({ entity: r.data, similarity: Number(r.similarity) }));
+    return rows.map((r) => ({ entity: this.sealer.open<Entity>(r.data), similarity: Number(r.similarity) }));
   }
 
   /** Dot products (vectors are unit length) over the user's rows of those kinds, best `limit` per kind. */
@@ -170,12 +178,16 @@ class PostgresReader implements LongTermReader {
 
 export class PostgresLongTermStore implements LongTermStore {
   private readonly pool: Pool;
+  private readonly sealer: Sealer;
 
-  constructor(connectionString: string) {
+  /** @param options.sealer seals records, vectors' rows' content and the audit (THREADLINE_ENCRYPTION_KEY); the full-text index holds keyed hashes then. @default PLAIN */
+  constructor(connectionString: string, options: { sealer?: Sealer } = {}) {
     this.pool = openPool({ connectionString, max: 4 });
+    this.sealer = options.sealer ?? PLAIN;
   }
 
   async setup(): Promise<void> {
+    await this.sealer.ready();
     await this.transaction(applyMigrations);
   }
 
@@ -184,7 +196,7 @@ export class PostgresLongTermStore implements LongTermStore {
   }
 
   reader(userId: string): LongTermReader {
-    return new PostgresReader(this.pool, userId);
+    return new PostgresReader(this.pool, userId, this.sealer);
   }
 
   write<T>(userId: string, fn: (tx: LongTermWriter) => Promise<T>): Promise<T> {
@@ -193,7 +205,7 @@ export class PostgresLongTermStore implements LongTermStore {
       const records: LongTermRecord[] = [];
       const audit: LongTermAuditEntry[] = [];
       const vectors: RecordVector[] = [];
-      const reader = new PostgresReader(db, userId);
+      const reader = new PostgresReader(db, userId, this.sealer);
       const tx: LongTermWriter = {
         getMessages: (ids) => reader.getMessages(ids),
         getFacts: (ids) => reader.getFacts(ids),
@@ -220,7 +232,18 @@ export class PostgresLongTermStore implements LongTermStore {
            VALUES ($1, $2, $3, $4, to_tsvector('simple', $5), $6, $7, $8, $9, $10)
            ON CONFLICT (user_id, kind, id) DO UPDATE SET data = EXCLUDED.data, terms = EXCLUDED.terms, names = EXCLUDED.names,
              subject_id = EXCLUDED.subject_id, object_id = EXCLUDED.object_id, session_id = EXCLUDED.session_id, sort_at = EXCLUDED.sort_at`,
-          [userId, item.kind, item.record.id, JSON.stringify(item.record), analyze(searchableText(item)).join(' '), c.names, c.subjectId, c.objectId, c.sessionId, c.sortAt],
+          [
+            userId,
+            item.kind,
+            item.record.id,
+            JSON.stringify(sealRecordData(this.sealer, item)),
+            indexTerms(this.sealer, analyze(searchableText(item))).join(' '),
+            indexTerms(this.sealer, c.names),
+            c.subjectId,
+            c.objectId,
+            c.sessionId,
+            c.sortAt,
+          ],
         );
       }
       for (const item of records) {
@@ -232,14 +255,14 @@ export class PostgresLongTermStore implements LongTermStore {
       for (const v of vectors) {
         await db.query('UPDATE longterm_records SET embedding = $4::real[] WHERE user_id = $1 AND kind = $2 AND id = $3', [userId, v.kind, v.id, Array.from(v.vector)]);
       }
-      for (const entry of audit) await db.query('INSERT INTO longterm_audit (user_id, entry) VALUES ($1, $2)', [userId, JSON.stringify(entry)]);
+      for (const entry of audit) await db.query('INSERT INTO longterm_audit (user_id, entry) VALUES ($1, $2)', [userId, JSON.stringify(sealAuditEntry(this.sealer, entry))]);
       return result;
     });
   }
 
   async appendAudit(userId: string, entries: readonly LongTermAuditEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.pool.query('INSERT INTO longterm_audit (user_id, entry) SELECT $1, e FROM unnest($2::jsonb[]) AS e', [userId, entries.map((e) => JSON.stringify(e))]);
+    await this.pool.query('INSERT INTO longterm_audit (user_id, entry) SELECT $1, e FROM unnest($2::jsonb[]) AS e', [userId, entries.map((e) => JSON.stringify(sealAuditEntry(this.sealer, e)))]);
   }
 
   async auditLog(userId: string, filter: LongTermAuditFilter = {}): Promise<LongTermAuditEntry[]> {
@@ -254,7 +277,7 @@ export class PostgresLongTermStore implements LongTermStore {
        ORDER BY n DESC LIMIT $7`,
       [userId, filter.kind ?? null, filter.action ?? null, filter.runId ?? null, filter.since ?? null, filter.until ?? null, filter.limit ?? null],
     );
-    return rows.map((r) => r.entry);
+    return rows.map((r) => this.sealer.open<LongTermAuditEntry>(r.entry));
   }
 
   private transaction<T>(fn: (db: PoolClient) => Promise<T>): Promise<T> {

@@ -41,6 +41,8 @@ import {
   type ReadFilter,
   type StateSummary,
 } from '../memory-store';
+import { openChunk, openOperation, sealChunk, sealOperation } from '../sealing/memory-records';
+import { PLAIN, type Sealer } from '../sealing/sealer';
 import { PRIVATE_DIR, PRIVATE_FILE, readAt, readJsonIfExists, readTextIfExists, withOpenFile, writeByRename } from '../small-files';
 import { cloneCommitInput, DEFAULT_THREAD_LIMIT, jsonClone, newestFirst, ThreadExistsError, ThreadLog, UnknownThreadError, type CommitPlan } from './in-memory-store';
 
@@ -180,6 +182,8 @@ interface LoadedThread {
 export interface FileMemoryStoreOptions {
   /** Threads whose logs a process keeps in memory. @default 64 */
   maxLoadedThreads?: number;
+  /** Seals chunk content and operations on disk (THREADLINE_ENCRYPTION_KEY). @default PLAIN */
+  sealer?: Sealer;
 }
 
 export class FileMemoryStore implements MemoryStore {
@@ -192,6 +196,7 @@ export class FileMemoryStore implements MemoryStore {
   private readonly threadIndex: JsonlTail<ThreadIndexLine>;
   private readonly threadEntries = new Map<string, ThreadIndexLine & { order: number }>();
   private readonly maxLoaded: number;
+  private readonly sealer: Sealer;
 
   constructor(
     readonly root: string,
@@ -199,6 +204,7 @@ export class FileMemoryStore implements MemoryStore {
   ) {
     this.threadIndex = new JsonlTail(path.join(root, 'index', 'threads.jsonl'));
     this.maxLoaded = options.maxLoadedThreads ?? 64;
+    this.sealer = options.sealer ?? PLAIN;
   }
 
   private threadDir(threadId: string): string {
@@ -210,6 +216,7 @@ export class FileMemoryStore implements MemoryStore {
   }
 
   async setup(): Promise<void> {
+    await this.sealer.ready();
     mkdirSync(path.join(this.root, 'threads'), PRIVATE_DIR);
     for (const kind of ['states', 'chunks', 'messages']) mkdirSync(path.join(this.root, 'index', kind), PRIVATE_DIR);
   }
@@ -281,12 +288,13 @@ export class FileMemoryStore implements MemoryStore {
   }
 
   private absorb(t: LoadedThread, ops: OperationLine[], states: StoredState[], chunks: Chunk[]): void {
-    for (const line of ops) t.log.addRecord(line.record, line.checkpoint);
+    for (const line of ops) t.log.addRecord(openOperation(this.sealer, line.record), line.checkpoint);
     for (const state of states) {
       t.log.addState(state);
       this.stateThread.set(state.id, t.log.thread.id);
     }
-    for (const chunk of chunks) {
+    for (const stored of chunks) {
+      const chunk = openChunk(this.sealer, stored);
       t.log.addChunk(chunk);
       if (this.chunkThread.get(chunk.id) === undefined) this.chunkThread.set(chunk.id, t.log.thread.id);
     }
@@ -345,14 +353,15 @@ export class FileMemoryStore implements MemoryStore {
   private async persist(t: LoadedThread, plan: CommitPlan & { kind: 'commit' }): Promise<void> {
     const threadId = t.log.thread.id;
     // Everything the record line refers to is written first.
-    await t.chunks.append(plan.chunks);
+    await t.chunks.append(plan.chunks.map((c) => sealChunk(this.sealer, c)));
     await t.states.append(plan.state ? [plan.state] : []);
     for (const c of plan.chunks) {
       linkOnce(path.join(t.dir, 'id'), this.indexFile('chunks', c.id));
       if (c.messageId !== null) writeByRename(this.indexFile('messages', c.messageId), JSON.stringify({ threadId, chunkId: c.id }));
     }
     if (plan.state) linkOnce(path.join(t.dir, 'id'), this.indexFile('states', plan.state.id));
-    const line: OperationLine = plan.checkpoint ? { record: plan.record, checkpoint: plan.checkpoint.name } : { record: plan.record };
+    const record = sealOperation(this.sealer, plan.record);
+    const line: OperationLine = plan.checkpoint ? { record, checkpoint: plan.checkpoint.name } : { record };
     await t.ops.append([line]);
     t.log.apply(plan);
     if (plan.state) this.stateThread.set(plan.state.id, threadId);

@@ -4,6 +4,8 @@
  * thread — in any process — serialize on it; states are stored as deltas and
  * materialized states are cached by id (immutable, so the cache never goes stale).
  */
+import { openChunk, openOperation, sealChunk, sealOperation } from '../sealing/memory-records';
+import { PLAIN, type Sealer } from '../sealing/sealer';
 import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import type {
   Chunk,
@@ -286,13 +288,19 @@ export class PostgresMemoryStore implements MemoryStore {
   private readonly states = new LruCache<CachedState>(256);
   private readonly chunks = new LruCache<Chunk>(20_000);
   private ended = false;
+  private readonly sealer: Sealer;
 
-  /** @param connection a connection string (postgres://user@host:port/db) or pg pool options. */
-  constructor(connection: string | PoolConfig) {
+  /**
+   * @param connection a connection string (postgres://user@host:port/db) or pg pool options.
+   * @param options.sealer seals chunk content and operations in their rows (THREADLINE_ENCRYPTION_KEY). @default PLAIN
+   */
+  constructor(connection: string | PoolConfig, options: { sealer?: Sealer } = {}) {
     this.pool = openPool(typeof connection === 'string' ? { connectionString: connection } : connection);
+    this.sealer = options.sealer ?? PLAIN;
   }
 
   async setup(): Promise<void> {
+    await this.sealer.ready();
     await this.transaction(applyMigrations);
   }
 
@@ -324,7 +332,9 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   private async writeCommit(db: Queryable, threadId: string, chunks: Chunk[], state: StoredState | null, record: OperationRecord, checkpoint: { name: string } | null): Promise<void> {
-    await prepared(db, 'write_commit', WRITE_COMMIT, [threadId, JSON.stringify(chunks), JSON.stringify(state ? [state] : []), JSON.stringify(record), checkpoint?.name ?? null]);
+    const sealedChunks = chunks.map((c) => sealChunk(this.sealer, c));
+    const sealedRecord = sealOperation(this.sealer, record);
+    await prepared(db, 'write_commit', WRITE_COMMIT, [threadId, JSON.stringify(sealedChunks), JSON.stringify(state ? [state] : []), JSON.stringify(sealedRecord), checkpoint?.name ?? null]);
   }
 
   private remember(state: MemoryState, materialized: Materialized, delta: Pick<StoredState, 'snapshot' | 'splice'>): void {
@@ -390,7 +400,7 @@ export class PostgresMemoryStore implements MemoryStore {
     if (missing.length > 0) {
       const { rows } = await this.pool.query<ChunkRow>('SELECT * FROM memory_chunks WHERE id = ANY ($1::text[])', [missing]);
       for (const row of rows) {
-        const chunk = toChunk(row);
+        const chunk = openChunk(this.sealer, toChunk(row));
         found.set(chunk.id, chunk);
         this.chunks.set(chunk.id, chunk);
       }
@@ -400,7 +410,7 @@ export class PostgresMemoryStore implements MemoryStore {
 
   async findChunkByMessageId(messageId: string): Promise<MessageHit | undefined> {
     const { rows } = await this.pool.query<ChunkRow & { thread_id: string }>('SELECT * FROM memory_chunks WHERE message_id = $1 ORDER BY n DESC LIMIT 1', [messageId]);
-    return rows[0] && { threadId: rows[0].thread_id, chunk: toChunk(rows[0]) };
+    return rows[0] && { threadId: rows[0].thread_id, chunk: openChunk(this.sealer, toChunk(rows[0])) };
   }
 
   async commit(input: CommitInput): Promise<CommitResult> {
@@ -414,7 +424,7 @@ export class PostgresMemoryStore implements MemoryStore {
       // a concurrent commit of the same record that we waited for is visible only to a new statement.
       if (thread.done || thread.head_state_id !== copy.expectedHeadStateId) {
         const done = await db.query<OperationRow>('SELECT * FROM memory_operations WHERE id = $1', [copy.record.id]);
-        if (done.rows[0]) return { status: 'duplicate', record: toRecord(done.rows[0]) };
+        if (done.rows[0]) return { status: 'duplicate', record: openOperation(this.sealer, toRecord(done.rows[0])) };
         throw new HeadMovedError(copy.threadId, copy.expectedHeadStateId, thread.head_state_id);
       }
       const head = thread.head_state_id;
@@ -442,7 +452,7 @@ export class PostgresMemoryStore implements MemoryStore {
       ['seq > ?', filter.afterSeq],
     ]);
     const { rows } = await this.pool.query<OperationRow>(`SELECT * FROM memory_operations WHERE ${where} ORDER BY seq LIMIT ${limit}`, values);
-    return rows.map(toRecord);
+    return rows.map((r) => openOperation(this.sealer, toRecord(r)));
   }
 
   async listCheckpoints(threadId: string): Promise<Checkpoint[]> {

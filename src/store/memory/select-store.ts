@@ -8,13 +8,14 @@ import type { MemoryStore } from '../memory-store';
 import { FileMemoryStore } from './file-store';
 import { InMemoryMemoryStore } from './in-memory-store';
 import { PostgresMemoryStore } from './postgres-store';
+import { sealerFor } from '../sealing/sealer';
 
 export type MemoryStoreConfig = BackendConfig;
 
 export function createMemoryStore(config: MemoryStoreConfig): MemoryStore {
   return byBackend<MemoryStore>(config, {
     memory: () => new InMemoryMemoryStore(),
-    postgres: (url) => new PostgresMemoryStore(url),
-    file: (dataDir) => new FileMemoryStore(path.join(dataDir, 'memory')),
+    postgres: (url) => new PostgresMemoryStore(url, { sealer: sealerFor(config) }),
+    file: (dataDir) => new FileMemoryStore(path.join(dataDir, 'memory'), { sealer: sealerFor(config) }),
   });
 }
