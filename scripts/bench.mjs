@@ -27,7 +27,7 @@
 //                    [--server-defaults] [--db-file] [--session-turns N] [--session-store memory|file] [--many-runs N]
 //                    [--mcp-pairs N] [--schedules N] [--schedules-lead S] [--schedules-late-worker]
 //                    [--streaming-runs N] [--streaming-burst N] [--streaming-pairs N]
-//                    [--only orchestration|memory|session|many-runs|mcp|longterm|longterm-eval|react-mem|schedules|streaming]
+//                    [--only orchestration|memory|session|many-runs|mcp|longterm|longterm-eval|longterm-recall|react-mem|schedules|streaming]
 //
 // The server gets the low-latency dynamic config every Threadline dev server gets
 // (LOW_LATENCY_DYNAMIC_CONFIG in scripts/lib.mjs); --server-defaults leaves the server's own defaults,
@@ -62,7 +62,7 @@ const manyRunsArgs = [];
 const mcpArgs = [];
 const schedulesArgs = [];
 const streamingArgs = [];
-const BENCHES = ['orchestration', 'memory', 'session', 'many-runs', 'mcp', 'longterm', 'longterm-eval', 'react-mem', 'schedules', 'streaming'];
+const BENCHES = ['orchestration', 'memory', 'session', 'many-runs', 'mcp', 'longterm', 'longterm-eval', 'longterm-recall', 'react-mem', 'schedules', 'streaming'];
 let only = null;
 let lowLatency = true;
 /** --cluster: the cluster benchmarks instead of the others. */
@@ -245,6 +245,11 @@ if (exitCode === 0 && !exiting && wanted('longterm')) {
 if (exitCode === 0 && !exiting && wanted('longterm-eval')) {
   if (only === null) console.log('');
   exitCode = await runBench('bench/longterm-eval.ts', []);
+}
+// Evidence recall from long two-person conversations (bench/longterm-recall.ts, issue 30), both stores.
+if (exitCode === 0 && !exiting && wanted('longterm-recall')) {
+  if (only === null) console.log('');
+  exitCode = await runBench('bench/longterm-recall.ts', ['--stores', 'file,postgres']);
 }
 // Answer latency with react_mem against react (bench/react-mem.ts), on the same server.
 if (exitCode === 0 && !exiting && wanted('react-mem')) {

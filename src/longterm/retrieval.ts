@@ -18,6 +18,8 @@ import { fuse, type Ranking } from './fusion';
 import { analyze, namePhrases, normalizeName, words } from './text';
 import type { LexicalQuery, LongTermReader } from '../store/longterm/store';
 
+/** Recency's weight in the fusion: a tie-breaker (RRF ranks lie close: more would reorder the words' best hits). */
+const RECENCY_WEIGHT = 0.05;
 /** Candidates taken from each lexical ranking. */
 const LEXICAL_DEPTH = 50;
 /** Facts taken from the graph around the named entities. */
@@ -172,6 +174,68 @@ async function messagesNaming(reader: LongTermReader, entityIds: readonly string
   });
 }
 
+/** A kind's lexical ranking, and the ids its words matched (what other rankings need not add again). */
+interface LexicalRanking {
+  ranked: string[];
+  matched: string[];
+}
+const plainLexical = (hits: readonly { id: string }[]): LexicalRanking => ({ ranked: hits.map((h) => h.id), matched: hits.map((h) => h.id) });
+
+/** Lexical message hits read for their context (messagesInContext): more than are returned. */
+const CONTEXT_POOL = 100;
+/** The share of a turn's score its next turn, the one after, and the turn before receive. */
+const NEXT_SHARE = 0.6;
+const SECOND_NEXT_SHARE = 0.3;
+const PREV_SHARE = 0.1;
+/** The factor for turns by a speaker the query names ("When did Maya …"). */
+const SPEAKER_BOOST = 1.5;
+
+/**
+ * Messages by BM25 read in their conversation: an answer often shares no word with the question
+ * but follows the turns that do ("I took a pottery class!" — "What did you make?" — "A blue
+ * bowl"), so every hit passes a share of its score (normalised to the best hit's) to the next two
+ * turns and the one before (StoredMessage.prevId/nextId, kept at import); turns by a speaker the
+ * query names count more. The best `limit` ids, best first, and the ids the words matched.
+ */
+async function messagesInContext(reader: LongTermReader, lexical: LexicalQuery, queryText: string, limit: number): Promise<LexicalRanking> {
+  const hits = await reader.searchText('message', lexical, Math.max(limit, CONTEXT_POOL));
+  if (hits.length === 0) return { ranked: [], matched: [] };
+  const best = hits[0]?.score || 1;
+  const records = new Map<string, StoredMessage>();
+  const fetch = async (ids: Iterable<string>) => {
+    const wanted = [...new Set(ids)].filter((id) => !records.has(id));
+    for (const m of await reader.getMessages(wanted)) records.set(m.id, m);
+  };
+  await fetch(hits.map((h) => h.id));
+  await fetch(hits.flatMap((h) => [records.get(h.id)?.nextId, records.get(h.id)?.prevId]).filter((id): id is string => !!id));
+  const scores = new Map<string, number>();
+  const add = (id: string | undefined, score: number) => {
+    if (id) scores.set(id, (scores.get(id) ?? 0) + score);
+  };
+  for (const h of hits) {
+    const score = h.score / best;
+    const m = records.get(h.id);
+    add(h.id, score);
+    if (!m) continue;
+    add(m.nextId, NEXT_SHARE * score);
+    add(m.prevId, PREV_SHARE * score);
+    add(m.nextId ? records.get(m.nextId)?.nextId : undefined, SECOND_NEXT_SHARE * score);
+  }
+  await fetch(scores.keys());
+  const queryWords = new Set(words(queryText));
+  const named = (name: string | undefined) => {
+    const w = name ? words(name) : [];
+    return w.length > 0 && w.every((x) => queryWords.has(x));
+  };
+  for (const [id, score] of scores) if (named(records.get(id)?.name)) scores.set(id, score * SPEAKER_BOOST);
+  const ranked = [...scores]
+    .filter(([id]) => records.has(id))
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, limit)
+    .map(([id]) => id);
+  return { ranked, matched: hits.slice(0, limit).map((h) => h.id) };
+}
+
 async function load(reader: LongTermReader, keys: readonly string[]): Promise<Map<string, AnyRecord>> {
   const ids: Record<MemoryKind, string[]> = { message: [], fact: [], episode: [], summary: [] };
   for (const k of keys) {
@@ -232,9 +296,9 @@ export async function retrieve(reader: LongTermReader, userId: string, query: Se
 
   const lexicalIds = new Set<string>();
   for (const kind of kinds) {
-    const hits = await reader.searchText(kind, lexical, depth);
-    rankings.push({ ids: hits.map((h) => key(kind, h.id)) });
-    for (const h of hits) lexicalIds.add(key(kind, h.id));
+    const { ranked, matched } = kind === 'message' ? await messagesInContext(reader, lexical, query.query, depth) : plainLexical(await reader.searchText(kind, lexical, depth));
+    rankings.push({ ids: ranked.map((id) => key(kind, id)) });
+    for (const id of matched) lexicalIds.add(key(kind, id));
   }
   if (kinds.has('fact') || kinds.has('message')) {
     const named = await entitiesNamed(reader, query.query);
@@ -276,7 +340,7 @@ export async function retrieve(reader: LongTermReader, userId: string, query: Se
   });
   const keptSet = new Set(kept);
   const byRecency = [...kept].sort((a, b) => (atOf(records.get(b) as AnyRecord) < atOf(records.get(a) as AnyRecord) ? -1 : 1));
-  rankings.push({ ids: byRecency, weight: 0.2 });
+  rankings.push({ ids: byRecency, weight: RECENCY_WEIGHT });
   if (query.sessionId) rankings.push({ ids: kept.filter((c) => sessionOf(records.get(c) as AnyRecord) === query.sessionId), weight: 0.3 });
 
   const hits: SearchHit[] = [];

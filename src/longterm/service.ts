@@ -221,7 +221,23 @@ export class LongTermService implements LongTermMemory {
       batch.forEach((m, i) => {
         if (existing.has(m.id)) return;
         const name = screened.texts[2 * i + 1];
-        added.push({ kind: 'message', record: { id: m.id, userId, sessionId: m.sessionId, role: m.role, ...(name ? { name } : {}), text: screened.texts[2 * i] ?? '', at: m.at } });
+        // Neighbouring turns of one session, as they came: search reads an answer's context through them.
+        const prev = batch[i - 1]?.sessionId === m.sessionId ? batch[i - 1]?.id : undefined;
+        const next = batch[i + 1]?.sessionId === m.sessionId ? batch[i + 1]?.id : undefined;
+        added.push({
+          kind: 'message',
+          record: {
+            id: m.id,
+            userId,
+            sessionId: m.sessionId,
+            role: m.role,
+            ...(name ? { name } : {}),
+            text: screened.texts[2 * i] ?? '',
+            at: m.at,
+            ...(prev ? { prevId: prev } : {}),
+            ...(next ? { nextId: next } : {}),
+          },
+        });
       });
       if (added.length === 0) return 0;
       tx.put(added);

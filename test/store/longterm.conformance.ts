@@ -384,6 +384,41 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         assert.equal((await svc.search(user, { query: 'what did msg_ripe000001 say?', k: 1 }))[0]?.id, 'msg_ripe000001');
       }));
 
+    test('an imported answer that shares no word with the question is found through the turns before it; the named speaker first', () =>
+      withService(async (svc, user) => {
+        const at = iso('2023-05-08');
+        const turn = (id: string, name: string, text: string) => ({ id, role: name === 'Maya' ? ('user' as const) : ('assistant' as const), name, text, at });
+        const noise = NOISE.map((text, i) => turn(`noise-${i}`, i % 2 ? 'Maya' : 'Jordan', text));
+        await svc.importConversations(
+          user,
+          [
+            { sessionId: 's1', messages: [...noise.slice(0, 6), turn('d1', 'Jordan', 'I took a pottery class once, years ago.'), ...noise.slice(6)] },
+            {
+              sessionId: 's2',
+              messages: [
+                turn('m1', 'Maya', 'Guess what? I took my first pottery class last weekend!'),
+                turn('m2', 'Jordan', 'No way! What did you make?'),
+                turn('m3', 'Maya', 'A lopsided bowl with a blue glaze. [shares a photo: a clay bowl drying on a shelf]'),
+                turn('m4', 'Jordan', 'Love that for you.'),
+              ],
+            },
+          ],
+          agent,
+          () => 'unused',
+        );
+        const stored = await svc.getMessage(user, 'm2');
+        assert.equal(stored?.prevId, 'm1');
+        assert.equal(stored?.nextId, 'm3');
+        assert.equal((await svc.getMessage(user, 'm1'))?.prevId, undefined, 'a session starts a new chain');
+        const detail = await svc.search(user, { query: 'What did Maya make in the pottery class?', k: 5 });
+        assert.ok(
+          detail.some((h) => h.id === 'm3'),
+          `the answer turn is among the first five: ${detail.map((h) => h.id).join(', ')}`,
+        );
+        const when = await svc.search(user, { query: 'When did Maya take a pottery class?', k: 3 });
+        assert.equal(when[0]?.id, 'm1', "the named speaker's own statement comes first, not the other person's");
+      }));
+
     test('a second instance on the same data sees writes; concurrent duplicates merge into one fact', async () => {
       const target = await make();
       if (!target.reopen) {
