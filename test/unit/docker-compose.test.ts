@@ -11,7 +11,7 @@ const compose = readFileSync(path.join(__dirname, '..', '..', 'docker-compose.ym
 const lines = compose.split('\n').filter((l) => !l.trim().startsWith('#'));
 
 test('docker-compose.yml has no default secrets and turns auth and encryption on', () => {
-  for (const secret of ['POSTGRES_PASSWORD', 'THREADLINE_ADMIN_KEY', 'THREADLINE_ENCRYPTION_KEY']) {
+  for (const secret of ['POSTGRES_PASSWORD', 'THREADLINE_DB_PASSWORD', 'THREADLINE_ADMIN_KEY', 'THREADLINE_ENCRYPTION_KEY']) {
     const uses = lines.filter((l) => l.includes(`\${${secret}`));
     assert.ok(uses.length > 0, `${secret} is used`);
     for (const use of uses) assert.match(use, new RegExp(`\\$\\{${secret}:\\?`), `${secret} must be required, not defaulted: ${use.trim()}`);
@@ -57,4 +57,20 @@ test('npm start and npm run cluster start their workers without the admin key', 
     assert.ok(starts.length > 0, script);
     for (const line of starts) assert.match(line, /workerEnv\(/, `${script}: ${line.trim()}`);
   }
+});
+
+test('Threadline connects to PostgreSQL as its own role, not as Temporal’s superuser', () => {
+  const { services } = Services.parse(parse(compose, { merge: true }));
+  const temporalUser = String(services.postgresql?.environment?.POSTGRES_USER);
+  const threadline = Object.values(services).filter((s) => s.environment?.DATABASE_URL !== undefined);
+  assert.ok(threadline.length >= 3, 'the workers and the APIs');
+  for (const s of threadline) {
+    const url = new URL(String(s.environment?.DATABASE_URL).replace(/\$\{[^}]+\}/g, 'x'));
+    assert.equal(url.username, 'threadline');
+    assert.notEqual(url.username, temporalUser);
+    assert.match(String(s.environment?.DATABASE_URL), /^postgres:\/\/threadline:\$\{THREADLINE_DB_PASSWORD:\?/);
+  }
+  const setup = (services['threadline-db-setup']?.command ?? []).join('\n');
+  assert.match(setup, /CREATE ROLE threadline LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE/);
+  assert.match(setup, /CREATE DATABASE threadline OWNER threadline/);
 });
