@@ -2,12 +2,12 @@
 // type-only imports included, and no import up a layer. `npm run graph` draws the graph.
 /**
  * The layers of src/, lowest first: a module imports from its own layer or a lower one, never a
- * higher one. Domain: pure models and the engine (what workflows run). Infrastructure: model
+ * higher one. Domain: pure models, the engine (what workflows run) and the model calls' schemas, prompts and demo answers. Infrastructure: model
  * providers and prompts, memory and other stores, tools. Orchestration: Temporal workflows,
  * activities and clients. Entry points: the API, the CLI, the worker.
  */
 const LAYERS = [
-  ['text', 'types', 'config.ts', 'planning', 'memory', 'agents', 'blueprints', 'skills', 'sessions', 'engine'],
+  ['text', 'types', 'config.ts', 'planning', 'memory', 'agents', 'blueprints', 'skills', 'sessions', 'engine', 'calls'],
   ['llm', 'longterm', 'tools', 'store', 'usage', 'auth', 'telemetry', 'mcp', 'live'],
   ['activities', 'workflows', 'temporal'],
   ['api', 'cli', 'worker.ts', 'workflow-bundle.ts'],

@@ -9,7 +9,17 @@ const nodeModules = builtinModules.filter((m) => !m.startsWith('_')).flatMap((m)
 const nodeBan = nodeModules.map((name) => ({ name, message: 'workflow code is deterministic: no Node built-ins (do I/O in an activity)' }));
 
 /** What workflow code imports besides its own folder: it must be as deterministic as the workflows (no Node built-ins). */
-const WORKFLOW_IMPORTS = ['src/engine/**/*.ts', 'src/planning/**/*.ts', 'src/memory/**/*.ts', 'src/sessions/**/*.ts', 'src/text/**/*.ts', 'src/agents/names.ts', 'src/agents/profile.ts', 'src/blueprints/blueprint.ts'];
+const WORKFLOW_IMPORTS = [
+  'src/engine/**/*.ts',
+  'src/planning/**/*.ts',
+  'src/memory/**/*.ts',
+  'src/sessions/**/*.ts',
+  'src/text/**/*.ts',
+  'src/calls/**/*.ts',
+  'src/agents/names.ts',
+  'src/agents/profile.ts',
+  'src/blueprints/blueprint.ts',
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.tools/**', 'data/**', 'bench/peers/**', 'dist/**'] },
@@ -21,10 +31,7 @@ export default tseslint.config(
       // A leading underscore says "unused on purpose": a parameter a signature needs, a field taken out of a rest.
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
       // node:test's test() and describe() return promises the runner itself awaits.
-      '@typescript-eslint/no-floating-promises': [
-        'error',
-        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] }] },
-      ],
+      '@typescript-eslint/no-floating-promises': ['error', { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] }] }],
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
       'no-duplicate-imports': ['error', { allowSeparateTypeImports: true }],
     },
@@ -46,7 +53,9 @@ export default tseslint.config(
             { name: '@temporalio/client', message: 'workflow code cannot use the client: start children with @temporalio/workflow' },
             { name: '@temporalio/worker', message: 'the worker SDK does not belong in workflow code' },
           ],
-          patterns: [{ group: ['**/activities/*', '**/store/*', '**/api/*', '**/llm/openai-*'], message: 'workflow code imports only pure modules; side effects live in activities', allowTypeImports: true }],
+          patterns: [
+            { group: ['**/activities/*', '**/store/*', '**/api/*', '**/llm/openai-*'], message: 'workflow code imports only pure modules; side effects live in activities', allowTypeImports: true },
+          ],
         },
       ],
     },

@@ -20,7 +20,7 @@ import { loadConfig } from '../src/config';
 import type { ModelProvider, ModelRequest } from '../src/llm/provider';
 import { McpToolSource } from '../src/mcp/tool-source';
 import type { ExecutionState } from '../src/planning/execution-state';
-import type { StepSpec } from '../src/planning/schemas';
+import type { StepSpec } from '../src/planning/step-spec';
 import { MemoryKeyValueStore } from '../src/store/kv';
 import { Runs } from '../src/temporal/runs';
 import { ToolRegistry } from '../src/tools/registry';

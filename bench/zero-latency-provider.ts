@@ -14,11 +14,15 @@
  */
 import { z } from 'zod';
 import type { ExecutionState } from '../src/planning/execution-state';
-import type { ReplanDecisionReply, StepSpec } from '../src/planning/schemas';
-import { isMemoryPassContext, isSummaryContext, isTaskStateSummaryContext, type ModelProvider, type ModelRequest } from '../src/llm/provider';
-import { isApprovalEditContext } from '../src/llm/approval-edit';
-import { isMessageRouteContext } from '../src/llm/message-route';
-import { isTreeContext, type TreeContext } from '../src/llm/tree-prompts';
+import type { ReplanDecisionReply } from '../src/calls/replan-decision';
+import type { StepSpec } from '../src/planning/step-spec';
+import { isMemoryPassContext } from '../src/calls/memory-passes';
+import { isSummaryContext } from '../src/calls/memory-summary';
+import { isTaskStateSummaryContext } from '../src/calls/task-state-summary';
+import type { ModelProvider, ModelRequest } from '../src/llm/provider';
+import { isApprovalEditContext } from '../src/calls/approval-edit';
+import { isMessageRouteContext } from '../src/calls/message-route';
+import { isTreeContext, type TreeContext } from '../src/calls/tree';
 import { defineTool } from '../src/tools/tool';
 
 export const NOOP_TOOL = defineTool({

@@ -1,6 +1,6 @@
 /** The version of the code a worker runs (model, prompts, tools), and the check each step of a run makes against it. */
 import { ApplicationFailure } from '@temporalio/common';
-import { PROMPT_VERSION } from '../llm/prompts';
+import { PROMPT_VERSION } from '../calls/registry';
 import type { ModelProvider } from '../llm/provider';
 import { staleReason, type CodeVersion } from '../planning/code-version';
 import type { ExecutionState } from '../planning/execution-state';

@@ -7,8 +7,8 @@
  */
 import type { Episode, LongTermMemory, MemoryExtraction, MemoryPromotion, Provenance, WriteMeta } from '../longterm/contract';
 import { scheduledRunOf } from '../planning/schedule-spec';
-import { memoryPassMessages } from '../longterm/passes';
-import type { MemoryPassContext, ModelProvider } from '../llm/provider';
+import { memoryPassMessages, type MemoryPassContext } from '../calls/memory-passes';
+import type { ModelProvider } from '../llm/provider';
 import { completeStructured } from '../llm/structured';
 import { WORKING_FLOW_TYPES, type Chunk } from '../memory/model';
 import { renderContent } from '../memory/parser';

@@ -19,8 +19,10 @@ import {
   type Observation,
   type RunEnding,
 } from '../planning/execution-state';
-import type { PlannerCallName, ReplanDecisionReply, StepSpec } from '../planning/schemas';
-import type { PlannerContext } from '../llm/prompts';
+import type { PlannerCallName } from '../calls/names';
+import type { ReplanDecisionReply } from '../calls/replan-decision';
+import type { StepSpec } from '../planning/step-spec';
+import type { PlannerContext } from '../calls/planner';
 import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
 import { callModel, InvalidModelReplyError } from '../llm/structured';
 import { agentChunks, endingChunk, goalChunk, lastStepEvent, runThreadId, snapshotChunk, stepChunks, type StepOutcome } from '../memory/run-chunks';

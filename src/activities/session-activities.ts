@@ -12,9 +12,8 @@ import { isTaskStateChunk, isTurnChunk, planCompression, readConversation, taskS
 import { emptyTaskState, estimateTokens, type TaskState, type Turn } from '../sessions/session-model';
 import { DEFAULT_SESSION_LIMITS } from '../sessions/session-state';
 import { describeDropped, enforceTaskStateRules } from '../sessions/task-state-rules';
-import { taskStateSummaryContext, taskStateSummaryMessages } from '../llm/task-state-summary';
-import { messageRouteMessages, type MessageRouteContext } from '../llm/message-route';
-import type { MessageRouteReply } from '../planning/schemas';
+import { taskStateSummaryContext, taskStateSummaryMessages } from '../calls/task-state-summary';
+import { messageRouteMessages, type MessageRouteContext, type MessageRouteReply } from '../calls/message-route';
 import { operationIdFor, type MemoryService } from '../store/memory-service';
 import type { ToolRegistry } from '../tools/registry';
 import { describeCodeVersion } from '../planning/code-version';

@@ -6,7 +6,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { approvalEditMessages, type ApprovalEditContext } from '../llm/approval-edit';
+import { approvalEditMessages, type ApprovalEditContext } from '../calls/approval-edit';
 import type { ModelProvider } from '../llm/provider';
 import { completeStructured, InvalidModelReplyError } from '../llm/structured';
 import type { ApprovalDecision, PendingApproval } from '../planning/approval';

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { createDocument, type oas31, type ZodOpenApiObject, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import { version } from '../../package.json';
-import { TaskSpecSchema } from '../planning/tree-schemas';
+import { TaskSpecSchema } from '../planning/task-spec';
 import { ErrorBodySchema } from './response-schemas';
 import type { ResponseDoc, RouteDoc } from './routes-registry';
 

@@ -5,8 +5,8 @@
 import { z } from 'zod';
 import type { Allow } from '../planning/capabilities';
 import { RUN_STATUSES } from '../planning/execution-state';
-import { TaskTreeReplySchema } from '../planning/tree-schemas';
-import { StepSpecSchema } from '../planning/schemas';
+import { TaskTreeReplySchema } from '../calls/task-tree';
+import { StepSpecSchema } from '../planning/step-spec';
 
 const ID_CHARS = /^[A-Za-z0-9._@:+-]+$/;
 const id = (what: string) => z.string().min(1).max(128).regex(ID_CHARS, `${what} may contain only letters, digits and . _ @ : + -`);

@@ -4,7 +4,7 @@
  * validation against the schema, and expansion into a task tree.
  */
 import { z } from 'zod';
-import { TaskSpecSchema } from '../planning/tree-schemas';
+import { TaskSpecSchema } from '../planning/task-spec';
 import type { TaskSpec } from '../planning/task-tree';
 
 export const BlueprintSchema = z.object({

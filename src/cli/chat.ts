@@ -22,7 +22,8 @@ import { input } from '@inquirer/prompts';
 import { z } from 'zod';
 import { loadConfig, runUiUrl, type Config } from '../config';
 import { ApiClient, ApiUnreachableError } from './api-client';
-import { TaskSpecSchema, TaskTreeReplySchema, type TaskTreeReply } from '../planning/tree-schemas';
+import { TaskSpecSchema } from '../planning/task-spec';
+import { TaskTreeReplySchema, type TaskTreeReply } from '../calls/task-tree';
 import { forgottenLine, MEMORY_HELP, parseMemoryCommand, rememberedLine, searchLines, type MemoryCommand } from './memory-commands';
 import { parseScheduleCommand, SCHEDULE_HELP, scheduleLines, type ScheduleCommand } from './schedule-commands';
 import {

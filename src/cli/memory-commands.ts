@@ -4,7 +4,7 @@
  * Pure: parsing and printing; chat.ts makes the calls.
  */
 import type { Fact, FactInput, RecordedFact, SearchHit } from '../longterm/contract';
-import { plainFacts } from '../longterm/passes';
+import { plainFacts } from '../calls/memory-passes';
 
 export type MemoryCommand = { kind: 'remember'; fact: FactInput } | { kind: 'forget'; factId: string } | { kind: 'memory'; query: string } | { kind: 'usage'; text: string };
 

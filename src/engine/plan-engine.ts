@@ -12,7 +12,7 @@ import { agentNameOf, type AgentInvocation } from '../agents/names';
 import * as model from '../planning/execution-state';
 import type { ExecutionState, Observation, PlanStep, RunEnding } from '../planning/execution-state';
 import { stepSummary } from '../planning/progress';
-import type { ReplanDecisionReply } from '../planning/schemas';
+import type { ReplanDecisionReply } from '../calls/replan-decision';
 import type { Command, Engine, EngineEvent } from './core';
 import { Outbox } from './outbox';
 import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';

@@ -11,7 +11,7 @@ import { agentRunInput, newRunOf } from './run-inputs';
 import type { AgentInvocation } from '../agents/names';
 import * as model from '../planning/execution-state';
 import type { ExecutionState, Observation, RunEnding } from '../planning/execution-state';
-import type { StepSpec } from '../planning/schemas';
+import type { StepSpec } from '../planning/step-spec';
 import {
   attachSubtasks,
   buildTree,
@@ -37,7 +37,7 @@ import { QuestionRelay, type ChildReportEvent, type RelayHost } from './relay';
 import { offFor, refusedAction } from '../planning/capabilities';
 import { FAILURES_ONLY, reflectionLevel, type ReflectionLevel } from './reflection';
 import { DEFAULT_SPIN_LIMITS, repeatedActionType, repeatedCalls, shouldCheckSpin, shouldCheckTypeSpin } from './spin';
-import type { SpinCheckReply } from '../planning/tree-schemas';
+import type { SpinCheckReply } from '../calls/spin-check';
 import { oneLine } from '../text/clip';
 import type { PlanExecutionInput, ReactStepResult, ReviewDecision, TaskSteer, TreeCalls, TreeLimits } from './contract';
 

@@ -2,40 +2,8 @@
  * A model provider answers one structured call: messages in, JSON text out.
  * Validation and repair live in `structured.ts`, above every provider.
  */
-import type { MemoryPassName, ModelCallName, TaskStateSummaryReply } from '../planning/schemas';
-import type { PlannerContext } from './prompts';
-import type { MessageRouteContext } from './message-route';
-import type { ApprovalEditContext } from './approval-edit';
-import type { TreeContext } from './tree-prompts';
+import type { CallContext, ModelCallName } from '../calls/registry';
 import type { ChatMessage } from '../text/chat-message';
-
-/** What a `memory_summary` call is made from: the texts to summarize and the summary's token allowance. */
-export interface SummaryContext {
-  call: 'memory_summary';
-  texts: string[];
-  maxTokens: number;
-}
-
-/** What a `task_state_summary` call is made from: the session's TaskState so far and the older turns to fold into it. */
-export interface TaskStateSummaryContext {
-  call: 'task_state_summary';
-  previous: TaskStateSummaryReply;
-  turns: { role: 'user' | 'assistant'; text: string }[];
-}
-
-/**
- * What a long-term memory pass is made from (seed 002): `memory_extraction` after invocations,
- * `memory_promotion` at a conversation's end. Offline providers read it instead of prose.
- */
-export interface MemoryPassContext {
-  call: MemoryPassName;
-  /** The invocations' goals (extraction), or the conversation's first request (promotion). */
-  goals: string[];
-  /** What happened, oldest first: the person's and the agent's words, tool calls and results. */
-  transcript: { role: 'user' | 'assistant' | 'tool'; text: string }[];
-  /** Facts already known about the person, as sentences (so the model adds only what is new). */
-  known: string[];
-}
 
 export interface ModelRequest {
   name: ModelCallName;
@@ -48,22 +16,7 @@ export interface ModelRequest {
    */
   model?: string;
   /** The structured context the messages were rendered from; offline providers read it instead of prose. */
-  context: PlannerContext | TreeContext | SummaryContext | TaskStateSummaryContext | MemoryPassContext | MessageRouteContext | ApprovalEditContext;
-}
-
-/** Tells a session's TaskState summary request from the others. */
-export function isTaskStateSummaryContext(context: ModelRequest['context']): context is TaskStateSummaryContext {
-  return context.call === 'task_state_summary' && 'turns' in context;
-}
-
-/** Tells a long-term memory pass's context from the others. */
-export function isMemoryPassContext(context: ModelRequest['context']): context is MemoryPassContext {
-  return (context.call === 'memory_extraction' || context.call === 'memory_promotion') && 'transcript' in context;
-}
-
-/** Tells a summary request's context from a planner's. */
-export function isSummaryContext(context: ModelRequest['context']): context is SummaryContext {
-  return context.call === 'memory_summary' && 'texts' in context;
+  context: CallContext;
 }
 
 export interface ModelProvider {

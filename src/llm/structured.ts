@@ -3,8 +3,9 @@
  * send the validation error back and ask again — a bounded number of times.
  */
 import { z } from 'zod';
-import { MODEL_CALLS, type ModelCallName, type ModelReply, type PlannerCallName, replyJsonSchema } from '../planning/schemas';
-import { buildMessages, type PlannerContext } from './prompts';
+import { buildMessages, parseCallReply, replyJsonSchema, type ModelCallName, type ModelReply } from '../calls/registry';
+import type { PlannerCallName } from '../calls/names';
+import type { PlannerContext } from '../calls/planner';
 import type { ChatMessage } from '../text/chat-message';
 import type { ModelProvider, ModelRequest } from './provider';
 import { liveCallFor, withTextSink } from './live-tokens';
@@ -29,9 +30,9 @@ export function parseReply<N extends ModelCallName>(name: N, text: string): { ok
   } catch (err) {
     return { ok: false, problem: `not valid JSON (${err instanceof Error ? err.message : String(err)})` };
   }
-  const parsed = MODEL_CALLS[name].safeParse(json);
+  const parsed = parseCallReply(name, json);
   if (!parsed.success) return { ok: false, problem: z.prettifyError(parsed.error).replace(/\n/g, '; ') };
-  return { ok: true, value: parsed.data as ModelReply<N> };
+  return { ok: true, value: parsed.data };
 }
 
 /** A structured request before its JSON schema is attached. */

@@ -142,9 +142,11 @@ export interface InvocationContext {
   summaries: ConversationSummary[];
 }
 
-// The wire shapes of facts, episodes and the memory passes' replies live with the other model-call schemas.
-export { EpisodeInputSchema, FactInputSchema, MemoryExtractionSchema, MemoryPromotionSchema } from '../planning/memory-schemas';
-export type { EpisodeInput, FactInput, MemoryExtraction, MemoryPromotion } from '../planning/memory-schemas';
+// The wire shapes of facts and episodes (planning/), and the memory passes' replies (with their calls).
+export { EpisodeInputSchema, FactInputSchema } from '../planning/memory-schemas';
+export type { EpisodeInput, FactInput } from '../planning/memory-schemas';
+export { MemoryExtractionSchema, MemoryPromotionSchema } from '../calls/memory-passes';
+export type { MemoryExtraction, MemoryPromotion } from '../calls/memory-passes';
 
 export interface RecordedFact {
   fact: Fact;

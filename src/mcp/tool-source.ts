@@ -14,7 +14,7 @@ import { loadMcpConfig, mcpConfigPath, type McpServerSpec } from './config';
 import { resultText, resultValue, type SaveMedia } from './results';
 import { McpServerConnection, type McpServerOptions } from './server-connection';
 
-/** Longest tool name a plan step may carry (src/planning/schemas.ts). */
+/** Longest tool name a plan step may carry (src/planning/step-spec.ts). */
 const MAX_TOOL_NAME = 100;
 
 export interface McpToolSourceOptions extends Omit<McpServerOptions, 'onTools'> {

@@ -8,7 +8,7 @@
 export interface CodeVersion {
   /** The model's label, e.g. `gpt-5-mini` or `offline-demo`. */
   model: string;
-  /** PROMPT_VERSION of the prompts (src/llm/prompts.ts). */
+  /** PROMPT_VERSION of the prompts (src/calls/registry.ts). */
   prompts: string;
   /** A hash of the tools' names and parameter schemas. */
   tools: string;

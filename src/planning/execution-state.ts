@@ -7,7 +7,7 @@
 import type { RunAgent } from '../agents/names';
 import type { Allow } from './capabilities';
 import type { CodeVersion } from './code-version';
-import type { StepSpec, StepType } from './schemas';
+import type { StepSpec, StepType } from './step-spec';
 import { renderTaskProgress, type TaskNode } from './task-tree';
 import { editNote, rejectionText, type ApprovalDecision, type PendingApproval } from './approval';
 

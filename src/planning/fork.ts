@@ -5,7 +5,7 @@
  * observations (content and time) and are not run again; a step under way there runs again.
  */
 import { replaceRemaining, type ExecutionState } from './execution-state';
-import type { StepSpec } from './schemas';
+import type { StepSpec } from './step-spec';
 import { findTask } from './task-tree';
 
 export type ForkPoint = { version: number } | { stepId: string } | { taskIndex: string };

@@ -1,6 +1,6 @@
 /**
  * Wire shapes of long-term memory (seed 002): a fact and an episode as the model or a person states
- * them, and the replies of the memory passes (`memory_extraction`, `memory_promotion`, DESIGN.md).
+ * them — in the memory passes' replies (src/calls/memory-passes.ts), `store_fact` and the API.
  */
 import { z } from 'zod';
 
@@ -21,18 +21,3 @@ export const EpisodeInputSchema = z.object({
   lessons: z.array(z.string().max(2000)).max(20),
 });
 export type EpisodeInput = z.infer<typeof EpisodeInputSchema>;
-
-/** Reply of the post-invocation extraction pass (wire name `memory_extraction`, DESIGN.md). */
-export const MemoryExtractionSchema = z.object({
-  summary: z.string(),
-  facts: z.array(FactInputSchema),
-  episode: EpisodeInputSchema.nullable(),
-});
-export type MemoryExtraction = z.infer<typeof MemoryExtractionSchema>;
-
-/** Reply of promotion at conversation end (wire name `memory_promotion`). */
-export const MemoryPromotionSchema = z.object({
-  facts: z.array(FactInputSchema),
-  episode: EpisodeInputSchema.nullable(),
-});
-export type MemoryPromotion = z.infer<typeof MemoryPromotionSchema>;

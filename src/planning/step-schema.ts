@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { STEP_STATUSES } from './execution-state';
-import { STEP_TYPES } from './schemas';
+import { STEP_TYPES } from './step-spec';
 
 export const PlanStepWireSchema = z.object({
   id: z.string(),

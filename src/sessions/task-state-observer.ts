@@ -6,7 +6,7 @@
  */
 import type { ChunkContent, Operation } from '../memory/model';
 import type { MemoryObserver, ObserverVerdict } from '../memory/observers';
-import type { TaskStateSummaryReply } from '../planning/schemas';
+import type { TaskStateSummaryReply } from '../calls/task-state-summary';
 import { describeDropped, enforceTaskStateRules } from './task-state-rules';
 
 /** The TaskState a chunk's content holds (`{kind: "task_state", taskState}`), or null. */

@@ -4,7 +4,7 @@
  * state that changes outside the chat, step-level pending items, and
  * conclusions about whether tools or configuration exist. Pure.
  */
-import type { TaskStateSummaryReply } from '../planning/schemas';
+import type { TaskStateSummaryReply } from '../calls/task-state-summary';
 
 export type TaskStateRule = 'live_state' | 'step_pending' | 'config_conclusion';
 

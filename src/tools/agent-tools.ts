@@ -3,7 +3,7 @@
  * and how an `agent.<name>` call becomes an AgentInvocation the engine starts as a child run.
  */
 import { z } from 'zod';
-import type { ToolDescription } from './registry';
+import type { ToolDescription } from '../calls/tool-description';
 import { agentNameOf, agentToolName, notAllowedMessage, toolAllowed, type AgentInvocation, type RunAgent } from '../agents/names';
 import type { AgentProfile } from '../agents/profile';
 

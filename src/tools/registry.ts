@@ -13,17 +13,9 @@ import { notesRead, notesWrite } from './notes';
 import type { ToolSource } from './source';
 import type { ToolContext, ToolDefinition } from './tool';
 import { wait } from './wait';
+import type { ToolDescription } from '../calls/tool-description';
 
 export const BUILTIN_TOOLS: readonly ToolDefinition[] = [calculator, currentTime, notesWrite, notesRead, wait];
-
-/** What the planner is told about a tool. */
-export interface ToolDescription {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-  /** Present (true) on tools whose truth changes outside the conversation. */
-  live?: true;
-}
 
 export type ToolOutcome = { ok: true; result: unknown } | { ok: false; error: string };
 

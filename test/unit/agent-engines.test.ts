@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import type { AgentInvocation } from '../../src/agents/names';
 import { PlanEngine, type PlanCommand } from '../../src/engine/plan-engine';
 import type { ExecutionState } from '../../src/planning/execution-state';
-import type { StepSpec } from '../../src/planning/schemas';
+import type { StepSpec } from '../../src/planning/step-spec';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
 const CALL: StepSpec = { type: 'tool', description: 'Ask the researcher', tool: 'agent.researcher', args: { task: 'find x' } };

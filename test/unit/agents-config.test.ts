@@ -8,7 +8,7 @@ import { agentsConfigPath, AgentsConfigError, loadAgents, parseAgents } from '..
 import { agentNameOf, toolAllowed } from '../../src/agents/names';
 import { summarizeAgent } from '../../src/agents/profile';
 import { resolveAgentCall, toolsForRun } from '../../src/tools/agent-tools';
-import type { ToolDescription } from '../../src/tools/registry';
+import type { ToolDescription } from '../../src/calls/tool-description';
 
 const FILE = '/etc/threadline/agents.json';
 const researcher = { name: 'researcher', description: 'Looks things up.', instructions: 'Be brief.', tools: ['calculator'] };

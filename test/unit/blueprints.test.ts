@@ -6,7 +6,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { expandBlueprint, paramsProblem } from '../../src/blueprints/blueprint';
 import { loadBlueprints } from '../../src/blueprints/load';
-import { demoIntents } from '../../src/llm/demo-intents';
+import { demoIntents } from '../../src/calls/demo-intents';
 import { dfs, buildTree, treeProblems } from '../../src/planning/task-tree';
 
 const shipped = loadBlueprints();

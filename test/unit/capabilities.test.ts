@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { allows, offForRun, refusedAction } from '../../src/planning/capabilities';
-import { buildMessages } from '../../src/llm/prompts';
+import { buildMessages } from '../../src/calls/registry';
 import { initialState } from '../../src/planning/execution-state';
 
 test('everything is on unless turned off; the prompt names only what is off', () => {

@@ -21,8 +21,10 @@ import {
   type ExecutionState,
   type PlanStep,
 } from '../../src/planning/execution-state';
-import type { PlannerCallName, ModelReply, StepSpec } from '../../src/planning/schemas';
-import { demoIntents } from '../../src/llm/demo-intents';
+import type { PlannerCallName } from '../../src/calls/names';
+import type { ModelReply } from '../../src/calls/registry';
+import type { StepSpec } from '../../src/planning/step-spec';
+import { demoIntents } from '../../src/calls/demo-intents';
 import { DEMO_LABEL, DemoProvider } from '../../src/llm/demo-provider';
 import { callModel } from '../../src/llm/structured';
 import { MemoryKeyValueStore, type KeyValueStore } from '../../src/store/kv';
@@ -197,9 +199,9 @@ test('demoIntents finds nothing in small talk', () => {
 
 test('the demo model answers the memory passes offline: a plain summary, the facts a rule sees, an episode when tools ran', async () => {
   const { DemoProvider } = await import('../../src/llm/demo-provider');
-  const { memoryPassMessages } = await import('../../src/longterm/passes');
+  const { memoryPassMessages } = await import('../../src/calls/memory-passes');
   const { parseReply } = await import('../../src/llm/structured');
-  const { replyJsonSchema } = await import('../../src/planning/schemas');
+  const { replyJsonSchema } = await import('../../src/calls/registry');
   const context = {
     call: 'memory_extraction' as const,
     goals: ['remember that my sister is Ana'],

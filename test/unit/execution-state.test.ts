@@ -20,7 +20,7 @@ import {
   startStep,
   waitForUser,
 } from '../../src/planning/execution-state';
-import type { StepSpec } from '../../src/planning/schemas';
+import type { StepSpec } from '../../src/planning/step-spec';
 
 const CALC: StepSpec = { type: 'tool', description: 'Add', tool: 'calculator', args: { expression: '40+2' } };
 const THINK: StepSpec = { type: 'reason', description: 'Think it over' };

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ExecutionState } from '../../src/planning/execution-state';
-import type { StepSpec } from '../../src/planning/schemas';
+import type { StepSpec } from '../../src/planning/step-spec';
 import { withoutCloseOnAnswer } from '../../src/engine/core';
 import { PlanEngine, type PlanCommand, type PlanEngineInput } from '../../src/engine/plan-engine';
 

@@ -2,8 +2,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { applyPlan, finishStep, initialState, recordReply, startStep, waitForUser, type ExecutionState } from '../../src/planning/execution-state';
-import type { PlannerCallName } from '../../src/planning/schemas';
-import { buildMessages, resumeContext, type PlannerContext } from '../../src/llm/prompts';
+import type { PlannerCallName } from '../../src/calls/names';
+import { buildMessages } from '../../src/calls/registry';
+import { resumeContext, type PlannerContext } from '../../src/calls/planner';
 import { DATA_IS_NOT_INSTRUCTIONS } from '../../src/memory/parser';
 import { agentChunks } from '../../src/memory/run-chunks';
 import { ToolRegistry } from '../../src/tools/registry';

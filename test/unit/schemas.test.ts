@@ -1,16 +1,12 @@
 /** The wire schemas of the model protocol (DESIGN.md §4): what a model reply may and may not look like. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  ExecutionPlanReplySchema,
-  FinalAnswerReplySchema,
-  MODEL_CALLS,
-  type ModelCallName,
-  ReasoningReplySchema,
-  ReplanDecisionReplySchema,
-  replyJsonSchema,
-  StepSpecSchema,
-} from '../../src/planning/schemas';
+import { ExecutionPlanReplySchema } from '../../src/calls/execution-plan';
+import { FinalAnswerReplySchema } from '../../src/calls/final-answer';
+import { CALLS, type ModelCallName, replyJsonSchema } from '../../src/calls/registry';
+import { ReasoningReplySchema } from '../../src/calls/reasoning';
+import { ReplanDecisionReplySchema } from '../../src/calls/replan-decision';
+import { StepSpecSchema } from '../../src/planning/step-spec';
 
 /** The paths of the issues zod reports, e.g. ["steps.0.tool"], so a test names the field it expects blamed. */
 function issuePaths(result: { success: boolean; error?: { issues: { path: PropertyKey[] }[] } }): string[] {
@@ -148,7 +144,7 @@ test('replyJsonSchema gives an object schema per call name with the protocol top
     message_route: { properties: ['route', 'runId'], required: ['route'] },
     memory_promotion: { properties: ['episode', 'facts'], required: ['facts', 'episode'] },
   };
-  assert.deepEqual(Object.keys(MODEL_CALLS).sort(), Object.keys(expected).sort());
+  assert.deepEqual(Object.keys(CALLS).sort(), Object.keys(expected).sort());
   for (const [name, want] of Object.entries(expected) as [ModelCallName, (typeof expected)[ModelCallName]][]) {
     const schema = replyJsonSchema(name);
     assert.equal(schema.type, 'object', name);

@@ -1,11 +1,11 @@
 /** Session messages that answer a tool call held for approval (issue 28 §3): routing, reports, the approval_edit call. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { approvalEditMessages, demoApprovalEdit, type ApprovalEditContext } from '../../src/llm/approval-edit';
+import { approvalEditMessages, demoApprovalEdit, type ApprovalEditContext } from '../../src/calls/approval-edit';
 import { DemoProvider } from '../../src/llm/demo-provider';
 import { approvalQuestion, type PendingApproval } from '../../src/planning/approval';
 import { awaitApproval, decideApproval, initialState, type ExecutionState } from '../../src/planning/execution-state';
-import { replyJsonSchema } from '../../src/planning/schemas';
+import { replyJsonSchema } from '../../src/calls/registry';
 import { parentReport, runReport } from '../../src/engine/report';
 import { approvalAnswer, needsJudgement, routeMessage, type SessionRun } from '../../src/sessions/session-model';
 import { applyReport, markReplied, newSessionRun, reportTurn } from '../../src/sessions/session-state';

@@ -1,10 +1,9 @@
 /** The session layer's pure model: routing, confirmations, history window, reports, TaskState rendering and chunks. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DemoProvider, demoTaskState } from '../../src/llm/demo-provider';
-import { buildMessages } from '../../src/llm/prompts';
+import { DemoProvider } from '../../src/llm/demo-provider';
+import { buildMessages, replyJsonSchema } from '../../src/calls/registry';
 import { initialState } from '../../src/planning/execution-state';
-import { replyJsonSchema } from '../../src/planning/schemas';
 import { planCompression, readConversation, readTaskState, taskStateChunk, turnChunk } from '../../src/sessions/session-chunks';
 import {
   confirmation,
@@ -33,9 +32,9 @@ import {
   renderSessionState,
   renderTaskState,
 } from '../../src/sessions/session-state';
-import { taskStateSummaryContext, taskStateSummaryMessages } from '../../src/llm/task-state-summary';
-import { CLARIFY } from '../../src/llm/demo-intents';
-import { demoMessageRoute, messageRouteMessages } from '../../src/llm/message-route';
+import { demoTaskState, taskStateSummaryContext, taskStateSummaryMessages } from '../../src/calls/task-state-summary';
+import { CLARIFY } from '../../src/calls/demo-intents';
+import { demoMessageRoute, messageRouteMessages } from '../../src/calls/message-route';
 import type { Chunk, ChunkInput } from '../../src/memory/model';
 
 const T0 = new Date('2025-01-01T00:00:00.000Z');

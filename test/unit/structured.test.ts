@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { applyPlan, initialState, type ExecutionState } from '../../src/planning/execution-state';
-import { replyJsonSchema } from '../../src/planning/schemas';
-import type { PlannerContext } from '../../src/llm/prompts';
+import { replyJsonSchema } from '../../src/calls/registry';
+import type { PlannerContext } from '../../src/calls/planner';
 import { callModel, InvalidModelReplyError, parseReply } from '../../src/llm/structured';
 import { ToolRegistry } from '../../src/tools/registry';
 import { ScriptedModel } from '../helpers/scripted-model';

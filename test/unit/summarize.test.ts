@@ -1,12 +1,12 @@
 /** The memory_summary model call: what is sent, repair of bad replies, giving up, and the offline demo's summaries. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DemoProvider, demoSummary } from '../../src/llm/demo-provider';
-import { isSummaryContext } from '../../src/llm/provider';
+import { DemoProvider } from '../../src/llm/demo-provider';
+import { demoSummary, isSummaryContext, MemorySummaryReplySchema } from '../../src/calls/memory-summary';
 import { InvalidModelReplyError } from '../../src/llm/structured';
 import { summarize } from '../../src/llm/summarize';
 import { countTextTokens } from '../../src/memory/tokens';
-import { MemorySummaryReplySchema, replyJsonSchema } from '../../src/planning/schemas';
+import { replyJsonSchema } from '../../src/calls/registry';
 import { ScriptedModel } from '../helpers/scripted-model';
 
 const TEXTS = ['The user asked for a poem about the moon. They like short poems.', 'Step 1 wrote a 4-line poem; the user chose Latin American Spanish.'];

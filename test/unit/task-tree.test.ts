@@ -19,7 +19,7 @@ import {
   type TaskNode,
   type TaskSpec,
 } from '../../src/planning/task-tree';
-import { TaskSpecSchema } from '../../src/planning/tree-schemas';
+import { TaskSpecSchema } from '../../src/planning/task-spec';
 
 const TRIP: TaskSpec = {
   name: 'Plan a trip',

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import { TreeEngine, type TreeCommand, type TreeEngineInput } from '../../src/engine/tree-engine';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { buildTree } from '../../src/planning/task-tree';
-import type { ReactActionReply, TaskTreeReply } from '../../src/planning/tree-schemas';
+import type { ReactActionReply } from '../../src/calls/react-action';
+import type { TaskTreeReply } from '../../src/calls/task-tree';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
 const TREE: TaskTreeReply = {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TreeEngine, type TreeCommand, type TreeEngineInput } from '../../src/engine/tree-engine';
 import { FAILURES_ONLY, reflectionLevel } from '../../src/engine/reflection';
-import type { ReactActionReply } from '../../src/planning/tree-schemas';
+import type { ReactActionReply } from '../../src/calls/react-action';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
 

@@ -2,7 +2,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildTree, dfs, treeProblems } from '../../src/planning/task-tree';
-import { BlueprintParamsReplySchema, ReactActionReplySchema, ReflectionReplySchema, SpinCheckReplySchema, TaskTreeReplySchema } from '../../src/planning/tree-schemas';
+import { BlueprintParamsReplySchema } from '../../src/calls/blueprint-params';
+import { ReactActionReplySchema } from '../../src/calls/react-action';
+import { ReflectionReplySchema } from '../../src/calls/reflection';
+import { SpinCheckReplySchema } from '../../src/calls/spin-check';
+import { TaskTreeReplySchema } from '../../src/calls/task-tree';
 
 const paths = (r: { success: boolean; error?: { issues: { path: PropertyKey[] }[] } }) => (r.success ? [] : (r.error?.issues ?? []).map((i) => i.path.join('.')));
 

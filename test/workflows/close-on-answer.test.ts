@@ -11,7 +11,7 @@ import { closeRun, createPlanActivities, ensureRunThread } from '../../src/activ
 import { MemoryKeyValueStore } from '../../src/store/kv';
 import { BUILTIN_TOOLS, ToolRegistry } from '../../src/tools/registry';
 import type { Chunk } from '../../src/memory/model';
-import type { StepSpec } from '../../src/planning/schemas';
+import type { StepSpec } from '../../src/planning/step-spec';
 import { runThreadId } from '../../src/memory/run-chunks';
 import { applyPlan, cancel, complete, initialState, startStep, type ExecutionState } from '../../src/planning/execution-state';
 import type { MemoryService } from '../../src/store/memory-service';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { z } from 'zod';
-import { buildMessages } from '../../src/llm/prompts';
+import { buildMessages } from '../../src/calls/registry';
 import { initialState, makeObservation, type ExecutionState } from '../../src/planning/execution-state';
 import { Runs } from '../../src/temporal/runs';
 import { defineTool } from '../../src/tools/tool';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { ExecutionState } from '../../src/planning/execution-state';
-import { plainFacts } from '../../src/longterm/passes';
+import { plainFacts } from '../../src/calls/memory-passes';
 import { runThreadId } from '../../src/memory/run-chunks';
 import { readConversation } from '../../src/sessions/session-chunks';
 import { openLongTerm } from '../../src/store/longterm/open-longterm';

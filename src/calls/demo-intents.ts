@@ -1,10 +1,10 @@
 /**
  * What the offline demo model understands of a request: arithmetic, notes, the time and waits, as
- * tool steps, and how it puts a tool's result in a sentence. Shared by its planner
- * (demo-provider.ts) and its task trees (demo-tree.ts). Pure.
+ * tool steps, and how it puts a tool's result in a sentence. Shared by the demo answers of the
+ * planner's calls and the tree engine's. Pure.
  */
 import type { PlanStep } from '../planning/execution-state';
-import type { StepSpec } from '../planning/schemas';
+import type { StepSpec } from '../planning/step-spec';
 
 /** Every demo answer says it comes from the demo model. */
 export const TAG = '[offline demo model]';
@@ -12,10 +12,13 @@ export const CLARIFY =
   'I am the offline demo model, so I can only calculate, keep notes and tell the time. What would you like me to do? ' +
   '(e.g. "what is 12*7", "remember that my color is green", "what is my color", "what time is it in Europe/Paris")';
 
-/** Finds the requests the demo understands in a piece of text, in order. */
+/** A demo plan's steps, then the answer. */
+export const withAnswer = (steps: StepSpec[]): StepSpec[] => [...steps, { type: 'respond', description: 'Answer the user' }];
+
 /** What a reminder's own run (goal "Remind me to …", made by `schedule_run`) reminds of; null for any other goal. */
 export const reminderOf = (goal: string): string | null => /^Remind me to (.+)$/i.exec(goal.trim())?.[1] ?? null;
 
+/** Finds the requests the demo understands in a piece of text, in order. */
 export function demoIntents(text: string): StepSpec[] {
   const steps: StepSpec[] = [];
   // "remind me in 10 minutes to stretch": a schedule of the rest of the sentence, and nothing else now.

@@ -1,15 +1,17 @@
 /**
- * Prompt assembly (pure). Every model call is rendered from one PlannerContext:
- * the run's ExecutionState, the tools, and what this call is for.
+ * The planner's prompt (pure), shared by its calls (live_state_check, execution_plan,
+ * replan_decision, reasoning, final_answer): every one is rendered from one PlannerContext — the
+ * run's ExecutionState, the tools, and what this call is for — and ends with the call's instruction.
  */
 import { DATA_IS_NOT_INSTRUCTIONS } from '../memory/parser';
 import type { ExecutionState, Observation, PlanStep } from '../planning/execution-state';
-import type { PlannerCallName } from '../planning/schemas';
 import { renderSessionContext, type SessionContext } from '../sessions/session-state';
-import type { ToolDescription } from '../tools/registry';
 import { agentMessages } from '../agents/names';
 import { offForRun } from '../planning/capabilities';
 import type { ChatMessage } from '../text/chat-message';
+import type { ContextKind } from './call';
+import type { PlannerCallName } from './names';
+import type { ToolDescription } from './tool-description';
 
 export interface PlannerContext {
   call: PlannerCallName;
@@ -25,11 +27,10 @@ export interface PlannerContext {
   session?: SessionContext;
 }
 
-/**
- * The version of the prompts (planner, tree engine, summaries). Bump it when a change of prompts
- * would make a plan made with the old ones wrong: runs planned before it stop as stale.
- */
-export const PROMPT_VERSION = '1';
+export const PLANNER_CONTEXT: ContextKind<PlannerContext> = {
+  label: 'a PlannerContext (state, tools)',
+  is: (context): context is PlannerContext => 'state' in context && !('tree' in context),
+};
 
 const SYSTEM = `You are the planner of Threadline, an agent runtime. You turn a user's goal into a short plan of steps and adapt it as observations arrive.
 Step types:
@@ -40,16 +41,6 @@ Step types:
 - "subplan": delegate a self-contained part of the goal to a nested plan; set "goal".
 Rules: use only the tools listed; never invent tool results; ask the user rather than guess missing facts; keep plans short. Reply with JSON only, matching the schema you are given.
 ${DATA_IS_NOT_INSTRUCTIONS}`;
-
-const INSTRUCTIONS: Record<PlannerCallName, string> = {
-  live_state_check:
-    'Before planning: the tools marked "live" report state that changes outside this conversation. List the live tools this goal concerns, so fresh snapshots are taken first; an empty list when none. Reply {"tools": [...]}.',
-  execution_plan: 'Make the plan for the goal. Reply {"steps": [...]}.',
-  replan_decision:
-    'A step just finished. Decide what happens next: "continue" with the remaining steps, "replace_remaining" with new "steps", "ask_user" with a "question", or "finish" with the final "answer". Reply {"decision": ...}.',
-  reasoning: 'Carry out the reasoning step below using the observations. Reply {"thought": "..."}.',
-  final_answer: 'Write the final answer to the user from the observations. Reply {"answer": "..."}.',
-};
 
 function renderStep(step: PlanStep): string {
   const detail =
@@ -73,7 +64,8 @@ export function resumeContext(state: ExecutionState): string | null {
   return `You asked the user: "${question ?? '(question not recorded)'}". The user replied: "${reply.content}". Continue the plan in the light of this reply.`;
 }
 
-export function buildMessages(ctx: PlannerContext): ChatMessage[] {
+/** A planner call's messages: the rules and tools, the run so far, then the call's `instruction`. */
+export function plannerMessages(ctx: PlannerContext, instruction: string): ChatMessage[] {
   const { state } = ctx;
   const parts: string[] = [`Goal: ${state.goal}`];
   if (state.parentRunId) parts.push(`This is a sub-plan (depth ${state.depth}) of run ${state.parentRunId}.`);
@@ -91,7 +83,7 @@ export function buildMessages(ctx: PlannerContext): ChatMessage[] {
   const resume = resumeContext(state);
   if (resume) parts.push(`Resume context: ${resume}`);
   if (ctx.step) parts.push(`Current step: ${renderStep(ctx.step)}`);
-  parts.push(INSTRUCTIONS[ctx.call]);
+  parts.push(instruction);
   return [
     { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}` },
     // A sub-agent's run: its instructions, right after the rules every run follows (once: its thread may hold them).

@@ -5,8 +5,16 @@
  * against the tool's schema (a failing reply is sent back, then the person is told why). Its context,
  * its prompt and the offline demo model's answer, in one place. Pure.
  */
-import type { ApprovalEditReply } from '../planning/schemas';
+import { z } from 'zod';
 import type { ChatMessage } from '../text/chat-message';
+import { modelCall } from './call';
+
+/**
+ * `approval_edit` (issue 28): a person answered a tool call held for approval with a change in words;
+ * the reply is the call's new arguments (checked against the tool's schema before the call runs).
+ */
+export const ApprovalEditReplySchema = z.object({ args: z.record(z.string(), z.unknown()) });
+export type ApprovalEditReply = z.infer<typeof ApprovalEditReplySchema>;
 
 /** What the call is made from: the held call, the tool's parameters (JSON Schema, when known) and the person's words. */
 export interface ApprovalEditContext {
@@ -63,3 +71,11 @@ export function demoApprovalEdit(ctx: ApprovalEditContext): ApprovalEditReply {
   }
   return { args };
 }
+
+export const approvalEdit = modelCall({
+  name: 'approval_edit',
+  schema: ApprovalEditReplySchema,
+  context: { label: 'an ApprovalEditContext (tool, args, text)', is: isApprovalEditContext },
+  messages: approvalEditMessages,
+  demo: demoApprovalEdit,
+});

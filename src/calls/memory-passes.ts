@@ -1,13 +1,47 @@
 /**
- * Long-term memory's two model passes (seed 002), as prompts: `memory_extraction` after a burst of
- * invocations (one summary, new facts, an episode when the work was task-like) and
- * `memory_promotion` at a conversation's end (what of the whole conversation is worth keeping).
- * Pure: the activities (src/activities/memory-activities.ts) gather the transcript and write the reply.
+ * Long-term memory's two model passes (seed 002): `memory_extraction` after a burst of invocations
+ * (one summary, new facts, an episode when the work was task-like) and `memory_promotion` at a
+ * conversation's end (what of the whole conversation is worth keeping). Their replies, prompts and
+ * the demo model's answer. Pure: the activities (src/activities/memory-activities.ts) gather the
+ * transcript and write the reply.
  */
+import { z } from 'zod';
 import type { ChatMessage } from '../text/chat-message';
-import type { MemoryPassContext } from '../llm/provider';
-import type { MemoryExtraction, MemoryPromotion } from './contract';
+import { EpisodeInputSchema, FactInputSchema } from '../planning/memory-schemas';
 import { clip, oneLine } from '../text/clip';
+import { modelCall, type ContextKind } from './call';
+import type { MemoryPassName } from './names';
+
+/** Reply of the post-invocation extraction pass (wire name `memory_extraction`, DESIGN.md). */
+export const MemoryExtractionSchema = z.object({
+  summary: z.string(),
+  facts: z.array(FactInputSchema),
+  episode: EpisodeInputSchema.nullable(),
+});
+export type MemoryExtraction = z.infer<typeof MemoryExtractionSchema>;
+
+/** Reply of promotion at conversation end (wire name `memory_promotion`). */
+export const MemoryPromotionSchema = z.object({
+  facts: z.array(FactInputSchema),
+  episode: EpisodeInputSchema.nullable(),
+});
+export type MemoryPromotion = z.infer<typeof MemoryPromotionSchema>;
+
+/** What a long-term memory pass is made from. Offline providers read it instead of prose. */
+export interface MemoryPassContext {
+  call: MemoryPassName;
+  /** The invocations' goals (extraction), or the conversation's first request (promotion). */
+  goals: string[];
+  /** What happened, oldest first: the person's and the agent's words, tool calls and results. */
+  transcript: { role: 'user' | 'assistant' | 'tool'; text: string }[];
+  /** Facts already known about the person, as sentences (so the model adds only what is new). */
+  known: string[];
+}
+
+/** Tells a long-term memory pass's context from the others. */
+export function isMemoryPassContext(context: { call: string }): context is MemoryPassContext {
+  return (context.call === 'memory_extraction' || context.call === 'memory_promotion') && 'transcript' in context;
+}
 
 /** Characters of one transcript line a prompt shows (a tool's 100 kB result is not memory). */
 export const LINE_CHARS = 1_500;
@@ -84,3 +118,21 @@ export function demoMemoryPass(context: MemoryPassContext): MemoryExtraction | M
   if (context.call === 'memory_promotion') return { facts, episode };
   return { summary: clip(`The user asked: ${goal}. The agent answered: ${outcome}`, 1_000), facts, episode };
 }
+
+const MEMORY_PASS_CONTEXT: ContextKind<MemoryPassContext> = { label: 'a MemoryPassContext (goals, transcript)', is: isMemoryPassContext };
+
+export const memoryExtraction = modelCall({
+  name: 'memory_extraction',
+  schema: MemoryExtractionSchema,
+  context: MEMORY_PASS_CONTEXT,
+  messages: memoryPassMessages,
+  demo: (ctx) => demoMemoryPass(ctx) as MemoryExtraction,
+});
+
+export const memoryPromotion = modelCall({
+  name: 'memory_promotion',
+  schema: MemoryPromotionSchema,
+  context: MEMORY_PASS_CONTEXT,
+  messages: memoryPassMessages,
+  demo: demoMemoryPass,
+});

@@ -3,9 +3,17 @@
  * wait for an answer — is the message a reply (to which run), or a new request? Its context, its
  * prompt and the offline demo model's answer, in one place. Pure.
  */
-import type { MessageRouteReply } from '../planning/schemas';
+import { z } from 'zod';
 import type { ChatMessage } from '../text/chat-message';
 import { CLARIFY, demoIntents } from './demo-intents';
+import { modelCall } from './call';
+
+/**
+ * `message_route` (seed 000's routing): a message sent while runs of the session wait is a reply
+ * (to `runId`'s question; the newest when absent) or a new request.
+ */
+export const MessageRouteReplySchema = z.object({ route: z.enum(['reply', 'new_request']), runId: z.string().max(300).optional() });
+export type MessageRouteReply = z.infer<typeof MessageRouteReplySchema>;
 
 /** What the call is made from: the message, and the questions waiting for an answer, newest first. */
 export interface MessageRouteContext {
@@ -43,3 +51,11 @@ export function demoMessageRoute(ctx: MessageRouteContext): MessageRouteReply {
   if (!newest || newest.question === CLARIFY || demoIntents(ctx.text).length === 0) return newest ? { route: 'reply', runId: newest.runId } : { route: 'new_request' };
   return { route: 'new_request' };
 }
+
+export const messageRoute = modelCall({
+  name: 'message_route',
+  schema: MessageRouteReplySchema,
+  context: { label: 'a MessageRouteContext (text, waiting)', is: isMessageRouteContext },
+  messages: messageRouteMessages,
+  demo: demoMessageRoute,
+});

@@ -1,20 +1,21 @@
 /**
- * Prompt assembly for seed 003's tree engine (pure). Every call of a tree run is rendered from
- * one TreeContext: the run's state with its task tree, the tools, and the task the call is for.
- * Each ReAct iteration sees the whole progress tree and the current task's place in it (§8.2),
- * the goals of the tasks above it (§7.4) and what finished tasks produced (the seed's shared
- * timeline), plus its own iterations so far.
+ * The tree engine's prompt (seed 003, pure), shared by its calls: every one is rendered from one
+ * TreeContext — the run's state with its task tree, the tools, and the task the call is for — and
+ * ends with the call's instruction. Each ReAct iteration sees the whole progress tree and the current
+ * task's place in it (§8.2), the goals of the tasks above it (§7.4) and what finished tasks produced
+ * (the seed's shared timeline), plus its own iterations so far.
  */
 import { DATA_IS_NOT_INSTRUCTIONS } from '../memory/parser';
 import type { ExecutionState } from '../planning/execution-state';
 import { renderTaskProgress, type TaskNode } from '../planning/task-tree';
-import type { TreeCallName } from '../planning/schemas';
-import type { ToolDescription } from '../tools/registry';
 import { agentMessages } from '../agents/names';
 import { offForRun } from '../planning/capabilities';
 import { renderSessionContext, type SessionContext } from '../sessions/session-state';
 import type { ChatMessage } from '../text/chat-message';
-import { REFLECTION_ASKS, type ReflectionLevel } from '../engine/reflection';
+import type { ReflectionLevel } from '../engine/reflection';
+import type { ContextKind } from './call';
+import type { TreeCallName } from './names';
+import type { ToolDescription } from './tool-description';
 
 export interface TreeContext {
   /** The tree engine's calls, plus its final answer. */
@@ -48,6 +49,8 @@ export interface TreeContext {
 
 export const isTreeContext = (context: { call: string }): context is TreeContext => 'tree' in context && context.tree === true;
 
+export const TREE_CONTEXT: ContextKind<TreeContext> = { label: 'a TreeContext', is: isTreeContext };
+
 const SYSTEM = `You are the task engine of Threadline, an agent runtime. A goal is split into a tree of tasks; each leaf task is carried out by a loop of thought and action, one action per reply.
 Actions:
 - "tool": call one tool; set "tool" (its name) and "args" (an object matching its parameters).
@@ -57,18 +60,6 @@ Actions:
 - "blueprint": the current task matches a listed blueprint (a ready-made plan); set "blueprint" to its name and its tasks run first.
 Rules: work only on the current task; use only the tools listed; never invent tool results; finish as soon as the task's goal is met. Reply with JSON only, matching the schema you are given.
 ${DATA_IS_NOT_INSTRUCTIONS}`;
-
-const INSTRUCTIONS: Record<TreeContext['call'], string> = {
-  task_tree:
-    'Split the goal into a tree of tasks: a root task with subtasks (and their subtasks where a part is still too big). Each task has a short "name" and a concrete "goal"; mark a subtask "optional": true when the goal can be met without it (a task that is not optional and cannot be done fails the plan). Reply {"name", "goal", "subtasks": [...]}.',
-  react_action: 'Decide the next action for the current task. Reply {"thought", "action", ...}.',
-  spin_check: 'The recent actions of the current task look alike. Is the task going round in circles without progress? Reply {"spinning": true|false, "reason"}.',
-  reflection: `${REFLECTION_ASKS.deep} Reply {"assessment", "lesson"}.`,
-  task_summary:
-    'The current task has reached its iteration limit and stops here. Summarise what its actions did reach (facts found, results produced) and what is still missing, for the tasks after it and the final answer. Reply {"summary"}.',
-  blueprint_params: 'Extract the blueprint\'s parameters from the goal. Reply {"params": {...}}.',
-  final_answer: 'All tasks are done. Write the final answer to the user from what the tasks produced. Reply {"answer": "..."}.',
-};
 
 const taskLine = (n: TaskNode) => `${n.index}. ${n.name} — ${n.goal}`;
 
@@ -83,7 +74,17 @@ function timeline(root: TaskNode): string[] {
   return lines;
 }
 
-export function buildTreeMessages(ctx: TreeContext): ChatMessage[] {
+/** What one call adds to the shared prompt: its instruction (last), a part before it, and lines after the tools. */
+export interface TreePromptPart {
+  instruction: string;
+  /** The last part before the instruction (the blueprint whose parameters are asked for). */
+  detail?: string | null;
+  /** Appended to the system message after the tools (the blueprints an action may invoke). */
+  offered?: string;
+}
+
+/** A tree call's messages: the rules and tools, the goal, the tree and the current task, then the call's part. */
+export function treeMessages(ctx: TreeContext, part: TreePromptPart): ChatMessage[] {
   const { state } = ctx;
   const parts: string[] = [`Goal: ${state.goal}`];
   const off = offForRun(state.allow);
@@ -111,11 +112,10 @@ export function buildTreeMessages(ctx: TreeContext): ChatMessage[] {
     if (seen.length) parts.push(`This task's actions so far:\n${seen.join('\n')}`);
     if (ctx.recall?.length) parts.push(`What long-term memory holds for this task:\n${ctx.recall.join('\n')}`);
   }
-  if (ctx.call === 'blueprint_params' && ctx.blueprint) parts.push(`Blueprint ${ctx.blueprint.name}: ${ctx.blueprint.description}\nParameters (JSON Schema):\n${JSON.stringify(ctx.blueprint.params)}`);
-  parts.push(ctx.call === 'reflection' && ctx.reflection ? `${REFLECTION_ASKS[ctx.reflection]} Reply {"assessment", "lesson"}.` : INSTRUCTIONS[ctx.call]);
-  const offered = ctx.call === 'react_action' && ctx.blueprints?.length ? `\n\nBlueprints:\n${ctx.blueprints.map((b) => `- ${b.name}: ${b.description}`).join('\n')}` : '';
+  if (part.detail) parts.push(part.detail);
+  parts.push(part.instruction);
   return [
-    { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}${offered}` },
+    { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}${part.offered ?? ''}` },
     // A sub-agent's run: its instructions, right after the rules every run follows (once: its thread may hold them).
     ...agentMessages(state.agent, ctx.memory),
     ...(ctx.memory ? [{ role: 'system' as const, content: 'Working memory of this run follows.' }, ...ctx.memory.messages] : []),
