@@ -119,14 +119,20 @@ export class FileLongTermStore implements LongTermStore {
     return next;
   }
 
-  /** Lines as written: each sealed whole when sealing is on. */
+  /**
+   * Lines as written: with sealing on, one line holding the batch sealed whole (a write section's
+   * records, an import's thousand messages): one seal per append, not one per record (~20 µs each).
+   */
   private sealed(lines: readonly unknown[]): unknown[] {
-    return this.sealer.on ? lines.map((l) => this.sealer.seal(l)) : [...lines];
+    return this.sealer.on && lines.length > 0 ? [this.sealer.seal(lines)] : [...lines];
   }
 
-  /** Lines as read, opened (lines from before encryption was on are read as they are). */
+  /** Lines as read, opened: a sealed batch gives its lines (a plain line, from before encryption was on, is an object, never an array). */
   private opened<T>(lines: readonly T[]): T[] {
-    return lines.map((l) => this.sealer.open<T>(l));
+    return lines.flatMap((l) => {
+      const opened = this.sealer.open<T | T[]>(l);
+      return Array.isArray(opened) ? opened : [opened];
+    });
   }
 
   reader(userId: string): LongTermReader {

@@ -57,7 +57,12 @@ interface ResolvedKey {
   aes: Buffer;
   /** The HMAC key of search terms, derived from the AES key (never the AES key itself). */
   terms: Buffer;
+  /** Hashes of terms seen lately: words repeat, and an HMAC costs a few µs (in memory only, never stored). */
+  hashes: Map<string, string>;
 }
+
+/** Term hashes kept per key. */
+const HASHES_KEPT = 50_000;
 
 /** Term hashes are 64 bits, hex after an `h` (a letter first: PostgreSQL's parser keeps the token whole): short in an index, and no collision among one user's words. */
 const TERM_HASH_HEX = 16;
@@ -75,7 +80,7 @@ class KeySealer implements Sealer {
 
   ready(): Promise<void> {
     this.#ready ??= Promise.all([this.current, ...this.older].map(async (k) => ({ id: k.id, aes: await k.key }))).then((keys) => {
-      this.#all = keys.map((k) => ({ ...k, terms: Buffer.from(hkdfSync('sha256', k.aes, 'threadline', 'search terms', 32)) }));
+      this.#all = keys.map((k) => ({ ...k, terms: Buffer.from(hkdfSync('sha256', k.aes, 'threadline', 'search terms', 32)), hashes: new Map() }));
       this.#current = this.#all[0];
     });
     return this.#ready;
@@ -111,17 +116,23 @@ class KeySealer implements Sealer {
   }
 
   indexTerm(term: string): string {
-    return termHash(this.#key().terms, term);
+    return termHash(this.#key(), term);
   }
 
   queryTerms(term: string): string[] {
     this.#key();
-    return [...new Set([...this.#all.map((k) => termHash(k.terms, term)), term])];
+    return [...new Set([...this.#all.map((k) => termHash(k, term)), term])];
   }
 }
 
-function termHash(key: Buffer, term: string): string {
-  return `h${createHmac('sha256', key).update(term, 'utf8').digest('hex').slice(0, TERM_HASH_HEX)}`;
+function termHash(key: ResolvedKey, term: string): string {
+  let hash = key.hashes.get(term);
+  if (hash === undefined) {
+    hash = `h${createHmac('sha256', key.terms).update(term, 'utf8').digest('hex').slice(0, TERM_HASH_HEX)}`;
+    if (key.hashes.size >= HASHES_KEPT) key.hashes.clear(); // simpler than an LRU: a busy vocabulary refills it in moments
+    key.hashes.set(term, hash);
+  }
+  return hash;
 }
 
 export type SealingConfig = Parameters<typeof configuredKeys>[0];
