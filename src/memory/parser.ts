@@ -12,6 +12,8 @@ export interface RenderOptions {
   /** Never exceeded by the rendered messages (counted with `countTokens` over each message's content). */
   budget: number;
   countTokens: (text: string) => number;
+  /** How a chunk renders (`renderChunk`); a caller holding immutable chunks may hand in a cached one. @default renderChunk */
+  renderChunk?: (chunk: Chunk) => string;
 }
 
 export interface RenderedContext {
@@ -188,6 +190,7 @@ function assemble(chunks: readonly Chunk[], rendered: readonly (string | undefin
 export function renderContext(chunks: readonly Chunk[], options: RenderOptions): RenderedContext {
   const budget = Number.isNaN(options.budget) ? 0 : Math.max(0, options.budget);
   const { countTokens } = options;
+  const render = options.renderChunk ?? renderChunk;
   const order = rankOrder(chunks);
   const rendered: (string | undefined)[] = new Array<string | undefined>(chunks.length);
   const costs = new Float64Array(chunks.length);
@@ -209,10 +212,10 @@ export function renderContext(chunks: readonly Chunk[], options: RenderOptions):
       if (headerCost === undefined) headerCosts.set(header, (headerCost = countTokens(header)));
       cost = headerCost + stored + separatorCost;
     } else {
-      cost = countTokens(renderChunk(chunk)) + separatorCost;
+      cost = countTokens(render(chunk)) + separatorCost;
     }
     if (cost > remaining) continue;
-    rendered[i] = renderChunk(chunk);
+    rendered[i] = render(chunk);
     costs[i] = cost;
     chosen.push(i);
     remaining -= cost;

@@ -26,6 +26,7 @@ import { createChunk, reduce, type ReduceContext, type RefusalCode } from '../me
 import { countContentTokens, countTextTokens } from '../memory/tokens';
 import { HeadMovedError, type MemoryStore, type NewOperationRecord, type OperationFilter, type ReadFilter, type StateSummary } from './memory-store';
 import { ReadAudit, type ReadAuditOptions } from './read-audit';
+import { sameUser } from '../text/user-key';
 
 export class ThreadNotFoundError extends Error {
   constructor(readonly threadId: string) {
@@ -111,6 +112,13 @@ export class MemoryService {
   private readonly newId: IdSource;
   private readonly now: () => Date;
   private readonly readAudit: ReadAudit<ReadRecord> | undefined;
+  /** Each chunk the store handed out for reading, rendered (a prompt shows the same chunks call after call). */
+  readonly #renderings = new WeakMap<Chunk, string>();
+  readonly #renderedChunk = (chunk: Chunk): string => {
+    let text = this.#renderings.get(chunk);
+    if (text === undefined) this.#renderings.set(chunk, (text = renderChunk(chunk)));
+    return text;
+  };
 
   constructor(private readonly options: MemoryServiceOptions) {
     this.store = options.store;
@@ -396,9 +404,14 @@ export class MemoryService {
    * With a `reader`, the rendering is recorded: the state and budget determine what it held.
    */
   async context(threadId: string, budget?: number, reader?: Reader): Promise<RenderedContext> {
-    const { thread, state, chunks } = await this.view(threadId);
+    const thread = await this.requireThread(threadId);
+    const state = await this.requireState(thread.headStateId);
     const limit = Math.min(budget ?? thread.limits.hard, thread.limits.hard);
-    const rendered = renderContext(chunks, { budget: limit, countTokens: countTextTokens });
+    // Only read: the store's own chunks, not copies of the whole thread at every model call; being
+    // the same objects from call to call (and immutable), each renders once.
+    const rendered = this.store.readChunks
+      ? renderContext(await this.store.readChunks(state.chunkIds), { budget: limit, countTokens: countTextTokens, renderChunk: this.#renderedChunk })
+      : renderContext(await this.store.getChunks(state.chunkIds), { budget: limit, countTokens: countTextTokens });
     this.recordRead(reader, threadId, 'context', state.id, { budget: limit, tokens: rendered.tokens, chunks: rendered.includedChunkIds.length, dropped: rendered.droppedChunkIds.length });
     return rendered;
   }
@@ -527,7 +540,7 @@ export class MemoryService {
     if (!(await this.store.findChunkByMessageId(messageId))) return undefined; // never written anywhere
     for (const threadId of new Set(scope.threadIds)) {
       const thread = await this.store.getThread(threadId);
-      if (!thread || thread.userId !== scope.userId) continue;
+      if (!thread || !sameUser(thread.userId, scope.userId)) continue;
       const head = await this.store.getChunks((await this.requireState(thread.headStateId)).chunkIds);
       const found = head.find((c) => c.messageId === messageId) ?? (await this.findFolded(threadId, head, messageId));
       if (found) {

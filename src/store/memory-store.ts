@@ -95,6 +95,12 @@ export interface MemoryStore {
   listStates(threadId: string): Promise<StateSummary[]>;
   /** Chunks by id, in the order asked; unknown ids are left out. */
   getChunks(chunkIds: readonly string[]): Promise<Chunk[]>;
+  /**
+   * As `getChunks`, for a caller that only reads them (a prompt's rendering): a backend that keeps
+   * chunks in memory hands out its own objects instead of copies, which nobody may change. Without
+   * it, `getChunks` serves.
+   */
+  readChunks?(chunkIds: readonly string[]): Promise<readonly Chunk[]>;
   /** The newest chunk carrying a conversation message id (seed 004's retrieval by id), and its thread. */
   findChunkByMessageId(messageId: string): Promise<MessageHit | undefined>;
   /**

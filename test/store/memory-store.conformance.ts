@@ -287,6 +287,11 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
         const forked = await requireState(store, forkState.id);
         assert.deepEqual(await store.getChunks(forked.chunkIds), [c2, c1]);
         assert.deepEqual((await store.getThread(fork.thread.id))?.forkedFrom, { threadId: created.thread.id, stateId: created.state.id });
+        // The read-only path, where a backend has one, answers as getChunks does.
+        if (store.readChunks) {
+          assert.deepEqual(await store.readChunks([c3.id, `chunk_${f.tag}_unknown`, c1.id, c3.id]), [c3, c1, c3]);
+          assert.deepEqual(await store.readChunks(forked.chunkIds), [c2, c1]);
+        }
       });
     });
 

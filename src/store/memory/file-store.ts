@@ -431,6 +431,11 @@ export class FileMemoryStore implements MemoryStore {
   }
 
   async getChunks(chunkIds: readonly string[]): Promise<Chunk[]> {
+    return jsonClone(await this.readChunks(chunkIds));
+  }
+
+  /** The chunks as this process holds them (a prompt's rendering copied the whole thread at every model call). */
+  async readChunks(chunkIds: readonly string[]): Promise<Chunk[]> {
     const found = new Map<string, Chunk>();
     for (const id of new Set(chunkIds)) {
       const t = await this.threadOf('chunks', id);
@@ -442,7 +447,7 @@ export class FileMemoryStore implements MemoryStore {
       }
       if (chunk) found.set(id, chunk);
     }
-    return jsonClone(chunkIds.flatMap((id) => found.get(id) ?? []));
+    return chunkIds.flatMap((id) => found.get(id) ?? []);
   }
 
   async findChunkByMessageId(messageId: string): Promise<MessageHit | undefined> {

@@ -309,12 +309,17 @@ export class InMemoryMemoryStore implements MemoryStore {
   }
 
   async getChunks(chunkIds: readonly string[]): Promise<Chunk[]> {
+    return jsonClone(await this.readChunks(chunkIds));
+  }
+
+  /** The stored chunks themselves (a prompt's rendering copied the whole thread at every model call). */
+  async readChunks(chunkIds: readonly string[]): Promise<Chunk[]> {
     const out: Chunk[] = [];
     for (const id of chunkIds) {
       const chunk = this.chunkThread.get(id)?.chunks.get(id);
       if (chunk) out.push(chunk);
     }
-    return jsonClone(out);
+    return out;
   }
 
   async findChunkByMessageId(messageId: string): Promise<MessageHit | undefined> {
