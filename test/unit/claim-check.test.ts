@@ -1,12 +1,12 @@
-/** The claim-check codec and its blob stores (memory, file, PostgreSQL). */
+/** The claim-check codec over the blob stores (the stores themselves: test/store/blob-store.conformance.ts). */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, utimesSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { Payload } from '@temporalio/common';
-import { FileBlobStore, MemoryBlobStore, PostgresBlobStore, type BlobStore } from '../../src/store/blobs/blob-store';
+import { FileBlobStore, MemoryBlobStore, type BlobStore } from '../../src/store/blobs/blob-store';
 import { CLAIM_CHECK_ENCODING, ClaimCheckCodec } from '../../src/temporal/codec/claim-check';
 import { payloadCodecs } from '../../src/temporal/data-converter';
 
@@ -52,36 +52,4 @@ test('with encryption on, blobs hold only sealed bytes: the claim check runs aft
   assert.match(Buffer.from(payloads[0]!.data ?? []).toString(), /TOP-SECRET/);
   // Off when the threshold is 0 or there is no data location.
   assert.equal(payloadCodecs({ THREADLINE_ENCRYPTION_KEY: undefined, THREADLINE_ENCRYPTION_OLD_KEYS: undefined, dataDir, CLAIM_CHECK_THRESHOLD: 0 }).length, 0);
-});
-
-test('the sweep deletes blobs unused since the cut-off and keeps the rest', async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
-  const blobs = new FileBlobStore(dir);
-  const oldKey = 'a'.repeat(64);
-  const newKey = 'b'.repeat(64);
-  await blobs.put(oldKey, Buffer.from('old'));
-  await blobs.put(newKey, Buffer.from('new'));
-  const longAgo = new Date(Date.now() - 40 * 24 * 3600 * 1000);
-  utimesSync(path.join(dir, 'aa', oldKey), longAgo, longAgo);
-  assert.equal(await blobs.sweep(new Date(Date.now() - 30 * 24 * 3600 * 1000)), 1);
-  assert.equal(await blobs.get(oldKey), null);
-  assert.equal(Buffer.from((await blobs.get(newKey)) ?? []).toString(), 'new');
-  await assert.rejects(blobs.get('../../etc/passwd'), /not a blob key/);
-});
-
-test('the PostgreSQL blob store keeps, returns and sweeps blobs', async () => {
-  const url = process.env.THREADLINE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const blobs = new PostgresBlobStore(url);
-  try {
-    const key = randomBytes(32).toString('hex');
-    const data = randomBytes(200_000);
-    await blobs.put(key, data);
-    await blobs.put(key, data); // idempotent
-    assert.deepEqual(Buffer.from((await blobs.get(key)) ?? []), data);
-    assert.equal(await blobs.get(randomBytes(32).toString('hex')), null);
-    assert.ok((await blobs.sweep(new Date(Date.now() + 60_000))) >= 1);
-    assert.equal(await blobs.get(key), null);
-  } finally {
-    await blobs.end();
-  }
 });

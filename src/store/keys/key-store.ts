@@ -35,7 +35,10 @@ export class MemoryApiKeyStore implements ApiKeyStore {
     return r ? { ...r } : undefined;
   }
   async list(userId?: string): Promise<ApiKeyRecord[]> {
-    return [...this.#keys.values()].filter((r) => userId === undefined || r.userId === userId).sort(newestFirst);
+    return [...this.#keys.values()]
+      .filter((r) => userId === undefined || r.userId === userId)
+      .map((r) => ({ ...r }))
+      .sort(newestFirst);
   }
   async revoke(keyId: string, at: Date): Promise<boolean> {
     const r = this.#keys.get(keyId);
