@@ -51,10 +51,30 @@ function columnsOf(item: LongTermRecord): { names: string[]; subjectId: string |
 
 /** Terms as tsquery lexemes, quoted (terms are letters and digits only: see analyze). */
 const lexemes = (terms: readonly string[]) => terms.map((t) => `'${t.replace(/'/g, "''")}'`);
-/** Per term, the tsquery matching every form it may be stored in (sealed: its keyed hashes, and the term of rows from before). */
-const termQueries = (sealer: Sealer, terms: readonly string[]) => (sealer.on ? terms.map((t) => `(${lexemes(sealer.queryTerms(t)).join(' | ')})`) : lexemes(terms));
-/** Rows taken per query term before ranking (at least; 4 × the limit when that is more). */
-const CANDIDATES_PER_TERM = 200;
+/** Rows a search ranks at most, taken from its rarest terms (see searchText). */
+const CANDIDATE_BUDGET = 600;
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
+/** BM25's inverse document frequency, as the embedded index computes it (never negative). */
+const bm25Idf = (docs: number, df: number) => Math.log(1 + (docs - df + 0.5) / (df + 0.5));
+
+/**
+ * Adds `sign` × the rows' terms to the BM25 statistics (migration 7): each term's record count,
+ * and the kind's record and term counts. Called with -1 before rows are replaced and +1 after, so
+ * the statistics follow the tsvectors exactly, whatever the parser made of the text.
+ */
+async function countTerms(db: Queryable, userId: string, kinds: readonly string[], ids: readonly string[], sign: 1 | -1): Promise<void> {
+  await db.query(
+    `WITH r AS (SELECT kind, terms FROM longterm_records WHERE user_id = $1 AND (kind, id) IN (SELECT * FROM unnest($2::text[], $3::text[]))),
+     t AS (INSERT INTO longterm_term_stats (user_id, kind, term, df)
+           SELECT $1, r.kind, term, $4 * count(*) FROM r, unnest(tsvector_to_array(r.terms)) AS term GROUP BY r.kind, term
+           ON CONFLICT (user_id, kind, term) DO UPDATE SET df = longterm_term_stats.df + EXCLUDED.df)
+     INSERT INTO longterm_kind_stats (user_id, kind, docs, terms)
+       SELECT $1, kind, $4 * count(*), $4 * coalesce(sum(length(terms)), 0) FROM r GROUP BY kind
+     ON CONFLICT (user_id, kind) DO UPDATE SET docs = longterm_kind_stats.docs + EXCLUDED.docs, terms = longterm_kind_stats.terms + EXCLUDED.terms`,
+    [userId, [...kinds], [...ids], sign],
+  );
+}
 
 class PostgresReader implements LongTermReader {
   constructor(
@@ -65,7 +85,13 @@ class PostgresReader implements LongTermReader {
 
   private async byIds<T>(kind: LongTermRecord['kind'], ids: readonly string[]): Promise<T[]> {
     if (ids.length === 0) return [];
-    const { rows } = await this.db.query<{ id: string; data: T }>('SELECT id, data FROM longterm_records WHERE user_id = $1 AND kind = $2 AND id = ANY($3)', [this.userId, kind, [...ids]]);
+    // One primary-key lookup per id, whatever the statistics say: right after a bulk import (not
+    // analyzed yet) `id = ANY(...)`, or this lateral join without its OFFSET 0 fence, was planned as
+    // a scan of every row of the user and kind.
+    const { rows } = await this.db.query<{ id: string; data: T }>(
+      'SELECT r.id, r.data FROM unnest($3::text[]) AS i(id) CROSS JOIN LATERAL (SELECT id, data FROM longterm_records WHERE user_id = $1 AND kind = $2 AND id = i.id OFFSET 0) r',
+      [this.userId, kind, [...new Set(ids)]],
+    );
     const found = new Map(rows.map((r) => [r.id, this.sealer.open<T>(r.data)]));
     return ids.flatMap((id) => (found.has(id) ? [found.get(id) as T] : []));
   }
@@ -123,30 +149,70 @@ class PostgresReader implements LongTermReader {
   }
 
   /**
-   * Ranks within a candidate set, not every row a common term matches (95,000 messages of common
-   * words: ~180 ms a kind ranked whole, ~40 ms this way): the rows matching every term, then per
-   * term up to `cap` rows matching it (all of a rare term's rows; an arbitrary `cap` of a common
-   * one's, whose rows matching nothing rarer rank low anyway), ranked by ts_rank_cd.
+   * BM25 over the kind's rows (k1 1.2, b 0.75, as the embedded index ranks), its statistics from
+   * longterm_term_stats / longterm_kind_stats (migration 7; a record's length is its distinct
+   * terms, and a term counts once in it: records are short). Candidates come from the query's
+   * rarest terms while their rows together stay within CANDIDATE_BUDGET (always the rarest one),
+   * and from pairs of the other terms expected in few rows: a row holding one common term only
+   * ranks low anyway, and reading every row of a common term is most of a search's time.
    */
   async searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]> {
     const terms = [...new Set(query.terms)];
-    if (terms.length === 0) return [];
-    const cap = Math.max(CANDIDATES_PER_TERM, limit * 4);
-    // One plan whatever the table's statistics say (a table never analyzed estimates a handful of
-    // rows per user and would walk the primary key instead): `user_id || ''` keeps every scan on
-    // the kind's GIN index, and each candidate is ranked where it is read, never looked up again.
-    const { rows } = await this.db.query<{ id: string; score: number }>(
-      `SELECT id, max(score) AS score FROM (
-         SELECT c.id, c.score FROM unnest($3::text[]) AS t(term)
-         CROSS JOIN LATERAL (SELECT id, ts_rank_cd(terms, to_tsquery('simple', $5), 1) AS score FROM longterm_records
-                             WHERE kind = $2 AND terms @@ to_tsquery('simple', t.term) AND user_id || '' = $1 LIMIT $4) c
-         UNION ALL
-         SELECT id, ts_rank_cd(terms, to_tsquery('simple', $5), 1) FROM (SELECT id, terms FROM longterm_records
-                             WHERE kind = $2 AND terms @@ to_tsquery('simple', $6) AND user_id || '' = $1 LIMIT $4) every_term
-       ) candidates GROUP BY id ORDER BY score DESC, id LIMIT $7`,
-      [this.userId, kind, termQueries(this.sealer, terms), cap, termQueries(this.sealer, terms).join(' | '), termQueries(this.sealer, terms).join(' & '), limit],
+    if (terms.length === 0 || limit <= 0) return [];
+    const formsOf = new Map(terms.map((t) => [t, this.sealer.queryTerms(t)]));
+    const allForms = [...new Set([...formsOf.values()].flat())];
+    const { rows: stats } = await this.db.query<{ term: string | null; df: string }>(
+      `SELECT term, df::text AS df FROM longterm_term_stats WHERE user_id = $1 AND kind = $2 AND term = ANY($3)
+       UNION ALL SELECT NULL, docs || ':' || terms FROM longterm_kind_stats WHERE user_id = $1 AND kind = $2`,
+      [this.userId, kind, allForms],
     );
-    return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
+    const [docs = 0, length = 0] = (stats.find((r) => r.term === null)?.df ?? '0:0').split(':').map(Number);
+    if (docs <= 0) return [];
+    const dfOfForm = new Map(stats.filter((r) => r.term !== null).map((r) => [r.term as string, Number(r.df)]));
+    const df = new Map(terms.map((t) => [t, (formsOf.get(t) ?? []).reduce((n, f) => n + (dfOfForm.get(f) ?? 0), 0)]));
+    const present = terms.filter((t) => (df.get(t) ?? 0) > 0).sort((a, b) => (df.get(a) ?? 0) - (df.get(b) ?? 0));
+    if (present.length === 0) return [];
+    // Candidates: rows with the rarest terms while their rows stay within the budget, and rows
+    // holding two of the other terms where such pairs are expected to be few (df × df / docs).
+    const generators: string[] = [];
+    let budget = 0;
+    for (const t of present) {
+      const n = df.get(t) ?? 0;
+      if (generators.length > 0 && budget + n > CANDIDATE_BUDGET) break;
+      generators.push(t);
+      budget += n;
+    }
+    const termQuery = (t: string) => `(${lexemes(formsOf.get(t) ?? [t]).join(' | ')})`;
+    const clauses = generators.map(termQuery);
+    const rest = present.slice(generators.length);
+    for (let i = 0; i < rest.length; i++) {
+      for (let j = i + 1; j < rest.length; j++) {
+        const [x, y] = [rest[i] as string, rest[j] as string];
+        const expected = ((df.get(x) ?? 0) * (df.get(y) ?? 0)) / docs;
+        if (budget + expected > CANDIDATE_BUDGET * 2) continue;
+        clauses.push(`(${termQuery(x)} & ${termQuery(y)})`);
+        budget += expected;
+      }
+    }
+    // Which query terms each candidate holds, as one boolean per term (tf taken as 1: records are
+    // short), read where the row is read; `user_id || ''` keeps the scan on the kind's GIN index.
+    const holds = present.map((_, i) => `terms @@ to_tsquery('simple', $${i + 5})`).join(', ');
+    const { rows } = await this.db.query<{ id: string; len: number; holds: boolean[] }>(
+      `SELECT id, length(terms) AS len, ARRAY[${holds}] AS holds
+         FROM longterm_records WHERE kind = $2 AND terms @@ to_tsquery('simple', $3) AND user_id || '' = $1 LIMIT $4`,
+      [this.userId, kind, clauses.join(' | '), CANDIDATE_BUDGET * 3, ...present.map(termQuery)],
+    );
+    const idf = present.map((t) => bm25Idf(docs, df.get(t) ?? 0));
+    const avgdl = length / docs || 1;
+    const scored = rows.map((r) => {
+      const norm = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + (BM25_B * r.len) / avgdl));
+      let score = 0;
+      r.holds.forEach((held, i) => {
+        if (held) score += (idf[i] ?? 0) * norm;
+      });
+      return { id: r.id, score };
+    });
+    return scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
   }
 
   /** pg_trgm over the user's entity names: longterm_similar_entities of migration 6, through its trigram index. */
@@ -225,26 +291,35 @@ export class PostgresLongTermStore implements LongTermStore {
         putVectors: (items) => void vectors.push(...structuredClone(items)),
       };
       const result = await fn(tx);
-      for (const item of records) {
-        const c = columnsOf(item);
+      // One statement for the batch (an import's thousand messages), the BM25 statistics moved by
+      // what the rows held before and hold after; a record put twice in one section is put once, as last given.
+      const batch = [...new Map(records.map((item) => [`${item.kind}:${item.record.id}`, item])).values()];
+      if (batch.length > 0) {
+        const kinds = batch.map((item) => item.kind);
+        const ids = batch.map((item) => item.record.id);
+        await countTerms(db, userId, kinds, ids, -1);
+        const columns = batch.map(columnsOf);
         await db.query(
           `INSERT INTO longterm_records (user_id, kind, id, data, terms, names, subject_id, object_id, session_id, sort_at)
-           VALUES ($1, $2, $3, $4, to_tsvector('simple', $5), $6, $7, $8, $9, $10)
+           SELECT $1, r.kind, r.id, r.data, to_tsvector('simple', r.terms), ARRAY(SELECT jsonb_array_elements_text(r.names)), r.subject_id, r.object_id, r.session_id, r.sort_at
+             FROM unnest($2::text[], $3::text[], $4::jsonb[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::text[], $10::text[])
+                  AS r(kind, id, data, terms, names, subject_id, object_id, session_id, sort_at)
            ON CONFLICT (user_id, kind, id) DO UPDATE SET data = EXCLUDED.data, terms = EXCLUDED.terms, names = EXCLUDED.names,
              subject_id = EXCLUDED.subject_id, object_id = EXCLUDED.object_id, session_id = EXCLUDED.session_id, sort_at = EXCLUDED.sort_at`,
           [
             userId,
-            item.kind,
-            item.record.id,
-            JSON.stringify(sealRecordData(this.sealer, item)),
-            indexTerms(this.sealer, analyze(searchableText(item))).join(' '),
-            indexTerms(this.sealer, c.names),
-            c.subjectId,
-            c.objectId,
-            c.sessionId,
-            c.sortAt,
+            kinds,
+            ids,
+            batch.map((item) => JSON.stringify(sealRecordData(this.sealer, item))),
+            batch.map((item) => indexTerms(this.sealer, analyze(searchableText(item))).join(' ')),
+            columns.map((c) => JSON.stringify(indexTerms(this.sealer, c.names))),
+            columns.map((c) => c.subjectId),
+            columns.map((c) => c.objectId),
+            columns.map((c) => c.sessionId),
+            columns.map((c) => c.sortAt),
           ],
         );
+        await countTerms(db, userId, kinds, ids, 1);
       }
       for (const item of records) {
         if (item.kind !== 'entity') continue;

@@ -219,4 +219,32 @@ INSERT INTO longterm_entity_names (user_id, entity_id, name)
   SELECT DISTINCT user_id, id, unnest(names) FROM longterm_records WHERE kind = 'entity';
 `,
   },
+  {
+    version: 7,
+    name: 'long-term BM25 statistics',
+    sql: `
+-- BM25 in PostgreSQL: ts_rank_cd has no inverse document frequency (a speaker's name, in half of
+-- the turns, weighed what a rare word weighs). Per user and kind: how many records hold each index
+-- term (as stored: a keyed hash when sealing is on), and how many records and terms there are.
+-- The write section keeps both beside the rows, from the rows' own tsvectors.
+CREATE TABLE longterm_term_stats (
+  user_id text NOT NULL,
+  kind text NOT NULL,
+  term text NOT NULL,
+  df integer NOT NULL,
+  PRIMARY KEY (user_id, kind, term)
+);
+CREATE TABLE longterm_kind_stats (
+  user_id text NOT NULL,
+  kind text NOT NULL,
+  docs bigint NOT NULL,
+  terms bigint NOT NULL,
+  PRIMARY KEY (user_id, kind)
+);
+INSERT INTO longterm_term_stats (user_id, kind, term, df)
+  SELECT user_id, kind, t, count(*) FROM longterm_records, unnest(tsvector_to_array(terms)) AS t GROUP BY user_id, kind, t;
+INSERT INTO longterm_kind_stats (user_id, kind, docs, terms)
+  SELECT user_id, kind, count(*), coalesce(sum(length(terms)), 0) FROM longterm_records GROUP BY user_id, kind;
+`,
+  },
 ];
