@@ -11,6 +11,7 @@ import { isAdminKey, parseKey, sameSecret, unusable, type Role } from '../auth/k
 import type { ApiKeyStore } from '../store/keys/key-store';
 import { ApiError } from './errors';
 import { isLoopback } from './host-guard';
+import { sameUser } from '../text/user-key';
 
 export interface Principal {
   /** The user a user key belongs to; admins act for whoever a request names. */
@@ -141,6 +142,7 @@ export function scopeToCaller(res: Response, part: 'body' | 'query', value: unkn
   if (!principal || principal.role === 'admin' || typeof value !== 'object' || value === null || Array.isArray(value)) return value;
   const given = (value as { userId?: unknown }).userId;
   if (given === undefined) return { ...value, userId: principal.userId };
-  if (given !== principal.userId) throw new ApiError(403, 'forbidden', `this API key belongs to user "${principal.userId}"; it may not act for "${String(given)}"`);
+  if (typeof given !== 'string' || !sameUser(given, principal.userId))
+    throw new ApiError(403, 'forbidden', `this API key belongs to user "${principal.userId}"; it may not act for "${String(given)}"`);
   return value;
 }

@@ -10,6 +10,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { principalOf } from './authenticate';
 import { ApiError } from './errors';
+import { userKey } from '../text/user-key';
 
 export interface ApiLimits {
   runsPerMinute: number;
@@ -44,9 +45,9 @@ export const NO_LIMITS: ApiLimits = {
 
 function callerOf(req: Request, res: Response): string {
   const principal = principalOf(res);
-  if (principal) return `key:${principal.userId}`;
+  if (principal) return `key:${userKey(principal.userId)}`;
   const named = req.params.userId ?? (req.body as { userId?: unknown } | undefined)?.userId ?? req.query.userId;
-  return typeof named === 'string' && named ? `user:${named}` : `ip:${ipKeyGenerator(req.ip ?? 'unknown')}`;
+  return typeof named === 'string' && named ? `user:${userKey(named)}` : `ip:${ipKeyGenerator(req.ip ?? 'unknown')}`;
 }
 
 /** A limit that is off. */

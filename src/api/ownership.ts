@@ -6,6 +6,7 @@
  */
 import type { RequestParamHandler } from 'express';
 import { principalOf } from './authenticate';
+import { sameUser } from '../text/user-key';
 
 /** `ownerOf` answers the owning user id, or null when there is no such resource. */
 export function ownedBy(ownerOf: (id: string) => Promise<string | null>, notFound: (id: string) => Error): RequestParamHandler {
@@ -14,7 +15,7 @@ export function ownedBy(ownerOf: (id: string) => Promise<string | null>, notFoun
     if (!principal || principal.role === 'admin') return next();
     const id = String(value);
     ownerOf(id).then(
-      (owner) => next(owner === principal.userId ? undefined : notFound(id)),
+      (owner) => next(owner !== null && sameUser(owner, principal.userId) ? undefined : notFound(id)),
       (err: unknown) => next(err),
     );
   };

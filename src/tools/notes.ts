@@ -1,9 +1,11 @@
 /** A per-user durable note store, kept in the embedded store under DATA_DIR. */
 import { z } from 'zod';
 import { defineTool } from './tool';
+import { userKey } from '../text/user-key';
 
 const noteKey = z.string().min(1).max(200);
-const namespace = (userId: string) => `notes/${userId}`;
+/** One user's notes, whatever the case of the id (src/text/user-key.ts). */
+const namespace = (userId: string) => `notes/${userKey(userId)}`;
 
 export const notesWrite = defineTool({
   name: 'notes_write',

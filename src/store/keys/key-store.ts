@@ -10,6 +10,7 @@ import type { Pool } from 'pg';
 import { byBackend, type BackendConfig } from '../backend';
 import { ensureTables, openPool } from '../pg-pool';
 import { ApiKeyRecordSchema, type ApiKeyRecord } from '../../auth/keys';
+import { sameUser, userKey } from '../../text/user-key';
 
 export interface ApiKeyStore {
   setup(): Promise<void>;
@@ -36,7 +37,7 @@ export class MemoryApiKeyStore implements ApiKeyStore {
   }
   async list(userId?: string): Promise<ApiKeyRecord[]> {
     return [...this.#keys.values()]
-      .filter((r) => userId === undefined || r.userId === userId)
+      .filter((r) => userId === undefined || sameUser(r.userId, userId))
       .map((r) => ({ ...r }))
       .sort(newestFirst);
   }
@@ -81,7 +82,7 @@ export class FileApiKeyStore implements ApiKeyStore {
   async list(userId?: string): Promise<ApiKeyRecord[]> {
     const names = (await readdir(this.dir)).filter((n) => n.endsWith('.json'));
     const records = await Promise.all(names.map((n) => this.get(n.slice(0, -'.json'.length))));
-    return records.filter((r): r is ApiKeyRecord => r !== undefined && (userId === undefined || r.userId === userId)).sort(newestFirst);
+    return records.filter((r): r is ApiKeyRecord => r !== undefined && (userId === undefined || sameUser(r.userId, userId))).sort(newestFirst);
   }
   async revoke(keyId: string, at: Date): Promise<boolean> {
     const r = await this.get(keyId);
@@ -148,7 +149,7 @@ export class PostgresApiKeyStore implements ApiKeyStore {
     return rows[0] ? fromRow(rows[0]) : undefined;
   }
   async list(userId?: string): Promise<ApiKeyRecord[]> {
-    const { rows } = await this.#pool.query<KeyRow>('SELECT * FROM threadline_api_keys WHERE $1::text IS NULL OR user_id = $1', [userId ?? null]);
+    const { rows } = await this.#pool.query<KeyRow>('SELECT * FROM threadline_api_keys WHERE $1::text IS NULL OR lower(user_id) = $1', [userId === undefined ? null : userKey(userId)]);
     return rows.map(fromRow).sort(newestFirst);
   }
   async revoke(keyId: string, at: Date): Promise<boolean> {

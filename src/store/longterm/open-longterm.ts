@@ -14,14 +14,18 @@ import { FileLongTermStore } from './file-store';
 import { InMemoryLongTermStore } from './in-memory-store';
 import { PostgresLongTermStore } from './postgres-store';
 import type { LongTermStore } from './store';
+import { keyedByUser } from './user-keyed';
 
 export function createLongTermStore(config: BackendConfig & Partial<Pick<Config, 'LONGTERM_CACHED_USERS'>>): LongTermStore {
-  return byBackend<LongTermStore>(config, {
-    memory: () => new InMemoryLongTermStore(),
-    postgres: (url) => new PostgresLongTermStore(url, { sealer: sealerFor(config) }),
-    file: (dataDir) =>
-      new FileLongTermStore(path.join(dataDir, 'longterm'), { sealer: sealerFor(config), ...(config.LONGTERM_CACHED_USERS !== undefined ? { maxUsers: config.LONGTERM_CACHED_USERS } : {}) }),
-  });
+  // Every backend keys a user by one form: ids differing only in case are one user.
+  return keyedByUser(
+    byBackend<LongTermStore>(config, {
+      memory: () => new InMemoryLongTermStore(),
+      postgres: (url) => new PostgresLongTermStore(url, { sealer: sealerFor(config) }),
+      file: (dataDir) =>
+        new FileLongTermStore(path.join(dataDir, 'longterm'), { sealer: sealerFor(config), ...(config.LONGTERM_CACHED_USERS !== undefined ? { maxUsers: config.LONGTERM_CACHED_USERS } : {}) }),
+    }),
+  );
 }
 
 export interface OpenLongTerm {

@@ -45,6 +45,7 @@ import { openChunk, openOperation, sealChunk, sealOperation } from '../sealing/m
 import { PLAIN, type Sealer } from '../sealing/sealer';
 import { PRIVATE_DIR, PRIVATE_FILE, readAt, readJsonIfExists, readTextIfExists, withOpenFile, writeByRename } from '../small-files';
 import { cloneCommitInput, DEFAULT_THREAD_LIMIT, jsonClone, newestFirst, ThreadExistsError, ThreadLog, UnknownThreadError, type CommitPlan } from './in-memory-store';
+import { sameUser } from '../../text/user-key';
 
 /** One line of operations.jsonl. */
 interface OperationLine {
@@ -392,7 +393,7 @@ export class FileMemoryStore implements MemoryStore {
       if (!this.threadEntries.has(line.threadId)) this.threadEntries.set(line.threadId, { ...line, order: this.threadEntries.size });
     }
     const candidates = [...this.threadEntries.values()]
-      .filter((e) => filter.userId === undefined || e.userId === filter.userId)
+      .filter((e) => filter.userId === undefined || sameUser(e.userId, filter.userId))
       .map((e) => ({ thread: { id: e.threadId, userId: e.userId, createdAt: e.createdAt } as MemoryThread, order: e.order }))
       .sort(newestFirst);
     const limit = filter.limit ?? DEFAULT_THREAD_LIMIT;

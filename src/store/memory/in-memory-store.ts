@@ -18,6 +18,7 @@ import {
   type ReadFilter,
   type StateSummary,
 } from '../memory-store';
+import { sameUser } from '../../text/user-key';
 
 export const DEFAULT_OPERATION_LIMIT = 1000;
 export const DEFAULT_THREAD_LIMIT = 1000;
@@ -291,7 +292,7 @@ export class InMemoryMemoryStore implements MemoryStore {
   async listThreads(filter: { userId?: string; limit?: number }): Promise<MemoryThread[]> {
     const rows = [...this.threads.values()]
       .map(({ log, order }) => ({ thread: log.view(), order }))
-      .filter((r): r is { thread: MemoryThread; order: number } => r.thread !== undefined && (filter.userId === undefined || r.thread.userId === filter.userId));
+      .filter((r): r is { thread: MemoryThread; order: number } => r.thread !== undefined && (filter.userId === undefined || sameUser(r.thread.userId, filter.userId)));
     return jsonClone(
       rows
         .sort(newestFirst)

@@ -39,6 +39,7 @@ import {
 import { cloneCommitInput, DEFAULT_OPERATION_LIMIT, DEFAULT_THREAD_LIMIT, jsonClone, ThreadExistsError, UnknownThreadError } from './in-memory-store';
 import { MIGRATION_LOCK_KEY, MIGRATIONS, MIGRATIONS_TABLE_SQL } from './migrations';
 import { inTransaction, openPool } from '../pg-pool';
+import { userKey } from '../../text/user-key';
 
 type Queryable = Pool | PoolClient;
 
@@ -353,7 +354,8 @@ export class PostgresMemoryStore implements MemoryStore {
     const { rows } =
       filter.userId === undefined
         ? await this.pool.query<ThreadRow>('SELECT * FROM memory_threads ORDER BY created_at DESC, n DESC LIMIT $1', [limit])
-        : await this.pool.query<ThreadRow>('SELECT * FROM memory_threads WHERE user_id = $1 ORDER BY created_at DESC, n DESC LIMIT $2', [filter.userId, limit]);
+        : // One user whatever the case of the id (src/text/user-key.ts).
+          await this.pool.query<ThreadRow>('SELECT * FROM memory_threads WHERE lower(user_id) = $1 ORDER BY created_at DESC, n DESC LIMIT $2', [userKey(filter.userId), limit]);
     return rows.map(toThread);
   }
 

@@ -3,7 +3,7 @@
  * per user under DATA_DIR/usage, a PostgreSQL table, or process memory for tests.
  */
 import { appendFileSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { PRIVATE_DIR, PRIVATE_FILE } from '../small-files';
 import path from 'node:path';
 import type { Pool } from 'pg';
@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { byBackend, type BackendConfig } from '../backend';
 import { ensureTables, openPool } from '../pg-pool';
 import { addUsage, noUsage, type Usage } from '../../usage/usage';
+import { sameUser, userKey } from '../../text/user-key';
 
 export const UsageRecordSchema = z.object({
   userId: z.string(),
@@ -80,7 +81,7 @@ export class MemoryUsageStore implements UsageStore {
     this.#records.push({ ...record });
   }
   async records(userId: string, since?: Date): Promise<UsageRecord[]> {
-    return this.#records.filter((r) => r.userId === userId && (!since || Date.parse(r.at) >= since.getTime())).map((r) => ({ ...r }));
+    return this.#records.filter((r) => sameUser(r.userId, userId) && (!since || Date.parse(r.at) >= since.getTime())).map((r) => ({ ...r }));
   }
   async end(): Promise<void> {}
 }
@@ -94,25 +95,37 @@ export class FileUsageStore implements UsageStore {
   async setup(): Promise<void> {
     await mkdir(this.dir, PRIVATE_DIR);
   }
+  /** The user's file: under the user's key (src/text/user-key.ts), so `Alice` and `alice` share one. */
   #file(userId: string): string {
-    return path.join(this.dir, `${encodeURIComponent(userId)}.jsonl`);
+    return path.join(this.dir, `${encodeURIComponent(userKey(userId))}.jsonl`);
   }
   async record(record: UsageRecord): Promise<void> {
     appendFileSync(this.#file(record.userId), `${JSON.stringify(record)}\n`, PRIVATE_FILE);
   }
   async records(userId: string, since?: Date): Promise<UsageRecord[]> {
-    let text = '';
-    try {
-      text = await readFile(this.#file(userId), 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
+    // And the file of this very spelling, written before ids were keyed by their lower case (unless a
+    // case-insensitive disk makes it the same file).
+    const files = [this.#file(userId)];
+    const spelt = path.join(this.dir, `${encodeURIComponent(userId)}.jsonl`);
+    if (spelt !== files[0]) {
+      const [a, b] = await Promise.all([stat(files[0] as string).catch(() => null), stat(spelt).catch(() => null)]);
+      if (b && !(a && a.ino === b.ino && a.dev === b.dev)) files.push(spelt);
     }
-    return text
+    const texts = await Promise.all(
+      files.map((file) =>
+        readFile(file, 'utf8').catch((err: unknown) => {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
+          throw err;
+        }),
+      ),
+    );
+    return texts
+      .join('\n')
       .split('\n')
       .filter((line) => line.trim() !== '')
       .map((line) => UsageRecordSchema.parse(JSON.parse(line)))
-      .filter((r) => !since || Date.parse(r.at) >= since.getTime());
+      .filter((r) => !since || Date.parse(r.at) >= since.getTime())
+      .sort((x, y) => Date.parse(x.at) - Date.parse(y.at));
   }
   async end(): Promise<void> {}
 }
@@ -147,11 +160,15 @@ export class PostgresUsageStore implements UsageStore {
   async record(r: UsageRecord): Promise<void> {
     await this.#pool.query(
       'INSERT INTO threadline_usage (user_id, run_id, session_id, source, model, at, prompt_tokens, completion_tokens, cached_tokens, calls) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
-      [r.userId, r.runId, r.sessionId, r.source, r.model, r.at, r.promptTokens, r.completionTokens, r.cachedTokens, r.calls],
+      [userKey(r.userId), r.runId, r.sessionId, r.source, r.model, r.at, r.promptTokens, r.completionTokens, r.cachedTokens, r.calls],
     );
   }
   async records(userId: string, since?: Date): Promise<UsageRecord[]> {
-    const { rows } = await this.#pool.query<UsageRow>('SELECT * FROM threadline_usage WHERE user_id = $1 AND at >= $2 ORDER BY at', [userId, since ?? new Date(0)]);
+    const { rows } = await this.#pool.query<UsageRow>('SELECT * FROM threadline_usage WHERE user_id = ANY($1) AND at >= $2 ORDER BY at', [
+      // Rows are keyed by the user's key (src/text/user-key.ts); and this spelling's, from before.
+      [...new Set([userKey(userId), userId])],
+      since ?? new Date(0),
+    ]);
     return rows.map((r) => ({
       userId: r.user_id,
       runId: r.run_id,
