@@ -255,6 +255,8 @@ interface TreeMeasured {
   largestEvents: number;
   largestBytes: number;
   peakRssMiB: number;
+  /** The process's RSS when the run began (its workers, (a)'s to (h')'s and the bare one, already loaded): what the run added is the difference. */
+  startRssMiB: number;
 }
 
 /**
@@ -262,7 +264,8 @@ interface TreeMeasured {
  * call and a finish (two ReAct iterations); each group runs as a child run.
  */
 async function runTreeWorkflow({ client }: Bench, fanout: number): Promise<TreeMeasured> {
-  let peakRss = process.memoryUsage().rss;
+  const startRss = process.memoryUsage().rss;
+  let peakRss = startRss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
   const started = performance.now();
   const runId = `bench-d-${fanout}-${randomUUID().slice(0, 8)}`;
@@ -291,6 +294,7 @@ async function runTreeWorkflow({ client }: Bench, fanout: number): Promise<TreeM
     largestEvents: Math.max(...histories.map((h) => h.events)),
     largestBytes: Math.max(...histories.map((h) => h.bytes)),
     peakRssMiB: round(peakRss / 2 ** 20, 1),
+    startRssMiB: round(startRss / 2 ** 20, 1),
   };
 }
 
@@ -418,6 +422,8 @@ function summarizeTree(reps: TreeMeasured[]) {
     largestEvents: last?.largestEvents ?? NaN,
     largestBytes: last?.largestBytes ?? NaN,
     peakRssMiB: Math.max(...reps.map((r) => r.peakRssMiB)),
+    /** The most any rep's run added to the process's RSS. */
+    addedRssMiB: round(Math.max(...reps.map((r) => r.peakRssMiB - r.startRssMiB)), 1),
   };
 }
 
@@ -673,7 +679,7 @@ async function main(): Promise<void> {
       `  ms per iteration ${tree.msPerIterationMedian.toFixed(2)} (reps ${tree.msPerIterationReps.join(' ')}); vs (a) per step: ${treeRatio.toFixed(2)} (target ≤ ${TARGET_TREE_RATIO}: ${treeRatio <= TARGET_TREE_RATIO ? 'PASS' : 'MISS'})`,
     );
     console.log(
-      `  history events per iteration ${tree.eventsPerIteration} (all workflows); largest history ${tree.largestEvents} events / ${tree.largestBytes} bytes; peak RSS of the bench process (client + workers) ${tree.peakRssMiB} MiB`,
+      `  history events per iteration ${tree.eventsPerIteration} (all workflows); largest history ${tree.largestEvents} events / ${tree.largestBytes} bytes; peak RSS of the bench process (client + workers) ${tree.peakRssMiB} MiB, of which the tree run added at most ${tree.addedRssMiB} MiB (the rest: the process with its six workers)`,
     );
     // (e) History growth with big tool results: a short and a full run, so "flat" is visible.
     const bigShort = await guard(runPlanWorkflow(cases.e, args.warmupSteps));
