@@ -679,7 +679,7 @@ async function main(): Promise<void> {
       `  ms per iteration ${tree.msPerIterationMedian.toFixed(2)} (reps ${tree.msPerIterationReps.join(' ')}); vs (a) per step: ${treeRatio.toFixed(2)} (target ≤ ${TARGET_TREE_RATIO}: ${treeRatio <= TARGET_TREE_RATIO ? 'PASS' : 'MISS'})`,
     );
     console.log(
-      `  history events per iteration ${tree.eventsPerIteration} (all workflows); largest history ${tree.largestEvents} events / ${tree.largestBytes} bytes; peak RSS of the bench process (client + workers) ${tree.peakRssMiB} MiB, of which the tree run added at most ${tree.addedRssMiB} MiB (the rest: the process with its six workers)`,
+      `  history events per iteration ${tree.eventsPerIteration} (all workflows); largest history ${tree.largestEvents} events / ${tree.largestBytes} bytes; peak RSS of the bench process (client + workers) ${tree.peakRssMiB} MiB, of which the tree run added at most ${tree.addedRssMiB} MiB (the rest: the process with its five workers)`,
     );
     // (e) History growth with big tool results: a short and a full run, so "flat" is visible.
     const bigShort = await guard(runPlanWorkflow(cases.e, args.warmupSteps));
