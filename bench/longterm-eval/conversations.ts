@@ -7,7 +7,8 @@
  * turns:
  *   single       a detail from one turn ("What did Maya make at the pottery class?");
  *   temporal     when something happened ("When did Maya go to the book fair?"): the turn saying so;
- *   multi-hop    things said across sessions ("What activities does Maya do?"): every such turn;
+ *   multi-hop    things said across sessions ("What activities does Maya do?", "What do Maya's
+ *                kids like?"): every such turn;
  *   open-domain  an inference from what was said ("Would Maya enjoy a job with animals?").
  * Every question is kept; the overall figure weighs the kinds as the held-out benchmark mixes
  * them (KIND_SHARES). Split: conversations 0–5 dev, 6–9 held-out; the held-out ones
@@ -376,6 +377,46 @@ const INTERESTS: Halves<Interest> = [
   ],
 ];
 
+/** A topic a person comes back to across sessions, asked about as a whole: a multi-hop question sharing a word with its evidence. */
+interface Thread {
+  said: readonly string[];
+  ask: string;
+}
+const THREADS: Halves<Thread> = [
+  [
+    {
+      said: [
+        'My kids are obsessed with dinosaurs, we read dinosaur books every night.',
+        'The kids begged to go back to the aquarium, they loved the sharks.',
+        'We built a treehouse with the kids this weekend, they adore it.',
+      ],
+      ask: "What do {X}'s kids like?",
+    },
+    {
+      said: [
+        "I just finished reading 'The Night Circus', I could not put it down.",
+        'Now I am reading a biography of Marie Curie, so inspiring.',
+        "My book club picked 'Circe' for next month, I started it already.",
+      ],
+      ask: 'What books has {X} read?',
+    },
+  ],
+  [
+    {
+      said: [
+        'Our garden finally has tomatoes, and the basil is going wild.',
+        'I planted sunflowers along the garden fence, they are taller than me now.',
+        'Picked the first strawberries from the garden today!',
+      ],
+      ask: 'What has {X} grown in the garden?',
+    },
+    {
+      said: ['I have been listening to a lot of jazz lately, Coltrane mostly.', 'Went to a folk concert in the park, the music was beautiful.', 'My playlist this month is all old soul music.'],
+      ask: 'What music does {X} enjoy?',
+    },
+  ],
+];
+
 const WHEN = ['yesterday', 'last weekend', 'last Friday', 'two weeks ago', 'last month', 'on Saturday', 'this week'];
 const OPENERS = ['Guess what?', 'Oh, big news:', 'So,', 'You will love this:', 'Okay, update from me:', 'Hey, I have to tell you,'];
 const REACTIONS = ['Wow, that is amazing!', 'No way, I am so happy for you!', 'That sounds like so much fun!', 'Oh, I love that.', 'How exciting!', 'That is so cool.'];
@@ -428,6 +469,9 @@ const MULTI: Record<'activity' | 'instrument' | 'sport' | 'trip' | 'pet' | 'fami
   family: [["What has happened in {X}'s family lately?"], ['What news has {X} shared about relatives?']],
 };
 
+const TALK_OPENERS = ['', '', 'Honestly, ', 'Ugh, ', 'Haha, ', 'By the way, ', 'Oh, ', 'You know what, '];
+const TALK_TAILS = ['', '', '', ' Anyway.', ' How about you?', ' Life, right?', ' Not complaining though.', ' We will see.', ' Fingers crossed.'];
+
 const SESSIONS = 24;
 const CONVERSATIONS = 10;
 const DEV_CONVERSATIONS = 6;
@@ -445,6 +489,12 @@ export function generateConversationSet(seed = 30030): ConversationSet {
   };
   const conversations: Conversation[] = [];
   const questions: Question[] = [];
+  /** Small talk with some variety around its common words: people do not repeat one line word for word. */
+  const smallTalk = () => {
+    const body = pick(SMALL_TALK);
+    const opener = pick(TALK_OPENERS);
+    return `${opener}${opener ? body.charAt(0).toLowerCase() + body.slice(1) : body}${pick(TALK_TAILS)}`;
+  };
 
   for (let c = 0; c < CONVERSATIONS; c++) {
     const split: Split = c < DEV_CONVERSATIONS ? 'dev' : 'heldout';
@@ -563,7 +613,19 @@ export function generateConversationSet(seed = 30030): ConversationSet {
           asks: i === 0 ? interest.ask.map((a) => ({ kind: 'open-domain' as const, query: fill(a, X, Y), tags: said })) : [],
         }),
       );
-      void Y;
+      const thread = THREADS[side][(c + by) % THREADS[side].length] as Thread;
+      const threadTags = thread.said.map(() => tag());
+      thread.said.forEach((text, i) =>
+        stories.push({
+          by,
+          lines: [
+            { by: other, text: pick(['Anything fun lately?', `How is life, ${X}?`, 'What have you been up to?']) },
+            { by, text, tag: threadTags[i] as string },
+            { by: other, text: pick(ACKS) },
+          ],
+          asks: i === 0 ? [{ kind: 'multi-hop' as const, query: fill(thread.ask, X, Y), tags: threadTags }] : [],
+        }),
+      );
     }
 
     // Stories spread over the sessions in a shuffled order; each session 2–3 stories in small talk.
@@ -583,10 +645,10 @@ export function generateConversationSet(seed = 30030): ConversationSet {
       const Y = speakers[1 - starter] as string;
       lines.push({ by: starter, text: fill(pick(GREETINGS), X, Y) }, { by: (1 - starter) as 0 | 1, text: fill(pick(GREET_BACK), X, Y) });
       for (const story of chunk) {
-        for (let k = 0; k < 3; k++) lines.push({ by: (lines.length % 2) as 0 | 1, text: pick(SMALL_TALK) });
+        for (let k = 0; k < 3; k++) lines.push({ by: (lines.length % 2) as 0 | 1, text: smallTalk() });
         lines.push(...story.lines);
       }
-      while (lines.length < 20) lines.push({ by: (lines.length % 2) as 0 | 1, text: pick(SMALL_TALK) });
+      while (lines.length < 20) lines.push({ by: (lines.length % 2) as 0 | 1, text: smallTalk() });
       lines.push({ by: starter, text: pick(BYES) }, { by: (1 - starter) as 0 | 1, text: fill(pick(BYES_BACK), X, Y) });
       const turns = lines.map((l, t) => {
         const id = `${userId}-D${s + 1}:${t + 1}`;
