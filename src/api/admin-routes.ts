@@ -5,7 +5,8 @@
  */
 import { Router } from 'express';
 import { z } from 'zod';
-import { generateKey, publicInfo, ROLES } from '../auth/keys';
+import { generateKey, publicInfo } from '../auth/keys';
+import { ROLES } from '../auth/roles';
 import type { ApiKeyStore } from '../store/keys/key-store';
 import { requireAdmin } from './authenticate';
 import { ApiError } from './errors';

@@ -7,7 +7,8 @@
  */
 import type { RequestHandler, Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
-import { isAdminKey, parseKey, sameSecret, unusable, type Role } from '../auth/keys';
+import { isAdminKey, parseKey, sameSecret, unusable } from '../auth/keys';
+import type { Role } from '../auth/roles';
 import type { ApiKeyStore } from '../store/keys/key-store';
 import { ApiError } from './errors';
 import { isLoopback } from './host-guard';

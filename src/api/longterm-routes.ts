@@ -8,7 +8,8 @@
 import express, { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { FactInputSchema, MEMORY_KINDS, type LongTermMemory, type ReadMeta } from '../longterm/contract';
-import { LONGTERM_READ_ACTIONS, LONGTERM_WRITE_ACTIONS, type ImportedConversation, type LongTermService } from '../longterm/service';
+import { LONGTERM_READ_ACTIONS, LONGTERM_WRITE_ACTIONS } from '../longterm/audit-actions';
+import type { ImportedConversation, LongTermService } from '../longterm/service';
 import { LONGTERM_AUDIT_KINDS } from '../store/longterm/store';
 import { MAX_QUERY_CHARS } from '../longterm/retrieval';
 import { newSessionId } from '../temporal/sessions';

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { FACT_SOURCES, MEMORY_KINDS, type Episode, type Fact, type Provenance, type RecordedFact, type SearchHit } from '../longterm/contract';
-import { LONGTERM_READ_ACTIONS } from '../longterm/service';
+import { LONGTERM_READ_ACTIONS } from '../longterm/audit-actions';
 import { LONGTERM_AUDIT_KINDS, type LongTermAuditEntry } from '../store/longterm/store';
 import { describes } from './response-schemas';
 

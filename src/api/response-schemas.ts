@@ -5,7 +5,7 @@
  * the document never closes a response object (src/api/openapi.ts).
  */
 import { z } from 'zod';
-import { ROLES } from '../auth/keys';
+import { ROLES } from '../auth/roles';
 import type { ApiKeyInfo } from '../auth/keys';
 import type { AgentSummary } from '../agents/profile';
 import type { RunAgent } from '../agents/names';
@@ -20,7 +20,7 @@ import type { UsageSummary } from '../store/usage/usage-store';
 import type { MessageOutcome, SessionView } from '../workflows/session-definitions';
 import type { PendingApproval } from '../planning/approval';
 import { SESSION_RUN_STATUSES, type SessionRun, type TaskState, type Turn } from '../sessions/session-model';
-import { ERROR_CODES, type ErrorBody } from './errors';
+import { ERROR_CODES, type ErrorBody } from './error-body';
 import type { TokenData } from './token-hub';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

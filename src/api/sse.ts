@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { keyCheckOf, type KeyCheck } from './authenticate';
-import type { ErrorBody } from './errors';
+import type { ErrorBody } from './error-body';
 
 export interface SseTiming {
   /** How often the source is read. @default 250 */

@@ -6,7 +6,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { scopeToCaller } from './authenticate';
-import { ApiError, type ErrorDetail } from './errors';
+import type { ErrorDetail } from './error-body';
+import { ApiError } from './errors';
 
 const PARTS = ['params', 'query', 'body'] as const;
 type Part = (typeof PARTS)[number];

@@ -4,9 +4,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-
-export const ROLES = ['user', 'admin'] as const;
-export type Role = (typeof ROLES)[number];
+import { ROLES, type Role } from './roles';
 
 export const ApiKeyRecordSchema = z.object({
   keyId: z.string().regex(/^[0-9a-f]{16}$/),

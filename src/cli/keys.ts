@@ -8,7 +8,8 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { generateKey, publicInfo, ROLES } from '../auth/keys';
+import { generateKey, publicInfo } from '../auth/keys';
+import { ROLES } from '../auth/roles';
 import { createKeyStore } from '../store/keys/key-store';
 import { loadConfig } from '../config';
 

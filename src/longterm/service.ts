@@ -36,6 +36,7 @@ import { screenTexts } from './redact';
 import { entitiesNamed, isSelf, MAX_QUERY_CHARS, retrieve, SELF_ENTITY, type DenseRanker } from './retrieval';
 import { normalizeName, words } from './text';
 import { strongerSource } from './fact-source';
+import type { LongTermReadAction } from './audit-actions';
 
 /** Confidence of a fact stated once: by a person, or inferred by the agent. */
 const FIRST_CONFIDENCE = { person: 0.9, agent: 0.6, system: 0.6 } as const;
@@ -60,11 +61,6 @@ export interface LongTermServiceOptions {
   readAudit?: ReadAuditOptions;
 }
 
-/** The reads the audit names (`action` of an entry of kind `read`). */
-export const LONGTERM_READ_ACTIONS = ['search', 'context', 'list_facts', 'get_fact', 'fact_history', 'list_episodes', 'get_message', 'list_messages', 'list_summaries', 'entities'] as const;
-export type LongTermReadAction = (typeof LONGTERM_READ_ACTIONS)[number];
-/** The writes the audit names. */
-export const LONGTERM_WRITE_ACTIONS = ['add_messages', 'record_fact', 'end_fact', 'record_episode', 'add_summary'] as const;
 /** A read record names at most this many of the records it returned (and how many there were). */
 const MAX_AUDITED_IDS = 100;
 /** Query texts are kept in the audit up to this many characters. */

@@ -6,6 +6,9 @@
  * memory, usage and API keys are the in-memory implementations.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020 from 'ajv/dist/2020';
@@ -16,6 +19,9 @@ import request from 'supertest';
 import { AgentProfileSchema } from '../../src/agents/profile';
 import { createApp, type AppOptions } from '../../src/api/app';
 import type { OpenApiDocument } from '../../src/api/openapi';
+import { EVENTS, RESPONSES } from '../../src/api/inspector/responses';
+import { routesOf } from '../../src/api/routes-registry';
+import { schedulesRouter } from '../../src/api/schedules-routes';
 import { MemoryApiKeyStore } from '../../src/store/keys/key-store';
 import { BlueprintSchema } from '../../src/blueprints/blueprint';
 import { LongTermService } from '../../src/longterm/service';
@@ -346,4 +352,41 @@ test('bodies the API accepts fit the documented request schemas, and its answers
   const kinds = new Set((audit.body as { entries: { kind: string }[] }).entries.map((e) => e.kind));
   assert.deepEqual([...kinds].sort(), ['read', 'write']);
   checker.response('GET /v1/users/{userId}/memory/audit', 200, audit.body);
+});
+
+test('the inspector reads answers and events with the schemas their routes declare, from a module built for the page', async () => {
+  // The app above has no schedules service; their router declares its routes without one being called.
+  const routes = [...routesOf(app), ...routesOf(schedulesRouter({ schedules: {} as Parameters<typeof schedulesRouter>[0]['schedules'] }))];
+  const routeOf = (key: string) => {
+    const [method, routePath] = key.split(' ');
+    const route = routes.find((r) => r.method === method?.toLowerCase() && r.path === routePath);
+    assert.ok(route, `${key} is not a route of the API`);
+    return route;
+  };
+  for (const [key, schema] of Object.entries(RESPONSES)) {
+    const declared = Object.entries(routeOf(key).responses).flatMap(([status, r]) => (status.startsWith('2') && r.schema ? [r.schema] : []));
+    assert.ok(declared.includes(schema), `${key}: the inspector reads it with another schema than the route declares`);
+  }
+  for (const key of Object.keys(EVENTS))
+    assert.ok(
+      Object.values(routeOf(key).responses).some((r) => r.contentType === 'text/event-stream'),
+      `${key} is not an event stream`,
+    );
+
+  // The module the page imports: public like the page, and it reads with those very schemas.
+  const res = await request(app).get('/inspector/schemas.js');
+  assert.equal(res.status, 200, res.text);
+  assert.match(String(res.headers['content-type']), /javascript/);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'inspector-schemas-'));
+  try {
+    await writeFile(path.join(dir, 'schemas.mjs'), res.text);
+    const page = (await import(path.join(dir, 'schemas.mjs'))) as typeof import('../../src/api/inspector/responses');
+    assert.deepEqual(page.readResponse('GET', '/v1/runs/run-doc-1', runState), runState);
+    assert.throws(() => page.readResponse('GET', '/v1/runs/run-doc-1', { ...runState, status: 'sleeping' }), /cannot read.*status/s);
+    assert.throws(() => page.readEvent('/v1/runs/run-doc-1/events?after=3', 'state', { runId: 'run-doc-1' }), /"state" event this page cannot read/);
+    // Routes without a declared schema pass their bodies through as they came.
+    assert.deepEqual(page.readResponse('GET', '/v1/threads?userId=ada', { threads: [] }), { threads: [] });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -1,5 +1,9 @@
 // The REST API as the page calls it: every call sends the key the person entered. The key is kept in
 // sessionStorage: gone with the tab, never written to the browser's profile on disk (localStorage was).
+// Every answer and event is read with the API's own response schemas (schemas.js, built from
+// responses.ts): a body that does not fit is an error the page shows, not data it half-renders.
+import { readEvent, readResponse } from './schemas.js';
+
 const KEY = 'threadline.inspector.apiKey';
 localStorage.removeItem(KEY); // left there by earlier versions of the page
 
@@ -36,7 +40,11 @@ export async function api(method, path, body) {
     data = null;
   }
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${data?.error?.message ?? text}`);
-  return data;
+  try {
+    return readResponse(method, path, data);
+  } catch (err) {
+    throw new Error(`${method} ${path}: ${err.message}`);
+  }
 }
 
 /**
@@ -68,7 +76,7 @@ export async function streamEvents(path, onEvent, signal) {
         else if (field === 'data') data.push(val);
         else if (field === 'id') id = val;
       }
-      if (data.length) onEvent(event, JSON.parse(data.join('\n')), id);
+      if (data.length) onEvent(event, readEvent(path, event, JSON.parse(data.join('\n'))), id);
     }
   }
 }

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { build } from 'esbuild';
 import express, { Router } from 'express';
 import { documented } from '../routes-registry';
 
@@ -23,6 +24,27 @@ const VENDOR: Record<string, string> = {
   'preact-hooks': path.dirname(require.resolve('preact/hooks')),
   htm: path.dirname(require.resolve('htm')),
 };
+
+/**
+ * `schemas.js`: responses.ts with the API's response schemas and zod, bundled for the browser once,
+ * on the first request (about a second of esbuild; the page loads it before it calls the API). A
+ * schema module that reaches server code by value fails this build: the page's bundle stays pure.
+ */
+let schemasModule: Promise<string> | undefined;
+export function inspectorSchemas(): Promise<string> {
+  schemasModule ??= build({
+    entryPoints: [path.join(PAGE_DIR, 'responses.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    write: false,
+    logLevel: 'silent',
+  }).then((out) => out.outputFiles[0]!.text);
+  schemasModule.catch(() => (schemasModule = undefined)); // a failed build is tried again on the next request
+  return schemasModule;
+}
 
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
@@ -79,6 +101,11 @@ export function inspectorRouter(options: InspectorOptions): Router {
       res.type('html').set('cache-control', 'no-cache').send(page);
     },
   );
+  // The page's module of response schemas, built from the API's own (a module like the others, not a route).
+  router.use('/inspector/schemas.js', (req, res, next) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+    inspectorSchemas().then((code) => res.type('text/javascript').set('cache-control', 'no-cache').send(code), next);
+  });
   // A file not found falls through to the app's own 404 (or 401 without a key), as any unknown path.
   for (const [name, dir] of Object.entries(VENDOR)) router.use(`/inspector/vendor/${name}`, express.static(dir, { index: false }));
   const modules = express.static(PAGE_DIR, { index: false });
