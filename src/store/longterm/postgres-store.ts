@@ -49,7 +49,10 @@ function columnsOf(item: LongTermRecord): { names: string[]; subjectId: string |
   }
 }
 
-/** Terms as tsquery lexemes, quoted (terms are letters and digits only: see analyze). */
+/**
+ * Terms as tsquery lexemes, quoted, taken as they are (a `::tsquery` cast, no parser): rows store
+ * their analyzed terms verbatim (`array_to_tsvector`; terms are letters and digits, see analyze).
+ */
 const lexemes = (terms: readonly string[]) => terms.map((t) => `'${t.replace(/'/g, "''")}'`);
 /** Rows a search ranks at most, taken from its rarest terms (see searchText). */
 const CANDIDATE_BUDGET = 600;
@@ -59,20 +62,39 @@ const BM25_B = 0.75;
 const bm25Idf = (docs: number, df: number) => Math.log(1 + (docs - df + 0.5) / (df + 0.5));
 
 /**
- * Adds `sign` × the rows' terms to the BM25 statistics (migration 7): each term's record count,
- * and the kind's record and term counts. Called with -1 before rows are replaced and +1 after, so
- * the statistics follow the tsvectors exactly, whatever the parser made of the text.
+ * Takes the rows' terms out of the BM25 statistics (migration 7): each term's record count, and
+ * the kind's record and term counts, from the tsvectors as stored, before the rows are replaced.
  */
-async function countTerms(db: Queryable, userId: string, kinds: readonly string[], ids: readonly string[], sign: 1 | -1): Promise<void> {
+async function removeTermCounts(db: Queryable, userId: string, kinds: readonly string[], ids: readonly string[]): Promise<void> {
   await db.query(
     `WITH r AS (SELECT kind, terms FROM longterm_records WHERE user_id = $1 AND (kind, id) IN (SELECT * FROM unnest($2::text[], $3::text[]))),
      t AS (INSERT INTO longterm_term_stats (user_id, kind, term, df)
-           SELECT $1, r.kind, term, $4 * count(*) FROM r, unnest(tsvector_to_array(r.terms)) AS term GROUP BY r.kind, term
+           SELECT $1, r.kind, term, -count(*) FROM r, unnest(tsvector_to_array(r.terms)) AS term GROUP BY r.kind, term
            ON CONFLICT (user_id, kind, term) DO UPDATE SET df = longterm_term_stats.df + EXCLUDED.df)
      INSERT INTO longterm_kind_stats (user_id, kind, docs, terms)
-       SELECT $1, kind, $4 * count(*), $4 * coalesce(sum(length(terms)), 0) FROM r GROUP BY kind
+       SELECT $1, kind, -count(*), -coalesce(sum(length(terms)), 0) FROM r GROUP BY kind
      ON CONFLICT (user_id, kind) DO UPDATE SET docs = longterm_kind_stats.docs + EXCLUDED.docs, terms = longterm_kind_stats.terms + EXCLUDED.terms`,
-    [userId, [...kinds], [...ids], sign],
+    [userId, [...kinds], [...ids]],
+  );
+}
+
+/** Adds rows' terms (each row's distinct index terms, as its tsvector holds them) to the BM25 statistics. */
+async function addTermCounts(db: Queryable, userId: string, kinds: readonly string[], termsOf: readonly (readonly string[])[]): Promise<void> {
+  const df = new Map<string, number>();
+  const perKind = new Map<string, { docs: number; terms: number }>();
+  termsOf.forEach((terms, i) => {
+    const kind = kinds[i] as string;
+    const k = perKind.get(kind) ?? { docs: 0, terms: 0 };
+    perKind.set(kind, { docs: k.docs + 1, terms: k.terms + terms.length });
+    for (const t of terms) df.set(`${kind} ${t}`, (df.get(`${kind} ${t}`) ?? 0) + 1);
+  });
+  const entries = [...df].map(([key, n]) => [key.slice(0, key.indexOf(' ')), key.slice(key.indexOf(' ') + 1), n] as const);
+  await db.query(
+    `WITH t AS (INSERT INTO longterm_term_stats (user_id, kind, term, df) SELECT $1, k, t, n FROM unnest($2::text[], $3::text[], $4::int[]) AS x(k, t, n)
+                ON CONFLICT (user_id, kind, term) DO UPDATE SET df = longterm_term_stats.df + EXCLUDED.df)
+     INSERT INTO longterm_kind_stats (user_id, kind, docs, terms) SELECT $1, k, d, n FROM unnest($5::text[], $6::bigint[], $7::bigint[]) AS y(k, d, n)
+     ON CONFLICT (user_id, kind) DO UPDATE SET docs = longterm_kind_stats.docs + EXCLUDED.docs, terms = longterm_kind_stats.terms + EXCLUDED.terms`,
+    [userId, entries.map((e) => e[0]), entries.map((e) => e[1]), entries.map((e) => e[2]), [...perKind.keys()], [...perKind.values()].map((k) => k.docs), [...perKind.values()].map((k) => k.terms)],
   );
 }
 
@@ -196,10 +218,10 @@ class PostgresReader implements LongTermReader {
     }
     // Which query terms each candidate holds, as one boolean per term (tf taken as 1: records are
     // short), read where the row is read; `user_id || ''` keeps the scan on the kind's GIN index.
-    const holds = present.map((_, i) => `terms @@ to_tsquery('simple', $${i + 5})`).join(', ');
+    const holds = present.map((_, i) => `terms @@ $${i + 5}::tsquery`).join(', ');
     const { rows } = await this.db.query<{ id: string; len: number; holds: boolean[] }>(
       `SELECT id, length(terms) AS len, ARRAY[${holds}] AS holds
-         FROM longterm_records WHERE kind = $2 AND terms @@ to_tsquery('simple', $3) AND user_id || '' = $1 LIMIT $4`,
+         FROM longterm_records WHERE kind = $2 AND terms @@ $3::tsquery AND user_id || '' = $1 LIMIT $4`,
       [this.userId, kind, clauses.join(' | '), CANDIDATE_BUDGET * 3, ...present.map(termQuery)],
     );
     const idf = present.map((t) => bm25Idf(docs, df.get(t) ?? 0));
@@ -297,11 +319,12 @@ export class PostgresLongTermStore implements LongTermStore {
       if (batch.length > 0) {
         const kinds = batch.map((item) => item.kind);
         const ids = batch.map((item) => item.record.id);
-        await countTerms(db, userId, kinds, ids, -1);
+        await removeTermCounts(db, userId, kinds, ids);
         const columns = batch.map(columnsOf);
+        const termsOf = batch.map((item) => [...new Set(indexTerms(this.sealer, analyze(searchableText(item))))]);
         await db.query(
           `INSERT INTO longterm_records (user_id, kind, id, data, terms, names, subject_id, object_id, session_id, sort_at)
-           SELECT $1, r.kind, r.id, r.data, to_tsvector('simple', r.terms), ARRAY(SELECT jsonb_array_elements_text(r.names)), r.subject_id, r.object_id, r.session_id, r.sort_at
+           SELECT $1, r.kind, r.id, r.data, array_to_tsvector(string_to_array(r.terms, ' ')), ARRAY(SELECT jsonb_array_elements_text(r.names)), r.subject_id, r.object_id, r.session_id, r.sort_at
              FROM unnest($2::text[], $3::text[], $4::jsonb[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::text[], $10::text[])
                   AS r(kind, id, data, terms, names, subject_id, object_id, session_id, sort_at)
            ON CONFLICT (user_id, kind, id) DO UPDATE SET data = EXCLUDED.data, terms = EXCLUDED.terms, names = EXCLUDED.names,
@@ -311,7 +334,7 @@ export class PostgresLongTermStore implements LongTermStore {
             kinds,
             ids,
             batch.map((item) => JSON.stringify(sealRecordData(this.sealer, item))),
-            batch.map((item) => indexTerms(this.sealer, analyze(searchableText(item))).join(' ')),
+            termsOf.map((terms) => terms.join(' ')),
             columns.map((c) => JSON.stringify(indexTerms(this.sealer, c.names))),
             columns.map((c) => c.subjectId),
             columns.map((c) => c.objectId),
@@ -319,7 +342,7 @@ export class PostgresLongTermStore implements LongTermStore {
             columns.map((c) => c.sortAt),
           ],
         );
-        await countTerms(db, userId, kinds, ids, 1);
+        await addTermCounts(db, userId, kinds, termsOf);
       }
       for (const item of records) {
         if (item.kind !== 'entity') continue;
