@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ROLES } from '../auth/roles';
 import type { ApiKeyInfo } from '../auth/keys';
 import type { AgentSummary } from '../agents/profile';
+import { CHUNK_TYPES, ChunkContentSchema, ORIGINS, ProvenanceSchema, RETENTION_CLASSES, type Chunk } from '../memory/model';
 import type { RunAgent } from '../agents/names';
 import { CAPABILITIES } from '../planning/capabilities';
 import type { CodeVersion } from '../planning/code-version';
@@ -214,6 +215,61 @@ export const SessionEndedSchema = z.object({ sessionId: z.string(), status: z.li
 // ---- memory threads
 
 export const ThreadCreatedSchema = z.object({ threadId: z.string(), headStateId: z.string() });
+
+/** A chunk of a thread's state (seed 001): immutable; an edit makes a new chunk whose `parentChunkId` is the old one. */
+export const ChunkSchema = describes<Chunk>()(
+  z.object({
+    id: z.string(),
+    type: z.enum(CHUNK_TYPES),
+    content: ChunkContentSchema,
+    priority: z.number().int(),
+    retention: z.enum(RETENTION_CLASSES),
+    agentModifiable: z.boolean(),
+    parentChunkId: z.string().nullable(),
+    provenance: ProvenanceSchema,
+    messageId: z.string().nullable(),
+    tokens: z.number().int(),
+    createdAt: z.string(),
+  }),
+).meta({ id: 'Chunk' });
+const ThreadSchema = z
+  .object({
+    threadId: z.string(),
+    userId: z.string(),
+    limits: z.object({ soft: z.number().int(), hard: z.number().int() }),
+    forkedFrom: z.object({ threadId: z.string(), stateId: z.string() }).nullable(),
+    headStateId: z.string(),
+    createdAt: z.string(),
+  })
+  .meta({ id: 'Thread' });
+const StateSchema = z
+  .object({
+    stateId: z.string(),
+    parentStateId: z.string().nullable(),
+    seq: z.number().int(),
+    tokens: z.number().int(),
+    chunkIds: z.array(z.string()),
+    operationId: z.string().nullable(),
+    at: z.string(),
+  })
+  .meta({ id: 'MemoryState' });
+export const ThreadListSchema = z.object({ threads: z.array(ThreadSchema) });
+export const ThreadViewSchema = ThreadSchema.extend({ state: StateSchema, chunks: z.array(ChunkSchema) });
+export const StateViewSchema = z.object({ state: StateSchema, chunks: z.array(ChunkSchema) });
+export const StateListSchema = z.object({
+  states: z.array(
+    z.object({
+      stateId: z.string(),
+      parentStateId: z.string().nullable(),
+      seq: z.number().int(),
+      operation: z
+        .object({ id: z.string(), kind: z.string(), origin: z.enum(ORIGINS), reason: z.string() })
+        .nullable()
+        .meta({ description: 'The operation that made the state; null for the first' }),
+      at: z.string(),
+    }),
+  ),
+});
 export const OperationAppliedSchema = z.object({ stateId: z.string(), operationId: z.string() });
 export const CheckpointCreatedSchema = z.object({ name: z.string(), stateId: z.string() });
 

@@ -25,7 +25,7 @@ import {
   ThreadParams,
   ThreadStateParams,
 } from './thread-schemas';
-import { CheckpointCreatedSchema, OperationAppliedSchema, ThreadCreatedSchema } from './response-schemas';
+import { CheckpointCreatedSchema, OperationAppliedSchema, StateListSchema, StateViewSchema, ThreadCreatedSchema, ThreadListSchema, ThreadViewSchema } from './response-schemas';
 import { documented, type RouteSpec } from './routes-registry';
 import { streamThreadOperations } from './thread-stream';
 import type { SseTiming } from './sse';
@@ -127,7 +127,12 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.get(
     '/v1/threads',
-    { summary: 'List memory threads, newest first', request: { query: ListThreadsQuery }, responses: json('The threads'), errors: { 403: 'The API key may not act for this user' } },
+    {
+      summary: 'List memory threads, newest first',
+      request: { query: ListThreadsQuery },
+      responses: { 200: { description: 'The threads', schema: ThreadListSchema } },
+      errors: { 403: 'The API key may not act for this user' },
+    },
     async ({ query }, _req, res) => {
       const threads = await memory.store.listThreads({ limit: query.limit, ...(query.userId ? { userId: query.userId } : {}) });
       res.json({ threads: threads.map(threadJson) });
@@ -136,7 +141,12 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.get(
     '/v1/threads/:threadId',
-    { summary: "A thread, its head state and that state's chunks (a recorded read)", request: { params: ThreadParams }, responses: json('The thread at its head'), errors: notFound },
+    {
+      summary: "A thread, its head state and that state's chunks (a recorded read)",
+      request: { params: ThreadParams },
+      responses: { 200: { description: 'The thread at its head', schema: ThreadViewSchema } },
+      errors: notFound,
+    },
     async ({ params }, req, res) => {
       const { thread, state, chunks } = await memory.view(params.threadId, reader(req.path));
       res.json({ ...threadJson(thread), state: stateJson(state), chunks });
@@ -145,7 +155,12 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.get(
     '/v1/threads/:threadId/states',
-    { summary: 'Every state of a thread, with the operation that made it', request: { params: ThreadParams }, responses: json('The states, oldest first'), errors: notFound },
+    {
+      summary: 'Every state of a thread, with the operation that made it',
+      request: { params: ThreadParams },
+      responses: { 200: { description: 'The states, oldest first', schema: StateListSchema } },
+      errors: notFound,
+    },
     async ({ params }, _req, res) => {
       const states = await memory.states(params.threadId);
       const records = await memory.audit(params.threadId, { limit: ALL_RECORDS });
@@ -170,7 +185,7 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
     {
       summary: 'One state of a thread and its chunks (a recorded read)',
       request: { params: ThreadStateParams },
-      responses: json('The state'),
+      responses: { 200: { description: 'The state', schema: StateViewSchema } },
       errors: { 404: 'No such thread, or no such state in it' },
     },
     async ({ params }, req, res) => {

@@ -338,6 +338,23 @@ test('bodies the API accepts fit the documented request schemas, and its answers
     assert.equal(res.status, status, `${op}: ${res.text}`);
     checker.response(op, status, res.body);
   }
+  // A thread's listing and views, with a chunk in its head state (the inspector reads them with these schemas).
+  const created = await keyed('post', '/v1/threads').send({ userId: 'ada' });
+  const { threadId } = created.body as { threadId: string };
+  const thread = `/v1/threads/${encodeURIComponent(threadId)}`;
+  const added = await keyed('post', `${thread}/operations`).send({ operation: { op: 'add', chunks: [{ type: 'user', content: { kind: 'text', text: 'hello' } }] }, reason: 'a test' });
+  assert.equal(added.status, 201, added.text);
+  const head = encodeURIComponent((added.body as { stateId: string }).stateId);
+  for (const [op, url] of [
+    ['GET /v1/threads', '/v1/threads?userId=ada'],
+    ['GET /v1/threads/{threadId}', thread],
+    ['GET /v1/threads/{threadId}/states', `${thread}/states`],
+    ['GET /v1/threads/{threadId}/states/{stateId}', `${thread}/states/${head}`],
+  ] as const) {
+    const res = await keyed('get', url);
+    assert.equal(res.status, 200, `${op}: ${res.text}`);
+    checker.response(op, 200, res.body);
+  }
   // An ended fact and a fact's history are Facts too.
   const facts = await keyed('get', '/v1/users/ada/facts');
   const factId = (facts.body as { facts: { id: string }[] }).facts[0]?.id ?? '';
@@ -385,7 +402,7 @@ test('the inspector reads answers and events with the schemas their routes decla
     assert.throws(() => page.readResponse('GET', '/v1/runs/run-doc-1', { ...runState, status: 'sleeping' }), /cannot read.*status/s);
     assert.throws(() => page.readEvent('/v1/runs/run-doc-1/events?after=3', 'state', { runId: 'run-doc-1' }), /"state" event this page cannot read/);
     // Routes without a declared schema pass their bodies through as they came.
-    assert.deepEqual(page.readResponse('GET', '/v1/threads?userId=ada', { threads: [] }), { threads: [] });
+    assert.deepEqual(page.readResponse('GET', '/v1/threads/thr_x/checkpoints', { checkpoints: [] }), { checkpoints: [] });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
