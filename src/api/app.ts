@@ -21,7 +21,7 @@ import { adminRouter } from './admin-routes';
 import { authenticate, principalOf, type AuthOptions } from './authenticate';
 import { codecRouter, webUiOrigins } from './codec-routes';
 import { inspectorRouter } from './inspector/inspector-routes';
-import { NO_LIMITS, perMinute, perWindow, streamsPerCaller, type ApiLimits } from './limits';
+import { NO_LIMITS, perMinute, perWindow, streamsPerCaller, type ApiLimits, type CounterStores } from './limits';
 import { longTermRouter, type LongTermRouterOptions } from './longterm-routes';
 import { ownedBy } from './ownership';
 import { usageRouter, withinBudget } from './usage-routes';
@@ -91,6 +91,8 @@ export interface AppOptions {
   usage?: { store: UsageStore; budget: number };
   /** Per-user request limits (0: off). @default all off */
   limits?: Partial<ApiLimits>;
+  /** Where the limits count, shared by every API process (MEMORY_STORE=postgres). @default each process in its memory */
+  limitCounters?: CounterStores;
   /** The payload codecs of the Temporal data converter, served at `/v1/codec` for the Web UI. @default none (payloads pass unchanged) */
   codecs?: PayloadCodec[];
   /** Serves the long-term memory API (`/v1/users/:userId/memory/…`, `/facts`, `/episodes`) when given; `onImported` is told of each import (background extraction). */
@@ -141,6 +143,7 @@ export function createApp(options: AppOptions): Express {
   );
   app.use(authenticate(auth));
   const limits: ApiLimits = { ...NO_LIMITS, ...options.limits };
+  const counters = options.limitCounters;
   // One count of open streams across runs, sessions and threads.
   const streams = streamsPerCaller(limits.streamsPerUser);
   const runOwner = runs.ownerOf?.bind(runs);
@@ -150,7 +153,7 @@ export function createApp(options: AppOptions): Express {
       ownedBy(runOwner, (id) => new RunNotFoundError(id)),
     );
   // Before the small-body parser: codec batches are larger.
-  mount(app, codecRouter(options.codecs ?? [], { origins: webUiOrigins(config.uiUrl), limit: perMinute(limits.codecPerMinute, 'codec calls') }));
+  mount(app, codecRouter(options.codecs ?? [], { origins: webUiOrigins(config.uiUrl), limit: perMinute(limits.codecPerMinute, 'codec calls', counters) }));
   // Also before it: an import is up to IMPORT_BODY_LIMIT; the router parses its own bodies.
   if (options.longterm) {
     const usage = options.usage;
@@ -158,7 +161,11 @@ export function createApp(options: AppOptions): Express {
       app,
       longTermRouter({
         ...options.longterm,
-        limits: { imports: perWindow(limits.importsPerHour, 'hour', 'imports'), searches: perMinute(limits.searchesPerMinute, 'searches'), extractedPerImport: limits.extractedPerImport },
+        limits: {
+          imports: perWindow(limits.importsPerHour, 'hour', 'imports', counters),
+          searches: perMinute(limits.searchesPerMinute, 'searches', counters),
+          extractedPerImport: limits.extractedPerImport,
+        },
         // Searches and imports embed their texts: those tokens are the user's, within their budget.
         ...(usage
           ? {
@@ -205,7 +212,7 @@ export function createApp(options: AppOptions): Express {
         429: 'Too many runs started this minute (see Retry-After)',
       },
       use: [
-        perMinute(limits.runsPerMinute, 'runs started'),
+        perMinute(limits.runsPerMinute, 'runs started', counters),
         withinBudget(options.usage?.store, options.usage?.budget ?? 0, async (req) => {
           const userId = (req.body as { userId?: unknown } | undefined)?.userId;
           return typeof userId === 'string' ? userId : null;
@@ -338,7 +345,7 @@ export function createApp(options: AppOptions): Express {
         request: { params: RunParams, body: ForkBody },
         responses: { 201: { description: 'The fork, started', schema: ForkedSchema } },
         errors: { 404: 'No such run, step or task', 409: 'The run never reached that point, or the edits do not fit it (`not_now`)', 429: 'Too many runs started this minute' },
-        use: [perMinute(limits.runsPerMinute, 'runs started')],
+        use: [perMinute(limits.runsPerMinute, 'runs started', counters)],
       },
       async ({ params, body }, _req, res) => {
         const point = body.version !== undefined ? { version: body.version } : body.stepId !== undefined ? { stepId: body.stepId } : { taskIndex: body.taskIndex ?? '' };
@@ -455,8 +462,8 @@ export function createApp(options: AppOptions): Express {
         events: options.events,
         ...(tokens ? { tokens } : {}),
         limits: {
-          messages: perMinute(limits.messagesPerMinute, 'messages sent'),
-          create: perMinute(limits.sessionsPerMinute, 'sessions created'),
+          messages: perMinute(limits.messagesPerMinute, 'messages sent', counters),
+          create: perMinute(limits.sessionsPerMinute, 'sessions created', counters),
           openSessions: limits.openSessionsPerUser,
           streams,
           budget: withinBudget(options.usage?.store, options.usage?.budget ?? 0, async (req) => (options.sessions?.ownerOf ? options.sessions.ownerOf(String(req.params.sessionId)) : null)),
@@ -465,7 +472,7 @@ export function createApp(options: AppOptions): Express {
     );
   }
 
-  if (options.schedules) mount(app, schedulesRouter({ schedules: options.schedules, create: perMinute(limits.runsPerMinute, 'schedules created') }));
+  if (options.schedules) mount(app, schedulesRouter({ schedules: options.schedules, create: perMinute(limits.runsPerMinute, 'schedules created', counters) }));
 
   if (options.memory) {
     mount(app, threadsRouter({ memory: options.memory, logger, shutdown: options.shutdown, stream: options.events, streams }));

@@ -7,7 +7,7 @@
  * address. A limit of 0 is off.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
 import { principalOf } from './authenticate';
 import { ApiError } from './errors';
 import { userKey } from '../text/user-key';
@@ -53,20 +53,29 @@ function callerOf(req: Request, res: Response): string {
 /** A limit that is off. */
 export const noLimit: RequestHandler = (_req, _res, next) => next();
 
+/**
+ * Where a limit's counters live, by the limit's name: a store shared by every API process
+ * (rate-limit-store.ts); without one, each process counts in its own memory.
+ */
+export type CounterStores = (name: string) => Store;
+
 /** At most `perMinute` requests per caller per minute through this middleware. */
-export function perMinute(perMinute: number, what: string): RequestHandler {
-  return perWindow(perMinute, 'minute', what);
+export function perMinute(perMinute: number, what: string, counters?: CounterStores): RequestHandler {
+  return perWindow(perMinute, 'minute', what, counters);
 }
 
 const WINDOWS = { minute: { ms: 60_000, per: 'a minute' }, hour: { ms: 3_600_000, per: 'an hour' } } as const;
 
 /** At most `limit` requests per caller per minute or hour through this middleware. */
-export function perWindow(limit: number, window: keyof typeof WINDOWS, what: string): RequestHandler {
+export function perWindow(limit: number, window: keyof typeof WINDOWS, what: string, counters?: CounterStores): RequestHandler {
   if (limit <= 0) return noLimit;
   const { ms: windowMs, per } = WINDOWS[window];
   return rateLimit({
     windowMs,
     limit,
+    // A shared store that cannot answer lets the request through (logged by express-rate-limit):
+    // a database hiccup must not turn every request into a 500.
+    ...(counters ? { store: counters(`${window}:${what}`), passOnStoreError: true } : {}),
     standardHeaders: 'draft-7',
     legacyHeaders: false,
     keyGenerator: callerOf,

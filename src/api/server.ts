@@ -19,6 +19,7 @@ import { createKeyStore } from '../store/keys/key-store';
 import { createUsageStore } from '../store/usage/usage-store';
 import { openLongTerm } from '../store/longterm/open-longterm';
 import { openMemory } from '../store/open-memory';
+import { openPool } from '../store/pg-pool';
 import { dataConverterFor, payloadCodecs } from '../temporal/data-converter';
 import { connectClient } from '../temporal/connection';
 import { Schedules } from '../temporal/schedules';
@@ -30,6 +31,7 @@ import { Sessions } from '../temporal/sessions';
 import { createLogger } from '../telemetry/logger';
 import { tracingFromConfig } from '../telemetry/tracing';
 import { createApp } from './app';
+import { PostgresRateLimitStore } from './rate-limit-store';
 import { isLoopback } from './host-guard';
 import { streamReadsSettled } from './sse';
 
@@ -113,11 +115,14 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
   });
   const usage = createUsageStore(config);
   await usage.setup();
+  // With PostgreSQL, the request limits count there (migration 8): every API process shares them.
+  const counterPool = config.MEMORY_STORE === 'postgres' && config.DATABASE_URL ? openPool({ connectionString: config.DATABASE_URL, max: 2 }) : undefined;
   const closeStores = async () => {
     await closeMemory();
     await longterm.close();
     await keys?.end();
     await usage.end();
+    await counterPool?.end();
   };
   let client: Client;
   try {
@@ -147,6 +152,7 @@ export async function startApi(config: Config, options: { logger?: Logger } = {}
     agents,
     codecs: payloadCodecs(config),
     limits: apiLimitsOf(config),
+    ...(counterPool ? { limitCounters: (name: string) => new PostgresRateLimitStore(counterPool, name) } : {}),
     usage: { store: usage, budget: config.USER_TOKEN_BUDGET },
     auth: { mode: config.THREADLINE_AUTH, ...(keys ? { store: keys } : {}), ...(config.THREADLINE_ADMIN_KEY ? { adminKey: config.THREADLINE_ADMIN_KEY } : {}) },
   });

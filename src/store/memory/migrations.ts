@@ -247,4 +247,17 @@ INSERT INTO longterm_kind_stats (user_id, kind, docs, terms)
   SELECT user_id, kind, count(*), coalesce(sum(length(terms)), 0) FROM longterm_records GROUP BY user_id, kind;
 `,
   },
+  {
+    version: 8,
+    name: 'API rate-limit counters',
+    sql: `
+-- Per-user request limits shared by every API process (src/api/rate-limit-store.ts): one row per
+-- limit and caller, its hits in the current fixed window.
+CREATE TABLE api_rate_limits (
+  key text PRIMARY KEY,
+  window_start timestamptz NOT NULL,
+  hits integer NOT NULL
+);
+`,
+  },
 ];
