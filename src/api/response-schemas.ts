@@ -18,6 +18,8 @@ import { TASK_STATUSES, type TaskNode } from '../planning/task-tree';
 import type { RunSummary } from '../temporal/runs';
 import type { SessionSummary } from '../temporal/sessions';
 import type { UsageSummary } from '../store/usage/usage-store';
+import type { StateDiff } from '../store/memory-service';
+import type { Checkpoint } from '../store/memory-store';
 import type { MessageOutcome, SessionView } from '../workflows/session-definitions';
 import type { PendingApproval } from '../planning/approval';
 import { SESSION_RUN_STATUSES, type SessionRun, type TaskState, type Turn } from '../sessions/session-model';
@@ -254,6 +256,18 @@ const StateSchema = z
   })
   .meta({ id: 'MemoryState' });
 export const ThreadListSchema = z.object({ threads: z.array(ThreadSchema) });
+export const CheckpointListSchema = z.object({
+  checkpoints: z.array(describes<Checkpoint>()(z.object({ name: z.string(), stateId: z.string(), at: z.string() }))),
+});
+export const StateDiffSchema = describes<StateDiff>()(
+  z.object({
+    from: z.string(),
+    to: z.string(),
+    added: z.array(ChunkSchema),
+    removed: z.array(ChunkSchema),
+    reordered: z.boolean().meta({ description: 'Chunks in both states changed their relative order' }),
+  }),
+);
 export const ThreadViewSchema = ThreadSchema.extend({ state: StateSchema, chunks: z.array(ChunkSchema) });
 export const StateViewSchema = z.object({ state: StateSchema, chunks: z.array(ChunkSchema) });
 export const StateListSchema = z.object({

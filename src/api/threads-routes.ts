@@ -25,7 +25,17 @@ import {
   ThreadParams,
   ThreadStateParams,
 } from './thread-schemas';
-import { CheckpointCreatedSchema, OperationAppliedSchema, StateListSchema, StateViewSchema, ThreadCreatedSchema, ThreadListSchema, ThreadViewSchema } from './response-schemas';
+import {
+  CheckpointCreatedSchema,
+  CheckpointListSchema,
+  OperationAppliedSchema,
+  StateDiffSchema,
+  StateListSchema,
+  StateViewSchema,
+  ThreadCreatedSchema,
+  ThreadListSchema,
+  ThreadViewSchema,
+} from './response-schemas';
 import { documented, type RouteSpec } from './routes-registry';
 import { streamThreadOperations } from './thread-stream';
 import type { SseTiming } from './sse';
@@ -199,7 +209,7 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
     {
       summary: 'What changed between two states of a thread',
       request: { params: ThreadParams, query: DiffQuery },
-      responses: json('The chunks added, removed and changed'),
+      responses: { 200: { description: 'The chunks added, removed and changed', schema: StateDiffSchema } },
       errors: { 404: 'No such thread, or no such state in it' },
     },
     async ({ params, query }, req, res) => {
@@ -276,7 +286,7 @@ export function threadsRouter(options: ThreadsRouterOptions): Router {
 
   routes.get(
     '/v1/threads/:threadId/checkpoints',
-    { summary: 'The checkpoints of a thread', request: { params: ThreadParams }, responses: json('The checkpoints'), errors: notFound },
+    { summary: 'The checkpoints of a thread', request: { params: ThreadParams }, responses: { 200: { description: 'The checkpoints', schema: CheckpointListSchema } }, errors: notFound },
     async ({ params }, _req, res) => {
       await requireThread(params.threadId);
       res.json({ checkpoints: await memory.store.listCheckpoints(params.threadId) });

@@ -344,12 +344,15 @@ test('bodies the API accepts fit the documented request schemas, and its answers
   const thread = `/v1/threads/${encodeURIComponent(threadId)}`;
   const added = await keyed('post', `${thread}/operations`).send({ operation: { op: 'add', chunks: [{ type: 'user', content: { kind: 'text', text: 'hello' } }] }, reason: 'a test' });
   assert.equal(added.status, 201, added.text);
+  assert.equal((await keyed('post', `${thread}/checkpoints`).send({ name: 'first' })).status, 201);
   const head = encodeURIComponent((added.body as { stateId: string }).stateId);
   for (const [op, url] of [
     ['GET /v1/threads', '/v1/threads?userId=ada'],
     ['GET /v1/threads/{threadId}', thread],
     ['GET /v1/threads/{threadId}/states', `${thread}/states`],
     ['GET /v1/threads/{threadId}/states/{stateId}', `${thread}/states/${head}`],
+    ['GET /v1/threads/{threadId}/checkpoints', `${thread}/checkpoints`],
+    ['GET /v1/threads/{threadId}/diff', `${thread}/diff?from=${encodeURIComponent((created.body as { headStateId: string }).headStateId)}`],
   ] as const) {
     const res = await keyed('get', url);
     assert.equal(res.status, 200, `${op}: ${res.text}`);
@@ -402,7 +405,7 @@ test('the inspector reads answers and events with the schemas their routes decla
     assert.throws(() => page.readResponse('GET', '/v1/runs/run-doc-1', { ...runState, status: 'sleeping' }), /cannot read.*status/s);
     assert.throws(() => page.readEvent('/v1/runs/run-doc-1/events?after=3', 'state', { runId: 'run-doc-1' }), /"state" event this page cannot read/);
     // Routes without a declared schema pass their bodies through as they came.
-    assert.deepEqual(page.readResponse('GET', '/v1/threads/thr_x/checkpoints', { checkpoints: [] }), { checkpoints: [] });
+    assert.deepEqual(page.readResponse('GET', '/v1/threads/thr_x/audit', { operations: [] }), { operations: [] });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
