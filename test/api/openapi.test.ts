@@ -402,6 +402,8 @@ test('the inspector reads answers and events with the schemas their routes decla
     await writeFile(path.join(dir, 'schemas.mjs'), res.text);
     const page = (await import(path.join(dir, 'schemas.mjs'))) as typeof import('../../src/api/inspector/responses');
     assert.deepEqual(page.readResponse('GET', '/v1/runs/run-doc-1', runState), runState);
+    // Read as it came: a field the schema does not list stays for the page to show.
+    assert.equal((page.readResponse('GET', '/v1/runs/run-doc-1', { ...runState, newField: 1 }) as { newField?: number }).newField, 1);
     assert.throws(() => page.readResponse('GET', '/v1/runs/run-doc-1', { ...runState, status: 'sleeping' }), /cannot read.*status/s);
     assert.throws(() => page.readEvent('/v1/runs/run-doc-1/events?after=3', 'state', { runId: 'run-doc-1' }), /"state" event this page cannot read/);
     // Routes without a declared schema pass their bodies through as they came.
