@@ -30,9 +30,10 @@ export function usageStoreConformance(name: string, backend: Backend<UsageStore>
       withStore(backend, async ({ store }) => {
         const user = `u/${randomUUID()}`; // a slash, as user ids may hold
         const written = [rec(user, day(1), 'r1', 's1', 1), rec(user, day(2), 'r1', 's1', 2), rec(user, day(3), 'r2', null, 3)];
-        await store.record(written[0]!);
-        await store.record(rec(`${user}-other`, day(2), 'r9', null, 9));
+        // Written out of time order (two workers' calls land as they finish): read back oldest first.
         await store.record(written[1]!);
+        await store.record(rec(`${user}-other`, day(2), 'r9', null, 9));
+        await store.record(written[0]!);
         await store.record(written[2]!);
         assert.deepEqual(await store.records(user), written);
         assert.deepEqual(await store.records(`nobody-${randomUUID()}`), []);

@@ -81,7 +81,10 @@ export class MemoryUsageStore implements UsageStore {
     this.#records.push({ ...record });
   }
   async records(userId: string, since?: Date): Promise<UsageRecord[]> {
-    return this.#records.filter((r) => sameUser(r.userId, userId) && (!since || Date.parse(r.at) >= since.getTime())).map((r) => ({ ...r }));
+    return this.#records
+      .filter((r) => sameUser(r.userId, userId) && (!since || Date.parse(r.at) >= since.getTime()))
+      .sort((x, y) => Date.parse(x.at) - Date.parse(y.at))
+      .map((r) => ({ ...r }));
   }
   async end(): Promise<void> {}
 }
