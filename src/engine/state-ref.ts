@@ -7,7 +7,7 @@
  *
  * Pure and deterministic: the workflow side runs in the workflow sandbox.
  */
-import { applyPatch, compare, type Operation } from 'fast-json-patch';
+import { compare, type Operation } from 'fast-json-patch';
 
 /** The query a worker asks a run for the state of its latest call, when it has no base for the patch. */
 export const SENT_STATE_QUERY = 'threadline.sentState';
@@ -40,8 +40,53 @@ function encode(ops: Operation[]): PatchOp[] {
   });
 }
 
-function decode(ops: PatchOp[]): Operation[] {
-  return ops.map((o): Operation => (o[0] === '-' ? { op: 'remove', path: o[1] } : { op: o[0] === '+' ? 'add' : 'replace', path: o[1], value: o[2] }));
+type Container = Record<string, unknown> | unknown[];
+
+/**
+ * `ops` applied to `base` without changing it, as RFC 6902 applies add, replace and remove (add into
+ * an array inserts, `-` appends): only the objects and arrays on the paths the patch touches are
+ * copied, the rest is shared with `base` (copying the whole state at every call grew with the run).
+ */
+function applyOps(base: unknown, ops: readonly PatchOp[]): unknown {
+  let root = base;
+  const copies = new Set<unknown>();
+  const copied = (value: unknown): Container => {
+    if (copies.has(value)) return value as Container;
+    if (typeof value !== 'object' || value === null) throw new Error('a state patch goes through a value that is not an object or an array');
+    const copy: Container = Array.isArray(value) ? value.slice() : { ...(value as Record<string, unknown>) };
+    copies.add(copy);
+    return copy;
+  };
+  for (const op of ops) {
+    const keys =
+      op[1] === ''
+        ? []
+        : op[1]
+            .slice(1)
+            .split('/')
+            .map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const last = keys.pop();
+    if (last === undefined) {
+      // The whole document (compare makes this only when one side is not an object).
+      root = op[0] === '-' ? undefined : op[2];
+      continue;
+    }
+    root = copied(root);
+    let parent = root as Container;
+    for (const key of keys) {
+      const child = copied((parent as Record<string, unknown>)[key]);
+      (parent as Record<string, unknown>)[key] = child;
+      parent = child;
+    }
+    if (Array.isArray(parent)) {
+      const at = last === '-' ? parent.length : Number(last);
+      if (op[0] === '-') parent.splice(at, 1);
+      else if (op[0] === '+') parent.splice(at, 0, op[2]);
+      else parent[at] = op[2];
+    } else if (op[0] === '-') delete parent[last];
+    else parent[last] = op[2];
+  }
+  return root;
 }
 
 /** The state a run sent with its call number `seq`. */
@@ -80,8 +125,8 @@ export function resolveStateRef(known: SentState | undefined, ref: StateRef): Se
   if (known?.seq === ref.seq) return known; // a retry of the same call
   if (ref.base !== null && known?.seq !== ref.base) return undefined;
   const base = ref.base === null ? {} : (known?.state as object);
-  // A copy: an earlier activity of the run may still hold (and read) the base object.
-  return { seq: ref.seq, state: applyPatch(base, decode(ref.patch), false, false).newDocument };
+  // Never in place: an earlier activity of the run may still hold (and read) the base object.
+  return { seq: ref.seq, state: applyOps(base, ref.patch) };
 }
 
 /** True for an activity input whose state comes by reference. */

@@ -57,3 +57,39 @@ test('only inputs with a stateRef are resolved', () => {
   assert.equal(hasStateRef(null), false);
   assert.equal(hasStateRef({ stateRef: { seq: 1, base: null, patch: [] } }), true);
 });
+
+test('any change of a state resolves to the state itself, sharing what did not change and leaving the base as it was', async () => {
+  const fc = await import('fast-check');
+  // Keys with the characters JSON pointers escape, arrays that grow, shrink and change in the middle.
+  const key = fc.constantFrom('a', 'b', 'a/b', 'c~d', '~1', '');
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, fc.integer(), fc.string(), fc.boolean(), fc.constant(null), tie('array'), tie('object')),
+    array: fc.array(tie('value'), { maxLength: 5 }),
+    object: fc.dictionary(key, tie('value'), { maxKeys: 5 }),
+  })).object;
+  fc.assert(
+    fc.property(json, json, (first, second) => {
+      const sender = new StateSender();
+      const base = resolveStateRef(undefined, sender.send(first));
+      assert.ok(base);
+      assert.deepEqual(base.state, JSON.parse(JSON.stringify(first)));
+      const before = JSON.stringify(base.state);
+      const next = resolveStateRef(base, sender.send(second));
+      assert.ok(next);
+      assert.deepEqual(next.state, JSON.parse(JSON.stringify(second)));
+      assert.equal(JSON.stringify(base.state), before);
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test('what a patch does not touch is shared with the base, not copied', () => {
+  const sender = new StateSender();
+  const base = resolveStateRef(undefined, sender.send(states[2]));
+  assert.ok(base);
+  const next = resolveStateRef(base, sender.send({ ...states[2], version: 9 }));
+  assert.ok(next);
+  const [was, is] = [base.state, next.state] as { observations: unknown[] }[];
+  assert.notEqual(is, was);
+  assert.equal(is?.observations, was?.observations);
+});
