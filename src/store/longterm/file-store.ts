@@ -18,7 +18,8 @@
  * next use rebuilds it from the log — so a long-running API that searched many users' memory
  * holds only the recent ones, not every user's records.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { rename } from 'node:fs/promises';
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { fileSafe, JsonlTail, withDirLock } from '../memory/file-store';
@@ -90,6 +91,22 @@ export class FileLongTermStore implements LongTermStore {
     const users = [...this.users.values()];
     this.users.clear();
     await Promise.all(users.map(closeUser));
+  }
+
+  /**
+   * The folder of `from` becomes the folder of `to` when `to` has none (on a disk that ignores case
+   * they are one folder already). A folder made meanwhile by another process wins; the move is skipped.
+   */
+  async adoptUser(from: string, to: string): Promise<void> {
+    const source = path.join(this.root, fileSafe(from));
+    const target = path.join(this.root, fileSafe(to));
+    if (source === target) return;
+    await this.mutex.run(to, async () => {
+      if (existsSync(target) || !existsSync(source)) return;
+      await rename(source, target).catch((err: unknown) => {
+        if (!['ENOENT', 'EEXIST', 'ENOTEMPTY'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
+      });
+    });
   }
 
   private user(userId: string): LoadedUser {

@@ -358,6 +358,19 @@ export class PostgresLongTermStore implements LongTermStore {
     });
   }
 
+  /** Rows of `from` become rows of `to` when `to` has no record yet, in one transaction under `to`'s write lock. */
+  async adoptUser(from: string, to: string): Promise<void> {
+    if (from === to) return;
+    await this.transaction(async (db) => {
+      await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`threadline.longterm:${to}`]);
+      const { rowCount } = await db.query('SELECT 1 FROM longterm_records WHERE user_id = $1 LIMIT 1', [to]);
+      if (rowCount) return;
+      for (const table of ['longterm_records', 'longterm_audit', 'longterm_term_stats', 'longterm_kind_stats', 'longterm_entity_names']) {
+        await db.query(`UPDATE ${table} SET user_id = $2 WHERE user_id = $1`, [from, to]);
+      }
+    });
+  }
+
   async appendAudit(userId: string, entries: readonly LongTermAuditEntry[]): Promise<void> {
     if (entries.length === 0) return;
     await this.pool.query('INSERT INTO longterm_audit (user_id, entry) SELECT $1, e FROM unnest($2::jsonb[]) AS e', [userId, entries.map((e) => JSON.stringify(sealAuditEntry(this.sealer, e)))]);

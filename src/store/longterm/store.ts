@@ -189,4 +189,9 @@ export interface LongTermStore {
   appendAudit(userId: string, entries: readonly LongTermAuditEntry[]): Promise<void>;
   /** The user's audit (writes and reads), newest first, narrowed by `filter`. */
   auditLog(userId: string, filter?: LongTermAuditFilter): Promise<LongTermAuditEntry[]>;
+  /**
+   * Moves what was stored under `from` to `to` when `to` has nothing yet (user-keyed.ts: memory a
+   * user kept under `Alice` before ids were keyed by their lower case). Persistent backends only.
+   */
+  adoptUser?(from: string, to: string): Promise<void>;
 }
