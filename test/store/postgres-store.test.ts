@@ -69,9 +69,12 @@ test('postgres: setup applies the numbered migrations once, even when several pr
     MIGRATIONS.map((m) => m.version),
   );
   assert.deepEqual(applied.tables, [
+    'api_rate_limits',
     'longterm_audit',
     'longterm_entity_names',
+    'longterm_kind_stats',
     'longterm_records',
+    'longterm_term_stats',
     'memory_checkpoints',
     'memory_chunks',
     'memory_migrations',
