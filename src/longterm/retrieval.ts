@@ -182,7 +182,7 @@ interface LexicalRanking {
 const plainLexical = (hits: readonly { id: string }[]): LexicalRanking => ({ ranked: hits.map((h) => h.id), matched: hits.map((h) => h.id) });
 
 /** Lexical message hits read for their context (messagesInContext): more than are returned. */
-const CONTEXT_POOL = 100;
+const CONTEXT_POOL = 50;
 /** The share of a turn's score its next turn, the one after, and the turn before receive. */
 const NEXT_SHARE = 0.6;
 const SECOND_NEXT_SHARE = 0.3;
@@ -294,14 +294,22 @@ export async function retrieve(reader: LongTermReader, userId: string, query: Se
   const rankings: Ranking[] = [];
   const depth = Math.max(LEXICAL_DEPTH, k * 3);
 
+  // Each kind's words and the entities the query names are independent reads: made at once (a
+  // PostgreSQL store answers them on several connections), used in a fixed order.
+  const withGraph = kinds.has('fact') || kinds.has('message');
+  const [lexicalRankings, namedEntities] = await Promise.all([
+    Promise.all(
+      [...kinds].map(async (kind) => ({ kind, ...(kind === 'message' ? await messagesInContext(reader, lexical, query.query, depth) : plainLexical(await reader.searchText(kind, lexical, depth))) })),
+    ),
+    withGraph ? entitiesNamed(reader, query.query) : undefined,
+  ]);
   const lexicalIds = new Set<string>();
-  for (const kind of kinds) {
-    const { ranked, matched } = kind === 'message' ? await messagesInContext(reader, lexical, query.query, depth) : plainLexical(await reader.searchText(kind, lexical, depth));
+  for (const { kind, ranked, matched } of lexicalRankings) {
     rankings.push({ ids: ranked.map((id) => key(kind, id)) });
     for (const id of matched) lexicalIds.add(key(kind, id));
   }
-  if (kinds.has('fact') || kinds.has('message')) {
-    const named = await entitiesNamed(reader, query.query);
+  if (withGraph && namedEntities) {
+    const named = namedEntities;
     const { direct, bridged, neighbours, bridges } = await graphFacts(reader, [...named.exact, ...named.similar], terms);
     if (kinds.has('fact')) {
       // A name only spelt alike is likelier a mistake than one written out: its facts weigh less.
