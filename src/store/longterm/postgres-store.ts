@@ -204,7 +204,8 @@ class PostgresReader implements LongTermReader {
       generators.push(t);
       budget += n;
     }
-    const termQuery = (t: string) => `(${lexemes(formsOf.get(t) ?? [t]).join(' | ')})`;
+    // Only the forms some row holds (sealed: usually one key's hash, not also the plain term).
+    const termQuery = (t: string) => `(${lexemes((formsOf.get(t) ?? [t]).filter((f) => (dfOfForm.get(f) ?? 0) > 0)).join(' | ')})`;
     const clauses = generators.map(termQuery);
     const rest = present.slice(generators.length);
     for (let i = 0; i < rest.length; i++) {
