@@ -19,5 +19,10 @@ export function scratchDirs(prefix: string, name = 't'): () => string {
   after(async () => {
     await rm(root, { recursive: true, force: true });
   });
-  return () => path.join(root, `${name}${++n}`);
+  return () => {
+    // Asked for while tests are being collected (in a describe body), it would be a path under the
+    // working directory: data of a test left in the checkout.
+    if (!root) throw new Error('a scratch directory is asked for before the test file has started: ask inside a test or a hook');
+    return path.join(root, `${name}${++n}`);
+  };
 }

@@ -155,7 +155,10 @@ async function found(store: LongTermStore, userId: string, word: string): Promis
 
 for (const backend of ['file', 'postgres'] as const) {
   describe(`sealed: ${backend} long-term store`, () => {
-    const where = dir();
+    let where = '';
+    before(() => {
+      where = dir();
+    });
     const open = async (sealer: Sealer) => {
       const store = backend === 'file' ? new FileLongTermStore(where, { sealer }) : new PostgresLongTermStore(databaseUrl, { sealer });
       await store.setup();
