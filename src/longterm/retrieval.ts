@@ -66,6 +66,12 @@ const SIMILAR_NAME_WEIGHT = 0.7;
 /** Entities taken by spelling, at most. */
 const MAX_SIMILAR = 5;
 
+/** Whether every word of `name` is among `present` (a name without words is in nothing). */
+function nameIn(name: string, present: ReadonlySet<string>): boolean {
+  const nameWords = words(name);
+  return nameWords.length > 0 && nameWords.every((w) => present.has(w));
+}
+
 /** The entities a query names: exactly (by name or alias), and by a phrase spelt like a name. */
 export interface NamedEntities {
   exact: Entity[];
@@ -81,12 +87,7 @@ export interface NamedEntities {
 export async function entitiesNamed(reader: LongTermReader, query: string): Promise<NamedEntities> {
   const queryWords = new Set(words(query));
   const candidates = await reader.searchText('entity', lexicalQuery(query), 20);
-  const exact = (await reader.getEntities(candidates.map((c) => c.id))).filter((e) =>
-    [e.name, ...e.aliases].some((name) => {
-      const nameWords = words(name);
-      return nameWords.length > 0 && nameWords.every((w) => queryWords.has(w));
-    }),
-  );
+  const exact = (await reader.getEntities(candidates.map((c) => c.id))).filter((e) => [e.name, ...e.aliases].some((name) => nameIn(name, queryWords)));
   if ([...queryWords].some((w) => SELF_WORDS.has(w))) exact.push(...(await reader.findEntities([SELF_ENTITY])));
   const exactIds = new Set(exact.map((e) => e.id));
   const named = new Set(exact.flatMap((e) => [e.name, ...e.aliases]).flatMap(words));
@@ -223,11 +224,10 @@ async function messagesInContext(reader: LongTermReader, lexical: LexicalQuery, 
   }
   await fetch(scores.keys());
   const queryWords = new Set(words(queryText));
-  const named = (name: string | undefined) => {
-    const w = name ? words(name) : [];
-    return w.length > 0 && w.every((x) => queryWords.has(x));
-  };
-  for (const [id, score] of scores) if (named(records.get(id)?.name)) scores.set(id, score * SPEAKER_BOOST);
+  for (const [id, score] of scores) {
+    const speaker = records.get(id)?.name;
+    if (speaker !== undefined && nameIn(speaker, queryWords)) scores.set(id, score * SPEAKER_BOOST);
+  }
   const ranked = [...scores]
     .filter(([id]) => records.has(id))
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
@@ -297,7 +297,7 @@ export async function retrieve(reader: LongTermReader, userId: string, query: Se
   // Each kind's words and the entities the query names are independent reads: made at once (a
   // PostgreSQL store answers them on several connections), used in a fixed order.
   const withGraph = kinds.has('fact') || kinds.has('message');
-  const [lexicalRankings, namedEntities] = await Promise.all([
+  const [lexicalRankings, named] = await Promise.all([
     Promise.all(
       [...kinds].map(async (kind) => ({ kind, ...(kind === 'message' ? await messagesInContext(reader, lexical, query.query, depth) : plainLexical(await reader.searchText(kind, lexical, depth))) })),
     ),
@@ -308,8 +308,7 @@ export async function retrieve(reader: LongTermReader, userId: string, query: Se
     rankings.push({ ids: ranked.map((id) => key(kind, id)) });
     for (const id of matched) lexicalIds.add(key(kind, id));
   }
-  if (withGraph && namedEntities) {
-    const named = namedEntities;
+  if (named) {
     const { direct, bridged, neighbours, bridges } = await graphFacts(reader, [...named.exact, ...named.similar], terms);
     if (kinds.has('fact')) {
       // A name only spelt alike is likelier a mistake than one written out: its facts weigh less.

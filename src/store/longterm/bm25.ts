@@ -10,8 +10,12 @@
  */
 import { analyze } from '../../longterm/text';
 
-const K1 = 1.2;
-const B = 0.75;
+/** BM25's parameters, shared by the PostgreSQL store's ranking so both backends rank alike. */
+export const K1 = 1.2;
+export const B = 0.75;
+
+/** BM25's inverse document frequency of a term in `df` of `docs` documents (never negative). */
+export const bm25Idf = (docs: number, df: number): number => Math.log(1 + (docs - df + 0.5) / (df + 0.5));
 
 /** One term's postings: document numbers ascending and their term frequencies, `n` used. */
 interface Postings {
@@ -96,7 +100,7 @@ export class Bm25Index {
       for (const term of new Set(terms)) {
         const p = this.postings.get(term);
         if (!p) continue;
-        const idf = Math.log(1 + (this.live - p.n + 0.5) / (p.n + 0.5));
+        const idf = bm25Idf(this.live, p.n);
         const weight = idf * (K1 + 1);
         const { docs, tfs, n } = p;
         for (let i = 0; i < n; i++) {

@@ -10,6 +10,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
 import { analyze, normalizeName } from '../../longterm/text';
 import { applyMigrations } from '../memory/postgres-store';
+import { B, bm25Idf, K1 } from './bm25';
 import { inTransaction, openPool } from '../pg-pool';
 import { indexTerms, sealAuditEntry, sealRecordData } from '../sealing/longterm-records';
 import { PLAIN, type Sealer } from '../sealing/sealer';
@@ -56,10 +57,6 @@ function columnsOf(item: LongTermRecord): { names: string[]; subjectId: string |
 const lexemes = (terms: readonly string[]) => terms.map((t) => `'${t.replace(/'/g, "''")}'`);
 /** Rows a search ranks at most, taken from its rarest terms (see searchText). */
 const CANDIDATE_BUDGET = 600;
-const BM25_K1 = 1.2;
-const BM25_B = 0.75;
-/** BM25's inverse document frequency, as the embedded index computes it (never negative). */
-const bm25Idf = (docs: number, df: number) => Math.log(1 + (docs - df + 0.5) / (df + 0.5));
 
 /**
  * Takes the rows' terms out of the BM25 statistics (migration 7): each term's record count, and
@@ -228,7 +225,7 @@ class PostgresReader implements LongTermReader {
     const idf = present.map((t) => bm25Idf(docs, df.get(t) ?? 0));
     const avgdl = length / docs || 1;
     const scored = rows.map((r) => {
-      const norm = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + (BM25_B * r.len) / avgdl));
+      const norm = (K1 + 1) / (1 + K1 * (1 - B + (B * r.len) / avgdl));
       let score = 0;
       r.holds.forEach((held, i) => {
         if (held) score += (idf[i] ?? 0) * norm;
