@@ -513,6 +513,7 @@ export function generateConversationSet(seed = 30030): ConversationSet {
     }
     const stories: Story[] = [];
     const multiEvidence = new Map<string, string[]>(); // `${speaker}|${cat}` → tags
+    const addEvidence = (by: 0 | 1, cat: keyof typeof MULTI, tagOf: string) => multiEvidence.set(`${by}|${cat}`, [...(multiEvidence.get(`${by}|${cat}`) ?? []), tagOf]);
     let tagN = 0;
     const tag = () => `t${tagN++}`;
 
@@ -539,7 +540,7 @@ export function generateConversationSet(seed = 30030): ConversationSet {
             { kind: 'single', query: `What did ${X} ${a.detailQ}?`, tags: [detail] },
           ],
         });
-        multiEvidence.set(`${by}|${a.cat}`, [...(multiEvidence.get(`${by}|${a.cat}`) ?? []), main]);
+        addEvidence(by, a.cat, main);
       }
       for (const t of mine(TRIPS[side])) {
         const main = tag();
@@ -558,7 +559,7 @@ export function generateConversationSet(seed = 30030): ConversationSet {
             { kind: 'single', query: `What was the highlight of ${X}'s trip to ${t.place}?`, tags: [detail] },
           ],
         });
-        multiEvidence.set(`${by}|trip`, [...(multiEvidence.get(`${by}|trip`) ?? []), main]);
+        addEvidence(by, 'trip', main);
       }
       for (const p of mine(PETS[side])) {
         const main = tag();
@@ -578,7 +579,7 @@ export function generateConversationSet(seed = 30030): ConversationSet {
             { kind: 'temporal', query: `When did ${X} adopt a ${p.animal}?`, tags: [main] },
           ],
         });
-        multiEvidence.set(`${by}|pet`, [...(multiEvidence.get(`${by}|pet`) ?? []), main]);
+        addEvidence(by, 'pet', main);
       }
       for (const f of mine(FAMILY[side])) {
         const main = tag();
@@ -598,33 +599,34 @@ export function generateConversationSet(seed = 30030): ConversationSet {
             { kind: 'single', query: `What did ${X}'s ${f.relative} ${f.detailQ}?`, tags: [detail] },
           ],
         });
-        multiEvidence.set(`${by}|family`, [...(multiEvidence.get(`${by}|family`) ?? []), main]);
+        addEvidence(by, 'family', main);
       }
+      /** Lines said one per story (so in different sessions), each after the other person's prompt; the questions come with the first. */
+      const sayOverTime = (said: readonly string[], prompt: () => string, asks: (tags: string[]) => Story['asks']) => {
+        const tags = said.map(() => tag());
+        said.forEach((text, i) =>
+          stories.push({
+            by,
+            lines: [
+              { by: other, text: prompt() },
+              { by, text, tag: tags[i] as string },
+              { by: other, text: pick(ACKS) },
+            ],
+            asks: i === 0 ? asks(tags) : [],
+          }),
+        );
+      };
       const interest = INTERESTS[side][(c + by) % INTERESTS[side].length] as Interest;
-      const said = interest.said.map(() => tag());
-      interest.said.forEach((text, i) =>
-        stories.push({
-          by,
-          lines: [
-            { by: other, text: `What else is new, ${X}?` },
-            { by, text, tag: said[i] as string },
-            { by: other, text: pick(ACKS) },
-          ],
-          asks: i === 0 ? interest.ask.map((a) => ({ kind: 'open-domain' as const, query: fill(a, X, Y), tags: said })) : [],
-        }),
+      sayOverTime(
+        interest.said,
+        () => `What else is new, ${X}?`,
+        (tags) => interest.ask.map((a) => ({ kind: 'open-domain' as const, query: fill(a, X, Y), tags })),
       );
       const thread = THREADS[side][(c + by) % THREADS[side].length] as Thread;
-      const threadTags = thread.said.map(() => tag());
-      thread.said.forEach((text, i) =>
-        stories.push({
-          by,
-          lines: [
-            { by: other, text: pick(['Anything fun lately?', `How is life, ${X}?`, 'What have you been up to?']) },
-            { by, text, tag: threadTags[i] as string },
-            { by: other, text: pick(ACKS) },
-          ],
-          asks: i === 0 ? [{ kind: 'multi-hop' as const, query: fill(thread.ask, X, Y), tags: threadTags }] : [],
-        }),
+      sayOverTime(
+        thread.said,
+        () => pick(['Anything fun lately?', `How is life, ${X}?`, 'What have you been up to?']),
+        (tags) => [{ kind: 'multi-hop' as const, query: fill(thread.ask, X, Y), tags }],
       );
     }
 
