@@ -6,6 +6,7 @@ import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ExecutionState } from '../planning/execution-state';
 import { clip } from '../text/clip';
+import { userKey } from '../text/user-key';
 import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../engine/contract';
 import type { ApprovalDecision } from '../planning/approval';
 
@@ -24,6 +25,15 @@ export const USER_ID_ATTR = defineSearchAttributeKey('ThreadlineUserId', SearchA
 export const STATUS_ATTR = defineSearchAttributeKey('ThreadlineStatus', SearchAttributeType.KEYWORD);
 export const SESSION_ID_ATTR = defineSearchAttributeKey('ThreadlineSessionId', SearchAttributeType.KEYWORD);
 export const SEARCH_ATTRIBUTE_NAMES = [USER_ID_ATTR.name, STATUS_ATTR.name, SESSION_ID_ATTR.name];
+
+/**
+ * The user of a run, session or schedule as its search attribute: the user's key (src/text/user-key.ts),
+ * so a list by any spelling finds them all; responses show the spelling from the input.
+ */
+export const userIdAttribute = (userId: string): SearchAttributePair => ({ key: USER_ID_ATTR, value: userKey(userId) });
+
+/** Whether a recorded `ThreadlineUserId` names `userId`: its key, or its exact spelling (recorded before keys). */
+export const holdsUser = (recorded: string | undefined, userId: string): boolean => recorded === userKey(userId) || recorded === userId;
 
 /** A run's search attributes: its user, its status and, for a run of a session, the session. */
 export const runSearchAttributes = (userId: string, status: string, sessionId?: string | null): SearchAttributePair[] => [

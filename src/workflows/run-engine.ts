@@ -30,7 +30,7 @@ import { isBlocking, withoutCloseOnAnswer, type ActivityMap, type CallPolicy, ty
 import { SENT_STATE_QUERY, type SentState } from '../engine/state-ref';
 import { Caller, type CallOptions } from './calls';
 import type { ExecutionState } from '../planning/execution-state';
-import { PLAN_WORKFLOW_TYPE, runMemo, STATUS_ATTR, USER_ID_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionWorkflow } from './definitions';
+import { PLAN_WORKFLOW_TYPE, runMemo, STATUS_ATTR, userIdAttribute, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionWorkflow } from './definitions';
 import { runReportSignal } from './session-definitions';
 import { sendReply } from './replies';
 import type { CloseRunCall, CloseRunInput, ClosedRun, ParentNotice } from '../engine/contract';
@@ -252,7 +252,7 @@ async function perform<S, A extends ActivityMap, Person>(command: Command<A>, op
         args: [withRunFeatures({ ...command.input, lastCallMs: caller.lastCallMs })],
         staticSummary: command.summary,
         memo: runMemo(command.input.goal),
-        typedSearchAttributes: [{ key: USER_ID_ATTR, value: options.userId }],
+        typedSearchAttributes: [userIdAttribute(options.userId)],
         // A cancelled parent asks its children to cancel; they record it in their own state.
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         cancellationType: ChildWorkflowCancellationType.TRY_CANCEL,

@@ -26,7 +26,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import { CallFailed, handingOver, handOverDue, SESSION_ENDED, SessionEngine, type SessionCommand, type SessionStep } from '../engine/session-engine';
-import { runMemo, runSearchAttributes, SESSION_ID_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT } from './definitions';
+import { holdsUser, runMemo, runSearchAttributes, SESSION_ID_ATTR, USER_ID_ATTR, userIdAttribute, WORKFLOW_TASK_TIMEOUT } from './definitions';
 import { Caller } from './calls';
 import { planExecutionWorkflow } from './plan-execution';
 import { sendReply } from './replies';
@@ -178,11 +178,8 @@ export async function agentSessionWorkflow(input: SessionInput): Promise<void> {
   );
 
   const info = workflowInfo();
-  if (info.typedSearchAttributes.get(SESSION_ID_ATTR) !== sessionId || info.typedSearchAttributes.get(USER_ID_ATTR) !== userId) {
-    upsertSearchAttributes([
-      { key: USER_ID_ATTR, value: userId },
-      { key: SESSION_ID_ATTR, value: sessionId },
-    ]);
+  if (info.typedSearchAttributes.get(SESSION_ID_ATTR) !== sessionId || !holdsUser(info.typedSearchAttributes.get(USER_ID_ATTR), userId)) {
+    upsertSearchAttributes([userIdAttribute(userId), { key: SESSION_ID_ATTR, value: sessionId }]);
   }
 
   /** Carries out one of the engine's commands and returns what it answers. */
