@@ -145,6 +145,9 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
         this.#publish(model.finishStep(this.#state, waiting.stepId, observation.kind === 'error' ? 'failed' : 'completed', observation, now));
         return this.#replan(`replan after sub-plan ${waiting.stepId}`);
       }
+      case 'delivered':
+      case 'done':
+        throw new Error(`a run gives no command that answers ${event.kind}`);
       case 'result':
         break;
     }

@@ -8,7 +8,8 @@
  * thrown into it. The workflow (src/workflows/session.ts) only carries the commands out, in the order
  * given, which replay relies on. Pure and deterministic: time comes from the clock it is handed.
  */
-import type { RelayReply } from './core';
+import type { CallPolicy, Command, Engine, EngineEvent, RelayReply } from './core';
+import { CallFailed, Flows, type Translated } from './flows';
 import type { AnswerApprovalInput, MessageOutcome, PlanExecutionInput, RunReport, SessionCalls, SessionInput, SessionWorkflowView, WaitingRun } from './contract';
 import { engineFields, type EngineChoice } from './run-inputs';
 import {
@@ -62,16 +63,7 @@ export type SessionCommand =
 /** A flow of the session: it yields commands and returns what it came to. */
 export type SessionStep<T> = Generator<SessionCommand, T, unknown>;
 
-/** A command that failed as expected (an activity, a run start); `activity`: an activity that gave up, which the session shrugs off where it can. */
-export class CallFailed extends Error {
-  constructor(
-    message: string,
-    readonly activity: boolean,
-  ) {
-    super(message);
-    this.name = 'CallFailed';
-  }
-}
+export { CallFailed } from './flows';
 
 const activityFailed = (err: unknown): err is CallFailed => err instanceof CallFailed && err.activity;
 
@@ -97,6 +89,49 @@ export interface SessionPatches {
   stateFromThread: () => boolean;
 }
 
+/** The session's calls, as the core types a workflow's activities. */
+export type SessionActivities = { [K in keyof SessionCalls]: SessionCalls[K] };
+
+/**
+ * What reaches the session: a person's message (answered by an `answer` command naming its `id`), a run's
+ * report, the idle timeout (nothing open, nothing came), and the hand-over falling due with nothing queued.
+ */
+export type SessionEvent = { kind: 'message'; id: number; text: string; engine?: EngineChoice } | { kind: 'report'; report: RunReport } | { kind: 'idle' } | { kind: 'hand_over' };
+
+/** The session's commands as the workflow loop carries them out (src/workflows/run-engine.ts). */
+export type SessionEngineCommand = Command<SessionActivities, SessionEvent>;
+
+/** How each call is made (src/workflows/call-policies.ts). */
+const POLICY: Record<keyof SessionCalls, CallPolicy> = {
+  openSession: 'memory',
+  recordTurns: 'memory',
+  readSession: 'memory',
+  clearSession: 'memory',
+  endSession: 'memory',
+  compressHistory: 'summary',
+  judgeMessage: 'route',
+  answerApproval: 'approval',
+};
+
+/** A flow's command for the loop: a reply waits to learn whether its run took it; a missed report joins the inbox at once. */
+function translate(command: SessionCommand): Translated<SessionEngineCommand> {
+  switch (command.kind) {
+    case 'call':
+      return { command: { ...command, policy: POLICY[command.activity] } as SessionEngineCommand, waits: true };
+    case 'relay_reply':
+      return { command: { ...command, confirm: true }, waits: true };
+    case 'queue_report':
+      return { command: { kind: 'enqueue', event: { kind: 'report', report: command.report } }, waits: false };
+    default:
+      return { command, waits: true };
+  }
+}
+
+const awaitNext = (): SessionEngineCommand[] => [{ kind: 'await_person' }];
+const end = (): SessionEngineCommand[] => [{ kind: 'end' }];
+/** A failure no flow takes (its flow is not a message's, or none runs): the session ends with it. */
+const raise = (): SessionEngineCommand[] => [{ kind: 'raise' }];
+
 /** Today's session: every patch taken. */
 export const CURRENT_SESSION: SessionPatches = { v2: true, endable: true, startsByActivity: true, judges: true, stateFromThread: () => true };
 
@@ -109,7 +144,7 @@ export interface HandOverPolicy {
   grace: number;
 }
 
-export class SessionEngine {
+export class SessionEngine implements Engine<SessionWorkflowView, SessionActivities, SessionEvent> {
   readonly limits: SessionLimits;
   readonly handOver: HandOverPolicy;
   readonly idleTimeoutMs: number;
@@ -124,6 +159,7 @@ export class SessionEngine {
   /** Why the conversation ended, once it has: it takes no more messages. */
   #ended: string | null = null;
   #published: SessionWorkflowView;
+  readonly #flows = new Flows<SessionCommand, SessionEngineCommand>(translate);
 
   constructor(
     private readonly input: SessionInput,
@@ -614,6 +650,68 @@ export class SessionEngine {
     }
     yield* this.#remember([{ role: 'assistant', text: reply, at: this.clock().toISOString(), runId }]);
     return { kind: 'reply', runId, reply };
+  }
+
+  // ---- as an engine over the core: each event begins a flow or resumes the one that waits
+
+  get state(): SessionWorkflowView {
+    return this.#published;
+  }
+
+  /** The session's run begins (`open`), then waits for what comes. */
+  start(): SessionEngineCommand[] {
+    return this.#flows.begin(this.open(), awaitNext, raise);
+  }
+
+  handle(event: EngineEvent<SessionActivities, SessionEvent>): SessionEngineCommand[] {
+    switch (event.kind) {
+      case 'message': {
+        const answer = (result: { outcome: MessageOutcome } | { failure: string }): SessionEngineCommand[] => [{ kind: 'answer', to: event.id, ...result }, ...this.#settled(true)];
+        // A failed call or run start the flow does not take answers the message with its reason.
+        return this.#flows.begin(
+          this.onMessage(event.text, event.engine),
+          (outcome) => answer({ outcome }),
+          (err) => answer({ failure: err.message }),
+        );
+      }
+      case 'report':
+        return this.#flows.begin(this.onReport(event.report), () => this.#settled(false), raise);
+      case 'idle':
+        return this.#flows.begin(this.end('idle'), () => (this.publish(), end()), raise);
+      case 'hand_over':
+        return end();
+      case 'result':
+        return this.#flows.resume(event.value);
+      case 'delivered':
+        return this.#flows.resume(event.ok);
+      case 'done':
+        return this.#flows.resume(undefined);
+      case 'failed':
+      case 'cancelled': {
+        // Cancelled while waiting for the next event: the session ends cancelled.
+        if (!this.#flows.busy) return raise();
+        const reason = event.reason ?? (event.kind === 'failed' ? event.error : 'cancelled');
+        return this.#flows.fail(new CallFailed(reason, event.activity === true));
+      }
+      case 'child_ended':
+        throw new Error('a session waits for no child run');
+    }
+  }
+
+  /** A message or report was handled: queries see it; then the end, or (after a message) compression, then the next event. */
+  #settled(message: boolean): SessionEngineCommand[] {
+    this.publish();
+    if (this.#ended !== null) return end();
+    // After the answer: a slow summary model delays only the next message.
+    if (!message || !this.patches.v2) return awaitNext();
+    return this.#flows.begin(
+      this.compress(),
+      (compressed) => {
+        if (compressed) this.publish();
+        return awaitNext();
+      },
+      raise,
+    );
   }
 
   // ---- the hand-over (continue-as-new)

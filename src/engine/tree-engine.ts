@@ -240,6 +240,9 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
         if (waiting.for === 'agent') return this.#agentEnded(waiting, event.value, now);
         if (waiting.for !== 'child') throw new Error(`a child run ended while the run waits for ${waiting.for}`);
         return this.#childEnded(waiting, event.value, now);
+      case 'delivered':
+      case 'done':
+        throw new Error(`a run gives no command that answers ${event.kind}`);
       case 'result':
         break;
     }

@@ -1,7 +1,8 @@
 /**
  * Carries out an engine's commands (src/engine/core.ts) with Temporal: activities, child runs,
- * waits for a person, search attributes, reports to the parent. The engine decides; this file
- * only does, so every node kind (planner, task tree) runs on the same loop.
+ * waits for a person, search attributes, reports to the parent, a session's run starts and
+ * answers. The engine decides; this file only does, so every engine (planner, task tree,
+ * session) runs on the same loop.
  *
  * Commands of one batch are carried out synchronously and in order, then the last one is
  * awaited: the order of commands in history is the engine's order, which replay relies on.
@@ -19,35 +20,24 @@ import {
   isCancellation,
   ParentClosePolicy,
   patched,
+  startChild,
+  TemporalFailure,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
-  type ActivityOptions,
 } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities/plan-activities';
 import { TERMINAL_STATUSES } from '../planning/execution-state';
-import { isBlocking, withoutCloseOnAnswer, type ActivityMap, type CallPolicy, type Command, type Engine, type EngineEvent } from '../engine/core';
+import { isBlocking, withoutCloseOnAnswer, type ActivityMap, type Command, type Engine, type EngineEvent } from '../engine/core';
 import { SENT_STATE_QUERY, type SentState } from '../engine/state-ref';
-import { Caller, type CallOptions } from './calls';
+import { Caller } from './calls';
+import { CALL_POLICIES, MODEL_CALL } from './call-policies';
 import type { ExecutionState } from '../planning/execution-state';
-import { PLAN_WORKFLOW_TYPE, runMemo, STATUS_ATTR, userIdAttribute, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionWorkflow } from './definitions';
+import { PLAN_WORKFLOW_TYPE, runMemo, runSearchAttributes, STATUS_ATTR, userIdAttribute, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionWorkflow } from './definitions';
 import { runReportSignal } from './session-definitions';
 import { sendReply } from './replies';
 import type { CloseRunCall, CloseRunInput, ClosedRun, ParentNotice } from '../engine/contract';
 
-const NON_RETRYABLE = ['InvalidModelReply', 'ModelRequestRefused', 'UnknownStep'];
-
-/** Model calls: a crashed worker is noticed by the 10 s heartbeat timeout; outages retry 5 times, then the run fails. */
-const MODEL_CALL: ActivityOptions = {
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
-};
-/** A step may run a tool for up to 5 minutes (`wait`) before its replan call. */
-const STEP_CALL: ActivityOptions = { ...MODEL_CALL, startToCloseTimeout: '12 minutes' };
-/** A call that may close the run when it answers (CloseOnAnswer): cancelled while local, it is waited for, so a run it closed ends answered. */
-const ANSWER_CALL: CallOptions = { ...MODEL_CALL, waitsOnCancel: true };
-const POLICIES: Record<CallPolicy, CallOptions> = { model: MODEL_CALL, step: STEP_CALL, answer: ANSWER_CALL };
 /** Runs recorded before runs closed their memory at every end did not call `closeRun`; replaying them must not. */
 const CLOSE_RUN_PATCH = 'close-run';
 /** Runs recorded before short calls ran as local activities made every call a regular one; replaying them must too. */
@@ -60,6 +50,8 @@ function describeFailure(err: ActivityFailure | ChildWorkflowFailure): string {
   const detail = cause?.message ?? err.message;
   return err instanceof ActivityFailure && err.retryState === 'MAXIMUM_ATTEMPTS_REACHED' ? `${detail} (gave up after ${MODEL_CALL.retry?.maximumAttempts ?? '?'} attempts)` : detail;
 }
+/** The innermost message of a failure: an activity's own reason rather than "Activity task failed". */
+const rootMessage = (err: Error): string => (err.cause instanceof Error ? rootMessage(err.cause) : err.message);
 
 export interface RunEngineOptions<S, Person> {
   userId: string;
@@ -71,11 +63,17 @@ export interface RunEngineOptions<S, Person> {
    */
   eventsWhileBusy: boolean | 'children';
   /** What the Web UI shows as the workflow's current details, after every batch. */
-  details: (state: S) => string;
+  details?: (state: S) => string;
   /** Events delivered by message handlers (a reply); `await_person` waits for the first. */
   inbox: Person[];
   /** How long the last call of whoever started the run took (PlanExecutionInput.lastCallMs). */
   lastCallMs?: number | null;
+  /** The workflow's own caller (a session makes its with the patches it was recorded with); else one for a run. */
+  caller?: Caller;
+  /** How `await_person` waits (a session's: also for its idle timeout and hand-over); else for the inbox's first event. */
+  awaitPerson?: () => Promise<Person>;
+  /** Carries out an `answer`: the reply to a person's message (a Temporal update) the engine took. */
+  answer?: (to: number, result: { outcome: unknown } | { failure: string }) => void;
 }
 
 /**
@@ -86,7 +84,9 @@ export interface RunEngineOptions<S, Person> {
 export async function runEngine<S, A extends ActivityMap, Person>(engine: Engine<S, A, Person, ExecutionState>, options: RunEngineOptions<S, Person>): Promise<S> {
   let reports: Promise<void> = Promise.resolve();
   // Activities get the run's state as a patch against the previous call's (src/engine/state-ref.ts).
-  const caller = new Caller(options.current || patched(LOCAL_CALLS_PATCH), options.lastCallMs ?? null);
+  const caller = options.caller ?? new Caller(options.current || patched(LOCAL_CALLS_PATCH), options.lastCallMs ?? null);
+  /** The failure or cancellation the engine was last given as an event: thrown when the engine does not take it (`raise`). */
+  let lastFailure: unknown;
   setHandler(defineQuery<SentState | null>(SENT_STATE_QUERY), () => caller.sender.last);
   let closing: CloseRunInput | undefined;
   /** The report of how the run ended, sent by the call that closes the run (`closeRun`), so the run can end in that task. */
@@ -115,8 +115,8 @@ export async function runEngine<S, A extends ActivityMap, Person>(engine: Engine
   };
   caller.beforeRegularCall = writeStatus;
   /** Carries out the commands that do not wait, in order; returns the one that does. */
-  const carryOut = (commands: Command<A>[]): Command<A> | undefined => {
-    let waitOn: Command<A> | undefined;
+  const carryOut = (commands: Command<A, Person>[]): Command<A, Person> | undefined => {
+    let waitOn: Command<A, Person> | undefined;
     for (const command of commands) {
       switch (command.kind) {
         case 'status':
@@ -130,8 +130,17 @@ export async function runEngine<S, A extends ActivityMap, Person>(engine: Engine
           break;
         }
         case 'relay_reply':
-          reports = reports.then(() => CancellationScope.nonCancellable(() => sendReply(command)).catch(() => undefined));
+          if (command.confirm) waitOn = command;
+          else reports = reports.then(() => CancellationScope.nonCancellable(() => sendReply(command)).catch(() => undefined));
           break;
+        case 'answer':
+          options.answer?.(command.to, 'outcome' in command ? { outcome: command.outcome } : { failure: command.failure });
+          break;
+        case 'enqueue':
+          options.inbox.push(command.event);
+          break;
+        case 'raise':
+          throw lastFailure;
         case 'close':
           closing = command.input;
           break;
@@ -139,7 +148,7 @@ export async function runEngine<S, A extends ActivityMap, Person>(engine: Engine
           waitOn = command;
       }
     }
-    setCurrentDetails(options.details(engine.state));
+    if (options.details) setCurrentDetails(options.details(engine.state));
     return waitOn;
   };
 
@@ -149,7 +158,7 @@ export async function runEngine<S, A extends ActivityMap, Person>(engine: Engine
    * (a skip of the task in flight, say), what was in flight is cancelled and left behind;
    * otherwise its changes are carried out and the wait goes on.
    */
-  const waitOn = async (command: Command<A>): Promise<Command<A>[]> => {
+  const waitOn = async (command: Command<A, Person>): Promise<Command<A, Person>[]> => {
     let event: EngineEvent<A, Person, ExecutionState>;
     try {
       if (command.kind !== 'call' && command.kind !== 'start_child') {
@@ -188,8 +197,12 @@ export async function runEngine<S, A extends ActivityMap, Person>(engine: Engine
         event = await inFlight;
       }
     } catch (err) {
-      if (isCancellation(err)) event = { kind: 'cancelled' };
-      else if (err instanceof ActivityFailure || err instanceof ChildWorkflowFailure) event = { kind: 'failed', error: describeFailure(err) };
+      lastFailure = err;
+      const activity = err instanceof ActivityFailure;
+      if (isCancellation(err)) event = { kind: 'cancelled', reason: err instanceof Error ? rootMessage(err) : 'cancelled', activity };
+      else if (activity || err instanceof ChildWorkflowFailure) event = { kind: 'failed', error: describeFailure(err), reason: rootMessage(err), activity };
+      // A run start refused (its id taken): the engine says what becomes of it.
+      else if (command.kind === 'start_run' && err instanceof TemporalFailure) event = { kind: 'failed', error: rootMessage(err), reason: rootMessage(err), activity: false };
       else throw err;
     }
     return engine.handle(event, new Date());
@@ -238,11 +251,12 @@ async function closeRun(close: CloseRunInput, caller: Caller, notify: ParentNoti
   }
 }
 
-async function perform<S, A extends ActivityMap, Person>(command: Command<A>, options: RunEngineOptions<S, Person>, caller: Caller): Promise<EngineEvent<A, Person, ExecutionState>> {
+async function perform<S, A extends ActivityMap, Person>(command: Command<A, Person>, options: RunEngineOptions<S, Person>, caller: Caller): Promise<EngineEvent<A, Person, ExecutionState>> {
   switch (command.kind) {
     case 'call': {
+      const { options: callOptions, kind } = CALL_POLICIES[command.policy];
       // The engine pairs each activity with its own input type (CallCommand); TypeScript cannot follow the pairing through the index.
-      const value = await caller.call(command.activity, command.input, POLICIES[command.policy], command.summary);
+      const value = await caller.call(command.activity, command.input, callOptions, command.summary, kind);
       return { kind: 'result', activity: command.activity, value } as EngineEvent<A, Person, ExecutionState>;
     }
     case 'start_child': {
@@ -259,7 +273,39 @@ async function perform<S, A extends ActivityMap, Person>(command: Command<A>, op
       });
       return { kind: 'child_ended', value };
     }
+    case 'start_run':
+      await startChild(PLAN_WORKFLOW_TYPE, {
+        workflowId: command.workflowId,
+        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+        args: [command.input],
+        staticSummary: command.summary,
+        memo: runMemo(command.input.goal),
+        typedSearchAttributes: runSearchAttributes(command.input.userId, 'planning', command.input.sessionId),
+        // Runs outlive the session's continue-as-new; they report back to the session by its id.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
+      return { kind: 'done' };
+    case 'cancel_runs':
+      await CancellationScope.nonCancellable(() =>
+        Promise.all(
+          command.runIds.map((id) =>
+            getExternalWorkflowHandle(id)
+              .cancel()
+              .catch(() => undefined),
+          ),
+        ),
+      );
+      return { kind: 'done' };
+    case 'relay_reply':
+      return {
+        kind: 'delivered',
+        ok: await sendReply(command).then(
+          () => true,
+          () => false,
+        ),
+      };
     case 'await_person': {
+      if (options.awaitPerson) return options.awaitPerson();
       await condition(() => options.inbox.length > 0);
       const event = options.inbox.shift();
       if (event === undefined) throw new Error('await_person woke with an empty inbox');

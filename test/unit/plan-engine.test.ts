@@ -127,7 +127,7 @@ test('the activity input is the state as of the call: the step is running in it'
   assert.equal(call.input.stepId, 's1');
   assert.equal(call.input.state.steps[0]?.status, 'running');
   assert.equal(call.policy, 'step');
-  assert.match(call.summary, /^step 1 · tool calculator: Add → replan$/);
+  assert.match(call.summary ?? '', /^step 1 · tool calculator: Add → replan$/);
 });
 
 test('ask_user waits for a person; the reply becomes an observation and a replan', () => {

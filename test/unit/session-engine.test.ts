@@ -2,7 +2,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RunReport, SessionInput } from '../../src/engine/contract';
-import { CallFailed, CAPABILITIES_CHANGED, CURRENT_SESSION, handingOver, handOverDue, SessionEngine, type SessionCommand, type SessionStep } from '../../src/engine/session-engine';
+import {
+  CallFailed,
+  CAPABILITIES_CHANGED,
+  CURRENT_SESSION,
+  handingOver,
+  handOverDue,
+  SessionEngine,
+  type SessionCommand,
+  type SessionEngineCommand,
+  type SessionStep,
+} from '../../src/engine/session-engine';
 import { HELP_TEXT, type Route } from '../../src/sessions/session-model';
 import type { PendingApproval } from '../../src/planning/approval';
 
@@ -318,4 +328,69 @@ test('flows: a report shows at once, adds its turn keyed by its ending, and comp
   const record = commands[0];
   assert.ok(record?.kind === 'call' && record.activity === 'recordTurns');
   assert.equal(record.input.key, `ending:${runId}:completed`);
+});
+
+// ---- the session as an engine over the core: events in, the commands the shared loop carries out
+
+const called = (activity: string) => (c: SessionEngineCommand | undefined) => c?.kind === 'call' && c.activity === activity;
+
+test('engine: it opens, waits, and answers a message by its id once its run is recorded and started', () => {
+  const session = new SessionEngine(input(), CURRENT_SESSION, () => NOW);
+  const [open] = session.start();
+  assert.ok(open?.kind === 'call' && open.activity === 'openSession' && open.policy === 'memory');
+  assert.deepEqual(session.handle({ kind: 'result', activity: 'openSession', value: { capabilities: 'caps' } }), [{ kind: 'await_person' }]);
+  const [record] = session.handle({ kind: 'message', id: 7, text: 'plan a trip' });
+  assert.ok(called('recordTurns')(record));
+  const answered = session.handle({ kind: 'result', activity: 'recordTurns', value: { messageIds: [], capabilities: 'caps' } });
+  assert.deepEqual(answered, [{ kind: 'answer', to: 7, outcome: { kind: 'new_run', runId: 's1.r1' } }, { kind: 'await_person' }]);
+  assert.equal(session.state.runs[0]?.runId, 's1.r1');
+});
+
+test('engine: a run start refused answers its message with why; the session waits on', () => {
+  const session = new SessionEngine(input(), CURRENT_SESSION, () => NOW);
+  session.handle({ kind: 'message', id: 1, text: 'plan a trip' });
+  assert.deepEqual(session.handle({ kind: 'failed', error: 'x', reason: 'id taken', activity: false }), [{ kind: 'answer', to: 1, failure: 'id taken' }, { kind: 'await_person' }]);
+  assert.equal(session.state.runs[0]?.status, 'failed');
+});
+
+test('engine: a reply waits to learn whether its run took it; a report its start found is queued behind the inbox', () => {
+  const { session, runId } = waitingSession();
+  session.handle({ kind: 'message', id: 2, text: `@${runId} four` });
+  const [relay] = session.handle({ kind: 'result', activity: 'recordTurns', value: { messageIds: [], capabilities: 'caps' } });
+  assert.deepEqual(relay, { kind: 'relay_reply', runId, text: 'four', confirm: true });
+  const [answer] = session.handle({ kind: 'delivered', ok: false });
+  assert.ok(answer?.kind === 'answer' && 'outcome' in answer);
+  assert.match(String((answer.outcome as { reply?: string }).reply), /not delivered/);
+
+  const fresh = new SessionEngine(input(), CURRENT_SESSION, () => NOW);
+  fresh.handle({ kind: 'message', id: 3, text: 'plan a trip' });
+  const ended = report('s1.r1', { status: 'completed', finalAnswer: '42' });
+  const commands = fresh.handle({ kind: 'result', activity: 'recordTurns', value: { messageIds: [], capabilities: 'caps', ended } });
+  assert.deepEqual(
+    commands.map((c) => c.kind),
+    ['enqueue', 'answer', 'await_person'],
+  );
+  assert.deepEqual(commands[0], { kind: 'enqueue', event: { kind: 'report', report: ended } });
+});
+
+test('engine: the idle timeout cancels what is open and ends; a hand-over ends at once', () => {
+  const { session, runId } = waitingSession();
+  assert.deepEqual(session.handle({ kind: 'idle' }), [{ kind: 'cancel_runs', runIds: [runId] }]);
+  const [promote] = session.handle({ kind: 'done' });
+  assert.ok(called('endSession')(promote));
+  assert.deepEqual(session.handle({ kind: 'result', activity: 'endSession', value: undefined }), [{ kind: 'end' }]);
+  assert.equal(session.ended, 'idle');
+  assert.deepEqual(new SessionEngine(input()).handle({ kind: 'hand_over' }), [{ kind: 'end' }]);
+});
+
+test('engine: a failure no flow takes, or a cancellation while it waits, ends the session with it', () => {
+  const session = new SessionEngine(input(), CURRENT_SESSION, () => NOW);
+  session.start();
+  assert.deepEqual(session.handle({ kind: 'failed', error: 'store down', reason: 'store down', activity: false }), [{ kind: 'raise' }]);
+  assert.deepEqual(session.handle({ kind: 'cancelled' }), [{ kind: 'raise' }]);
+  // An activity that gave up on a memory write is shrugged off: the message is still answered.
+  const { session: waiting } = waitingSession();
+  waiting.handle({ kind: 'message', id: 4, text: '@s1.r1 four' });
+  const [relay] = waiting.handle({ kind: 'failed', error: 'store down', reason: 'store down', activity: true });
+  assert.equal(relay?.kind, 'relay_reply');
 });
