@@ -32,7 +32,7 @@ export async function startSessionRun({ runId, input, summary }: StartRunInput):
       args: [withRunFeatures(input)],
       workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
       staticSummary: summary.slice(0, 200),
-      memo: runMemo(input.goal),
+      memo: runMemo(input.goal, input.userId),
       typedSearchAttributes: runSearchAttributes(input.userId, 'planning', input.sessionId),
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'REJECT_DUPLICATE',

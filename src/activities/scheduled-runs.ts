@@ -13,6 +13,7 @@ import type { ExecutionState } from '../planning/execution-state';
 import { scheduledRunIdBase, scheduledRunOf } from '../planning/schedule-spec';
 import { ThreadNotFoundError, type MemoryService } from '../store/memory-service';
 import { clip } from '../text/clip';
+import { sameUser } from '../text/user-key';
 
 /** Earlier occurrences looked at for an answer (one that has not ended, or has no thread, is passed over). */
 const PREVIOUS_LOOKUPS = 3;
@@ -83,7 +84,7 @@ export async function scheduledRunChunk(
   if (!origin) return null;
   const schedule = await lookup(origin.scheduleId);
   // Only the user's own schedule, whose occurrences this run is one of.
-  if (!schedule || schedule.userId !== state.userId || schedule.workflowId !== scheduledRunIdBase(origin.scheduleId)) return null;
+  if (!schedule || schedule.userId === null || !sameUser(schedule.userId, state.userId) || schedule.workflowId !== scheduledRunIdBase(origin.scheduleId)) return null;
   const lines = [`This run was started by the user's schedule ${origin.scheduleId}, due at ${origin.dueAt} — not by a message the user just sent.`];
   const earlier = schedule.recent.filter((r) => r.runId !== state.runId && r.dueAt < origin.dueAt).reverse();
   let found = false;

@@ -19,6 +19,7 @@ import { describeBlueprint, expandBlueprint, paramsProblem, type Blueprint } fro
 import { treeProblems, type TaskSpec } from '../planning/task-tree';
 import { adminRouter } from './admin-routes';
 import { authenticate, principalOf, type AuthOptions } from './authenticate';
+import { sameUser } from '../text/user-key';
 import { codecRouter, webUiOrigins } from './codec-routes';
 import { inspectorRouter } from './inspector/inspector-routes';
 import { NO_LIMITS, perMinute, perWindow, streamsPerCaller, type ApiLimits, type CounterStores } from './limits';
@@ -235,7 +236,10 @@ export function createApp(options: AppOptions): Express {
       } else if (body.params !== undefined) throw new ApiError(400, 'invalid_request', 'params go with a blueprint');
       // A run reports to the session it names: a user key may name only its own sessions.
       const sessionOwner = options.sessions?.ownerOf?.bind(options.sessions);
-      if (caller?.role === 'user' && body.sessionId && sessionOwner && (await sessionOwner(body.sessionId)) !== caller.userId) throw new SessionNotFoundError(body.sessionId);
+      if (caller?.role === 'user' && body.sessionId && sessionOwner) {
+        const owner = await sessionOwner(body.sessionId);
+        if (owner === null || !sameUser(owner, caller.userId)) throw new SessionNotFoundError(body.sessionId);
+      }
       const { runId, status } = await runs.start({
         ...(body.approval ? { approval: body.approval } : {}),
         userId: body.userId,

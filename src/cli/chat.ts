@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { input } from '@inquirer/prompts';
 import { z } from 'zod';
 import { loadConfig, runUiUrl, type Config } from '../config';
+import { sameUser } from '../text/user-key';
 import { ApiClient, ApiUnreachableError } from './api-client';
 import { TaskSpecSchema } from '../planning/task-spec';
 import { TaskTreeReplySchema, type TaskTreeReply } from '../calls/task-tree';
@@ -486,7 +487,7 @@ async function openSession(session: Session, resume: string | undefined, seen: M
     return created.sessionId;
   }
   const view = await api.getSession(resume);
-  if (view.userId !== session.userId) print(`note: this session belongs to "${view.userId}", not "${session.userId}"`);
+  if (!sameUser(view.userId, session.userId)) print(`note: this session belongs to "${view.userId}", not "${session.userId}"`);
   print(`session ${view.sessionId} resumed${view.turns === undefined ? '' : ` (${view.turns} message${view.turns === 1 ? '' : 's'} so far)`}`);
   for (const line of waitingLines(view)) print(line);
   // The questions just shown are already asked: following those runs later must not stop on them again.

@@ -28,12 +28,12 @@ import {
   STEER_REFUSALS,
   SESSION_ID_ATTR,
   STATUS_ATTR,
-  USER_ID_ATTR,
   runMemo,
   withRunFeatures,
   WORKFLOW_TASK_TIMEOUT,
 } from '../workflows/definitions';
 import { DEFAULT_RESEND, isNotReady, isUnavailable, resendUntilTaken, type ResendPolicy } from './resend';
+import { quote, userClause, userOf } from './visibility';
 import type { Allow } from '../planning/capabilities';
 import { parsePatterns, runApproval, type ApprovalDecision } from '../planning/approval';
 import type { PlanExecutionInput, ReviewDecision, TaskSteer } from '../engine/contract';
@@ -129,7 +129,6 @@ export function readableId(kind: string, userId: string): string {
 }
 
 const QUERY_DEADLINE_MS = 5000;
-const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 export class Runs {
   constructor(
@@ -179,7 +178,7 @@ export class Runs {
       workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
       args: [withRunFeatures(input)],
       staticSummary: `${request.userId}: ${request.goal}`.slice(0, 200),
-      memo: runMemo(request.goal),
+      memo: runMemo(request.goal, request.userId),
       typedSearchAttributes: runSearchAttributes(request.userId, 'planning', request.sessionId),
     };
   }
@@ -273,10 +272,10 @@ export class Runs {
     }
   }
 
-  /** The user a run belongs to, or null when there is no such run. */
+  /** The user a run belongs to (compare with `sameUser`), or null when there is no such run. */
   async ownerOf(runId: string): Promise<string | null> {
     try {
-      return (await this.describe(runId)).typedSearchAttributes.get(USER_ID_ATTR) ?? null;
+      return userOf(await this.describe(runId));
     } catch (err) {
       if (err instanceof RunNotFoundError) return null;
       throw err;
@@ -361,7 +360,7 @@ export class Runs {
 
   async list(filter: { userId?: string; status?: RunStatus; limit?: number }): Promise<RunSummary[]> {
     const clauses = [`WorkflowType = ${quote(PLAN_WORKFLOW_TYPE)}`];
-    if (filter.userId) clauses.push(`${USER_ID_ATTR.name} = ${quote(filter.userId)}`);
+    if (filter.userId) clauses.push(userClause(filter.userId));
     if (filter.status) clauses.push(`${STATUS_ATTR.name} = ${quote(filter.status)}`);
     const runs: RunSummary[] = [];
     for await (const info of this.client.workflow.list({ query: clauses.join(' AND ') })) {
@@ -385,7 +384,7 @@ function summarize(info: WorkflowExecutionInfo): RunSummary {
   const sa = info.typedSearchAttributes;
   return {
     runId: info.workflowId,
-    userId: sa.get(USER_ID_ATTR) ?? '',
+    userId: userOf(info) ?? '',
     sessionId: sa.get(SESSION_ID_ATTR) ?? null,
     parentRunId: info.parentExecution?.workflowId ?? null,
     goal: typeof info.memo?.goal === 'string' ? info.memo.goal : '',

@@ -6,8 +6,9 @@
  */
 import { ScheduleNotFoundError as TemporalScheduleNotFound, type Client, type ScheduleDescription, type ScheduleSummary } from '@temporalio/client';
 import { scheduleSpecOf, durationMs, scheduledRunIdBase, type ScheduleTiming } from '../planning/schedule-spec';
-import { USER_ID_ATTR, PLAN_WORKFLOW_TYPE } from '../workflows/definitions';
+import { PLAN_WORKFLOW_TYPE, userIdAttribute } from '../workflows/definitions';
 import { closedStatus, readableId, type Runs, type StartRunRequest } from './runs';
+import { userClause } from './visibility';
 import type { RunStatus } from '../planning/execution-state';
 
 export class ScheduleNotFoundError extends Error {
@@ -114,7 +115,7 @@ export class Schedules {
         // Once: the one occurrence, then nothing (the spec matches a single instant anyway).
         ...(once ? { state: { remainingActions: 1 } } : {}),
         memo: { ...memo },
-        typedSearchAttributes: [{ key: USER_ID_ATTR, value: request.userId }],
+        typedSearchAttributes: [userIdAttribute(request.userId)],
       });
       return { scheduleId, nextRuns: (await handle.describe()).info.nextActionTimes.map((d) => d.toISOString()) };
     } catch (err) {
@@ -186,7 +187,7 @@ export class Schedules {
 
   private async summaries(userId: string | undefined): Promise<ScheduleSummary[]> {
     const found: ScheduleSummary[] = [];
-    const query = userId ? `${USER_ID_ATTR.name} = '${userId.replace(/'/g, "\\'")}'` : undefined;
+    const query = userId ? userClause(userId) : undefined;
     for await (const s of this.client.schedule.list(query ? { query } : {})) found.push(s);
     return found;
   }
@@ -200,7 +201,7 @@ export class Schedules {
    */
   private async count(userId: string): Promise<number> {
     try {
-      const { count } = await this.client.workflow.count(`TemporalNamespaceDivision = 'TemporalScheduler' AND ExecutionStatus = 'Running' AND ${USER_ID_ATTR.name} = '${userId.replace(/'/g, "\\'")}'`);
+      const { count } = await this.client.workflow.count(`TemporalNamespaceDivision = 'TemporalScheduler' AND ExecutionStatus = 'Running' AND ${userClause(userId)}`);
       if (count > 0) return count;
     } catch {
       // Not queryable on this server: list them.

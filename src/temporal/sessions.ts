@@ -6,6 +6,7 @@
  */
 import { isNotReady, resendUntilTaken } from './resend';
 import { readableId } from './runs';
+import { quote, userClause, userOf } from './visibility';
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionDescription, type WorkflowExecutionInfo } from '@temporalio/client';
 import { treeLimitsOf, withTreeDefaults, type Config } from '../config';
 import type { TreeLimits } from '../engine/contract';
@@ -16,7 +17,7 @@ import { readConversation } from '../sessions/session-chunks';
 import { emptyTaskState } from '../sessions/session-model';
 import { shownTurns } from '../sessions/session-state';
 import { ThreadNotFoundError, type MemoryService } from '../store/memory-service';
-import { SESSION_ID_ATTR, USER_ID_ATTR, WORKFLOW_TASK_TIMEOUT } from '../workflows/definitions';
+import { SESSION_ID_ATTR, userIdAttribute, WORKFLOW_TASK_TIMEOUT } from '../workflows/definitions';
 import { getSessionQuery, HANDING_OVER, sendMessageUpdate, SESSION_WORKFLOW_TYPE, type MessageOutcome, type SessionInput, type SessionView } from '../workflows/session-definitions';
 
 export class SessionNotFoundError extends Error {
@@ -80,7 +81,6 @@ function sessionChunk(sessionId: string, userId: string): ChunkInput {
 /** Reads answer quickly or not at all: a query needs a worker, and without one Temporal would wait 30 s. */
 const QUERY_DEADLINE_MS = 5_000;
 const isHandingOver = (err: unknown) => err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === HANDING_OVER;
-const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 type SessionWorkflow = (input: SessionInput) => Promise<void>;
 
@@ -124,17 +124,14 @@ export class Sessions {
       args: [input],
       staticSummary: `${request.userId}: conversation`.slice(0, 200),
       memo: { userId: request.userId, threadId },
-      typedSearchAttributes: [
-        { key: USER_ID_ATTR, value: request.userId },
-        { key: SESSION_ID_ATTR, value: sessionId },
-      ],
+      typedSearchAttributes: [userIdAttribute(request.userId), { key: SESSION_ID_ATTR, value: sessionId }],
     });
     return { sessionId, threadId };
   }
 
   /** The user's sessions whose workflow is running (each may idle up to SESSION_IDLE_MINUTES): from visibility, so a moment behind. */
   async countOpen(userId: string): Promise<number> {
-    const { count } = await this.client.workflow.count(`WorkflowType = ${quote(SESSION_WORKFLOW_TYPE)} AND ExecutionStatus = 'Running' AND ${USER_ID_ATTR.name} = ${quote(userId)}`);
+    const { count } = await this.client.workflow.count(`WorkflowType = ${quote(SESSION_WORKFLOW_TYPE)} AND ExecutionStatus = 'Running' AND ${userClause(userId)}`);
     return count;
   }
 
@@ -142,7 +139,7 @@ export class Sessions {
   async list(filter: { userId?: string; limit?: number }): Promise<SessionSummary[]> {
     // A session that continued as new leaves closed runs behind under the same id: only its latest counts.
     const clauses = [`WorkflowType = ${quote(SESSION_WORKFLOW_TYPE)}`, `ExecutionStatus != 'ContinuedAsNew'`];
-    if (filter.userId) clauses.push(`${USER_ID_ATTR.name} = ${quote(filter.userId)}`);
+    if (filter.userId) clauses.push(userClause(filter.userId));
     const seen = new Set<string>();
     const sessions: SessionSummary[] = [];
     for await (const info of this.client.workflow.list({ query: clauses.join(' AND ') })) {
@@ -241,10 +238,10 @@ export class Sessions {
     }
   }
 
-  /** The user a session belongs to, or null when there is no such session. */
+  /** The user a session belongs to (compare with `sameUser`), or null when there is no such session. */
   async ownerOf(sessionId: string): Promise<string | null> {
     try {
-      return (await this.describe(sessionId)).typedSearchAttributes.get(USER_ID_ATTR) ?? null;
+      return userOf(await this.describe(sessionId));
     } catch (err) {
       if (err instanceof SessionNotFoundError) return null;
       throw err;
@@ -272,12 +269,11 @@ export class Sessions {
 }
 
 function summarize(info: WorkflowExecutionInfo): SessionSummary {
-  const sa = info.typedSearchAttributes;
   const sessionId = info.workflowId;
   const memoThread = info.memo?.threadId;
   return {
     sessionId,
-    userId: sa.get(USER_ID_ATTR) ?? '',
+    userId: userOf(info) ?? '',
     threadId: typeof memoThread === 'string' ? memoThread : sessionThreadId(sessionId),
     status: info.status.name === 'RUNNING' ? 'running' : 'closed',
     startedAt: info.startTime.toISOString(),

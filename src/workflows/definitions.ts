@@ -37,7 +37,7 @@ export const holdsUser = (recorded: string | undefined, userId: string): boolean
 
 /** A run's search attributes: its user, its status and, for a run of a session, the session. */
 export const runSearchAttributes = (userId: string, status: string, sessionId?: string | null): SearchAttributePair[] => [
-  { key: USER_ID_ATTR, value: userId },
+  userIdAttribute(userId),
   { key: STATUS_ATTR, value: status },
   ...(sessionId ? [{ key: SESSION_ID_ATTR, value: sessionId }] : []),
 ];
@@ -69,9 +69,12 @@ export const withRunFeatures = (input: PlanExecutionInput): PlanExecutionInput =
  */
 export const MEMO_GOAL_CHARS = 400;
 
-/** A run's memo: its goal, cut to MEMO_GOAL_CHARS (ending in "…" when cut). */
-export function runMemo(goal: string): { goal: string } {
-  return { goal: clip(goal, MEMO_GOAL_CHARS) };
+/**
+ * A run's memo: its goal, cut to MEMO_GOAL_CHARS (ending in "…" when cut), and, when given, its user as spelt
+ * — run lists show it, as the search attribute holds only the user's key.
+ */
+export function runMemo(goal: string, userId?: string): { goal: string; userId?: string } {
+  return { goal: clip(goal, MEMO_GOAL_CHARS), ...(userId === undefined ? {} : { userId }) };
 }
 
 /** Skip a task: whatever of it runs is cancelled; it and its pending subtasks become `skipped`. */

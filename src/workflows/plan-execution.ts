@@ -22,6 +22,8 @@ import {
   submitReviewUpdate,
   runSearchAttributes,
   RUN_FEATURES_PATCH,
+  holdsUser,
+  USER_ID_ATTR,
 } from './definitions';
 import { runEngine } from './run-engine';
 import { stateObserver } from './history-hook';
@@ -198,9 +200,10 @@ function wireCommon(
     },
   );
   const attributes = runSearchAttributes(input.userId, state().status, input.sessionId);
-  // What the starter set already (a REST start, a session) is not written again.
+  // What the starter set already (a REST start, a session) is not written again; the user under either form
+  // (runs started before user keys hold the id as spelt), so those take the same branch on replay.
   const given = workflowInfo().typedSearchAttributes;
-  const missing = current ? attributes.filter(({ key, value }) => given.get(key) !== value) : attributes;
+  const missing = current ? attributes.filter(({ key, value }) => (key.name === USER_ID_ATTR.name ? !holdsUser(given.get(USER_ID_ATTR), input.userId) : given.get(key) !== value)) : attributes;
   if (missing.length > 0) upsertSearchAttributes(missing);
 }
 
