@@ -265,7 +265,7 @@ async function perform<S, A extends ActivityMap, Person>(command: Command<A, Per
         workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
         args: [withRunFeatures({ ...command.input, lastCallMs: caller.lastCallMs })],
         staticSummary: command.summary,
-        memo: runMemo(command.input.goal),
+        memo: runMemo(command.input.goal, command.input.userId),
         typedSearchAttributes: [userIdAttribute(options.userId)],
         // A cancelled parent asks its children to cancel; they record it in their own state.
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
@@ -279,7 +279,7 @@ async function perform<S, A extends ActivityMap, Person>(command: Command<A, Per
         workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
         args: [command.input],
         staticSummary: command.summary,
-        memo: runMemo(command.input.goal),
+        memo: runMemo(command.input.goal, command.input.userId),
         typedSearchAttributes: runSearchAttributes(command.input.userId, 'planning', command.input.sessionId),
         // Runs outlive the session's continue-as-new; they report back to the session by its id.
         parentClosePolicy: ParentClosePolicy.ABANDON,

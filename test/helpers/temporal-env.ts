@@ -86,6 +86,23 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 }
 
 /** The activities a workflow execution called, in order: regular ones by their scheduled events, local ones by their markers. */
+/** How long each completed regular call of a workflow took, as its worker measured it (src/engine/local-calls.ts `timedResult`), by activity name in order. */
+export async function measuredCallMs(client: Client, workflowId: string, activity: string): Promise<number[]> {
+  const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const names = new Map<string, string>();
+  const ms: number[] = [];
+  for (const event of events) {
+    const scheduled = event.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (scheduled) names.set(String(event.eventId), scheduled);
+    const done = event.activityTaskCompletedEventAttributes;
+    if (!done || names.get(String(done.scheduledEventId)) !== activity) continue;
+    const data = done.result?.payloads?.[0]?.data;
+    const measured = data ? (JSON.parse(Buffer.from(data).toString('utf8')) as { ms?: unknown }).ms : undefined;
+    if (typeof measured === 'number') ms.push(measured);
+  }
+  return ms;
+}
+
 export async function activitiesOf(client: Client, workflowId: string, runId?: string, { tagLocal = false } = {}): Promise<string[]> {
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   const names: string[] = [];
