@@ -3,6 +3,7 @@
  * query and id — defined once, imported by the workflow, the activities that send it jobs, and tests.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { userKey } from '../text/user-key';
 
 /**
  * Work for long-term memory: `extract` after an invocation ended (its run), `promote` when a
@@ -47,5 +48,5 @@ export const memoryJobSignal = defineSignal<[MemoryJob]>('memoryJob');
 export const memoryProgressQuery = defineQuery<MemoryProgress>('memoryProgress');
 
 export const USER_MEMORY_WORKFLOW_TYPE = 'userMemoryWorkflow';
-/** One memory workflow per user: its jobs are processed one pass at a time, in order. */
-export const userMemoryWorkflowId = (userId: string) => `memory-${userId}`;
+/** One memory workflow per user (ids differing only in case are one user): its jobs are processed one pass at a time, in order. */
+export const userMemoryWorkflowId = (userId: string) => `memory-${userKey(userId)}`;
