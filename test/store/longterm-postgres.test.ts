@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
+import { MIGRATIONS, MIGRATIONS_TABLE_SQL } from '../../src/store/memory/migrations';
 import { PostgresLongTermStore } from '../../src/store/longterm/postgres-store';
 import type { LongTermStore } from '../../src/store/longterm/store';
 import { createDatabase, dropDatabases } from '../helpers/scratch-postgres';
@@ -51,6 +52,75 @@ test('BM25 statistics follow the rows: puts, replacements and repeated puts in o
     );
   } finally {
     await db.end();
+    await store.end();
+  }
+});
+
+test('migrations 9 and 10 on a database written before them: pending index entries merged, every record still found, names spelt alike too', async () => {
+  const url = await createDatabase();
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  const user = 'before_9';
+  const message = (id: string, text: string) => ({ kind: 'message' as const, record: { id, userId: user, sessionId: 's', role: 'user' as const, text, at: '2024-01-01T00:00:00.000Z' } });
+  const entity = { kind: 'entity' as const, record: { id: 'entity_nora', userId: user, name: 'Nora', type: 'person', aliases: [], createdAt: '2024-01-01T00:00:00.000Z' } };
+  try {
+    // The schema as it was at migration 8, and rows written by the store then.
+    await db.query(MIGRATIONS_TABLE_SQL);
+    for (const m of MIGRATIONS.filter((m) => m.version <= 8)) {
+      await db.query(m.sql);
+      await db.query('INSERT INTO memory_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+    }
+    const early = new PostgresLongTermStore(url);
+    await early.write(user, async (tx) => tx.put([message('a', 'pottery class on Saturday'), message('b', 'a blue pottery bowl'), message('c', 'violin lesson'), entity]));
+    await early.end();
+    const matches = async () => (await db.query<{ n: string }>("SELECT count(*)::text AS n FROM longterm_records WHERE kind = 'message' AND terms @@ 'potteri'::tsquery")).rows[0]?.n;
+    assert.equal(await matches(), '2');
+
+    const store = new PostgresLongTermStore(url);
+    await store.setup();
+    try {
+      const { rows: versions } = await db.query<{ version: number }>('SELECT version FROM memory_migrations WHERE version > 8 ORDER BY version');
+      assert.deepEqual(
+        versions.map((v) => v.version),
+        MIGRATIONS.filter((m) => m.version > 8).map((m) => m.version),
+      );
+      const { rows: options } = await db.query<{ reloptions: string[] }>("SELECT reloptions FROM pg_class WHERE relname = 'longterm_records_terms_message'");
+      assert.deepEqual(options[0]?.reloptions, ['gin_pending_list_limit=256']);
+      const reader = store.reader(user);
+      const hits = await reader.searchText('message', { text: 'blue pottery', terms: ['blue', 'potteri'] }, 10);
+      assert.deepEqual(
+        hits.map((h) => h.id),
+        ['b', 'a'],
+      );
+      assert.deepEqual(await reader.searchText('message', { text: 'cello', terms: ['cello'] }, 10), []);
+      const similar = await reader.similarEntities(['norah'], 0.5, 5);
+      assert.deepEqual(
+        similar.map((s) => s.entity.id),
+        ['entity_nora'],
+      );
+      assert.deepEqual(await reader.similarEntities(['nxrxh'], 0.5, 5), [], 'the caller’s threshold holds, as before');
+      assert.equal((await db.query<{ t: string }>("SELECT current_setting('pg_trgm.similarity_threshold') AS t")).rows[0]?.t, '0.3', 'the setting is restored');
+    } finally {
+      await store.end();
+    }
+  } finally {
+    await db.end();
+  }
+});
+
+test('a reader reads a record once: later reads of it by id are answered from what it read', async () => {
+  const store = new PostgresLongTermStore(databaseUrl);
+  await store.setup();
+  try {
+    const user = `once_${Date.now().toString(36)}`;
+    const message = (id: string, text: string) => ({ kind: 'message' as const, record: { id, userId: user, sessionId: 's', role: 'user' as const, text, at: '2024-01-01T00:00:00.000Z' } });
+    await store.write(user, async (tx) => tx.put([message('a', 'first text')]));
+    const reader = store.reader(user);
+    assert.equal((await reader.getMessages(['a']))[0]?.text, 'first text');
+    await store.write(user, async (tx) => tx.put([message('a', 'second text')]));
+    assert.equal((await reader.getMessages(['a', 'a']))[1]?.text, 'first text', 'the same reader: what it read');
+    assert.equal((await store.reader(user).getMessages(['a']))[0]?.text, 'second text', 'a new reader (a new request) reads the row');
+  } finally {
     await store.end();
   }
 });

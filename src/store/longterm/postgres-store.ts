@@ -50,13 +50,33 @@ function columnsOf(item: LongTermRecord): { names: string[]; subjectId: string |
   }
 }
 
-/**
- * Terms as tsquery lexemes, quoted, taken as they are (a `::tsquery` cast, no parser): rows store
- * their analyzed terms verbatim (`array_to_tsvector`; terms are letters and digits, see analyze).
- */
-const lexemes = (terms: readonly string[]) => terms.map((t) => `'${t.replace(/'/g, "''")}'`);
 /** Rows a search ranks at most, taken from its rarest terms (see searchText). */
 const CANDIDATE_BUDGET = 600;
+/**
+ * A row of longterm_lexical_candidates (migration 10), `n` the search of a batch it answers: first
+ * the statistics (id null; the terms some row holds, rarest first, as positions in the query's
+ * terms, and their record counts), then the candidates, with whether they hold each of those terms
+ * and their record as text. bigint columns arrive as text.
+ */
+interface CandidateRow {
+  n: number;
+  id: string | null;
+  len: number | null;
+  holds: boolean[] | null;
+  docs: string | null;
+  total_terms: string | null;
+  dfs: string[] | null;
+  data: string | null;
+}
+
+/** A lexical search waiting for its batch's statement. */
+interface LexicalRequest {
+  kind: LexicalKind;
+  forms: string[][];
+  limit: number;
+  resolve: (hits: LexicalHit[]) => void;
+  reject: (err: unknown) => void;
+}
 
 /**
  * Takes the rows' terms out of the BM25 statistics (migration 7): each term's record count, and
@@ -95,24 +115,54 @@ async function addTermCounts(db: Queryable, userId: string, kinds: readonly stri
   );
 }
 
+/**
+ * One user's reads. A reader serves one request (the service takes a new one per call; a write
+ * section's sees what was committed before it began): a record read by id or in a list is kept for
+ * the reader's later reads by id, so a search reads (and opens) each record once, not again when
+ * it loads its results.
+ */
 class PostgresReader implements LongTermReader {
+  private readonly known = new Map<string, unknown>();
+  /** Records as text, from the lexical candidates a search ranked first: parsed and opened when read. */
+  private readonly unread = new Map<string, string>();
+  /** Lexical searches asked for in the current turn of the event loop: one statement answers them all. */
+  private lexical: LexicalRequest[] | undefined;
+
   constructor(
     private readonly db: Queryable,
     private readonly userId: string,
     private readonly sealer: Sealer,
   ) {}
 
+  /** Opens `data` and keeps it as the record `kind`:`id` for later reads by id. */
+  private opened<T>(kind: LongTermRecord['kind'], id: string, data: unknown): T {
+    const record = this.sealer.open<T>(data);
+    this.known.set(`${kind}:${id}`, record);
+    return record;
+  }
+
   private async byIds<T>(kind: LongTermRecord['kind'], ids: readonly string[]): Promise<T[]> {
-    if (ids.length === 0) return [];
-    // One primary-key lookup per id, whatever the statistics say: right after a bulk import (not
-    // analyzed yet) `id = ANY(...)`, or this lateral join without its OFFSET 0 fence, was planned as
-    // a scan of every row of the user and kind.
-    const { rows } = await this.db.query<{ id: string; data: T }>(
-      'SELECT r.id, r.data FROM unnest($3::text[]) AS i(id) CROSS JOIN LATERAL (SELECT id, data FROM longterm_records WHERE user_id = $1 AND kind = $2 AND id = i.id OFFSET 0) r',
-      [this.userId, kind, [...new Set(ids)]],
-    );
-    const found = new Map(rows.map((r) => [r.id, this.sealer.open<T>(r.data)]));
-    return ids.flatMap((id) => (found.has(id) ? [found.get(id) as T] : []));
+    for (const id of ids) {
+      const text = this.unread.get(`${kind}:${id}`);
+      if (text === undefined) continue;
+      this.unread.delete(`${kind}:${id}`);
+      this.opened(kind, id, JSON.parse(text));
+    }
+    const wanted = [...new Set(ids)].filter((id) => !this.known.has(`${kind}:${id}`));
+    if (wanted.length > 0) {
+      // One primary-key lookup per id, whatever the statistics say: right after a bulk import (not
+      // analyzed yet) `id = ANY(...)`, or this lateral join without its OFFSET 0 fence, was planned
+      // as a scan of every row of the user and kind.
+      const { rows } = await this.db.query<{ id: string; data: unknown }>(
+        'SELECT r.id, r.data FROM unnest($3::text[]) AS i(id) CROSS JOIN LATERAL (SELECT id, data FROM longterm_records WHERE user_id = $1 AND kind = $2 AND id = i.id OFFSET 0) r',
+        [this.userId, kind, wanted],
+      );
+      for (const r of rows) this.opened(kind, r.id, r.data);
+    }
+    return ids.flatMap((id) => {
+      const record = this.known.get(`${kind}:${id}`);
+      return record === undefined ? [] : [record as T];
+    });
   }
   getMessages = (ids: readonly string[]) => this.byIds<StoredMessage>('message', ids);
   getFacts = (ids: readonly string[]) => this.byIds<Fact>('fact', ids);
@@ -122,28 +172,39 @@ class PostgresReader implements LongTermReader {
 
   async findEntities(names: readonly string[]): Promise<Entity[]> {
     if (names.length === 0) return [];
-    const { rows } = await this.db.query<{ data: Entity }>("SELECT data FROM longterm_records WHERE user_id = $1 AND kind = 'entity' AND names && $2 ORDER BY id", [
+    const { rows } = await this.db.query<{ id: string; data: unknown }>("SELECT id, data FROM longterm_records WHERE user_id = $1 AND kind = 'entity' AND names && $2 ORDER BY id", [
       this.userId,
       names.flatMap((n) => this.sealer.queryTerms(n)),
     ]);
-    return rows.map((r) => this.sealer.open<Entity>(r.data));
+    return rows.map((r) => this.opened<Entity>('entity', r.id, r.data));
   }
 
+  /**
+   * Facts of given entities are read through the subject and object indexes, one fenced probe per
+   * entity (as byIds does): without statistics `subject_id = ANY(...) OR object_id = ANY(...)` was
+   * planned as a scan of all the user's facts (5 ms at 5,000 facts, twice per search naming one).
+   */
   async listFacts(filter: FactFilter): Promise<Fact[]> {
-    const where = ['user_id = $1', "kind = 'fact'"];
     const params: unknown[] = [this.userId];
-    if (filter.entityIds) {
-      params.push(filter.entityIds);
-      where.push(`(subject_id = ANY($${params.length}) OR object_id = ANY($${params.length}))`);
+    const where: string[] = [];
+    const probe = (column: string) => `(SELECT id, data, sort_at, subject_id FROM longterm_records WHERE user_id = $1 AND kind = 'fact' AND ${column} = e.id OFFSET 0)`;
+    let from = "(SELECT id, data, sort_at, subject_id FROM longterm_records WHERE user_id = $1 AND kind = 'fact') r";
+    if (filter.entityIds || filter.subjectIds) {
+      params.push([...new Set(filter.entityIds ?? filter.subjectIds)]);
+      const probes = filter.entityIds ? `${probe('subject_id')} UNION ALL ${probe('object_id')}` : probe('subject_id');
+      from = `(SELECT DISTINCT ON (f.id) f.* FROM unnest($2::text[]) AS e(id) CROSS JOIN LATERAL (${probes}) f) r`;
     }
-    if (filter.subjectIds) {
+    if (filter.entityIds && filter.subjectIds) {
       params.push(filter.subjectIds);
-      where.push(`subject_id = ANY($${params.length})`);
+      where.push(`r.subject_id = ANY($${params.length})`);
     }
-    if (filter.openOnly) where.push("data->'validTo' = 'null'::jsonb");
+    if (filter.openOnly) where.push("r.data->'validTo' = 'null'::jsonb");
     const limit = filter.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
-    const { rows } = await this.db.query<{ data: Fact }>(`SELECT data FROM longterm_records WHERE ${where.join(' AND ')} ORDER BY sort_at DESC, id DESC${limit}`, params);
-    return rows.map((r) => this.sealer.open<Fact>(r.data));
+    const { rows } = await this.db.query<{ id: string; data: unknown }>(
+      `SELECT r.id, r.data FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY r.sort_at DESC, r.id DESC${limit}`,
+      params,
+    );
+    return rows.map((r) => this.opened<Fact>('fact', r.id, r.data));
   }
 
   async listEpisodes(limit: number): Promise<Episode[]> {
@@ -170,81 +231,90 @@ class PostgresReader implements LongTermReader {
   /**
    * BM25 over the kind's rows (k1 1.2, b 0.75, as the embedded index ranks), its statistics from
    * longterm_term_stats / longterm_kind_stats (migration 7; a record's length is its distinct
-   * terms, and a term counts once in it: records are short). Candidates come from the query's
-   * rarest terms while their rows together stay within CANDIDATE_BUDGET (always the rarest one),
-   * and from pairs of the other terms expected in few rows: a row holding one common term only
-   * ranks low anyway, and reading every row of a common term is most of a search's time.
+   * terms, and a term counts once in it: records are short). The candidates come from one call of
+   * longterm_lexical_candidates (migration 10): rows with the query's rarest terms while their rows
+   * together stay within CANDIDATE_BUDGET (always the rarest one), and from pairs of the other terms
+   * expected in few rows: a row holding one common term only ranks low anyway, and reading every row
+   * of a common term is most of a search's time. Scored here, with the statistics it returns.
+   * Searches asked for in one turn of the event loop share one statement (searchBatch).
    */
-  async searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]> {
+  searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]> {
     const terms = [...new Set(query.terms)];
-    if (terms.length === 0 || limit <= 0) return [];
-    const formsOf = new Map(terms.map((t) => [t, this.sealer.queryTerms(t)]));
-    const allForms = [...new Set([...formsOf.values()].flat())];
-    const { rows: stats } = await this.db.query<{ term: string | null; df: string }>(
-      `SELECT term, df::text AS df FROM longterm_term_stats WHERE user_id = $1 AND kind = $2 AND term = ANY($3)
-       UNION ALL SELECT NULL, docs || ':' || terms FROM longterm_kind_stats WHERE user_id = $1 AND kind = $2`,
-      [this.userId, kind, allForms],
-    );
-    const [docs = 0, length = 0] = (stats.find((r) => r.term === null)?.df ?? '0:0').split(':').map(Number);
-    if (docs <= 0) return [];
-    const dfOfForm = new Map(stats.filter((r) => r.term !== null).map((r) => [r.term as string, Number(r.df)]));
-    const df = new Map(terms.map((t) => [t, (formsOf.get(t) ?? []).reduce((n, f) => n + (dfOfForm.get(f) ?? 0), 0)]));
-    const present = terms.filter((t) => (df.get(t) ?? 0) > 0).sort((a, b) => (df.get(a) ?? 0) - (df.get(b) ?? 0));
-    if (present.length === 0) return [];
-    // Candidates: rows with the rarest terms while their rows stay within the budget, and rows
-    // holding two of the other terms where such pairs are expected to be few (df × df / docs).
-    const generators: string[] = [];
-    let budget = 0;
-    for (const t of present) {
-      const n = df.get(t) ?? 0;
-      if (generators.length > 0 && budget + n > CANDIDATE_BUDGET) break;
-      generators.push(t);
-      budget += n;
-    }
-    // Only the forms some row holds (sealed: usually one key's hash, not also the plain term).
-    const termQuery = (t: string) => `(${lexemes((formsOf.get(t) ?? [t]).filter((f) => (dfOfForm.get(f) ?? 0) > 0)).join(' | ')})`;
-    const clauses = generators.map(termQuery);
-    const rest = present.slice(generators.length);
-    for (let i = 0; i < rest.length; i++) {
-      for (let j = i + 1; j < rest.length; j++) {
-        const [x, y] = [rest[i] as string, rest[j] as string];
-        const expected = ((df.get(x) ?? 0) * (df.get(y) ?? 0)) / docs;
-        if (budget + expected > CANDIDATE_BUDGET * 2) continue;
-        clauses.push(`(${termQuery(x)} & ${termQuery(y)})`);
-        budget += expected;
+    if (terms.length === 0 || limit <= 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      if (!this.lexical) {
+        this.lexical = [];
+        queueMicrotask(() => void this.searchBatch());
       }
-    }
-    // Which query terms each candidate holds, as one boolean per term (tf taken as 1: records are
-    // short), read where the row is read; `user_id || ''` keeps the scan on the kind's GIN index.
-    const holds = present.map((_, i) => `terms @@ $${i + 5}::tsquery`).join(', ');
-    const { rows } = await this.db.query<{ id: string; len: number; holds: boolean[] }>(
-      `SELECT id, length(terms) AS len, ARRAY[${holds}] AS holds
-         FROM longterm_records WHERE kind = $2 AND terms @@ $3::tsquery AND user_id || '' = $1 LIMIT $4`,
-      [this.userId, kind, clauses.join(' | '), CANDIDATE_BUDGET * 3, ...present.map(termQuery)],
-    );
-    const idf = present.map((t) => bm25Idf(docs, df.get(t) ?? 0));
-    const avgdl = length / docs || 1;
-    const scored = rows.map((r) => {
-      const norm = (K1 + 1) / (1 + K1 * (1 - B + (B * r.len) / avgdl));
-      let score = 0;
-      r.holds.forEach((held, i) => {
-        if (held) score += (idf[i] ?? 0) * norm;
-      });
-      return { id: r.id, score };
+      this.lexical.push({ kind, forms: terms.map((t) => this.sealer.queryTerms(t)), limit, resolve, reject });
     });
-    return scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
   }
 
-  /** pg_trgm over the user's entity names: longterm_similar_entities of migration 6, through its trigram index. */
+  /**
+   * The lexical searches of one turn (a search asks for every kind, and the entities named, at
+   * once) in one statement, each scored by BM25; the records of each one's hits are kept unread.
+   */
+  private async searchBatch(): Promise<void> {
+    const requests = this.lexical ?? [];
+    this.lexical = undefined;
+    try {
+      const { rows } = await this.db.query<CandidateRow>(
+        `SELECT k.n, c.id, c.len, c.holds, c.docs, c.total_terms, c.dfs, c.data
+           FROM jsonb_to_recordset($2::jsonb) AS k(n int, kind text, forms text[], form_terms int[])
+           CROSS JOIN LATERAL longterm_lexical_candidates($1, k.kind, k.forms, k.form_terms, $3, $4) WITH ORDINALITY AS c
+          ORDER BY k.n, c.ordinality`,
+        [
+          this.userId,
+          JSON.stringify(requests.map((r, n) => ({ n, kind: r.kind, forms: r.forms.flat(), form_terms: r.forms.flatMap((f, i) => f.map(() => i)) }))),
+          CANDIDATE_BUDGET,
+          CANDIDATE_BUDGET * 3,
+        ],
+      );
+      const answers = requests.map((): CandidateRow[] => []);
+      for (const row of rows) answers[row.n]?.push(row);
+      requests.forEach((r, n) => r.resolve(this.ranked(r, answers[n] ?? [])));
+    } catch (err) {
+      for (const r of requests) r.reject(err);
+    }
+  }
+
+  /** One search's candidates by BM25, best `limit` first; their records kept unread. */
+  private ranked(request: LexicalRequest, rows: readonly CandidateRow[]): LexicalHit[] {
+    const stats = rows[0];
+    if (!stats || stats.id !== null) return [];
+    const [docs, length] = [Number(stats.docs), Number(stats.total_terms)];
+    const idf = (stats.dfs ?? []).map((df) => bm25Idf(docs, Number(df)));
+    const avgdl = length / docs || 1;
+    const scored = rows.slice(1).map((r) => {
+      const norm = (K1 + 1) / (1 + K1 * (1 - B + (B * (r.len ?? 0)) / avgdl));
+      let score = 0;
+      (r.holds ?? []).forEach((held, i) => {
+        if (held) score += (idf[i] ?? 0) * norm;
+      });
+      return { id: r.id as string, score, data: r.data };
+    });
+    const best = scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, request.limit);
+    for (const hit of best) {
+      const key = `${request.kind}:${hit.id}`;
+      if (hit.data !== null && !this.known.has(key)) this.unread.set(key, hit.data);
+    }
+    return best.map((hit) => ({ id: hit.id, score: hit.score }));
+  }
+
+  /**
+   * pg_trgm over the user's entity names: longterm_similar_entities of migrations 6 and 10, through
+   * its trigram index; each entity by its key (a fenced probe: unanalyzed, the join hashed every
+   * entity of the user).
+   */
   async similarEntities(phrases: readonly string[], threshold: number, limit: number): Promise<SimilarEntity[]> {
     if (phrases.length === 0 || limit <= 0) return [];
-    const { rows } = await this.db.query<{ data: Entity; similarity: number }>(
-      `SELECT r.data, s.similarity FROM longterm_similar_entities($1, $2::text[], $3::real) s
-       JOIN longterm_records r ON r.user_id = $1 AND r.kind = 'entity' AND r.id = s.entity_id
+    const { rows } = await this.db.query<{ entity_id: string; data: unknown; similarity: number }>(
+      `SELECT s.entity_id, r.data, s.similarity FROM longterm_similar_entities($1, $2::text[], $3::real) s
+       CROSS JOIN LATERAL (SELECT data FROM longterm_records WHERE user_id = $1 AND kind = 'entity' AND id = s.entity_id OFFSET 0) r
        ORDER BY s.similarity DESC, s.entity_id LIMIT $4`,
       [this.userId, [...phrases], threshold, limit],
     );
-    return rows.map((r) => ({ entity: this.sealer.open<Entity>(r.data), similarity: Number(r.similarity) }));
+    return rows.map((r) => ({ entity: this.opened<Entity>('entity', r.entity_id, r.data), similarity: Number(r.similarity) }));
   }
 
   /** Dot products (vectors are unit length) over the user's rows of those kinds, best `limit` per kind. */
