@@ -243,10 +243,11 @@ async function load(reader: LongTermReader, keys: readonly string[]): Promise<Ma
     ids[k.slice(0, at) as MemoryKind].push(k.slice(at + 1));
   }
   const out = new Map<string, AnyRecord>();
-  for (const record of await reader.getMessages(ids.message)) out.set(key('message', record.id), { kind: 'message', record });
-  for (const record of await reader.getFacts(ids.fact)) out.set(key('fact', record.id), { kind: 'fact', record });
-  for (const record of await reader.getEpisodes(ids.episode)) out.set(key('episode', record.id), { kind: 'episode', record });
-  for (const record of await reader.getSummaries(ids.summary)) out.set(key('summary', record.id), { kind: 'summary', record });
+  const [messages, facts, episodes, summaries] = await Promise.all([reader.getMessages(ids.message), reader.getFacts(ids.fact), reader.getEpisodes(ids.episode), reader.getSummaries(ids.summary)]);
+  for (const record of messages) out.set(key('message', record.id), { kind: 'message', record });
+  for (const record of facts) out.set(key('fact', record.id), { kind: 'fact', record });
+  for (const record of episodes) out.set(key('episode', record.id), { kind: 'episode', record });
+  for (const record of summaries) out.set(key('summary', record.id), { kind: 'summary', record });
   return out;
 }
 
@@ -294,22 +295,24 @@ export async function retrieve(reader: LongTermReader, userId: string, query: Se
   const rankings: Ranking[] = [];
   const depth = Math.max(LEXICAL_DEPTH, k * 3);
 
-  // Each kind's words and the entities the query names are independent reads: made at once (a
-  // PostgreSQL store answers them on several connections), used in a fixed order.
+  // Each kind's words and the entities the query names (then the facts around them) are
+  // independent reads: made at once (a PostgreSQL store answers them on several connections),
+  // used in a fixed order.
   const withGraph = kinds.has('fact') || kinds.has('message');
-  const [lexicalRankings, named] = await Promise.all([
+  const [lexicalRankings, around] = await Promise.all([
     Promise.all(
       [...kinds].map(async (kind) => ({ kind, ...(kind === 'message' ? await messagesInContext(reader, lexical, query.query, depth) : plainLexical(await reader.searchText(kind, lexical, depth))) })),
     ),
-    withGraph ? entitiesNamed(reader, query.query) : undefined,
+    withGraph ? entitiesNamed(reader, query.query).then(async (named) => ({ named, graph: await graphFacts(reader, [...named.exact, ...named.similar], terms) })) : undefined,
   ]);
   const lexicalIds = new Set<string>();
   for (const { kind, ranked, matched } of lexicalRankings) {
     rankings.push({ ids: ranked.map((id) => key(kind, id)) });
     for (const id of matched) lexicalIds.add(key(kind, id));
   }
-  if (named) {
-    const { direct, bridged, neighbours, bridges } = await graphFacts(reader, [...named.exact, ...named.similar], terms);
+  if (around) {
+    const { named } = around;
+    const { direct, bridged, neighbours, bridges } = around.graph;
     if (kinds.has('fact')) {
       // A name only spelt alike is likelier a mistake than one written out: its facts weigh less.
       const exactIds = new Set(named.exact.map((e) => e.id));
