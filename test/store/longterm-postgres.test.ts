@@ -5,6 +5,7 @@ import pg from 'pg';
 import { MIGRATIONS, MIGRATIONS_TABLE_SQL } from '../../src/store/memory/migrations';
 import { PostgresLongTermStore } from '../../src/store/longterm/postgres-store';
 import type { LongTermStore } from '../../src/store/longterm/store';
+import { sealerFor } from '../../src/store/sealing/sealer';
 import { createDatabase, dropDatabases } from '../helpers/scratch-postgres';
 import { longTermConformance } from './longterm.conformance';
 
@@ -121,6 +122,38 @@ test('a reader reads a record once: later reads of it by id are answered from wh
     assert.equal((await reader.getMessages(['a', 'a']))[1]?.text, 'first text', 'the same reader: what it read');
     assert.equal((await store.reader(user).getMessages(['a']))[0]?.text, 'second text', 'a new reader (a new request) reads the row');
   } finally {
+    await store.end();
+  }
+});
+
+test('sealed rows holding the 17-character term hashes of before are still found, and move to the short hashes when put again', async () => {
+  const sealer = sealerFor({ THREADLINE_ENCRYPTION_KEY: `legacy:${Buffer.alloc(32, 3).toString('base64')}` });
+  const store = new PostgresLongTermStore(databaseUrl, { sealer });
+  await store.setup();
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const user = `legacy_${Date.now().toString(36)}`;
+    const message = { kind: 'message' as const, record: { id: 'a', userId: user, sessionId: 's', role: 'user' as const, text: 'pottery class', at: '2024-01-01T00:00:00.000Z' } };
+    await store.write(user, async (tx) => tx.put([message]));
+    // As a row written before: each term's legacy hash (h + 16 hex) in the row and in the statistics.
+    const forms = (term: string) => sealer.queryTerms(term).filter((f) => f !== term);
+    const [short, legacy] = [(t: string) => forms(t).find((f) => f.startsWith('g')) ?? '', (t: string) => forms(t).find((f) => f.startsWith('h')) ?? ''];
+    assert.equal(short('potteri').length, 9);
+    assert.equal(legacy('potteri').length, 17);
+    await db.query('UPDATE longterm_records SET terms = array_to_tsvector($2::text[]) WHERE user_id = $1', [user, ['potteri', 'class'].map(legacy)]);
+    for (const t of ['potteri', 'class']) await db.query('UPDATE longterm_term_stats SET term = $3 WHERE user_id = $1 AND term = $2', [user, short(t), legacy(t)]);
+    const found = async () => (await store.reader(user).searchText('message', { text: 'pottery', terms: ['potteri'] }, 5)).map((h) => h.id);
+    assert.deepEqual(await found(), ['a']);
+    await store.write(user, async (tx) => tx.put([message]));
+    const { rows } = await db.query<{ term: string; df: number }>('SELECT term, df FROM longterm_term_stats WHERE user_id = $1 AND df <> 0 ORDER BY term', [user]);
+    assert.deepEqual(
+      rows,
+      [short('class'), short('potteri')].sort().map((term) => ({ term, df: 1 })),
+    );
+    assert.deepEqual(await found(), ['a']);
+  } finally {
+    await db.end();
     await store.end();
   }
 });

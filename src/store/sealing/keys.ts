@@ -8,7 +8,7 @@
  * secret: an id that was a hash of the key (as before named keys) let anyone holding history test
  * passphrase guesses offline at the speed of SHA-256. Payloads sealed that way still open (legacy).
  */
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, scrypt } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomFillSync, scrypt } from 'node:crypto';
 
 export const IV_BYTES = 12;
 export const TAG_BYTES = 16;
@@ -84,9 +84,21 @@ export function configuredKeys(config: {
   return { current: parseKey(config.THREADLINE_ENCRYPTION_KEY), older: older.map(parseKey) };
 }
 
+/**
+ * Nonces come from one buffer of random bytes, refilled when used up: one call to the system's
+ * generator per 4,096 seals instead of one per seal (a twelfth of a sealed import's CPU time).
+ */
+const nonces = Buffer.alloc(IV_BYTES * 4096);
+let nextNonce = nonces.length;
+
 /** Seals `plain` with `key`: iv, ciphertext, tag. */
 export function sealBytes(key: Buffer, plain: Uint8Array): Buffer {
-  const iv = randomBytes(IV_BYTES);
+  if (nextNonce === nonces.length) {
+    randomFillSync(nonces);
+    nextNonce = 0;
+  }
+  // Copied by createCipheriv and concat before the buffer is refilled (all synchronous).
+  const iv = nonces.subarray(nextNonce, (nextNonce += IV_BYTES));
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   return Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
 }

@@ -30,7 +30,7 @@ export interface Sealer {
   open<T>(stored: unknown): T;
   /** The index form of an analyzed term as stored: its keyed hash under the current key; the term itself when sealing is off. */
   indexTerm(term: string): string;
-  /** Every form a stored term may have: its hashes under the current and the older keys, and the term itself (rows from before encryption). */
+  /** Every form a stored term may have: its hashes (both lengths) under the current and the older keys, and the term itself (rows from before encryption). */
   queryTerms(term: string): string[];
 }
 
@@ -58,14 +58,26 @@ interface ResolvedKey {
   /** The HMAC key of search terms, derived from the AES key (never the AES key itself). */
   terms: Buffer;
   /** Hashes of terms seen lately: words repeat, and an HMAC costs a few µs (in memory only, never stored). */
-  hashes: Map<string, string>;
+  hashes: Map<string, TermHashes>;
 }
 
 /** Term hashes kept per key. */
 const HASHES_KEPT = 50_000;
 
-/** Term hashes are 64 bits, hex after an `h` (a letter first: PostgreSQL's parser keeps the token whole): short in an index, and no collision among one user's words. */
-const TERM_HASH_HEX = 16;
+/**
+ * A term's hash as rows store it: 48 bits of its HMAC, base64url after a `g` (9 characters, about a
+ * stemmed word's length: the hashes are most of an index's and a search's bytes). A collision only
+ * joins two words in one user's index (a record with one matches a query for the other); among a
+ * user's 100,000 distinct terms its probability is about 2e-5, see docs/encryption-at-rest.md.
+ */
+const TERM_HASH_CHARS = 8;
+/** The hashes of rows written before: 64 bits, hex after an `h` (17 characters). Queries still ask for them. */
+const LEGACY_TERM_HASH_HEX = 16;
+
+interface TermHashes {
+  short: string;
+  legacy: string;
+}
 
 class KeySealer implements Sealer {
   readonly on = true;
@@ -116,19 +128,20 @@ class KeySealer implements Sealer {
   }
 
   indexTerm(term: string): string {
-    return termHash(this.#key(), term);
+    return termHashes(this.#key(), term).short;
   }
 
   queryTerms(term: string): string[] {
     this.#key();
-    return [...new Set([...this.#all.map((k) => termHash(k, term)), term])];
+    return [...new Set([...this.#all.flatMap((k) => Object.values(termHashes(k, term))), term])];
   }
 }
 
-function termHash(key: ResolvedKey, term: string): string {
+function termHashes(key: ResolvedKey, term: string): TermHashes {
   let hash = key.hashes.get(term);
   if (hash === undefined) {
-    hash = `h${createHmac('sha256', key.terms).update(term, 'utf8').digest('hex').slice(0, TERM_HASH_HEX)}`;
+    const digest = createHmac('sha256', key.terms).update(term, 'utf8').digest();
+    hash = { short: `g${digest.subarray(0, (TERM_HASH_CHARS * 3) / 4).toString('base64url')}`, legacy: `h${digest.toString('hex').slice(0, LEGACY_TERM_HASH_HEX)}` };
     if (key.hashes.size >= HASHES_KEPT) key.hashes.clear(); // simpler than an LRU: a busy vocabulary refills it in moments
     key.hashes.set(term, hash);
   }
