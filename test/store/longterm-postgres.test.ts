@@ -157,3 +157,33 @@ test('sealed rows holding the 17-character term hashes of before are still found
     await store.end();
   }
 });
+
+test('every query term common: the rows holding two of them rank first, and rows with one fill up to the limit', async () => {
+  const store = new PostgresLongTermStore(databaseUrl);
+  await store.setup();
+  try {
+    const user = `common_${Date.now().toString(36)}`;
+    const message = (id: string, text: string) => ({ kind: 'message' as const, record: { id, userId: user, sessionId: 's', role: 'user' as const, text, at: '2024-01-01T00:00:00.000Z' } });
+    // More rows with each word than a search reads from one term (CANDIDATE_BUDGET), two with both.
+    const rows = [
+      ...Array.from({ length: 400 }, (_, i) => message(`p${i}`, `pottery ${i}`)),
+      ...Array.from({ length: 450 }, (_, i) => message(`v${i}`, `violin ${i}`)),
+      message('both1', 'pottery violin'),
+      message('both2', 'violin pottery 7'),
+    ];
+    await store.write(user, async (tx) => tx.put(rows));
+    const reader = store.reader(user);
+    const hits = await reader.searchText('message', { text: 'pottery violin', terms: ['potteri', 'violin'] }, 5);
+    assert.equal(hits.length, 5);
+    assert.deepEqual(
+      hits.slice(0, 2).map((h) => h.id),
+      ['both1', 'both2'],
+    );
+    assert.ok(
+      hits.slice(2).every((h) => h.id.startsWith('p')),
+      'then the rarer word alone',
+    );
+  } finally {
+    await store.end();
+  }
+});
