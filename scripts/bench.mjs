@@ -41,17 +41,19 @@
 //   npm run bench -- --cluster [--cluster-steps 50] [--cluster-reps 5] [--many-runs N]
 //
 // runs the cluster benchmarks instead: the production-shaped cluster (scripts/cluster-temporal.mjs: 16
-// shards on PostgreSQL, scratch databases, free ports) beside the dev server; ms per plan step on
-// each, alternating (bench/cluster-steps.ts); then the many-runs benchmark on the cluster with one
+// shards on PostgreSQL, scratch databases, free ports) beside the dev server; ms per plan step and per
+// session turn on each, alternating, and on the cluster each recommended dynamic config setting against
+// the server's default (bench/cluster-steps.ts); then the many-runs benchmark on the cluster with one
 // worker and with two (MEMORY_STORE=postgres on a scratch database), for the throughput a second
 // worker adds.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { createDatabase, dropDatabase, dropDatabases, ensureClusterServer, freePorts, postgresFromEnv, setupSchemas, startClusterTemporal } from './cluster-temporal.mjs';
+import { CLUSTER, CLUSTER_CONFIG_DIR } from './cluster-settings.mjs';
 import { IS_WINDOWS, LOW_LATENCY_DYNAMIC_CONFIG, ROOT, binPath, ensureDeps, ensureTemporal, fail, freePort, log, startTemporalDev, stopProcess, stopTemporalServers } from './lib.mjs';
 
 // ---- arguments: pick out --dynamic-config, keep the rest in order
@@ -207,8 +209,19 @@ const env = {
   THREADLINE_BENCH_METRICS_URL: server.metricsUrl,
   THREADLINE_BENCH_SERVER_PID: String(server.process.pid ?? ''),
 };
-function runBench(file, args, extraEnv = {}) {
-  bench = spawn(binPath('tsx'), [file, ...args], { cwd: ROOT, env: { ...env, ...extraEnv }, stdio: 'inherit', shell: IS_WINDOWS });
+/** `onMessage`: the benchmark may ask this process for something (an IPC message); what it returns is sent back. */
+function runBench(file, args, extraEnv = {}, { onMessage } = {}) {
+  const stdio = onMessage ? ['inherit', 'inherit', 'inherit', 'ipc'] : 'inherit';
+  bench = spawn(binPath('tsx'), [file, ...args], { cwd: ROOT, env: { ...env, ...extraEnv }, stdio, shell: IS_WINDOWS });
+  if (onMessage) {
+    const child = bench;
+    child.on('message', (message) => {
+      onMessage(message).then(
+        (reply) => child.connected && child.send(reply),
+        (err) => child.connected && child.send({ kind: 'error', message: err instanceof Error ? err.message : String(err) }),
+      );
+    });
+  }
   return new Promise((resolve) => {
     bench.on('error', (err) => {
       console.error(`[threadline] could not start ${file}: ${err.message}`);
@@ -272,6 +285,8 @@ if (clusterMode && !exiting) {
   const databases = { temporal: `threadline_bench_${id}_temporal`, visibility: `threadline_bench_${id}_visibility` };
   const memoryDb = `threadline_bench_${id}_memory`;
   const pg = postgresFromEnv();
+  let dynamicConfigFile = '';
+  let clusterOptions = null;
   try {
     const tools = await ensureClusterServer();
     clusterDrop = async () => {
@@ -281,19 +296,39 @@ if (clusterMode && !exiting) {
     const started = performance.now();
     await setupSchemas({ ...tools, databases });
     await createDatabase({ sqlBin: tools.sqlBin, pg, name: memoryDb });
-    cluster = await startClusterTemporal({
+    // A copy the benchmark rewrites to measure each recommended setting against the server's default.
+    dynamicConfigFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-dynamicconfig-')), 'dynamicconfig.yaml');
+    copyFileSync(path.join(CLUSTER_CONFIG_DIR, 'dynamicconfig.yaml'), dynamicConfigFile);
+    clusterOptions = {
       serverBin: tools.serverBin,
       temporalBin,
       logDir: mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-cluster-logs-')),
       databases,
       ports: await freePorts(),
-    });
+      dynamicConfigFile,
+    };
+    cluster = await startClusterTemporal(clusterOptions);
     log(`cluster ready at ${cluster.address} in ${Math.round(performance.now() - started)} ms (16 shards on PostgreSQL; services as separate processes)`);
   } catch (err) {
     console.error(`[threadline] error: the cluster did not start: ${err instanceof Error ? err.message : err}`);
     await finish(1);
   }
-  exitCode = await runBench('bench/cluster-steps.ts', clusterArgs, { THREADLINE_BENCH_CLUSTER_ADDRESS: cluster.address });
+  /** The cluster with other dynamic config: every service started again on the same databases and ports, so that all of it applies. */
+  const restartWith = async (yaml) => {
+    const started = performance.now();
+    writeFileSync(dynamicConfigFile, yaml);
+    await cluster.stop();
+    cluster = await startClusterTemporal(clusterOptions);
+    return { kind: 'restarted', ms: Math.round(performance.now() - started) };
+  };
+  exitCode = await runBench(
+    'bench/cluster-steps.ts',
+    clusterArgs,
+    { THREADLINE_BENCH_CLUSTER_ADDRESS: cluster.address, THREADLINE_BENCH_CLUSTER_SETTINGS: JSON.stringify(CLUSTER.dynamicConfig) },
+    { onMessage: (m) => (m?.kind === 'dynamic-config' && typeof m.yaml === 'string' ? restartWith(m.yaml) : Promise.reject(new Error(`unknown request ${JSON.stringify(m)}`))) },
+  );
+  // The many-runs benchmark runs with the recommended settings again.
+  if (exitCode === 0 && !exiting) await restartWith(readFileSync(path.join(CLUSTER_CONFIG_DIR, 'dynamicconfig.yaml'), 'utf8'));
   const databaseUrl = `postgres://${encodeURIComponent(pg.user)}${pg.password ? `:${encodeURIComponent(pg.password)}` : ''}@${pg.host}:${pg.port}/${memoryDb}`;
   for (const workers of [1, 2]) {
     if (exitCode !== 0 || exiting) break;

@@ -166,7 +166,7 @@ export async function dropDatabases({ sqlBin, pg = postgresFromEnv(), databases 
 }
 
 /** The environment of one service process (the same variables docker-compose.yml sets per container). */
-function serviceEnv({ pg, databases, ports, connectionPools }) {
+function serviceEnv({ pg, databases, ports, connectionPools, dynamicConfigFile }) {
   return {
     ...process.env,
     ...serverEnvironment({ ...CLUSTER, databases, connectionPools }),
@@ -174,7 +174,7 @@ function serviceEnv({ pg, databases, ports, connectionPools }) {
     DB_PORT: String(pg.port),
     POSTGRES_USER: pg.user,
     POSTGRES_PWD: pg.password,
-    DYNAMIC_CONFIG_FILE_PATH: path.join(CLUSTER_CONFIG_DIR, 'dynamicconfig.yaml'),
+    DYNAMIC_CONFIG_FILE_PATH: dynamicConfigFile,
     BIND_ON_IP: '127.0.0.1',
     TEMPORAL_BROADCAST_ADDRESS: '127.0.0.1',
     FRONTEND_GRPC_PORT: String(ports.frontendGrpc),
@@ -196,6 +196,8 @@ function serviceEnv({ pg, databases, ports, connectionPools }) {
  *
  * connectionPools: PostgreSQL connections per process (CLUSTER.connectionPools; tests take fewer, so
  * that two suites' clusters fit beside each other in PostgreSQL's 100).
+ * dynamicConfigFile: the dynamic config the services read (re-read every 10 s); the benchmark hands a
+ * copy it rewrites to measure each setting.
  *
  * Returns { address, ports, databases, processes (service → ChildProcess), restart(service), stop() }.
  */
@@ -207,6 +209,7 @@ export async function startClusterTemporal({
   databases = CLUSTER.databases,
   ports = DEFAULT_PORTS,
   connectionPools = CLUSTER.connectionPools,
+  dynamicConfigFile = path.join(CLUSTER_CONFIG_DIR, 'dynamicconfig.yaml'),
   timeoutMs = 120_000,
   onExit,
 }) {
@@ -216,7 +219,7 @@ export async function startClusterTemporal({
   for (const [name, port] of Object.entries(ports)) {
     if (await canConnect(host, port)) throw new Error(`port ${port} (${name}) is already in use on ${host}; a cluster left over from an earlier run?`);
   }
-  const env = serviceEnv({ pg, databases, ports, connectionPools });
+  const env = serviceEnv({ pg, databases, ports, connectionPools, dynamicConfigFile });
   const processes = {};
   let stopping = false;
 
