@@ -38,7 +38,7 @@
 // effective list as a JSON array in THREADLINE_BENCH_DYNAMIC_CONFIG, to record it, and the server's
 // Prometheus endpoint in THREADLINE_BENCH_METRICS_URL; every other argument is passed on to it.
 //
-//   npm run bench -- --cluster [--cluster-steps 50] [--cluster-reps 5] [--many-runs N]
+//   npm run bench -- --cluster [--cluster-steps 50] [--cluster-reps 5] [--cluster-turns 20] [--knob-rounds 3] [--many-runs N]
 //
 // runs the cluster benchmarks instead: the production-shaped cluster (scripts/cluster-temporal.mjs: 16
 // shards on PostgreSQL, scratch databases, free ports) beside the dev server; ms per plan step and per
@@ -116,7 +116,7 @@ for (let i = 0; i < argv.length; i++) {
   } else if (arg === '--cluster') {
     clusterMode = true;
     continue;
-  } else if (arg === '--cluster-steps' || arg === '--cluster-reps') {
+  } else if (['--cluster-steps', '--cluster-reps', '--cluster-turns', '--knob-rounds'].includes(arg)) {
     const value = argv[++i];
     if (!/^\d+$/.test(value ?? '')) fail(`${arg} needs a number`);
     clusterArgs.push(arg, value);
