@@ -25,12 +25,8 @@ const MEMORY: ActivityOptions = {
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 8 },
 };
-/** A session's model calls: like the planner's. */
-const SESSION_MODEL: ActivityOptions = {
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['InvalidModelReply', 'ModelRequestRefused'] },
-};
+/** A session's model calls: the planner's, but they name no step, so no `UnknownStep` can end them. */
+const SESSION_MODEL: ActivityOptions = { ...MODEL_CALL, retry: { ...MODEL_CALL.retry, nonRetryableErrorTypes: ['InvalidModelReply', 'ModelRequestRefused'] } };
 const SUMMARY_CALL: ActivityOptions = { ...SESSION_MODEL, summary: 'task_state_summary: compress older turns into the task state' };
 /** The routing call: on the person's path, so short and tried twice; without an answer the message stays a reply. */
 const ROUTE_CALL: ActivityOptions = {
