@@ -419,6 +419,28 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         assert.equal(when[0]?.id, 'm1', "the named speaker's own statement comes first, not the other person's");
       }));
 
+    test('a line said in many sessions takes one place in the top k: the turns that differ come in', () =>
+      withService(async (svc, user) => {
+        const openers = ['', 'Honestly, ', 'Ugh, ', 'Haha, ', 'By the way, ', 'Oh, '];
+        const sessions = openers.map((opener, i) => ({
+          sessionId: `s${i}`,
+          messages: [{ id: `dup-${i}`, role: 'user' as const, name: 'Maya', text: `${opener}the kids keep asking for a pet, I am not sure we are ready.`, at: iso(`2023-0${i + 1}-10`) }],
+        }));
+        sessions.push({
+          sessionId: 's-pet',
+          messages: [
+            { id: 'rabbit', role: 'user' as const, name: 'Maya', text: 'Meet Clover, the rabbit we adopted as a pet last weekend, she hops around the garden all day long.', at: iso('2023-08-01') },
+          ],
+        });
+        await svc.importConversations(user, sessions, agent, () => 'unused');
+        const hits = await svc.search(user, { query: 'What pet does Maya have?', k: 3 });
+        assert.ok(
+          hits.some((h) => h.id === 'rabbit'),
+          `the turn that differs is among the first three: ${hits.map((h) => h.id).join(', ')}`,
+        );
+        assert.equal(hits.filter((h) => h.id.startsWith('dup-')).length, 2, 'the repeated line fills what is left');
+      }));
+
     test('a second instance on the same data sees writes; concurrent duplicates merge into one fact', async () => {
       const target = await make();
       if (!target.reopen) {
