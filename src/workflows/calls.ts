@@ -59,36 +59,86 @@ export class Caller {
   beforeRegularCall: () => void = () => undefined;
 
   async call(activity: string, input: unknown, options: CallOptions, summary = options.summary ?? activity, kind = DEFAULT_KIND): Promise<unknown> {
+    const call = this.start(activity, input, options, summary, kind);
+    let value: unknown;
+    try {
+      value = await call.pending;
+    } catch (err) {
+      throw this.failure(call, err);
+    }
+    const settled = this.settle(call, value);
+    return settled === HANDED_OVER ? this.handOver(call) : settled;
+  }
+
+  /**
+   * Makes the call (its command is given at once, as `call` gives it) and returns it in flight: `pending` is
+   * the SDK's own promise, with nothing chained to it — each promise a workflow makes costs a stack trace
+   * in the SDK's sandbox, and a plan step awaits one call. After it, `settle` its value (or pass a failure
+   * through `failure`); HANDED_OVER means the local call handed over and `handOver` makes the regular one.
+   */
+  start(activity: string, input: unknown, options: CallOptions, summary = options.summary ?? activity, kind = DEFAULT_KIND): CallInFlight {
     const local = this.localCalls && runsLocally(this.#lastCallMs.get(kind) ?? null);
     // A failed call leaves the next one to a regular activity.
     this.#lastCallMs.set(kind, null);
-    const value = await this.#call(local, activity, input, options, summary);
-    if (!isTimed(value)) return value; // an activity from before calls were timed (replay)
-    this.#lastCallMs.set(kind, value.ms);
-    return value.value;
-  }
-
-  async #call(local: boolean, activity: string, input: unknown, options: CallOptions, summary: string): Promise<unknown> {
-    let key: string | undefined;
+    const call = { activity, input, options, summary, kind, local, key: undefined as string | undefined, pending: undefined as unknown as Promise<unknown> };
     if (local) {
       // By reference too: this worker has the base unless it just took the run over (then the call hands over).
       const calls = proxyLocalActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...localOptions(options), summary });
-      const value = await calls[activity]!(callInput(byReference(input, this.sender))).catch((err: unknown) => {
-        // A local call's failure arrives unwrapped; callers handle activity failures as ActivityFailure, local or not.
-        if (err instanceof ActivityFailure || isCancellation(err) || !(err instanceof TemporalFailure)) throw err;
-        const final = err instanceof ApplicationFailure && (err.nonRetryable || options.retry?.nonRetryableErrorTypes?.includes(err.type ?? ''));
-        throw new ActivityFailure(err.message, activity, undefined, final ? 'NON_RETRYABLE_FAILURE' : 'MAXIMUM_ATTEMPTS_REACHED', undefined, err);
-      });
+      call.pending = calls[activity]!(callInput(byReference(input, this.sender)));
+    } else call.pending = this.#remote(call);
+    return call;
+  }
+
+  /** A call's failure as callers handle it: a local call's arrives unwrapped, and becomes the ActivityFailure a regular call's is. */
+  failure(call: CallInFlight, err: unknown): unknown {
+    if (!call.local || err instanceof ActivityFailure || isCancellation(err) || !(err instanceof TemporalFailure)) return err;
+    const final = err instanceof ApplicationFailure && (err.nonRetryable || call.options.retry?.nonRetryableErrorTypes?.includes(err.type ?? ''));
+    return new ActivityFailure(err.message, call.activity, undefined, final ? 'NON_RETRYABLE_FAILURE' : 'MAXIMUM_ATTEMPTS_REACHED', undefined, err);
+  }
+
+  /** The call's result from what `pending` gave: unwrapped and its time recorded, or HANDED_OVER by a local call. */
+  settle(call: CallInFlight, value: unknown): unknown {
+    if (call.local && call.key === undefined) {
       const deferred = isTimed(value) ? value.value : value;
-      if (!isDeferred(deferred)) return value;
-      key = deferred.key;
+      if (isDeferred(deferred)) {
+        call.key = deferred.key;
+        return HANDED_OVER;
+      }
     }
+    if (!isTimed(value)) return value; // an activity from before calls were timed (replay)
+    this.#lastCallMs.set(call.kind, value.ms);
+    return value.value;
+  }
+
+  /** The regular activity a local call handed over to (`settle` gave HANDED_OVER), settled. */
+  async handOver(call: CallInFlight): Promise<unknown> {
+    return this.settle(call, await this.#remote(call));
+  }
+
+  #remote(call: CallInFlight): Promise<unknown> {
     this.beforeRegularCall();
     // A regular call is not waited for when cancelled: it learns of it only at its next heartbeat.
-    const { waitsOnCancel: _localOnly, ...remoteOptions } = options;
-    const remote = proxyActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...remoteOptions, summary });
-    return remote[activity]!(callInput(byReference(input, this.sender), key));
+    const { waitsOnCancel: _localOnly, ...remoteOptions } = call.options;
+    const remote = proxyActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...remoteOptions, summary: call.summary });
+    return remote[call.activity]!(callInput(byReference(call.input, this.sender), call.key));
   }
+}
+
+/** `Caller.settle`'s answer for a local call that handed over to a regular activity. */
+export const HANDED_OVER: unique symbol = Symbol('handed over');
+
+/** A call made by `Caller.start`, until it is settled. */
+export interface CallInFlight {
+  readonly activity: string;
+  readonly input: unknown;
+  readonly options: CallOptions;
+  readonly summary: string;
+  readonly kind: string;
+  /** Whether it was made as a local activity (a hand-over then goes on as a regular one). */
+  readonly local: boolean;
+  /** The local call's idempotency key the regular one goes on under, once it handed over. */
+  key: string | undefined;
+  readonly pending: Promise<unknown>;
 }
 
 /** An activity input with its `state` replaced by a reference (the worker's interceptor restores it). */

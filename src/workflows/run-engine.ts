@@ -28,9 +28,9 @@ import {
 } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities/plan-activities';
 import { TERMINAL_STATUSES } from '../planning/execution-state';
-import { isBlocking, withoutCloseOnAnswer, type ActivityMap, type Command, type Engine, type EngineEvent } from '../engine/core';
+import { isBlocking, withoutCloseOnAnswer, type ActivityMap, type CallCommand, type Command, type Engine, type EngineEvent } from '../engine/core';
 import { SENT_STATE_QUERY, type SentState } from '../engine/state-ref';
-import { Caller } from './calls';
+import { Caller, HANDED_OVER, type CallInFlight } from './calls';
 import { CALL_POLICIES, MODEL_CALL } from './call-policies';
 import type { ExecutionState } from '../planning/execution-state';
 import { PLAN_WORKFLOW_TYPE, runMemo, runSearchAttributes, STATUS_ATTR, userIdAttribute, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionWorkflow } from './definitions';
@@ -197,16 +197,29 @@ export async function runEngine<S, A extends ActivityMap, Person>(engine: Engine
         event = await inFlight;
       }
     } catch (err) {
-      lastFailure = err;
-      const activity = err instanceof ActivityFailure;
-      if (isCancellation(err)) event = { kind: 'cancelled', reason: err instanceof Error ? rootMessage(err) : 'cancelled', activity };
-      else if (activity || err instanceof ChildWorkflowFailure) event = { kind: 'failed', error: describeFailure(err), reason: rootMessage(err), activity };
-      // A run start refused (its id taken): the engine says what becomes of it.
-      else if (command.kind === 'start_run' && err instanceof TemporalFailure) event = { kind: 'failed', error: rootMessage(err), reason: rootMessage(err), activity: false };
-      else throw err;
+      event = failureEvent(command, err);
     }
     return engine.handle(event, new Date());
   };
+
+  /** The engine's event for a command's failure or cancellation; anything else is thrown (a bug in workflow code). */
+  const failureEvent = (command: Command<A, Person>, err: unknown): EngineEvent<A, Person, ExecutionState> => {
+    lastFailure = err;
+    const activity = err instanceof ActivityFailure;
+    if (isCancellation(err)) return { kind: 'cancelled', reason: err instanceof Error ? rootMessage(err) : 'cancelled', activity };
+    if (activity || err instanceof ChildWorkflowFailure) return { kind: 'failed', error: describeFailure(err), reason: rootMessage(err), activity };
+    // A run start refused (its id taken): the engine says what becomes of it.
+    if (command.kind === 'start_run' && err instanceof TemporalFailure) return { kind: 'failed', error: rootMessage(err), reason: rootMessage(err), activity: false };
+    throw err;
+  };
+
+  /**
+   * A call nothing can interrupt (no person's event reaches the engine while it runs), carried out here
+   * rather than through `waitOn` and `perform`: the loop awaits the SDK's own promise and nothing else.
+   * Every async function and every await is a promise, and each promise a workflow makes costs a stack
+   * trace (with source-map lookups of every frame) in the SDK's sandbox; a plan step is this one call.
+   */
+  const callDirectly = (command: Command<A, Person>): command is CallCommand<A> => command.kind === 'call' && options.eventsWhileBusy !== true;
 
   let commands = engine.start(new Date());
   for (;;) {
@@ -214,7 +227,27 @@ export async function runEngine<S, A extends ActivityMap, Person>(engine: Engine
     if (!next || next.kind === 'end') break;
     // A call writes it if it is made as a regular activity (Caller.beforeRegularCall).
     if (next.kind !== 'call') writeStatus();
-    commands = await waitOn(next.kind === 'call' && unsentReports > 0 ? withoutCloseOnAnswer(next) : next);
+    const command = next.kind === 'call' && unsentReports > 0 ? withoutCloseOnAnswer(next) : next;
+    if (!callDirectly(command)) {
+      commands = await waitOn(command);
+      continue;
+    }
+    const { options: callOptions, kind } = CALL_POLICIES[command.policy];
+    let event: EngineEvent<A, Person, ExecutionState>;
+    let call: CallInFlight | undefined;
+    try {
+      call = caller.start(command.activity, command.input, callOptions, command.summary, kind);
+      let value = caller.settle(call, await call.pending);
+      if (value === HANDED_OVER) {
+        const handedOver = call;
+        call = undefined; // the regular call's failure is its own, as it comes
+        value = await caller.handOver(handedOver);
+      }
+      event = { kind: 'result', activity: command.activity, value } as EngineEvent<A, Person, ExecutionState>;
+    } catch (err) {
+      event = failureEvent(command, call ? caller.failure(call, err) : err);
+    }
+    commands = engine.handle(event, new Date());
   }
   writeStatus();
   if (closing && (options.current || patched(CLOSE_RUN_PATCH))) {
