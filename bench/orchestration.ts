@@ -5,7 +5,9 @@
  *   (a) PlanExecutionWorkflow on an N-step plan of no-op tools (zero-latency model),
  *   (b) a bare workflow running N no-op activities in sequence, and (b') N local activities,
  *   (c) the same plan as (a) in a plain loop over the activity functions and the same memory store, no Temporal,
- *   (d) a tree run (seed 003) of depth 3 and fan-out 5: ms per ReAct iteration against (a)'s per step,
+ *   (d) a tree run (seed 003) of depth 3 and fan-out 5: ms per ReAct iteration against (a)'s per step; then the
+ *       same runs on one worker alone in a process of its own (bench/orchestration-worker.ts), whose peak
+ *       RSS is the tree's memory figure (this process holds five workers: its own peak is theirs together),
  *   (e) (a) with a tool that returns 100 kB per step: history bytes per step (target flat, ≤ 2 kB),
  *   (f) the same loop as (a) in LangGraph.js with its PostgreSQL checkpointer (bench/peers/langgraph.ts):
  *       a/f ≤ 1.5 per step; skipped when its scratch folder is not installed,
@@ -26,9 +28,9 @@
  *
  * Results also go to bench/results/orchestration.json.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -75,6 +77,9 @@ const TARGET_EVENTS_PER_STEP = 8;
 /** (d): a tree of depth 3 and this fan-out; its ms per ReAct iteration against (a)'s per step. */
 const TREE_FANOUT = 5;
 const TARGET_TREE_RATIO = 1.2;
+/** (d) again on a worker alone in its own process: its peak RSS, at most this (issue 31). */
+const TREE_ALONE_QUEUE = 'bench-tree-alone';
+const TARGET_TREE_WORKER_RSS_MIB = 400;
 /** (a) per step against (f), LangGraph.js + PostgresSaver checkpointing each super-step before the next. */
 const TARGET_PEER_RATIO = 1.5;
 const ArgsSchema = z
@@ -263,7 +268,7 @@ interface TreeMeasured {
  * (d) A tree run (seed 003): a root with `fanout` groups of `fanout` leaves, each leaf one noop
  * call and a finish (two ReAct iterations); each group runs as a child run.
  */
-async function runTreeWorkflow({ client }: Bench, fanout: number): Promise<TreeMeasured> {
+async function runTreeWorkflow({ client }: Bench, fanout: number, taskQueue = PLAN_QUEUE): Promise<TreeMeasured> {
   const startRss = process.memoryUsage().rss;
   let peakRss = startRss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
@@ -276,7 +281,7 @@ async function runTreeWorkflow({ client }: Bench, fanout: number): Promise<TreeM
     engine: 'tree',
     treeLimits: { maxDepth: 3, maxFanout: fanout, maxIterations: 5 },
   };
-  const handle = await client.workflow.start<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, { taskQueue: PLAN_QUEUE, workflowId: runId, args: [input], workflowExecutionTimeout: '5 minutes' });
+  const handle = await client.workflow.start<typeof planExecutionWorkflow>(PLAN_WORKFLOW_TYPE, { taskQueue, workflowId: runId, args: [input], workflowExecutionTimeout: '5 minutes' });
   const state = await handle.result();
   const ms = performance.now() - started;
   clearInterval(sampler);
@@ -298,6 +303,80 @@ async function runTreeWorkflow({ client }: Bench, fanout: number): Promise<TreeM
   };
 }
 
+/** RSS and its high-water mark (VmHWM) of a process, in MiB, from /proc (Linux); null elsewhere or once it is gone. */
+function processMemoryMiB(pid: number): { rss: number; hwm: number } | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) / 1024;
+    return { rss: round(field('VmRSS'), 1), hwm: round(field('VmHWM'), 1) };
+  } catch {
+    return null;
+  }
+}
+
+/** (d) on a worker alone in its own process (bench/orchestration-worker.ts): that process's memory and the runs' time. */
+interface TreeAlone {
+  msPerIterationReps: number[];
+  msPerIterationMedian: number;
+  /** The worker process's RSS once it had started and run a warm-up tree. */
+  readyRssMiB: number;
+  /** Its highest RSS while the measured runs ran (sampled every 50 ms). */
+  peakRssMiB: number;
+  /** Its RSS high-water mark over its whole life, start-up included (VmHWM): the figure the target is about. */
+  hwmMiB: number;
+}
+
+/**
+ * (d) again, `reps` times, on one Threadline worker in a process of its own, made as (a)'s worker is: the
+ * peak memory of a worker serving the tree run, which the benchmark's own process (five workers) cannot show.
+ */
+async function runTreeAlone(bench: Bench, env: Record<string, string>, reps: number): Promise<TreeAlone | { skipped: string }> {
+  if (process.platform !== 'linux') return { skipped: 'the worker process is measured from /proc, Linux only' };
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'orchestration-worker.ts')], {
+    cwd: path.resolve(__dirname, '..'),
+    env: { ...process.env, ...env, TASK_QUEUE: TREE_ALONE_QUEUE },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the tree worker process exited (${code})`))));
+  exited.catch(() => undefined);
+  try {
+    await Promise.race([
+      exited,
+      new Promise<void>((resolve) => {
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          if (/^ready$/m.test(out)) resolve();
+        });
+      }),
+    ]);
+    const pid = child.pid!;
+    await Promise.race([exited, runTreeWorkflow(bench, 2, TREE_ALONE_QUEUE)]); // warm-up
+    const readyRssMiB = processMemoryMiB(pid)?.rss ?? NaN;
+    let peakRssMiB = readyRssMiB;
+    const sampler = setInterval(() => (peakRssMiB = Math.max(peakRssMiB, processMemoryMiB(pid)?.rss ?? 0)), 50);
+    const perIteration: number[] = [];
+    try {
+      for (let rep = 0; rep < reps; rep++) {
+        const run = await Promise.race([exited, runTreeWorkflow(bench, TREE_FANOUT, TREE_ALONE_QUEUE)]);
+        perIteration.push(round(run.ms / run.iterations));
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    return { msPerIterationReps: perIteration, msPerIterationMedian: round(median(perIteration), 3), readyRssMiB, peakRssMiB: round(peakRssMiB, 1), hwmMiB: processMemoryMiB(pid)?.hwm ?? NaN };
+  } finally {
+    if (child.exitCode === null) {
+      const stopped = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      // A worker that does not drain within 10 s is stopped for good.
+      const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await stopped;
+      clearTimeout(kill);
+    }
+  }
+}
+
 /** Completed tasks of a tree. */
 function dfsCount(node: NonNullable<ExecutionState['tree']>): number {
   return (node.status === 'completed' ? 1 : 0) + node.subtasks.reduce((sum, c) => sum + dfsCount(c), 0);
@@ -317,7 +396,8 @@ async function runInProcess({ activities }: Bench, steps: number): Promise<Measu
 
   let state = model.initialState({ runId: workflowExecution.workflowId, userId: input.userId, goal: input.goal, model: '' }, new Date());
   const planned = await inActivity(activities.planRun, { state });
-  state = model.applyPlan({ ...state, model: planned.model }, planned.steps, new Date());
+  // As the plan engine takes it: with the run's memory thread, so (c)'s steps write and read memory as (a)'s do.
+  state = model.applyPlan({ ...state, model: planned.model, threadId: planned.threadId ?? null }, planned.steps, new Date());
   for (;;) {
     const step = model.nextPendingStep(state);
     if (!step) throw new Error('(c) the plan ran out without a respond step');
@@ -681,6 +761,14 @@ async function main(): Promise<void> {
     console.log(
       `  history events per iteration ${tree.eventsPerIteration} (all workflows); largest history ${tree.largestEvents} events / ${tree.largestBytes} bytes; peak RSS of the bench process (client + workers) ${tree.peakRssMiB} MiB, of which the tree run added at most ${tree.addedRssMiB} MiB (the rest: the process with its five workers)`,
     );
+    // (d) once more on a worker alone in its process: the memory a worker serving it needs, apart from the other four.
+    const alone = await runTreeAlone(bench, { TEMPORAL_ADDRESS: address, DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-tree-')) }, args.reps);
+    const aloneOk = !('skipped' in alone) && alone.hwmMiB <= TARGET_TREE_WORKER_RSS_MIB;
+    if ('skipped' in alone) console.log(`  on a worker process of its own: skipped (${alone.skipped})`);
+    else
+      console.log(
+        `  on one worker in a process of its own (bench/orchestration-worker.ts, made as (a)'s): peak RSS ${alone.hwmMiB} MiB over its life (VmHWM: start-up, a warm-up and ${args.reps} runs; ${alone.readyRssMiB} MiB after the warm-up, at most ${alone.peakRssMiB} MiB during the runs), target ≤ ${TARGET_TREE_WORKER_RSS_MIB}: ${verdict(aloneOk, `${alone.hwmMiB}${over(alone.hwmMiB, TARGET_TREE_WORKER_RSS_MIB)}`)}; ms per iteration ${alone.msPerIterationMedian.toFixed(2)} (reps ${alone.msPerIterationReps.join(' ')})`,
+      );
     // (e) History growth with big tool results: a short and a full run, so "flat" is visible.
     const bigShort = await guard(runPlanWorkflow(cases.e, args.warmupSteps));
     const bigFull = await guard(runPlanWorkflow(cases.e, args.steps));
@@ -754,6 +842,7 @@ async function main(): Promise<void> {
         b,
         c,
         d: tree,
+        dOwnProcess: alone,
         e: big,
         g,
         ratioEncryptedToPlain: encryptionRatio,
@@ -795,6 +884,7 @@ async function main(): Promise<void> {
         eventsPerToolStepA: { max: TARGET_EVENTS_PER_STEP, value: eventsA, marginal: marginalEventsA, pass: eventsOk },
         ratioAF: ratioAF === null ? null : { max: TARGET_PEER_RATIO, value: ratioAF, pass: ratioAF <= TARGET_PEER_RATIO },
         treeIterationToPlanStep: { max: TARGET_TREE_RATIO, value: treeRatio, pass: treeRatio <= TARGET_TREE_RATIO },
+        treeWorkerPeakRssMiB: 'skipped' in alone ? null : { max: TARGET_TREE_WORKER_RSS_MIB, value: alone.hwmMiB, pass: aloneOk },
         encryptedToPlain: { max: TARGET_ENCRYPTION_RATIO, value: encryptionRatio, pass: encryptionOk },
         claimCheckToNoClaimCheck: { max: TARGET_CLAIM_CHECK_RATIO, value: claimCheckRatio, pass: claimCheckOk },
       },
