@@ -33,7 +33,7 @@ import { SENT_STATE_QUERY, type SentState } from '../engine/state-ref';
 import { Caller, HANDED_OVER, type CallInFlight } from './calls';
 import { CALL_POLICIES, MODEL_CALL } from './call-policies';
 import type { ExecutionState } from '../planning/execution-state';
-import { PLAN_WORKFLOW_TYPE, runMemo, runSearchAttributes, STATUS_ATTR, userIdAttribute, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionWorkflow } from './definitions';
+import { PLAN_WORKFLOW_TYPE, runMemo, runSearchAttributes, STATUS_ATTR, withRunFeatures, WORKFLOW_TASK_TIMEOUT, type PlanExecutionWorkflow } from './definitions';
 import { runReportSignal } from './session-definitions';
 import { sendReply } from './replies';
 import type { CloseRunCall, CloseRunInput, ClosedRun, ParentNotice } from '../engine/contract';
@@ -299,7 +299,9 @@ async function perform<S, A extends ActivityMap, Person>(command: Command<A, Per
         args: [withRunFeatures({ ...command.input, lastCallMs: caller.lastCallMs })],
         staticSummary: command.summary,
         memo: runMemo(command.input.goal, command.input.userId),
-        typedSearchAttributes: [userIdAttribute(options.userId)],
+        // Its status too, as the child's own start would upsert it (wireCommon finds nothing missing): one
+        // search-attribute upsert, a history event and a visibility write, fewer per child run.
+        typedSearchAttributes: runSearchAttributes(options.userId, 'planning', command.input.sessionId),
         // A cancelled parent asks its children to cancel; they record it in their own state.
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         cancellationType: ChildWorkflowCancellationType.TRY_CANCEL,
