@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { DeferToActivity } from '../engine/local-calls';
+import { StateNotHere } from '../engine/local-calls';
 import { hasStateRef, resolveStateRef, SENT_STATE_QUERY, type SentState } from '../engine/state-ref';
 
 /** The last state each run sent, for the runs this worker served most recently. */
@@ -45,8 +45,8 @@ export function stateRefInterceptor(cache: StateCache): ActivityInterceptorsFact
         if (!run) throw ApplicationFailure.nonRetryable('a state reference outside a workflow', 'StaleStateRef');
         const key = `${run.workflowId}/${run.runId}`;
         let sent = resolveStateRef(cache.get(key), arg.stateRef);
-        // A local call runs inside its run's open workflow task, which could not answer the query: a regular activity asks instead.
-        if (!sent && ctx.info.isLocal) throw new DeferToActivity();
+        // A local call runs inside its run's open workflow task, which could not answer the query: the run sends its whole state instead.
+        if (!sent && ctx.info.isLocal) throw new StateNotHere();
         if (!sent) {
           const asked = await ctx.client.workflow.getHandle(run.workflowId, run.runId).query<SentState | null>(SENT_STATE_QUERY);
           // Only the run's latest call can be resolved; an older one was left behind (cancelled).

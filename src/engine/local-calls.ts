@@ -9,7 +9,11 @@
  * call that finds it must do something slow (a tool not declared `quick`) hands over to a regular
  * activity before doing it (`DeferToActivity`). The regular activity goes on under the local
  * call's idempotency key, so what the local call journaled (a model's reply, a tool's result) is
- * what it finds.
+ * what it finds. A local call that finds its worker without the run's previous state (the call
+ * before ran as a regular activity on another worker, or the worker restarted) answers
+ * `NeedsState`, and the workflow makes it again, locally, with the whole state: sent by patch, it
+ * would otherwise go on as a regular activity, a workflow task more, on any worker (as likely
+ * without the state again).
  *
  * Pure and workflow-safe: the workflow (src/workflows/calls.ts) and the worker (activities, the
  * calls interceptor) share it.
@@ -24,6 +28,7 @@ export function runsLocally(lastCallMs: number | null): boolean {
 }
 
 const DEFERRED = 'threadline.deferredToActivity';
+const NEEDS_STATE = 'threadline.needsState';
 const TIMED = 'threadline.timed';
 const TIME_ME = 'threadline.timeMe';
 const CALL_KEY = 'threadline.callKey';
@@ -37,6 +42,27 @@ export interface Deferred {
 export const isDeferred = (value: unknown): value is Deferred => typeof value === 'object' && value !== null && (value as Record<string, unknown>)[DEFERRED] === true;
 
 export const deferredResult = (key: string): Deferred => ({ [DEFERRED]: true, key });
+
+/**
+ * A local call's answer when its worker lacks the state its patch applies to: the workflow makes it again,
+ * locally, with the whole state, under `key` (so what the call journals is found as a hand-over finds it).
+ */
+export interface NeedsState {
+  [NEEDS_STATE]: true;
+  key: string;
+}
+
+export const isNeedsState = (value: unknown): value is NeedsState => typeof value === 'object' && value !== null && (value as Record<string, unknown>)[NEEDS_STATE] === true;
+
+export const needsStateResult = (key: string): NeedsState => ({ [NEEDS_STATE]: true, key });
+
+/** Thrown before a local call runs when its worker cannot rebuild the run's state from the patch; becomes `NeedsState`. */
+export class StateNotHere extends Error {
+  constructor() {
+    super("this worker does not have the run's previous state");
+    this.name = 'StateNotHere';
+  }
+}
 
 /**
  * Thrown by a local call that must go on as a regular activity; the worker's calls interceptor

@@ -111,6 +111,12 @@ export class StateSender {
     return { seq, base: base?.seq ?? null, patch: encode(compare(base ? (base.state as object) : {}, json)) };
   }
 
+  /** The latest call's reference again, as a patch to `{}`: for a worker without its base. Null before the first call. */
+  resendWhole(): StateRef | null {
+    const last = this.#last;
+    return last ? { seq: last.seq, base: null, patch: encode(compare({}, last.state as object)) } : null;
+  }
+
   /** What the query answers: the state of the latest call, or null before the first. */
   get last(): SentState | null {
     return this.#last;

@@ -14,8 +14,8 @@ import {
   type ActivityOptions,
   type LocalActivityOptions,
 } from '@temporalio/workflow';
-import { callInput, isDeferred, isTimed, runsLocally } from '../engine/local-calls';
-import { StateSender } from '../engine/state-ref';
+import { callInput, isDeferred, isNeedsState, isTimed, runsLocally } from '../engine/local-calls';
+import { StateSender, type StateRef } from '../engine/state-ref';
 
 const DEFAULT_KIND = 'calls';
 
@@ -80,9 +80,21 @@ export class Caller {
     const local = this.localCalls && runsLocally(this.#lastCallMs.get(kind) ?? null);
     // A failed call leaves the next one to a regular activity.
     this.#lastCallMs.set(kind, null);
-    const call = { activity, input, options, summary, kind, local, key: undefined as string | undefined, pending: undefined as unknown as Promise<unknown> };
+    const call: { -readonly [K in keyof CallInFlight]: CallInFlight[K] } = {
+      activity,
+      input,
+      options,
+      summary,
+      kind,
+      local,
+      key: undefined,
+      handedOver: false,
+      wholeState: false,
+      resent: false,
+      pending: undefined as unknown as Promise<unknown>,
+    };
     if (local) {
-      // By reference too: this worker has the base unless it just took the run over (then the call hands over).
+      // By reference too: this worker has the base unless it just took the run over (then it answers NeedsState).
       const calls = proxyLocalActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...localOptions(options), summary });
       call.pending = calls[activity]!(callInput(byReference(input, this.sender)));
     } else call.pending = this.#remote(call);
@@ -98,10 +110,16 @@ export class Caller {
 
   /** The call's result from what `pending` gave: unwrapped and its time recorded, or HANDED_OVER by a local call. */
   settle(call: CallInFlight, value: unknown): unknown {
-    if (call.local && call.key === undefined) {
-      const deferred = isTimed(value) ? value.value : value;
-      if (isDeferred(deferred)) {
-        call.key = deferred.key;
+    if (call.local && !call.handedOver) {
+      const answer = isTimed(value) ? value.value : value;
+      if (isDeferred(answer)) {
+        call.key = answer.key;
+        call.handedOver = true;
+        return HANDED_OVER;
+      }
+      if (isNeedsState(answer) && !call.wholeState) {
+        call.key = answer.key;
+        call.wholeState = true;
         return HANDED_OVER;
       }
     }
@@ -110,8 +128,24 @@ export class Caller {
     return value.value;
   }
 
-  /** The regular activity a local call handed over to (`settle` gave HANDED_OVER), settled. */
+  /**
+   * What a local call handed over to (`settle` gave HANDED_OVER), settled: the same call made locally again
+   * with the run's whole state when its worker had not the state before it, else the regular activity.
+   */
   async handOver(call: CallInFlight): Promise<unknown> {
+    if (call.wholeState && !call.resent) {
+      call.resent = true;
+      const whole = this.sender.resendWhole();
+      const calls = proxyLocalActivities<Record<string, (input: unknown) => Promise<unknown>>>({ ...localOptions(call.options), summary: call.summary });
+      let value: unknown;
+      try {
+        value = await calls[call.activity]!(callInput(withStateRef(call.input, whole), call.key));
+      } catch (err) {
+        throw this.failure(call, err);
+      }
+      const settled = this.settle(call, value);
+      return settled === HANDED_OVER ? this.handOver(call) : settled;
+    }
     return this.settle(call, await this.#remote(call));
   }
 
@@ -136,14 +170,25 @@ export interface CallInFlight {
   readonly kind: string;
   /** Whether it was made as a local activity (a hand-over then goes on as a regular one). */
   readonly local: boolean;
-  /** The local call's idempotency key the regular one goes on under, once it handed over. */
+  /** The local call's idempotency key the call goes on under, once it handed over or is made again. */
   key: string | undefined;
+  /** It handed over to a regular activity. */
+  handedOver: boolean;
+  /** Its worker had not the run's previous state: it is made again locally with the whole state (`resent` once it is). */
+  wholeState: boolean;
+  resent: boolean;
   readonly pending: Promise<unknown>;
 }
 
 /** An activity input with its `state` replaced by a reference (the worker's interceptor restores it). */
 function byReference(input: unknown, sender: StateSender): unknown {
   if (typeof input !== 'object' || input === null || !('state' in input)) return input;
-  const { state, ...rest } = input;
-  return { ...rest, stateRef: sender.send(state) };
+  return withStateRef(input, sender.send(input.state));
+}
+
+/** `input` with `ref` in place of its `state` (as it is when it has none, or there is no ref). */
+function withStateRef(input: unknown, ref: StateRef | null): unknown {
+  if (typeof input !== 'object' || input === null || !('state' in input) || ref === null) return input;
+  const { state: _state, ...rest } = input;
+  return { ...rest, stateRef: ref };
 }

@@ -7,6 +7,8 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
+import { decodeOptionalSinglePayload } from '@temporalio/common/lib/internal-non-workflow';
 import { DefaultLogger, Runtime, type Logger as TemporalLogger, type Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../src/config';
 import { OpenAIProvider } from '../../src/llm/openai-provider';
@@ -101,6 +103,30 @@ export async function measuredCallMs(client: Client, workflowId: string, activit
     if (typeof measured === 'number') ms.push(measured);
   }
   return ms;
+}
+
+/** A workflow's calls in order, local ones by their markers, each with its decoded result (regular ones: when completed), through the client's payload codec. */
+export async function callsOf(client: Client, workflowId: string): Promise<{ activity: string; local: boolean; result: unknown }[]> {
+  const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const decode = (payload: Payload | null | undefined): Promise<unknown> => decodeOptionalSinglePayload(client.options.loadedDataConverter, payload);
+  const calls: { activity: string; local: boolean; result: unknown }[] = [];
+  const regular = new Map<string, { activity: string; local: boolean; result: unknown }>();
+  for (const event of events) {
+    const scheduled = event.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (scheduled) {
+      const call = { activity: scheduled, local: false, result: undefined };
+      regular.set(String(event.eventId), call);
+      calls.push(call);
+    }
+    const done = event.activityTaskCompletedEventAttributes;
+    const call = done ? regular.get(String(done.scheduledEventId)) : undefined;
+    if (call) call.result = await decode(done?.result?.payloads?.[0]);
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_local_activity') continue;
+    const meta = (await decode(marker.details?.data?.payloads?.[0])) as { activity_type?: unknown } | undefined;
+    calls.push({ activity: String(meta?.activity_type), local: true, result: await decode(marker.details?.result?.payloads?.[0]) });
+  }
+  return calls;
 }
 
 export async function activitiesOf(client: Client, workflowId: string, runId?: string, { tagLocal = false } = {}): Promise<string[]> {

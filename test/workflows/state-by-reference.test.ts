@@ -7,14 +7,17 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
+import type { PlanExecutionInput } from '../../src/engine/contract';
+import { isNeedsState, isTimed, LOCAL_CALL_MAX_MS } from '../../src/engine/local-calls';
 import type { ExecutionState } from '../../src/planning/execution-state';
+import { PLAN_WORKFLOW_TYPE } from '../../src/workflows/definitions';
 import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
 import { defineTool } from '../../src/tools/tool';
 import { answer, askStep, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { tallyTool as makeTally } from '../helpers/tally-tool';
 import { StubModelServer } from '../helpers/stub-model-server';
-import { startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
+import { callsOf, startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
 
 const MARK = 'END-OF-BIG-RESULT';
 const bigTool = defineTool({
@@ -109,4 +112,37 @@ test('a worker that never saw the run rebuilds its state from the run itself (th
   assert.equal(state.status, 'completed', state.lastError ?? '');
   assert.equal(state.finalAnswer, 'both tallied');
   assert.deepEqual([tally.get('first'), tally.get('second')], [1, 1]);
+});
+
+test("a local call on a worker without the run's state is made again locally with the whole state, not handed to a regular activity", async () => {
+  const goal = 'think, ask, think again';
+  stub.script(goal, {
+    execution_plan: [{ steps: [{ type: 'reason', description: 'Think first' }, askStep('Go on?'), { type: 'reason', description: 'Think again' }, respondStep] }],
+    reasoning: [{ thought: 'one' }, { thought: 'two' }],
+    replan_decision: [cont, cont, cont],
+    final_answer: [answer('thought twice')],
+  });
+  // Its starter's last call was quick, so its calls run locally from the first (as a session's later runs do).
+  const input: PlanExecutionInput = { userId: 'tester', goal, limits: { maxSteps: 8, maxDepth: 0 }, lastCallMs: 5 };
+  const handle = await env.client.workflow.start(PLAN_WORKFLOW_TYPE, { taskQueue: env.config.TASK_QUEUE, workflowId: `whole-state-${Date.now().toString(36)}`, args: [input] });
+  await waitFor('the question', async () => (await runs.get(handle.workflowId)).status === 'waiting_user');
+  const before = await callsOf(env.client, handle.workflowId);
+  // A new worker (an empty state cache, nothing cached) takes the run over.
+  await env.stop();
+  env = await startTestEnv({ provider: stubProvider(stub.url), extraTools: [bigTool, tallyTool], config: env.config });
+  runs = new Runs(env.client, env.config);
+  await runs.reply(handle.workflowId, 'yes');
+  const state = (await env.client.workflow.getHandle(handle.workflowId).result()) as ExecutionState;
+  assert.equal(state.status, 'completed', state.lastError ?? '');
+  assert.equal(state.finalAnswer, 'thought twice');
+
+  const after = (await callsOf(env.client, handle.workflowId)).slice(before.length);
+  const last = before.at(-1)?.result;
+  // A loaded machine can make the call before the question slow: the next is then a regular activity, which has no such case.
+  if (!(isTimed(last) && last.ms <= LOCAL_CALL_MAX_MS)) return;
+  const [first, second] = after;
+  assert.ok(first?.local && isNeedsState(isTimed(first.result) ? first.result.value : first.result), `the first call after the reply: ${JSON.stringify(first)}`);
+  assert.equal(second?.local, true, 'made again locally, with the whole state');
+  assert.equal(second?.activity, first?.activity);
+  assert.ok(!isNeedsState(isTimed(second?.result) ? second.result.value : second?.result));
 });
