@@ -7,8 +7,10 @@
  *   2. N replies go over HTTP (POST /v1/runs/:id/reply), 50 in flight, and we wait until every
  *      run has completed, up to a deadline.
  * It prints the time until all wait, the replies refused (any non-2xx) and lost (the run not
- * completed by the deadline), the time until all complete, and the worker's peak memory
- * (VmHWM, target ≤ 600 MB).
+ * completed by the deadline), the time until all complete, the workers' CPU while the replies are
+ * taken, what their SDK metrics (WORKER_METRICS_ADDRESS) say of it (workflow tasks and sticky cache
+ * misses a run, how long a task waited to be picked up), and the worker's peak memory (VmHWM,
+ * target ≤ 600 MB).
  *
  *   npm run bench -- --only many-runs [--many-runs N]     (default 1,000)
  *
@@ -32,8 +34,8 @@ import { loadConfig } from '../src/config';
 import { connectClient } from '../src/temporal/connection';
 import { PLAN_WORKFLOW_TYPE, STATUS_ATTR, USER_ID_ATTR } from '../src/workflows/definitions';
 import { machine, round } from './figures';
-import { resultsFile } from './server-metrics';
-import { percentile, pool, startWorker } from './worker-process';
+import { resultsFile, serverCpuMs } from './server-metrics';
+import { freePort, percentile, pool, startWorker } from './worker-process';
 
 const DEFAULT_RUNS = 1_000;
 const IN_FLIGHT = 50;
@@ -75,6 +77,38 @@ function memoryOf(pid: number): { rss: number; hwm: number } | null {
     return null;
   }
 }
+
+/** CPU seconds the workers have used so far (user + system). */
+const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + (serverCpuMs(pid) ?? NaN), 0) / 1000;
+
+/** What the workers' SDK metrics (WORKER_METRICS_ADDRESS) say about where their workflow tasks went. */
+const WORKER_COUNTERS = [
+  'temporal_sticky_cache_hit',
+  'temporal_sticky_cache_miss',
+  'temporal_sticky_cache_total_forced_eviction',
+  'temporal_workflow_task_execution_latency_count',
+  'temporal_workflow_task_execution_failed',
+  'temporal_workflow_task_schedule_to_start_latency_sum',
+  'temporal_workflow_task_schedule_to_start_latency_count',
+] as const;
+type WorkerCounts = Record<(typeof WORKER_COUNTERS)[number], number>;
+
+/** The counters above, summed over every series and every worker. */
+async function workerCounts(urls: string[]): Promise<WorkerCounts> {
+  const counts = Object.fromEntries(WORKER_COUNTERS.map((name) => [name, 0])) as WorkerCounts;
+  for (const url of urls) {
+    const text = await fetch(url).then(
+      (res) => res.text(),
+      () => '',
+    );
+    for (const line of text.split('\n')) {
+      const m = /^(\w+)(?:\{[^}]*\})?\s+(\S+)$/.exec(line);
+      if (m && m[1]! in counts) counts[m[1] as keyof WorkerCounts] += Number(m[2]);
+    }
+  }
+  return counts;
+}
+const countsBetween = (before: WorkerCounts, after: WorkerCounts) => Object.fromEntries(WORKER_COUNTERS.map((name) => [name, round(after[name] - before[name])])) as WorkerCounts;
 
 interface Refusal {
   runId: string;
@@ -123,7 +157,12 @@ async function main(): Promise<void> {
   let t = performance.now();
   // One after another: the first creates the memory store's tables, the next finds them.
   const workers: Awaited<ReturnType<typeof startWorker>>[] = [];
-  for (let i = 0; i < workerCount; i++) workers.push(await startWorker(env));
+  const metricsUrls: string[] = [];
+  for (let i = 0; i < workerCount; i++) {
+    const metricsAddress = `127.0.0.1:${await freePort()}`;
+    metricsUrls.push(`http://${metricsAddress}/metrics`);
+    workers.push(await startWorker({ ...env, WORKER_METRICS_ADDRESS: metricsAddress }));
+  }
   const worker = workers[0]!;
   const pids = workers.map((w) => w.child.pid!);
   console.log(`${worker.banner} (pid ${pids.join(', ')}, started in ${Math.round(performance.now() - t)} ms)`);
@@ -173,6 +212,8 @@ async function main(): Promise<void> {
 
     // ---- 2. reply to every run, wait until all complete
     phase = 'replying';
+    const cpuBeforeReplies = cpuOf(pids);
+    const countsBeforeReplies = await workerCounts(metricsUrls);
     const replyRefusals: Refusal[] = [];
     const latencies: number[] = [];
     t = performance.now();
@@ -193,6 +234,8 @@ async function main(): Promise<void> {
       workerExit,
     ]);
     const allCompleteMs = performance.now() - t;
+    const replyCpuS = cpuOf(pids) - cpuBeforeReplies;
+    const replyCounts = countsBetween(countsBeforeReplies, await workerCounts(metricsUrls));
     const lost: string[] = [];
     if (completed < runIds.length) {
       for await (const info of client.workflow.list({ query: `${USER_ID_ATTR.name} = '${userId}' AND ${STATUS_ATTR.name} != 'completed'` })) lost.push(info.workflowId);
@@ -213,6 +256,12 @@ async function main(): Promise<void> {
     row('time to send all replies', `${round(repliedMs / 1000)} s`);
     row('time until all complete (from first reply)', completed >= runIds.length ? `${round(allCompleteMs / 1000)} s` : `not all (${completed})`);
     row('reply latency p50 / p95 / max', `${Math.round(percentile(latencies, 50))} / ${Math.round(percentile(latencies, 95))} / ${Math.round(latencies.at(-1) ?? NaN)} ms`);
+    row('worker CPU from first reply until all complete', `${round(replyCpuS)} s (${round((replyCpuS * 1000) / n)} ms a run)`);
+    const perRun = (x: number) => round(x / n);
+    row('workflow tasks a run: all / cache misses', `${perRun(replyCounts.temporal_workflow_task_execution_latency_count)} / ${perRun(replyCounts.temporal_sticky_cache_miss)}`);
+    // The SDK's histograms are in milliseconds.
+    const waits = replyCounts.temporal_workflow_task_schedule_to_start_latency_count;
+    row('workflow task schedule-to-start, mean', `${waits ? Math.round(replyCounts.temporal_workflow_task_schedule_to_start_latency_sum / waits) : NaN} ms`);
     row('worker RSS peak: idle / starting / replying', `${mb(peakRss.idle)} / ${mb(peakRss.starting)} / ${mb(peakRss.replying)} MB`);
     row('worker peak memory (VmHWM)', `${mb(hwmKiB)} MB`, `≤ ${TARGET_PEAK_MB} MB`, verdict(mb(hwmKiB) <= TARGET_PEAK_MB));
     for (const r of replyRefusals.slice(0, 5)) console.log(`  refused: ${r.runId} ${r.status} ${r.body}`);
@@ -235,7 +284,7 @@ async function main(): Promise<void> {
       serverDynamicConfig: dynamicConfig,
       method: {
         api: 'src/api/server.ts startApi in the benchmark process; every request over HTTP',
-        worker: `${workerCount} \`node --max-old-space-size=1024 --import tsx src/worker.ts\` child process(es) (as \`npm run worker\` starts it), otherwise its defaults; memory from /proc/<pid>/status every 200 ms (VmRSS per phase, VmHWM overall; the largest of the workers)`,
+        worker: `${workerCount} \`node --max-old-space-size=1024 --import tsx src/worker.ts\` child process(es) (as \`npm run worker\` starts it), otherwise its defaults; CPU (user + system) from /proc/<pid>/stat, summed over the workers, from the first reply until all complete; memory from /proc/<pid>/status every 200 ms (VmRSS per phase, VmHWM overall; the largest of the workers)`,
         waiting: `visibility count of the runs with ${STATUS_ATTR.name} = 'waiting_user'`,
         completed: `visibility count of the runs closed Completed with ${STATUS_ATTR.name} = 'completed'`,
         lost: `a run not completed ${SETTLE_DEADLINE_MS / 1000} s after the last reply was answered`,
@@ -254,6 +303,8 @@ async function main(): Promise<void> {
         allCompleteMs: completed >= runIds.length ? round(allCompleteMs) : null,
         completed,
         replyLatencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)), max: round(latencies.at(-1) ?? NaN) },
+        workerCpuRepliesS: round(replyCpuS),
+        workerCountsReplies: replyCounts,
         workerRssPeakMB: { idle: mb(peakRss.idle), starting: mb(peakRss.starting), replying: mb(peakRss.replying) },
         workerPeakMB: mb(hwmKiB),
       },

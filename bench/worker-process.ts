@@ -1,5 +1,6 @@
 /** Pieces the process-level benchmarks share: a worker started as `npm run worker` starts it, a task pool, percentiles. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -53,4 +54,16 @@ export async function pool<T>(items: readonly T[], limit: number, task: (item: T
 /** The p-th percentile of ascending `sorted` (NaN when empty). */
 export function percentile(sorted: number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }

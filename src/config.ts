@@ -147,6 +147,17 @@ export const ConfigSchema = z.object({
    */
   WORKER_CACHED_WORKFLOWS: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(100_000).optional()),
   /**
+   * `host:port` where the worker serves its Temporal SDK metrics for Prometheus (`/metrics`): workflow
+   * task latencies, sticky cache hits and misses, poll and slot counts. Unset: no metrics endpoint.
+   */
+  WORKER_METRICS_ADDRESS: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port, e.g. 0.0.0.0:9464')
+      .optional(),
+  ),
+  /**
    * Users whose long-term index (records and full-text indexes, MEMORY_STORE=file) a process keeps
    * loaded; past it the least recently used is dropped and rebuilt from its files when next used.
    */

@@ -245,7 +245,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
 async function main(): Promise<void> {
   const loaded = loadConfig();
   const logger = createLogger('worker', loaded);
-  installRuntimeLogger(logger);
+  installRuntimeLogger(logger, loaded.WORKER_METRICS_ADDRESS);
   // The admin key is the API's: a worker runs tools and MCP servers a model chooses, so it never holds it.
   if (loaded.THREADLINE_ADMIN_KEY) logger.warn('THREADLINE_ADMIN_KEY is set for the worker, which never uses it: ignored and removed from its environment; give it to the API only');
   delete process.env.THREADLINE_ADMIN_KEY;

@@ -48,7 +48,10 @@ export function temporalLogger(logger: Logger): DefaultLogger {
   });
 }
 
-/** Routes the Temporal worker Runtime's log into `logger`. Once per process, before any worker is created. */
-export function installRuntimeLogger(logger: Logger): void {
-  Runtime.install({ logger: temporalLogger(logger) });
+/**
+ * Routes the Temporal worker Runtime's log into `logger`, and serves its metrics for Prometheus at
+ * `metricsAddress` when given. Once per process, before any worker is created.
+ */
+export function installRuntimeLogger(logger: Logger, metricsAddress?: string): void {
+  Runtime.install({ logger: temporalLogger(logger), ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } } } : {}) });
 }
