@@ -213,6 +213,10 @@ async function main(): Promise<void> {
     // ---- 2. reply to every run, wait until all complete
     phase = 'replying';
     const cpuBeforeReplies = cpuOf(pids);
+    // The dev server's process (scripts/bench.mjs passes its pid); the cluster's services are not counted.
+    const serverPid = process.env.THREADLINE_BENCH_SERVER_LABEL ? NaN : undefined;
+    const serverCpuBefore = serverCpuMs(serverPid);
+    const ownCpuBefore = process.cpuUsage();
     const countsBeforeReplies = await workerCounts(metricsUrls);
     const replyRefusals: Refusal[] = [];
     const latencies: number[] = [];
@@ -235,6 +239,10 @@ async function main(): Promise<void> {
     ]);
     const allCompleteMs = performance.now() - t;
     const replyCpuS = cpuOf(pids) - cpuBeforeReplies;
+    const serverCpuAfter = serverCpuMs(serverPid);
+    const serverReplyCpuS = serverCpuBefore === null || serverCpuAfter === null ? null : (serverCpuAfter - serverCpuBefore) / 1000;
+    const ownCpu = process.cpuUsage(ownCpuBefore);
+    const apiReplyCpuS = (ownCpu.user + ownCpu.system) / 1e6;
     const replyCounts = countsBetween(countsBeforeReplies, await workerCounts(metricsUrls));
     const lost: string[] = [];
     if (completed < runIds.length) {
@@ -256,7 +264,10 @@ async function main(): Promise<void> {
     row('time to send all replies', `${round(repliedMs / 1000)} s`);
     row('time until all complete (from first reply)', completed >= runIds.length ? `${round(allCompleteMs / 1000)} s` : `not all (${completed})`);
     row('reply latency p50 / p95 / max', `${Math.round(percentile(latencies, 50))} / ${Math.round(percentile(latencies, 95))} / ${Math.round(latencies.at(-1) ?? NaN)} ms`);
-    row('worker CPU from first reply until all complete', `${round(replyCpuS)} s (${round((replyCpuS * 1000) / n)} ms a run)`);
+    const cpuRow = (s: number | null) => (s === null ? 'not measured' : `${round(s)} s (${round((s * 1000) / n)} ms a run)`);
+    row('CPU after the first reply: workers', cpuRow(replyCpuS));
+    row('  the Temporal dev server', cpuRow(serverReplyCpuS));
+    row('  this process (the API, the benchmark)', cpuRow(apiReplyCpuS));
     const perRun = (x: number) => round(x / n);
     row('workflow tasks a run: all / cache misses', `${perRun(replyCounts.temporal_workflow_task_execution_latency_count)} / ${perRun(replyCounts.temporal_sticky_cache_miss)}`);
     // The SDK's histograms are in milliseconds.
@@ -304,6 +315,8 @@ async function main(): Promise<void> {
         completed,
         replyLatencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)), max: round(latencies.at(-1) ?? NaN) },
         workerCpuRepliesS: round(replyCpuS),
+        serverCpuRepliesS: serverReplyCpuS === null ? null : round(serverReplyCpuS),
+        apiCpuRepliesS: round(apiReplyCpuS),
         workerCountsReplies: replyCounts,
         workerRssPeakMB: { idle: mb(peakRss.idle), starting: mb(peakRss.starting), replying: mb(peakRss.replying) },
         workerPeakMB: mb(hwmKiB),

@@ -314,7 +314,9 @@ if (clusterMode && !exiting) {
     await finish(1);
   }
   /** The cluster with other dynamic config: every service started again on the same databases and ports, so that all of it applies. */
+  let settingsChanged = false;
   const restartWith = async (yaml) => {
+    settingsChanged = true;
     const started = performance.now();
     writeFileSync(dynamicConfigFile, yaml);
     await cluster.stop();
@@ -327,8 +329,8 @@ if (clusterMode && !exiting) {
     { THREADLINE_BENCH_CLUSTER_ADDRESS: cluster.address, THREADLINE_BENCH_CLUSTER_SETTINGS: JSON.stringify(CLUSTER.dynamicConfig) },
     { onMessage: (m) => (m?.kind === 'dynamic-config' && typeof m.yaml === 'string' ? restartWith(m.yaml) : Promise.reject(new Error(`unknown request ${JSON.stringify(m)}`))) },
   );
-  // The many-runs benchmark runs with the recommended settings again.
-  if (exitCode === 0 && !exiting) await restartWith(readFileSync(path.join(CLUSTER_CONFIG_DIR, 'dynamicconfig.yaml'), 'utf8'));
+  // The many-runs benchmark runs with the recommended settings again (the knob rounds changed them).
+  if (settingsChanged && exitCode === 0 && !exiting) await restartWith(readFileSync(path.join(CLUSTER_CONFIG_DIR, 'dynamicconfig.yaml'), 'utf8'));
   const databaseUrl = `postgres://${encodeURIComponent(pg.user)}${pg.password ? `:${encodeURIComponent(pg.password)}` : ''}@${pg.host}:${pg.port}/${memoryDb}`;
   for (const workers of [1, 2]) {
     if (exitCode !== 0 || exiting) break;
