@@ -92,8 +92,8 @@ export function latencyBetween(before: MetricsSnapshot, after: MetricsSnapshot, 
 }
 
 /**
- * CPU time (ms) the dev server's process has used so far, from /proc (Linux; null elsewhere or when
- * scripts/bench.mjs did not pass THREADLINE_BENCH_SERVER_PID). The kernel counts in clock ticks of
+ * CPU time (ms) a process has used so far, from /proc (Linux; null elsewhere, or for no pid): by
+ * default the dev server's, whose pid scripts/bench.mjs passes in THREADLINE_BENCH_SERVER_PID. The kernel counts in clock ticks of
  * 10 ms (USER_HZ is 100 on Linux).
  */
 export function serverCpuMs(pid = Number(process.env.THREADLINE_BENCH_SERVER_PID)): number | null {

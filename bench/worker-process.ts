@@ -1,7 +1,7 @@
 /** Pieces the process-level benchmarks share: a worker started as `npm run worker` starts it, a task pool, percentiles. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -56,14 +56,8 @@ export function percentile(sorted: number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
 }
 
-/** A TCP port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+/** A TCP port free on 127.0.0.1 right now: scripts/lib.mjs's, which the scripts use. */
+export async function freePort(): Promise<number> {
+  const lib = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'lib.mjs')).href)) as { freePort(): Promise<number> };
+  return lib.freePort();
 }

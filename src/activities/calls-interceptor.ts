@@ -35,15 +35,16 @@ export function callsInterceptor(store: KeyValueStore, clock = new CallClock()):
         }
         const stop = clock.start();
         let value: unknown;
+        let ms: number;
         try {
           value = await withCallKey(key, () => next({ ...request, args: [input, ...others] }));
         } catch (err) {
-          stop();
           if (local && err instanceof StateNotHere) value = needsStateResult(key);
           else if (local && err instanceof DeferToActivity) value = deferredResult(key);
           else throw err;
+        } finally {
+          ms = stop();
         }
-        const ms = stop();
         // A call that did nothing (its worker had not the state) is not journaled: made again under its key, it must run.
         const journaled = local && !isNeedsState(value);
         if (timed) value = timedResult(value, Math.round(ms));
