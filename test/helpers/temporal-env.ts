@@ -87,30 +87,20 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
-/** The activities a workflow execution called, in order: regular ones by their scheduled events, local ones by their markers. */
-/** How long each completed regular call of a workflow took, as its worker measured it (src/engine/local-calls.ts `timedResult`), by activity name in order. */
-export async function measuredCallMs(client: Client, workflowId: string, activity: string): Promise<number[]> {
-  const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-  const names = new Map<string, string>();
-  const ms: number[] = [];
-  for (const event of events) {
-    const scheduled = event.activityTaskScheduledEventAttributes?.activityType?.name;
-    if (scheduled) names.set(String(event.eventId), scheduled);
-    const done = event.activityTaskCompletedEventAttributes;
-    if (!done || names.get(String(done.scheduledEventId)) !== activity) continue;
-    const data = done.result?.payloads?.[0]?.data;
-    const measured = data ? (JSON.parse(Buffer.from(data).toString('utf8')) as { ms?: unknown }).ms : undefined;
-    if (typeof measured === 'number') ms.push(measured);
-  }
-  return ms;
+/** A workflow execution's call, as history has it. */
+export interface CallInHistory {
+  activity: string;
+  local: boolean;
+  /** Decoded: a regular call's once completed, a local call's from its marker. */
+  result: unknown;
 }
 
-/** A workflow's calls in order, local ones by their markers, each with its decoded result (regular ones: when completed), through the client's payload codec. */
-export async function callsOf(client: Client, workflowId: string): Promise<{ activity: string; local: boolean; result: unknown }[]> {
-  const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+/** A workflow execution's calls in order: regular ones by their scheduled events, local ones by their markers; results through the client's payload codec. */
+export async function callsOf(client: Client, workflowId: string, runId?: string): Promise<CallInHistory[]> {
+  const events = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
   const decode = (payload: Payload | null | undefined): Promise<unknown> => decodeOptionalSinglePayload(client.options.loadedDataConverter, payload);
-  const calls: { activity: string; local: boolean; result: unknown }[] = [];
-  const regular = new Map<string, { activity: string; local: boolean; result: unknown }>();
+  const calls: CallInHistory[] = [];
+  const regular = new Map<string, CallInHistory>();
   for (const event of events) {
     const scheduled = event.activityTaskScheduledEventAttributes?.activityType?.name;
     if (scheduled) {
@@ -124,21 +114,20 @@ export async function callsOf(client: Client, workflowId: string): Promise<{ act
     const marker = event.markerRecordedEventAttributes;
     if (marker?.markerName !== 'core_local_activity') continue;
     const meta = (await decode(marker.details?.data?.payloads?.[0])) as { activity_type?: unknown } | undefined;
-    calls.push({ activity: String(meta?.activity_type), local: true, result: await decode(marker.details?.result?.payloads?.[0]) });
+    if (meta) calls.push({ activity: String(meta.activity_type), local: true, result: await decode(marker.details?.result?.payloads?.[0]) });
   }
   return calls;
 }
 
+/** How long each completed regular call of a workflow took, as its worker measured it (src/engine/local-calls.ts `timedResult`), by activity name in order. */
+export async function measuredCallMs(client: Client, workflowId: string, activity: string): Promise<number[]> {
+  return (await callsOf(client, workflowId)).flatMap((c) => {
+    const measured = !c.local && c.activity === activity ? (c.result as { ms?: unknown } | undefined)?.ms : undefined;
+    return typeof measured === 'number' ? [measured] : [];
+  });
+}
+
+/** The activities a workflow execution called, in order (`local:` before a local call's name with `tagLocal`). */
 export async function activitiesOf(client: Client, workflowId: string, runId?: string, { tagLocal = false } = {}): Promise<string[]> {
-  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-  const names: string[] = [];
-  for (const event of history.events ?? []) {
-    const scheduled = event.activityTaskScheduledEventAttributes?.activityType?.name;
-    if (scheduled) names.push(scheduled);
-    const marker = event.markerRecordedEventAttributes;
-    const data = marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0]?.data : undefined;
-    const name = data ? String((JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: unknown }).activity_type) : undefined;
-    if (name) names.push(tagLocal ? `local:${name}` : name);
-  }
-  return names;
+  return (await callsOf(client, workflowId, runId)).map((c) => (tagLocal && c.local ? `local:${c.activity}` : c.activity));
 }
