@@ -3,7 +3,6 @@
  * encoding of current OpenAI models). Not for workflow code: activities and the
  * API count tokens; workflows only read the counts stored on chunks.
  */
-import { countTokens } from 'gpt-tokenizer';
 import { LRUCache } from 'lru-cache';
 import type { ChunkContent } from './model';
 import { renderJson } from './parser';
@@ -18,6 +17,19 @@ export const IMAGE_TOKENS = 85;
 // ordinary text instead of letting the tokenizer throw.
 const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
+type CountTokens = typeof import('gpt-tokenizer').countTokens;
+let bpeCount: CountTokens | undefined;
+
+/**
+ * The tokenizer, loaded on the first count: its tables cost a process ≈ 45 MB (≈ 65 MB under tsx),
+ * which a worker that has not counted yet, or a process that imports this module and never counts, is spared.
+ */
+function bpe(): CountTokens {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- an import would load the tables with the module
+  bpeCount ??= (require('gpt-tokenizer') as typeof import('gpt-tokenizer')).countTokens;
+  return bpeCount;
+}
+
 /**
  * Counts of the pieces counted lately. Every model call rebuilds its prompt and context from what the
  * last one had (the system prompt and tools, a run's earlier steps, a conversation's turns), so most
@@ -29,7 +41,7 @@ const pieceTokens = new LRUCache<string, number>({ max: 20_000, maxSize: 4_000_0
 function countPiece(piece: string): number {
   const known = pieceTokens.get(piece);
   if (known !== undefined) return known;
-  const tokens = countTokens(piece, AS_PLAIN_TEXT);
+  const tokens = bpe()(piece, AS_PLAIN_TEXT);
   pieceTokens.set(piece, tokens);
   return tokens;
 }
