@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFile, mkdir, readFile, rm, utimes } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { MemoryStore } from '../../src/store/memory-store';
@@ -184,8 +184,27 @@ test('file store: a commit waits for a lock held by another process and takes ov
   const old = new Date(Date.now() - 60_000);
   await utimes(lockDir, old, old);
   const started = Date.now();
-  assert.equal((await store.commit(f.change(first.state, [f.chunk()]))).status, 'committed');
+  const takenOver = f.change(first.state, [f.chunk()]);
+  assert.equal((await store.commit(takenOver)).status, 'committed');
   assert.ok(Date.now() - started < 5_000, 'a stale lock does not block for long');
+
+  // This version's locks are files (src/store/file-lock.ts); a directory lock, as above, is an older
+  // process's. A held lock file blocks too, and a stale one is taken over.
+  const second = f.change(takenOver.state, [f.chunk()]);
+  await writeFile(lockDir, '');
+  done = false;
+  const waiting = store.commit(second).then((r) => {
+    done = true;
+    return r;
+  });
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(done, false, 'the commit waits while a lock file is held');
+  await rm(lockDir);
+  assert.equal((await waiting).status, 'committed');
+  await writeFile(lockDir, '');
+  await utimes(lockDir, old, old);
+  assert.equal((await store.commit(f.change(second.state, [f.chunk()]))).status, 'committed');
+  await assert.rejects(stat(lockDir), { code: 'ENOENT' }, 'released: no lock entry is left');
   await store.end();
 });
 

@@ -9,7 +9,7 @@
  *   threads/<thread>/chunks.jsonl       chunks
  *   threads/<thread>/reads.jsonl        records of reads (appended in batches under the lock, no seq)
  *   threads/<thread>/id                 the thread id; index/{states,chunks}/<id> are hard links to it
- *   threads/<thread>/lock               proper-lockfile lock held around writes
+ *   threads/<thread>/lock               lock held around writes (file-lock.ts)
  *   index/threads.jsonl                 {threadId, userId, createdAt} per thread, for listThreads
  *   index/{states,chunks}/<id>          the thread an id belongs to (getState/getChunks take bare ids);
  *                                       hard links cost a directory entry each, not a disk block
@@ -26,7 +26,6 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, closeSync, linkSync, mkdirSync, openSync, statSync, truncateSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import lockfile from 'proper-lockfile';
 import type { Chunk, MemoryState, MemoryThread, OperationRecord, ReadRecord } from '../../memory/model';
 import { LruCache, MaterializedCache, type StoredState } from '../../memory/state-delta';
 import {
@@ -41,6 +40,7 @@ import {
   type ReadFilter,
   type StateSummary,
 } from '../memory-store';
+import { withFileLock } from '../file-lock';
 import { openChunk, openOperation, sealChunk, sealOperation } from '../sealing/memory-records';
 import { PLAIN, type Sealer } from '../sealing/sealer';
 import { PRIVATE_DIR, PRIVATE_FILE, readAt, readJsonIfExists, readTextIfExists, withOpenFile, writeByRename } from '../small-files';
@@ -59,14 +59,6 @@ interface ThreadIndexLine {
   createdAt: string;
 }
 
-const LOCK_OPTIONS = {
-  // A holder that died leaves its lock; after 10 s without a refresh others may take it.
-  stale: 10_000,
-  realpath: false,
-  // Short waits at first (a commit holds the lock for a few milliseconds); about 30 s in all, past the stale timeout.
-  retries: { retries: 300, factor: 1.5, minTimeout: 2, maxTimeout: 100, randomize: true },
-} as const;
-
 /** Ids become file names: escaped with fixed-width codes (so distinct ids stay distinct), hashed when long. */
 export function fileSafe(id: string): string {
   const escaped = id.replace(/[^A-Za-z0-9_-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
@@ -74,23 +66,8 @@ export function fileSafe(id: string): string {
 }
 
 /** Runs `fn` holding the lock of `dir` (its `lock` entry), across processes; fails if the lock was lost meanwhile. */
-export async function withDirLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
-  let compromised: Error | undefined;
-  const release = await lockfile.lock(dir, {
-    ...LOCK_OPTIONS,
-    lockfilePath: path.join(dir, 'lock'),
-    onCompromised: (err) => {
-      compromised = err;
-    },
-  });
-  try {
-    const result = await fn();
-    // Another process may have written meanwhile. The caller's retry (same record id) sorts it out.
-    if (compromised) throw new Error(`lock on ${dir} was lost while writing (${compromised.message}); retry the commit`);
-    return result;
-  } finally {
-    await release().catch(() => undefined);
-  }
+export function withDirLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+  return withFileLock(dir, path.join(dir, 'lock'), fn);
 }
 
 /** Reads the complete lines appended to a JSONL file since the last call (synchronous I/O: see small-files.ts). */
@@ -335,8 +312,7 @@ export class FileMemoryStore implements MemoryStore {
   private async appendThreadIndex(line: ThreadIndexLine): Promise<void> {
     const file = this.threadIndex.file;
     mkdirSync(path.dirname(file), PRIVATE_DIR);
-    const release = await lockfile.lock(file, { ...LOCK_OPTIONS, lockfilePath: `${file}.lock` });
-    try {
+    await withFileLock(file, `${file}.lock`, async () => {
       // A separate tail: the shared one is read without the lock and must not be moved here.
       const tail = new JsonlTail<ThreadIndexLine>(file);
       try {
@@ -345,9 +321,7 @@ export class FileMemoryStore implements MemoryStore {
       } finally {
         await tail.close();
       }
-    } finally {
-      await release().catch(() => undefined);
-    }
+    });
   }
 
   /** Appends a planned commit (record line last) and applies it to the in-memory log. */

@@ -1,0 +1,84 @@
+/**
+ * The cross-process lock of the embedded stores' files (a memory thread's directory, long-term
+ * memory's user directory, the thread index): proper-lockfile's protocol — an entry made
+ * atomically, its mtime refreshed while held, taken over when stale — with two changes for cost:
+ *
+ * - The entry is a file made with `open(…, 'wx')`, not a directory: on this project's ext4 a
+ *   mkdir + rmdir pair takes ~220 µs, an exclusive create + unlink ~30 µs, and a step takes the
+ *   lock twice. Both fail with EEXIST on an entry of either kind, so a process still making
+ *   directory locks and one making file locks exclude each other; a stale directory lock is
+ *   removed with rmdir.
+ * - The first attempt is synchronous, like the stores' other small-file I/O (small-files.ts): a
+ *   free lock costs no trip through libuv's thread pool. A held one is waited for asynchronously.
+ */
+import fs from 'node:fs';
+import lockfile, { type LockOptions } from 'proper-lockfile';
+import { PRIVATE_FILE } from './small-files';
+
+const isDirectoryEntry = (err: NodeJS.ErrnoException | null): boolean => err?.code === 'EISDIR' || err?.code === 'EPERM';
+
+/** The `fs` proper-lockfile is given: its mkdir makes a lock file, its rmdir removes either kind. */
+const LOCK_FS = {
+  ...fs,
+  mkdir(file: string, callback: (err: NodeJS.ErrnoException | null) => void): void {
+    fs.open(file, 'wx', PRIVATE_FILE.mode, (err, fd) => (err ? callback(err) : fs.close(fd, callback)));
+  },
+  mkdirSync(file: string): void {
+    fs.closeSync(fs.openSync(file, 'wx', PRIVATE_FILE.mode));
+  },
+  rmdir(file: string, callback: (err: NodeJS.ErrnoException | null) => void): void {
+    fs.unlink(file, (err) => (isDirectoryEntry(err) ? fs.rmdir(file, callback) : callback(err)));
+  },
+  rmdirSync(file: string): void {
+    try {
+      fs.unlinkSync(file);
+    } catch (err) {
+      if (!isDirectoryEntry(err as NodeJS.ErrnoException)) throw err;
+      fs.rmdirSync(file);
+    }
+  },
+};
+
+const BASE_OPTIONS = {
+  // A holder that died leaves its lock; after 10 s without a refresh others may take it.
+  stale: 10_000,
+  realpath: false,
+  fs: LOCK_FS,
+} as const;
+
+/** Short waits at first (a commit holds the lock for a few milliseconds); about 30 s in all, past the stale timeout. */
+const RETRIES = { retries: 300, factor: 1.5, minTimeout: 2, maxTimeout: 100, randomize: true } as const;
+
+/**
+ * Runs `fn` holding the lock at `lockPath` (guarding `target`), across processes; fails if the lock
+ * was lost meanwhile (its refresh failed for longer than the stale timeout).
+ */
+export async function withFileLock<T>(target: string, lockPath: string, fn: () => Promise<T>): Promise<T> {
+  let compromised: Error | undefined;
+  const options: LockOptions = {
+    ...BASE_OPTIONS,
+    lockfilePath: lockPath,
+    onCompromised: (err) => {
+      compromised = err;
+    },
+  };
+  let release: () => Promise<void> | void;
+  try {
+    release = lockfile.lockSync(target, options);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+    release = await lockfile.lock(target, { ...options, retries: RETRIES });
+  }
+  try {
+    const result = await fn();
+    // Another process may have written meanwhile. The caller's retry (same record id) sorts it out.
+    if (compromised) throw new Error(`lock on ${target} was lost while writing (${compromised.message}); retry the commit`);
+    return result;
+  } finally {
+    try {
+      await release();
+    } catch {
+      // Released already (compromised) or removed by a process that found it stale: nothing to undo.
+    }
+  }
+}
