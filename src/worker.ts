@@ -46,7 +46,7 @@ import { openPublisher } from './live/channels';
 import type { LivePublisher } from './live/messages';
 import type { ToolDefinition } from './tools/tool';
 import { mcpToolSourceFor } from './mcp/tool-source';
-import { bundleWorkflowsInChild } from './workflow-bundle';
+import { bundleWorkflowsToFile } from './workflow-bundle';
 import { logContextInterceptor } from './activities/log-context';
 import { createLogger, installRuntimeLogger } from './telemetry/logger';
 import { tracingActivityInterceptor, workflowSpanSinks } from './telemetry/temporal';
@@ -84,9 +84,6 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const { config } = options;
   const logger = options.logger ?? createLogger('worker', config);
   const tracing = options.tracing ?? activeTracing();
-  // Tests bundle the workflow code once and share it; otherwise the worker bundles at start, in a child process.
-  const bundlePath = process.env.THREADLINE_WORKFLOW_BUNDLE;
-  const workflowBundle = bundlePath ? { codePath: bundlePath } : { code: await bundleWorkflowsInChild() };
   const provider = options.provider ?? selectProvider(config);
   const opened = options.memory ? undefined : await openMemory(config, provider);
   const memory = options.memory ?? opened!.memory;
@@ -177,11 +174,20 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     ...(longterm ? createMemoryActivities({ provider, memory, longterm: longterm.longterm, store: runDeps.store, repairAttempts: config.MODEL_REPAIR_ATTEMPTS }) : {}),
   };
   const connection = options.connection ?? (await NativeConnection.connect(connectionOptions(config)));
+  // Tests bundle the workflow code once and share it; otherwise the worker bundles at start, in a child
+  // process, into a file the SDK reads in Worker.create (given as code, the bundle would be held twice).
+  const bundlePath = process.env.THREADLINE_WORKFLOW_BUNDLE;
+  const built = bundlePath
+    ? undefined
+    : await bundleWorkflowsToFile().catch(async (err: unknown) => {
+        await closeStores();
+        throw err;
+      });
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: options.taskQueue ?? config.TASK_QUEUE,
-    workflowBundle,
+    workflowBundle: { codePath: bundlePath ?? built!.path },
     activities,
     dataConverter: options.dataConverter ?? dataConverterFor(config),
     // Bounds the worker's memory: runs past it are evicted and replayed from history when they resume.
@@ -209,10 +215,12 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       ],
     },
     sinks: workflowSpanSinks(tracing),
-  }).catch(async (err: unknown) => {
-    await closeStores();
-    throw err;
-  });
+  })
+    .catch(async (err: unknown) => {
+      await closeStores();
+      throw err;
+    })
+    .finally(() => built?.remove());
   if (version && config.WORKER_PROMOTE === 'auto') {
     // Once it polls, this worker's version becomes current: new runs and sessions' next turns come here,
     // runs pinned to the version before stay there until they end.

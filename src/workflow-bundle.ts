@@ -1,10 +1,14 @@
 /**
  * The workflow code, bundled by webpack. A worker has it built in a child process: the bundler's
  * peak (~120 MB) then never counts against the worker's own memory, which also holds every run it
- * keeps loaded. `node <this file>` (with the parent's loader flags) writes the bundle to fd 3.
+ * keeps loaded. `node <this file>` (with the parent's loader flags) writes the bundle to fd 3, or
+ * with `--out <file>` to that file.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 
 /**
@@ -17,27 +21,55 @@ export async function bundleWorkflows(options: { history?: boolean } = {}): Prom
     // Always bundled; they trace only runs a tracing client started (src/workflows/tracing-interceptors.ts).
     workflowInterceptorModules: [require.resolve('./workflows/tracing-interceptors'), ...(options.history ? [require.resolve('./workflows/history-interceptors')] : [])],
     logger: new DefaultLogger('WARN'),
+    // Source maps without the sources: stack traces still name the TypeScript file and line, and the
+    // SDK reads the sources only for showStackTraceSources (off). They were nearly half the bundle,
+    // which the worker holds once more in every workflow thread.
+    webpackConfigHook: (config) => ({ ...config, devtool: 'inline-nosources-source-map' }),
   });
   return code;
 }
 
-/** Builds the bundle in a child process and returns it. */
-export function bundleWorkflowsInChild(options: { history?: boolean } = {}): Promise<string> {
+function runChild(args: string[], onOutput?: (chunk: Buffer) => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, __filename, ...(options.history ? ['--history'] : [])], { stdio: ['ignore', 'inherit', 'inherit', 'pipe'] });
-    const chunks: Buffer[] = [];
-    child.stdio[3]!.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const child = spawn(process.execPath, [...process.execArgv, __filename, ...args], { stdio: ['ignore', 'inherit', 'inherit', 'pipe'] });
+    if (onOutput) child.stdio[3]!.on('data', onOutput);
     child.once('error', reject);
     child.once('close', (code, signal) => {
-      if (code === 0) resolve(Buffer.concat(chunks).toString('utf8'));
+      if (code === 0) resolve();
       else reject(new Error(`bundling the workflows failed (${signal ?? `exit code ${code}`})`));
     });
   });
 }
 
+/** Builds the bundle in a child process and returns it. */
+export async function bundleWorkflowsInChild(options: { history?: boolean } = {}): Promise<string> {
+  const chunks: Buffer[] = [];
+  await runChild(options.history ? ['--history'] : [], (chunk) => chunks.push(chunk));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Builds the worker's bundle in a child process, into a file of a new temporary folder; `remove` deletes
+ * it once the worker has read it. A worker given the bundle as code holds it twice (the SDK keeps its
+ * own copy, with the source map's file name patched); given a path, once.
+ */
+export async function bundleWorkflowsToFile(): Promise<{ path: string; remove: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'threadline-bundle-'));
+  const remove = () => rm(dir, { recursive: true, force: true });
+  const file = path.join(dir, 'workflow-bundle.js');
+  try {
+    await runChild(['--out', file]);
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+  return { path: file, remove };
+}
+
 if (require.main === module) {
+  const out = process.argv.indexOf('--out');
   bundleWorkflows({ history: process.argv.includes('--history') }).then(
-    (code) => createWriteStream('', { fd: 3 }).end(code),
+    (code) => (out > 0 ? createWriteStream(process.argv[out + 1]!) : createWriteStream('', { fd: 3 })).end(code),
     (err: unknown) => {
       console.error('bundling the workflows failed:', err);
       process.exit(1);
