@@ -22,6 +22,11 @@ export interface MemoryWorkflowSettings {
   maxDelayMs: number;
   /** With nothing to do for this long the workflow ends; the next job starts it again. */
   idleMs: number;
+  /**
+   * Continue as new once the history is this long. Absent in runs started before it was a setting:
+   * they keep the 5,000 events they were started with (a history replays as it ran).
+   */
+  handOverAfterEvents?: number;
 }
 
 export interface UserMemoryInput {

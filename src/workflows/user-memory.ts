@@ -17,7 +17,8 @@ const passes = proxyActivities<MemoryActivities>({
 });
 /** Keys of finished jobs remembered, so a job sent twice (a retried sender) runs once. */
 const RECENT_KEYS = 500;
-const HAND_OVER_AFTER_EVENTS = 5_000;
+/** Where runs started before `settings.handOverAfterEvents` existed hand over. */
+const LEGACY_HAND_OVER_AFTER_EVENTS = 5_000;
 /**
  * Patch id of a debounce that is one timer per quiet stretch: a job that arrives while it runs only moves
  * the moment it ends. Before, every job cancelled the debounce's timer and started another (two history
@@ -126,7 +127,7 @@ export async function userMemoryWorkflow(input: UserMemoryInput): Promise<void> 
       done([job]);
       show();
     }
-    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HAND_OVER_AFTER_EVENTS) {
+    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > (settings.handOverAfterEvents ?? LEGACY_HAND_OVER_AFTER_EVENTS)) {
       return continueAsNew<typeof userMemoryWorkflow>({ userId, settings, carried: { pending, recent, progress } });
     }
   }

@@ -16,7 +16,7 @@ import { openLongTerm } from '../../src/store/longterm/open-longterm';
 import { openMemory } from '../../src/store/open-memory';
 import { Runs } from '../../src/temporal/runs';
 import { SessionClosedError, Sessions } from '../../src/temporal/sessions';
-import { memoryProgressQuery, userMemoryWorkflowId } from '../../src/workflows/memory-definitions';
+import { memoryJobSignal, memoryProgressQuery, USER_MEMORY_WORKFLOW_TYPE, userMemoryWorkflowId } from '../../src/workflows/memory-definitions';
 import { SESSION_WORKFLOW_TYPE, sendMessageUpdate, type SessionInput } from '../../src/workflows/session-definitions';
 import pino from 'pino';
 import { loadConfig } from '../../src/config';
@@ -309,4 +309,30 @@ test('EPHEMERAL chunks of a conversation leave when it ends (seed 001); what is 
     audit.some((op) => op.origin === 'system' && /conversation ended: \/end/.test(op.reason)),
     'the drop is in the audit, said why',
   );
+});
+
+test("a busy user's memory workflow continues as new at its settings' history length", async () => {
+  const userId = 'mp-busy';
+  const workflowId = userMemoryWorkflowId(userId);
+  const settings = { debounceMs: 10, maxDelayMs: 50, idleMs: 60_000, handOverAfterEvents: 30 };
+  const handle = await env.client.workflow.signalWithStart(USER_MEMORY_WORKFLOW_TYPE, {
+    taskQueue: env.config.TASK_QUEUE,
+    workflowId,
+    args: [{ userId, settings }],
+    signal: memoryJobSignal,
+    signalArgs: [{ kind: 'import', key: 'job-0', sessionIds: [], at: new Date().toISOString() }],
+  });
+  const firstRunId = handle.signaledRunId;
+  // Jobs one at a time, each its own batch (an import of no conversation: no model call).
+  for (let i = 1; i <= 6; i++) {
+    await env.client.workflow.getHandle(workflowId).signal(memoryJobSignal, { kind: 'import', key: `job-${i}`, sessionIds: [], at: new Date().toISOString() });
+    await waitFor(`job ${i} done`, async () => (await progressOf(userId)).pending === 0);
+  }
+  await waitFor('a continue-as-new', async () => (await env.client.workflow.getHandle(workflowId).describe()).runId !== firstRunId);
+  const first = await env.client.workflow.getHandle(workflowId, firstRunId).describe();
+  assert.equal(first.status.name, 'CONTINUED_AS_NEW');
+  assert.ok(first.historyLength <= 30 + 15, `the first run handed over near 30 events (${first.historyLength})`);
+  const current = env.client.workflow.getHandle(workflowId);
+  assert.equal((await current.describe()).status.name, 'RUNNING');
+  await current.terminate('test done');
 });
