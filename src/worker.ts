@@ -183,6 +183,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
         await closeStores();
         throw err;
       });
+  // Read by the SDK's workflow threads (patched, see WORKFLOW_STACK_TRACES), which copy the environment when
+  // Worker.create starts them; set each time, as tests make workers of either setting in one process.
+  process.env.THREADLINE_WORKFLOW_STACK_TRACES = config.WORKFLOW_STACK_TRACES;
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
