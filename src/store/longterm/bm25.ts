@@ -81,8 +81,11 @@ export class Bm25Index {
     this.numberOf.delete(id);
   }
 
-  /** The best `limit` documents for any of `terms` (already analyzed), best first. */
-  search(terms: readonly string[], limit: number): { id: string; score: number }[] {
+  /**
+   * The best `limit` documents for any of `terms` (already analyzed), best first. Of `anyOf`, a
+   * document counts only the best term it holds (LexicalQuery.anyOf), added to its terms' sum.
+   */
+  search(terms: readonly string[], limit: number, anyOf: readonly string[] = []): { id: string; score: number }[] {
     if (this.live === 0 || limit <= 0) return [];
     const size = this.ids.length;
     if (this.scores.length < size) {
@@ -97,19 +100,27 @@ export class Bm25Index {
     const lengthWeight = (K1 * B) / avgdl;
     const base = K1 * (1 - B);
     try {
-      for (const term of new Set(terms)) {
-        const p = this.postings.get(term);
-        if (!p) continue;
-        const idf = bm25Idf(this.live, p.n);
-        const weight = idf * (K1 + 1);
-        const { docs, tfs, n } = p;
-        for (let i = 0; i < n; i++) {
-          const d = docs[i] as number;
-          if (anyDead && alive[d] === 0) continue;
-          const tf = tfs[i] as number;
-          const before = scores[d] as number;
-          if (before === 0) touched[count++] = d;
-          scores[d] = before + (weight * tf) / (tf + base + lengthWeight * (lengths[d] as number));
+      const summed = new Set(terms);
+      // anyOf first, by the maximum: every score is still 0 or one of theirs when they are done.
+      for (const [group, list] of [
+        [true, [...new Set(anyOf)].filter((t) => !summed.has(t))],
+        [false, summed],
+      ] as const) {
+        for (const term of list) {
+          const p = this.postings.get(term);
+          if (!p) continue;
+          const idf = bm25Idf(this.live, p.n);
+          const weight = idf * (K1 + 1);
+          const { docs, tfs, n } = p;
+          for (let i = 0; i < n; i++) {
+            const d = docs[i] as number;
+            if (anyDead && alive[d] === 0) continue;
+            const tf = tfs[i] as number;
+            const before = scores[d] as number;
+            if (before === 0) touched[count++] = d;
+            const add = (weight * tf) / (tf + base + lengthWeight * (lengths[d] as number));
+            scores[d] = group ? Math.max(before, add) : before + add;
+          }
         }
       }
       return topK(touched, count, scores, limit).map((d) => ({ id: this.ids[d] as string, score: scores[d] as number }));

@@ -69,14 +69,34 @@ interface CandidateRow {
   holds: boolean[] | null;
   docs: string | null;
   total_terms: string | null;
+  /** The query term (its position) each entry of `dfs`, and of a candidate's `holds`, stands for. */
+  term_index: number[] | null;
   dfs: string[] | null;
   data: string | null;
+}
+
+/**
+ * The rarest of `terms` (by the records holding each) while those records together stay within
+ * `budget`, and always the rarest; ties by term, so one input gives one answer.
+ */
+export function rarestWithin(terms: readonly { term: string; df: number }[], budget: number): string[] {
+  const out: string[] = [];
+  let spent = 0;
+  for (const { term, df } of [...terms].filter((t) => t.df > 0).sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))) {
+    if (out.length > 0 && spent + df > budget) break;
+    out.push(term);
+    spent += df;
+  }
+  return out;
 }
 
 /** A lexical search waiting for its batch's statement. */
 interface LexicalRequest {
   kind: LexicalKind;
+  /** Per term, its forms: the query's terms, then those counted only at their best (LexicalQuery.anyOf). */
   forms: string[][];
+  /** How many of `forms` are the query's terms. */
+  summed: number;
   limit: number;
   resolve: (hits: LexicalHit[]) => void;
   reject: (err: unknown) => void;
@@ -242,15 +262,44 @@ class PostgresReader implements LongTermReader {
    * of a common term is most of a search's time. Scored here, with the statistics it returns.
    * Searches asked for in one turn of the event loop share one statement (searchBatch).
    */
-  searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]> {
+  async searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]> {
     const terms = [...new Set(query.terms)];
-    if (terms.length === 0 || limit <= 0) return Promise.resolve([]);
+    const anyOf = [...new Set(query.anyOf ?? [])].filter((t) => !terms.includes(t));
+    if (terms.length + anyOf.length === 0 || limit <= 0) return [];
+    // Without anyOf nothing is awaited before enqueue: the search joins this turn's batch.
+    const kept = anyOf.length ? await this.rarestOf(kind, anyOf) : [];
+    if (terms.length + kept.length === 0) return [];
+    return this.enqueue(kind, terms, kept, limit);
+  }
+
+  /**
+   * Of `anyOf` (a category's instances, hundreds of terms), those the user's rows hold, the rarest
+   * while their rows together stay within CANDIDATE_BUDGET (always the rarest). Sent whole,
+   * longterm_lexical_candidates paired the common ones two by two: 40 instances present at 95,000
+   * messages made a tsquery of hundreds of pairs, and a search took 2–3 s. A row holding only a
+   * common instance ranks low anyway (its best term counts, not their sum).
+   */
+  private async rarestOf(kind: LexicalKind, anyOf: readonly string[]): Promise<string[]> {
+    const forms = anyOf.map((t) => this.sealer.queryTerms(t));
+    const { rows } = await this.db.query<{ t: number; df: string }>(
+      `SELECT f.t, sum(c.df)::bigint AS df FROM unnest($3::text[], $4::int[]) AS f(form, t)
+         CROSS JOIN LATERAL (SELECT s.df FROM longterm_term_stats s WHERE s.user_id = $1 AND s.kind = $2 AND s.term = f.form AND s.df > 0 OFFSET 0) c
+        GROUP BY f.t`,
+      [this.userId, kind, forms.flat(), forms.flatMap((f, i) => f.map(() => i))],
+    );
+    return rarestWithin(
+      rows.map((r) => ({ term: anyOf[r.t] as string, df: Number(r.df) })),
+      CANDIDATE_BUDGET,
+    );
+  }
+
+  private enqueue(kind: LexicalKind, terms: readonly string[], anyOf: readonly string[], limit: number): Promise<LexicalHit[]> {
     return new Promise((resolve, reject) => {
       if (!this.lexical) {
         this.lexical = [];
         queueMicrotask(() => void this.searchBatch());
       }
-      this.lexical.push({ kind, forms: terms.map((t) => this.sealer.queryTerms(t)), limit, resolve, reject });
+      this.lexical.push({ kind, forms: [...terms, ...anyOf].map((t) => this.sealer.queryTerms(t)), summed: terms.length, limit, resolve, reject });
     });
   }
 
@@ -263,7 +312,7 @@ class PostgresReader implements LongTermReader {
     this.lexical = undefined;
     try {
       const { rows } = await this.db.query<CandidateRow>(
-        `SELECT k.n, c.id, c.len, c.holds, c.docs, c.total_terms, c.dfs, c.data
+        `SELECT k.n, c.id, c.len, c.holds, c.docs, c.total_terms, c.term_index, c.dfs, c.data
            FROM jsonb_to_recordset($2::jsonb) AS k(n int, kind text, forms text[], form_terms int[], wanted int)
            CROSS JOIN LATERAL longterm_lexical_candidates($1, k.kind, k.forms, k.form_terms, $3, $4, k.wanted) WITH ORDINALITY AS c
           ORDER BY k.n, c.ordinality`,
@@ -288,14 +337,18 @@ class PostgresReader implements LongTermReader {
     if (!stats || stats.id !== null) return [];
     const [docs, length] = [Number(stats.docs), Number(stats.total_terms)];
     const idf = (stats.dfs ?? []).map((df) => bm25Idf(docs, Number(df)));
+    const grouped = (stats.term_index ?? []).map((t) => t >= request.summed);
     const avgdl = length / docs || 1;
     const scored = rows.slice(1).map((r) => {
       const norm = (K1 + 1) / (1 + K1 * (1 - B + (B * (r.len ?? 0)) / avgdl));
       let score = 0;
+      let best = 0;
       (r.holds ?? []).forEach((held, i) => {
-        if (held) score += (idf[i] ?? 0) * norm;
+        if (!held) return;
+        if (grouped[i]) best = Math.max(best, (idf[i] ?? 0) * norm);
+        else score += (idf[i] ?? 0) * norm;
       });
-      return { id: r.id as string, score, data: r.data };
+      return { id: r.id as string, score: score + best, data: r.data };
     });
     const best = scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, request.limit);
     for (const hit of best) {

@@ -22,6 +22,12 @@ export interface LexicalQuery {
   text: string;
   /** Stemmed, stopword-free terms; the file and in-memory stores match on these. */
   terms: string[];
+  /**
+   * Terms of which a record counts only the best one it holds, added to what `terms` give it: the
+   * instances of a category a question asks for (categories.ts). A turn naming one is an answer;
+   * summed, a photo's caption naming four ranked above every turn naming one.
+   */
+  anyOf?: string[];
 }
 
 /** One lexical candidate: a record id and a BM25-class relevance score (higher is better; comparable only within one answer). */

@@ -152,8 +152,8 @@ export class UserIndex implements LongTermReader {
 
   async searchText(kind: LexicalKind, query: LexicalQuery, limit: number): Promise<LexicalHit[]> {
     const index = this.text.get(kind);
-    if (!index || query.terms.length === 0) return [];
-    return index.search(query.terms, limit);
+    if (!index || query.terms.length + (query.anyOf?.length ?? 0) === 0) return [];
+    return index.search(query.terms, limit, query.anyOf);
   }
 
   /** Every name of the user's entities against every phrase: a user's entities are few. */
