@@ -448,7 +448,10 @@ export function withoutNearDuplicates(hits: readonly SearchHit[], k: number, thr
       continue;
     }
     const terms = new Set(analyze(hit.text));
-    const adds = (other: ReadonlySet<string>) => [...terms].some((t) => asked.has(t) && !other.has(t));
+    const adds = (other: ReadonlySet<string>) => {
+      if (asked.size > 0) for (const t of terms) if (asked.has(t) && !other.has(t)) return true;
+      return false;
+    };
     if (seen.some((other) => jaccard(other, terms) >= threshold && !adds(other))) moved.push(hit);
     else {
       kept.push(hit);
