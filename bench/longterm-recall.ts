@@ -8,7 +8,10 @@
  * benchmark mixes them (KIND_SHARES).
  * Systems: `ours` (LongTermService.search, as POST /v1/users/:u/memory/search) and `bm25`, a plain
  * BM25 over turns in the same run (MiniSearch, "name: text", lowercase words, k1 1.2, b 0.75).
- *   npx tsx bench/longterm-recall.ts [--stores file,postgres] [--split dev|heldout]
+ *   npx tsx bench/longterm-recall.ts [--stores file,postgres] [--split dev|heldout] [--latency-copies N]
+ * `--latency-copies N` also times search at scale: every conversation imported N times into one user
+ * (18 copies ≈ 95,000 turns, issue 30's size), then each question searched three times; p50 / p95
+ * per kind of question (category questions — multi-hop, open-domain — take the lexicon's second search).
  * Results: bench/results/longterm-recall.json.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,6 +30,7 @@ const args = process.argv.slice(2);
 const argOf = (name: string, fallback: string) => (args.includes(name) ? (args[args.indexOf(name) + 1] ?? fallback) : fallback);
 const STORES = argOf('--stores', 'file').split(',').filter(Boolean);
 const SPLITS = argOf('--split', 'dev,heldout').split(',') as Split[];
+const LATENCY_COPIES = Number(argOf('--latency-copies', '0'));
 const K = 10;
 const KS = [1, 5, 10] as const;
 const OUT = path.join(__dirname, 'results');
@@ -58,6 +62,46 @@ async function runOurs(set: ConversationSet, store: LongTermStore, questions: re
   }
   await store.end();
   return { answers, ms };
+}
+
+/** p50 / p95 in ms. */
+function percentiles(ms: readonly number[]): { p50: number; p95: number } {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return { p50: +(sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(2), p95: +(sorted[Math.floor(sorted.length * 0.95)] ?? 0).toFixed(2) };
+}
+
+/** Search latency per kind of question with every conversation imported `copies` times into one user. */
+async function timeAtScale(
+  set: ConversationSet,
+  store: LongTermStore,
+  questions: readonly Question[],
+  copies: number,
+): Promise<{ turns: number; byKind: Record<string, { p50: number; p95: number }> }> {
+  await store.setup();
+  const svc = new LongTermService({ store, now: () => new Date('2024-06-01T00:00:00Z'), auditReads: false });
+  const user = `scale-${Date.now().toString(36)}`;
+  let turns = 0;
+  for (let copy = 0; copy < copies; copy++) {
+    for (const c of set.conversations) {
+      const sessions = c.sessions.map((s) => ({
+        sessionId: `${s.sessionId}-c${copy}`,
+        messages: s.turns.map((t) => ({ id: `${t.id}-c${copy}`, role: t.role, name: t.name, text: t.text, at: s.at })),
+      }));
+      turns += sessions.reduce((n, s) => n + s.messages.length, 0);
+      await svc.importConversations(user, sessions, { origin: 'system', reason: 'recall benchmark at scale' }, () => 'unused');
+    }
+  }
+  const ms = new Map<string, number[]>();
+  for (let pass = 0; pass < 3; pass++) {
+    for (const q of questions) {
+      const t = performance.now();
+      await svc.search(user, { query: q.query, k: K });
+      const took = performance.now() - t;
+      if (pass > 0) for (const key of [q.kind, 'all']) ms.set(key, [...(ms.get(key) ?? []), took]); // the first pass warms caches
+    }
+  }
+  await store.end();
+  return { turns, byKind: Object.fromEntries([...ms].map(([kind, xs]) => [kind, percentiles(xs)])) };
 }
 
 function runBm25(set: ConversationSet, questions: readonly Question[]): Answers {
@@ -115,8 +159,7 @@ async function main(): Promise<void> {
       }
     } else if (name === 'postgres') got = await withScratchDatabase('threadline_recall', (url) => runOurs(set, new PostgresLongTermStore(url), questions));
     else throw new Error(`--stores: unknown store ${name}`);
-    const sorted = [...got.ms].sort((a, b) => a - b);
-    latency[name] = { p50: +(sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(2), p95: +(sorted[Math.floor(sorted.length * 0.95)] ?? 0).toFixed(2) };
+    latency[name] = percentiles(got.ms);
     const rows: Record<string, string>[] = [];
     for (const split of SPLITS) {
       const qs = questions.filter((q) => q.split === split);
@@ -130,10 +173,25 @@ async function main(): Promise<void> {
   }
   console.log('search latency (ms):');
   console.table(latency);
+  const atScale: Record<string, Awaited<ReturnType<typeof timeAtScale>>> = {};
+  if (LATENCY_COPIES > 0) {
+    for (const name of STORES) {
+      if (name === 'file') {
+        const dir = mkdtempSync(path.join(os.tmpdir(), 'threadline-recall-scale-'));
+        try {
+          atScale[name] = await timeAtScale(set, new FileLongTermStore(dir), questions, LATENCY_COPIES);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      } else atScale[name] = await withScratchDatabase('threadline_recall_scale', (url) => timeAtScale(set, new PostgresLongTermStore(url), questions, LATENCY_COPIES));
+      console.log(`\nsearch at scale, ${name}: ${atScale[name].turns} turns in one user, p50 / p95 ms of passes 2–3 (load ${os.loadavg()[0]?.toFixed(1)})`);
+      console.table(atScale[name].byKind);
+    }
+  }
   mkdirSync(OUT, { recursive: true });
   writeFileSync(
     path.join(OUT, 'longterm-recall.json'),
-    `${JSON.stringify({ generatedAt: new Date().toISOString(), machine: machine(), seed: set.seed, turns, questions: questions.length, results, latencyMs: latency }, null, 2)}\n`,
+    `${JSON.stringify({ generatedAt: new Date().toISOString(), machine: machine(), seed: set.seed, turns, questions: questions.length, results, latencyMs: latency, ...(LATENCY_COPIES > 0 ? { atScale: { copies: LATENCY_COPIES, ...atScale } } : {}) }, null, 2)}\n`,
   );
 }
 
