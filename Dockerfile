@@ -19,5 +19,7 @@ ENV DATA_DIR=/app/data \
     TEMPORAL_ADDRESS=temporal-frontend:7233 \
     TASK_QUEUE=threadline
 
-# The worker by default, its V8 heap bounded (docs/operations.md "Worker memory"); the api service overrides this with `npx tsx src/api/server.ts`.
-CMD ["npx", "tsx", "--max-old-space-size=1024", "src/worker.ts"]
+# The worker by default, its V8 heap bounded (docs/operations.md "Worker memory"); the api service overrides this with
+# `node --import tsx src/api/server.ts`. node itself, with tsx's loader: `npx tsx` would keep two more node processes
+# (npx's and tsx's own) beside the one that runs the code.
+CMD ["node", "--max-old-space-size=1024", "--import", "tsx", "src/worker.ts"]

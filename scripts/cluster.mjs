@@ -13,7 +13,25 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLUSTER } from './cluster-settings.mjs';
 import { DEFAULT_PORTS, createDatabase, ensureClusterServer, ensureUiServer, postgresFromEnv, setupSchemas, startClusterTemporal } from './cluster-temporal.mjs';
-import { IS_WINDOWS, ROOT, WORKER_NODE_FLAGS, appendOutput, binPath, bold, canConnect, color, dim, ensureDeps, ensureTemporal, fail, log, sleep, stopProcess, waitForTcp, workerEnv } from './lib.mjs';
+import {
+  IS_WINDOWS,
+  ROOT,
+  WORKER_NODE_FLAGS,
+  appendOutput,
+  nodeWithTsx,
+  bold,
+  canConnect,
+  color,
+  dim,
+  ensureDeps,
+  ensureTemporal,
+  fail,
+  log,
+  sleep,
+  stopProcess,
+  waitForTcp,
+  workerEnv,
+} from './lib.mjs';
 
 const env = process.env;
 const startedAt = Date.now();
@@ -174,10 +192,10 @@ if (uiBin) {
   startChild('temporal-ui', uiBin, ['--root', baseDir, '--config', 'ui', '--env', 'cluster', 'start'], env);
 }
 for (let i = 1; i <= CLUSTER.threadlineWorkers; i++) {
-  startChild(`worker-${i}`, binPath('tsx'), [...WORKER_NODE_FLAGS, 'src/worker.ts'], workerEnv(threadlineEnv));
+  startChild(`worker-${i}`, process.execPath, nodeWithTsx(WORKER_NODE_FLAGS, 'src/worker.ts'), workerEnv(threadlineEnv));
 }
 for (const [i, port] of apiPorts.entries()) {
-  startChild(`api-${i + 1}`, binPath('tsx'), ['src/api/server.ts'], { ...threadlineEnv, PORT: String(port), HOST: '127.0.0.1' });
+  startChild(`api-${i + 1}`, process.execPath, nodeWithTsx([], 'src/api/server.ts'), { ...threadlineEnv, PORT: String(port), HOST: '127.0.0.1' });
 }
 
 // ---- wait until each API answers /healthz (200 once it reaches Temporal) and the UI listens

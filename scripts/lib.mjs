@@ -27,6 +27,13 @@ export const SEARCH_ATTRIBUTES = ['ThreadlineUserId', 'ThreadlineStatus', 'Threa
  */
 export const WORKER_NODE_FLAGS = Object.freeze(['--max-old-space-size=1024']);
 
+/**
+ * Arguments for `process.execPath` to run a TypeScript entry with tsx's loader (`node --import tsx`),
+ * not through the `tsx` command, which keeps a second node process (~63 MB RSS here) as the parent of the one
+ * that runs the code.
+ */
+export const nodeWithTsx = (flags, entry) => [...flags, '--import', 'tsx', entry];
+
 /** Secrets only the REST API uses; a worker runs tools and MCP servers a model chooses, and never gets them. */
 export const API_ONLY_SECRETS = Object.freeze(['THREADLINE_ADMIN_KEY']);
 /** `env` as a worker process gets it: without the API's secrets. */

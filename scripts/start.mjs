@@ -7,8 +7,8 @@ import path from 'node:path';
 import {
   IS_WINDOWS,
   WORKER_NODE_FLAGS,
+  nodeWithTsx,
   ROOT,
-  binPath,
   bold,
   canConnect,
   color,
@@ -122,7 +122,7 @@ const childEnv = {
 };
 
 function startChild(name, entry, colorCode, nodeFlags = [], env = childEnv) {
-  const child = spawn(binPath('tsx'), [...nodeFlags, entry], {
+  const child = spawn(process.execPath, nodeWithTsx(nodeFlags, entry), {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
