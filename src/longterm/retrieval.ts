@@ -268,13 +268,10 @@ async function messagesNamingInstances(reader: LongTermReader, instances: readon
   const wanted = new Set(instances);
   const queryWords = new Set(words(queryText));
   return hits
-    .filter((h) => {
+    .flatMap((h) => {
       const m = records.get(h.id);
-      return m !== undefined && analyze(m.text).some((t) => wanted.has(t));
-    })
-    .map((h) => {
-      const speaker = records.get(h.id)?.name;
-      return { id: h.id, score: speaker !== undefined && nameIn(speaker, queryWords) ? h.score * SPEAKER_BOOST : h.score };
+      if (!m || !analyze(m.text).some((t) => wanted.has(t))) return [];
+      return [{ id: h.id, score: m.name !== undefined && nameIn(m.name, queryWords) ? h.score * SPEAKER_BOOST : h.score }];
     })
     .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
     .slice(0, limit)
