@@ -7,14 +7,12 @@
  *
  * Pure and deterministic: the workflow side runs in the workflow sandbox.
  */
-import { compare, type Operation } from 'fast-json-patch';
-
 /** The query a worker asks a run for the state of its latest call, when it has no base for the patch. */
 export const SENT_STATE_QUERY = 'threadline.sentState';
 
 /**
- * A JSON patch operation, short: `compare` makes only add, replace and remove, and every step's
- * patch is written into history, so `["+", path, value]`, `["=", path, value]`, `["-", path]`.
+ * A JSON patch operation (RFC 6902's add, replace and remove), short, as every step's patch is written
+ * into history: so `["+", path, value]`, `["=", path, value]`, `["-", path]`.
  */
 export type PatchOp = ['+' | '=', string, unknown] | ['-', string];
 
@@ -25,19 +23,59 @@ export interface StateRef {
   patch: PatchOp[];
 }
 
-function encode(ops: Operation[]): PatchOp[] {
-  return ops.map((o): PatchOp => {
-    switch (o.op) {
-      case 'add':
-        return ['+', o.path, o.value];
-      case 'replace':
-        return ['=', o.path, o.value];
-      case 'remove':
-        return ['-', o.path];
-      default:
-        throw new Error(`compare made a ${o.op} operation`);
+/** A JSON copy: what the payload converter would make of the value (undefined fields dropped). */
+const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value) ?? 'null') as unknown;
+
+/** Whether JSON writes an object's field holding `value` (it drops undefined, functions and symbols). */
+const written = (value: unknown): boolean => value !== undefined && typeof value !== 'function' && typeof value !== 'symbol';
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+};
+
+const pointer = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/**
+ * Appends to `out` the operations that turn the JSON of `from` into the JSON of `to`, as
+ * a JSON diff would, but skipping what both share by identity: a run's states are
+ * immutable and each shares what did not change with the one before, so a step costs what it changed,
+ * not the size of the state (which grows with the run).
+ */
+function diff(from: unknown, to: unknown, path: string, out: PatchOp[]): void {
+  if (from === to) return;
+  if (Array.isArray(from) && Array.isArray(to)) {
+    const common = Math.min(from.length, to.length);
+    for (let i = 0; i < common; i++) diff(written(from[i]) ? from[i] : null, written(to[i]) ? to[i] : null, `${path}/${i}`, out);
+    for (let i = from.length - 1; i >= to.length; i--) out.push(['-', `${path}/${i}`]);
+    for (let i = from.length; i < to.length; i++) out.push(['+', `${path}/${i}`, asJson(written(to[i]) ? to[i] : null)]);
+    return;
+  }
+  if (isPlainObject(from) && isPlainObject(to)) {
+    for (const key of Object.keys(from)) if (written(from[key]) && !(Object.hasOwn(to, key) && written(to[key]))) out.push(['-', `${path}/${pointer(key)}`]);
+    for (const key of Object.keys(to)) {
+      const value = to[key];
+      if (!written(value)) continue;
+      if (Object.hasOwn(from, key) && written(from[key])) diff(from[key], value, `${path}/${pointer(key)}`, out);
+      else out.push(['+', `${path}/${pointer(key)}`, asJson(value)]);
     }
-  });
+    return;
+  }
+  // Values of other kinds (or of two kinds): compared as JSON, replaced whole when they differ.
+  const json = asJson(to);
+  if (JSON.stringify(asJson(from)) !== JSON.stringify(json)) out.push(['=', path, json]);
+}
+
+/**
+ * Freezes `value` and what it holds, stopping at what is frozen already (a state's parts shared
+ * with the state before): the identity `diff` relies on then cannot change under it — an engine
+ * writing into a state it sent fails there and then, instead of its workers missing the change.
+ */
+function freeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value) || ArrayBuffer.isView(value)) return;
+  Object.freeze(value);
+  for (const child of Object.values(value)) freeze(child);
 }
 
 type Container = Record<string, unknown> | unknown[];
@@ -89,14 +127,17 @@ function applyOps(base: unknown, ops: readonly PatchOp[]): unknown {
   return root;
 }
 
+function patchBetween(from: unknown, to: unknown): PatchOp[] {
+  const out: PatchOp[] = [];
+  diff(from, to, '', out);
+  return out;
+}
+
 /** The state a run sent with its call number `seq`. */
 export interface SentState {
   seq: number;
   state: unknown;
 }
-
-/** A JSON copy: what the payload converter would make of the value (undefined fields dropped). */
-const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
 
 /** The workflow side: remembers what it sent last and turns the next state into a patch against it. */
 export class StateSender {
@@ -104,17 +145,17 @@ export class StateSender {
 
   /** The reference for an activity input carrying `state`. */
   send(state: unknown): StateRef {
-    const json = asJson(state) as object;
+    freeze(state);
     const base = this.#last;
     const seq = (base?.seq ?? 0) + 1;
-    this.#last = { seq, state: json };
-    return { seq, base: base?.seq ?? null, patch: encode(compare(base ? (base.state as object) : {}, json)) };
+    this.#last = { seq, state };
+    return { seq, base: base?.seq ?? null, patch: patchBetween(base ? base.state : {}, state) };
   }
 
   /** The latest call's reference again, as a patch to `{}`: for a worker without its base. Null before the first call. */
   resendWhole(): StateRef | null {
     const last = this.#last;
-    return last ? { seq: last.seq, base: null, patch: encode(compare({}, last.state as object)) } : null;
+    return last ? { seq: last.seq, base: null, patch: patchBetween({}, last.state) } : null;
   }
 
   /** What the query answers: the state of the latest call, or null before the first. */

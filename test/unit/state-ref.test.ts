@@ -93,3 +93,39 @@ test('what a patch does not touch is shared with the base, not copied', () => {
   assert.notEqual(is, was);
   assert.equal(is?.observations, was?.observations);
 });
+
+test('a state built from the one before, sharing its parts, resolves to itself; the parts shared are not sent again', async () => {
+  const fc = await import('fast-check');
+  const key = fc.constantFrom('a', 'b', 'a/b', 'c~d', '');
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, fc.integer(), fc.string(), fc.constant(null), fc.constant(undefined), tie('array'), tie('object')),
+    array: fc.array(tie('value'), { maxLength: 4 }),
+    object: fc.dictionary(key, tie('value'), { maxKeys: 4 }),
+  })).object;
+  fc.assert(
+    fc.property(json, json, key, key, (first, other, k1, k2) => {
+      const sender = new StateSender();
+      const base = resolveStateRef(undefined, sender.send(first));
+      assert.ok(base);
+      // The next state keeps the first one's parts by identity, moves one and drops another.
+      const second = { ...first, [k1]: { kept: first[k2], other }, list: [first, ...Object.values(first)] };
+      delete (second as Record<string, unknown>)[k2 === k1 ? 'none' : k2];
+      const next = resolveStateRef(base, sender.send(second));
+      assert.ok(next);
+      assert.deepEqual(next.state, JSON.parse(JSON.stringify(second)));
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test('a state once sent cannot be changed in place: the engine must make a new one (its workers would miss the change)', () => {
+  const sender = new StateSender();
+  const state = { steps: [{ id: 's1', status: 'running' }] };
+  sender.send(state);
+  assert.throws(() => state.steps.push({ id: 's2', status: 'pending' }), TypeError);
+  assert.throws(() => {
+    (state.steps[0] as { status: string }).status = 'completed';
+  }, TypeError);
+  const next = { steps: [...state.steps, { id: 's2', status: 'pending' }] };
+  assert.deepEqual(sender.send(next).patch, [['+', '/steps/1', { id: 's2', status: 'pending' }]]);
+});
