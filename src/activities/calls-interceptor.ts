@@ -15,11 +15,11 @@
  */
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { deferredResult, DeferToActivity, isNeedsState, needsStateResult, StateNotHere, takeCallInput, timedResult } from '../engine/local-calls';
-import type { KeyValueStore } from '../store/kv';
+import { JOURNALS, type KeyValueStore } from '../store/kv';
 import { CallClock } from './call-clock';
 import { idempotencyKeyOf, withCallKey } from './heartbeat';
 
-const JOURNAL = 'local-call-journal';
+const JOURNAL = JOURNALS.calls;
 
 export function callsInterceptor(store: KeyValueStore, clock = new CallClock()): ActivityInterceptorsFactory {
   return (ctx) => ({

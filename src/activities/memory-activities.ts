@@ -15,7 +15,7 @@ import { renderContent } from '../memory/parser';
 import { runThreadId } from '../memory/run-chunks';
 import { readConversation } from '../sessions/session-chunks';
 import { sessionThreadId } from '../temporal/sessions';
-import type { KeyValueStore } from '../store/kv';
+import { JOURNALS, type KeyValueStore } from '../store/kv';
 import { operationIdFor, ThreadNotFoundError, type MemoryService } from '../store/memory-service';
 import { idempotencyKey, withHeartbeats } from './heartbeat';
 import { asFailure } from './plan-activities';
@@ -29,7 +29,7 @@ export interface MemoryActivityDeps {
   repairAttempts?: number;
 }
 
-const JOURNAL = 'memory-passes';
+const JOURNAL = JOURNALS.memoryPasses;
 /** Messages of an imported conversation one pass reads; a longer conversation takes several passes. */
 export const IMPORT_WINDOW = 150;
 /** The most messages of one imported conversation extracted (the rest stay searchable as messages). */

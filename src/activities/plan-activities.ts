@@ -27,7 +27,7 @@ import { ModelUnavailableError, type ModelProvider } from '../llm/provider';
 import { callModel, InvalidModelReplyError } from '../llm/structured';
 import { agentChunks, endingChunk, goalChunk, lastStepEvent, runThreadId, snapshotChunk, stepChunks, type StepOutcome } from '../memory/run-chunks';
 import type { ChunkInput } from '../memory/model';
-import type { KeyValueStore } from '../store/kv';
+import { JOURNALS, type KeyValueStore } from '../store/kv';
 import { operationIdFor, ThreadNotFoundError, type MemoryService, type Reader } from '../store/memory-service';
 import { runReport } from '../engine/report';
 import type { ToolRegistry } from '../tools/registry';
@@ -78,7 +78,7 @@ export interface PlanActivityDeps {
 
 /** Error types the workflow's retry policy treats as final. */
 export const NON_RETRYABLE_ERRORS = ['InvalidModelReply', 'ModelRequestRefused'];
-const JOURNAL = 'step-journal';
+const JOURNAL = JOURNALS.steps;
 
 /** The most recent turns of its session a run's prompt shows (the session keeps fewer once it compresses). */
 const SESSION_TURNS_IN_PROMPT = 20;

@@ -17,6 +17,7 @@ import type { ReflectionReply } from '../calls/reflection';
 import type { SpinCheckReply } from '../calls/spin-check';
 import type { TaskTreeReply } from '../calls/task-tree';
 import { completeStructured } from '../llm/structured';
+import { JOURNALS } from '../store/kv';
 import { buildTreeMessages } from '../calls/registry';
 import type { TreeContext } from '../calls/tree';
 import type { ChunkInput } from '../memory/model';
@@ -36,7 +37,7 @@ export interface TreeActivityDeps extends PlanActivityDeps {
   blueprints?: Blueprint[];
 }
 
-const JOURNAL = 'step-journal';
+const JOURNAL = JOURNALS.steps;
 /** What one iteration's recall may add to its prompt, in characters (seed 003's memory size limit). */
 export const TASK_RECALL_CHARS = 1_500;
 

@@ -3,12 +3,21 @@
  * The file backend keeps one JSON file per key under DATA_DIR and writes by
  * rename, so a crash never leaves a half-written value and concurrent writers
  * of one key never interleave (synchronous calls: see small-files.ts). With a sealer (encryption
- * on) each file holds its key and value sealed; files from before read as they are.
+ * on) each file holds its key and value sealed; files from before read as they are. The journals'
+ * entries, written once each, go to one append-only log per run instead (journal-log.ts).
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { PLAIN, type Sealer } from './sealing/sealer';
+import { JournalLogs } from './journal-log';
 import { readJsonIfExists, writeByRename } from './small-files';
+
+/**
+ * The journals: namespaces whose keys (`<workflow id>/<run id>/<call>[:<part>]`) are each written once,
+ * before the call they journal returns, and read when it runs again. A key's first value stays.
+ */
+export const JOURNALS = { steps: 'step-journal', calls: 'local-call-journal', memoryPasses: 'memory-passes' } as const;
+const JOURNAL_NAMESPACES: ReadonlySet<string> = new Set(Object.values(JOURNALS));
 
 export interface KeyValueStore {
   get<T = unknown>(namespace: string, key: string): Promise<T | undefined>;
@@ -27,13 +36,15 @@ export class MemoryKeyValueStore implements KeyValueStore {
 }
 
 /** File names are hashes: any key (slashes, unicode) is safe, and namespaces stay readable. */
-const fileName = (key: string) => `${createHash('sha256').update(key).digest('hex').slice(0, 40)}.json`;
+const keyHash = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 40);
+const fileName = (key: string) => `${keyHash(key)}.json`;
 // Dots are escaped too, so no namespace can name a parent directory.
 const dirName = (namespace: string) => namespace.replace(/[^A-Za-z0-9_-]/g, (c) => `%${c.charCodeAt(0).toString(16)}`);
 
 export class FileKeyValueStore implements KeyValueStore {
   /** Namespace directories made by this store (one mkdir each, not one per write). */
   private readonly dirs = new Set<string>();
+  private readonly logs = new JournalLogs();
   constructor(
     private readonly root: string,
     private readonly sealer: Sealer = PLAIN,
@@ -43,14 +54,22 @@ export class FileKeyValueStore implements KeyValueStore {
     return path.join(this.root, dirName(namespace), fileName(key));
   }
 
+  /** A journal key's run log: the key up to its last `/` names the run. */
+  private log(namespace: string, key: string): string {
+    return path.join(this.root, dirName(namespace), 'runs', `${keyHash(key.slice(0, Math.max(0, key.lastIndexOf('/'))))}.jsonl`);
+  }
+
   async get<T>(namespace: string, key: string): Promise<T | undefined> {
     await this.sealer.ready();
-    const stored = readJsonIfExists(this.file(namespace, key));
+    // A journal entry is in its run's log, or (written before the logs) in a file of its own.
+    const stored = (JOURNAL_NAMESPACES.has(namespace) ? this.logs.read(this.log(namespace, key), keyHash(key)) : undefined) ?? readJsonIfExists(this.file(namespace, key));
     return stored === undefined ? undefined : this.sealer.open<{ key: string; value: T }>(stored).value;
   }
 
   async put(namespace: string, key: string, value: unknown): Promise<void> {
     await this.sealer.ready();
-    writeByRename(this.file(namespace, key), JSON.stringify(this.sealer.seal({ key, value })), this.dirs);
+    const sealed = JSON.stringify(this.sealer.seal({ key, value }));
+    if (JOURNAL_NAMESPACES.has(namespace)) this.logs.append(this.log(namespace, key), keyHash(key), sealed);
+    else writeByRename(this.file(namespace, key), sealed, this.dirs);
   }
 }

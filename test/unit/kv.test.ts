@@ -1,9 +1,11 @@
 /** The embedded key-value store (file backend under DATA_DIR, and the in-memory one used by tests). */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { FileKeyValueStore, MemoryKeyValueStore } from '../../src/store/kv';
+import { FileKeyValueStore, JOURNALS, MemoryKeyValueStore } from '../../src/store/kv';
 import { scratchDirs } from '../helpers/scratch-dirs';
 
 /** A fresh directory per test, so tests never see each other's data. */
@@ -97,4 +99,60 @@ test('memory store: round trip, missing keys, namespaces, and values are copies'
   assert.deepEqual(await store.get('ns', 'k'), { list: [1, 2] }, 'a change to a read value does not leak in');
   assert.equal(await store.get('ns', 'missing'), undefined);
   assert.equal(await store.get('other', 'k'), undefined);
+});
+
+test('file store, journals: each entry is read back, by this store and by another process on the same directory, across runs', async () => {
+  const where = dir();
+  const writer = new FileKeyValueStore(where);
+  const reader = new FileKeyValueStore(where);
+  const key = (run: number, call: number, part = '') => `wf-${run}/run-${run}/${call}${part}`;
+  // The reader has read each run's log before the writer adds more: it takes the new lines then.
+  for (let call = 1; call <= 20; call++) {
+    for (const run of [1, 2]) {
+      assert.equal(await reader.get(JOURNALS.calls, key(run, call)), undefined);
+      await writer.put(JOURNALS.calls, key(run, call), { value: { run, call, text: 'ü\n\t"'.repeat(call) } });
+      await writer.put(JOURNALS.steps, key(run, call, ':action'), { run, call });
+    }
+  }
+  for (const store of [writer, reader, new FileKeyValueStore(where)]) {
+    for (let call = 1; call <= 20; call++) {
+      for (const run of [1, 2]) {
+        assert.deepEqual(await store.get(JOURNALS.calls, key(run, call)), { value: { run, call, text: 'ü\n\t"'.repeat(call) } });
+        assert.deepEqual(await store.get(JOURNALS.steps, key(run, call, ':action')), { run, call });
+      }
+    }
+  }
+  assert.equal(await reader.get(JOURNALS.steps, key(1, 1)), undefined, 'namespaces and parts stay apart');
+  // One log per run, not a file per entry.
+  assert.equal((await readdir(path.join(where, JOURNALS.calls, 'runs'))).length, 2);
+});
+
+test('file store, journals: a key keeps its first value; a line torn by a crashed writer is skipped and later entries read whole', async () => {
+  const where = dir();
+  const store = new FileKeyValueStore(where);
+  await store.put(JOURNALS.calls, 'wf/run/1', 'first');
+  await store.put(JOURNALS.calls, 'wf/run/1', 'second');
+  assert.equal(await store.get(JOURNALS.calls, 'wf/run/1'), 'first');
+  const [log] = await readdir(path.join(where, JOURNALS.calls, 'runs'));
+  const file = path.join(where, JOURNALS.calls, 'runs', log!);
+  // A writer that died mid-entry: its line is cut, with no newline after it.
+  const whole = readFileSync(file, 'utf8')
+    .split('\n')
+    .find((line) => line.includes('first'))!;
+  appendFileSync(file, `\n${createHash('sha256').update('wf/run/2').digest('hex').slice(0, 40)}${whole.slice(40, -4)}`);
+  assert.equal(await store.get(JOURNALS.calls, 'wf/run/2'), undefined, 'an entry still being written (or torn) is not read');
+  await store.put(JOURNALS.calls, 'wf/run/3', 'after');
+  await store.put(JOURNALS.calls, 'wf/run/2', 'again');
+  const other = new FileKeyValueStore(where);
+  assert.equal(await other.get(JOURNALS.calls, 'wf/run/3'), 'after');
+  assert.equal(await other.get(JOURNALS.calls, 'wf/run/2'), 'again');
+  assert.equal(await other.get(JOURNALS.calls, 'wf/run/1'), 'first');
+});
+
+test('file store, journals: an entry written as a file of its own (before the logs) is still read', async () => {
+  const where = dir();
+  const key = 'wf/run/7';
+  mkdirSync(path.join(where, JOURNALS.calls), { recursive: true });
+  writeFileSync(path.join(where, JOURNALS.calls, `${createHash('sha256').update(key).digest('hex').slice(0, 40)}.json`), JSON.stringify({ key, value: { value: 'from before' } }));
+  assert.deepEqual(await new FileKeyValueStore(where).get(JOURNALS.calls, key), { value: 'from before' });
 });
