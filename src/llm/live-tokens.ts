@@ -130,21 +130,39 @@ export function liveCallFor(request: Pick<ModelRequest, 'name' | 'context'>): Li
   const taskIndex = context.task?.index;
   const { publisher } = scope;
   let streamings = 0;
+  /** Publishes what the current streaming's sink took and has not parsed yet. */
+  let flush = (): void => undefined;
   return {
     callId,
     stream() {
+      flush();
       streamings++;
       // A repair asks again within the attempt: the hub resets the call as after a retry.
       publisher.publish({ t: 'start', runId, ...(sessionId ? { sessionId } : {}), callId, attempt: scope.attempt + streamings - 1 });
       const deltas = new FieldDeltas();
       let seq = 0;
-      return (text) => {
+      // Pieces that arrive together (one network read holds several; a provider may hand its reply over
+      // at once) are parsed together, once, right after: the partial parse reads the whole reply so far,
+      // so parsing at every piece cost O(length²) a reply.
+      let queued = '';
+      const publishQueued = () => {
+        const text = queued;
+        queued = '';
         for (const { field, delta } of deltas.push(text)) {
           publisher.publish({ t: 'token', runId, ...(sessionId ? { sessionId } : {}), callId, ...(stepId ? { stepId } : {}), ...(taskIndex ? { taskIndex } : {}), field, delta, seq: ++seq });
         }
       };
+      flush = () => {
+        if (queued !== '') publishQueued();
+      };
+      return (text) => {
+        if (text === '') return;
+        if (queued === '') queueMicrotask(flush);
+        queued += text;
+      };
     },
     end() {
+      flush();
       publisher.publish({ t: 'end', runId, callId });
     },
   };

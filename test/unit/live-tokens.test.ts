@@ -252,3 +252,51 @@ test('the offline demo model streams its reply in small pieces inside a run’s 
     reply.steps[0]?.description,
   );
 });
+
+/** A provider that hands its reply over in pieces, all at once or one per turn of the event loop. */
+class Paced implements ModelProvider {
+  readonly label = 'paced';
+  constructor(
+    private readonly reply: string,
+    private readonly apart: boolean,
+  ) {}
+  async complete(): Promise<string> {
+    const sink = currentTextSink();
+    for (let i = 0; sink && i < this.reply.length; i += 3) {
+      sink(this.reply.slice(i, i + 3));
+      if (this.apart) await new Promise((resolve) => setImmediate(resolve));
+    }
+    return this.reply;
+  }
+}
+
+test('pieces that arrive together are parsed once, pieces apart as each arrives; either way every token is published before the call ends', async () => {
+  const reply = '{"thought": "thinking it over", "answer": "forty-two, the answer"}';
+  const tokensOf = async (apart: boolean) => {
+    const publisher = new Collect();
+    const request = { name: 'final_answer' as const, messages: [], context: { call: 'final_answer', state: { runId: 'run-2' } } as unknown as ModelRequest['context'] };
+    await withTokenScope({ publisher, key: 'wf/run/8', attempt: 1 }, () => completeStructured(new Paced(reply, apart), request, 1));
+    assert.equal(publisher.messages.at(-1)?.t, 'end');
+    return publisher.messages.filter((m) => m.t === 'token');
+  };
+  const together = await tokensOf(false);
+  const apart = await tokensOf(true);
+  for (const tokens of [together, apart]) {
+    assert.equal(
+      tokens
+        .filter((m) => m.field === 'answer')
+        .map((m) => m.delta)
+        .join(''),
+      'forty-two, the answer',
+    );
+    assert.equal(
+      tokens
+        .filter((m) => m.field === 'thought')
+        .map((m) => m.delta)
+        .join(''),
+      'thinking it over',
+    );
+  }
+  assert.equal(together.length, 2, 'one parse: one delta per field');
+  assert.ok(apart.length > 10, `each piece apart is streamed as it comes (${apart.length} tokens)`);
+});
