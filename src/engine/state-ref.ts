@@ -63,8 +63,8 @@ function diff(from: unknown, to: unknown, path: string, out: PatchOp[]): void {
     return;
   }
   // Values of other kinds (or of two kinds): compared as JSON, replaced whole when they differ.
-  const json = asJson(to);
-  if (JSON.stringify(asJson(from)) !== JSON.stringify(json)) out.push(['=', path, json]);
+  const text = JSON.stringify(to) ?? 'null';
+  if ((JSON.stringify(from) ?? 'null') !== text) out.push(['=', path, JSON.parse(text) as unknown]);
 }
 
 /**
