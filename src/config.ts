@@ -160,7 +160,7 @@ export const ConfigSchema = z.object({
   /**
    * `off`: the worker's workflow threads capture no stack per promise (the SDK's hook, skipped by
    * patches/@temporalio+worker+*.patch), so the Web UI's Stack Trace tab answers that stack traces
-   * are off; a plan step then cost the worker ~15 % less CPU, a reply ~6 % (bench/results/HISTORY.md).
+   * are off. Since the same patch made the hook cheap, on and off cost a plan step alike (bench/results/HISTORY.md).
    */
   WORKFLOW_STACK_TRACES: z.enum(['on', 'off']).default('on'),
   /**
