@@ -15,10 +15,17 @@ function logMessage(line: string): string | undefined {
   }
 }
 
-/** The worker process: `node --max-old-space-size=1024 --import tsx src/worker.ts`, resolved once it has started polling. */
+/** What scripts/lib.mjs gives the scripts that start workers. */
+interface WorkerLauncher {
+  buildWorker(): Promise<string>;
+  nodeWorker(): string[];
+}
+
+/** The worker process, built and started as `npm run worker` does (scripts/lib.mjs), resolved once it has started polling. */
 export async function startWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string; tail: () => string }> {
-  // Started as `npm run worker` starts it: with its V8 heap bounded (docs/operations.md "Worker memory").
-  const child = spawn(process.execPath, ['--max-old-space-size=1024', '--import', 'tsx', path.join(ROOT, 'src', 'worker.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lib = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'lib.mjs')).href)) as WorkerLauncher;
+  await lib.buildWorker();
+  const child = spawn(process.execPath, lib.nodeWorker(), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
     lines.push(...chunk.toString().split('\n').filter(Boolean));

@@ -16,7 +16,8 @@ import { DEFAULT_PORTS, createDatabase, ensureClusterServer, ensureUiServer, pos
 import {
   IS_WINDOWS,
   ROOT,
-  WORKER_NODE_FLAGS,
+  buildWorker,
+  nodeWorker,
   appendOutput,
   nodeWithTsx,
   bold,
@@ -191,8 +192,9 @@ if (uiBin) {
   );
   startChild('temporal-ui', uiBin, ['--root', baseDir, '--config', 'ui', '--env', 'cluster', 'start'], env);
 }
+await buildWorker();
 for (let i = 1; i <= CLUSTER.threadlineWorkers; i++) {
-  startChild(`worker-${i}`, process.execPath, nodeWithTsx(WORKER_NODE_FLAGS, 'src/worker.ts'), workerEnv(threadlineEnv));
+  startChild(`worker-${i}`, process.execPath, nodeWorker(), workerEnv(threadlineEnv));
 }
 for (const [i, port] of apiPorts.entries()) {
   startChild(`api-${i + 1}`, process.execPath, nodeWithTsx([], 'src/api/server.ts'), { ...threadlineEnv, PORT: String(port), HOST: '127.0.0.1' });

@@ -6,7 +6,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import {
   IS_WINDOWS,
-  WORKER_NODE_FLAGS,
+  buildWorker,
+  nodeWorker,
   nodeWithTsx,
   ROOT,
   bold,
@@ -121,8 +122,10 @@ const childEnv = {
   ...(uiUrl ? { TEMPORAL_UI_URL: uiUrl } : {}),
 };
 
-function startChild(name, entry, colorCode, nodeFlags = [], env = childEnv) {
-  const child = spawn(process.execPath, nodeWithTsx(nodeFlags, entry), {
+/** Starts `args` (node's) as the child `name`: the built worker, or a TypeScript entry under tsx. */
+function startChild(name, args, colorCode, env = childEnv) {
+  const entry = args.at(-1);
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -144,8 +147,9 @@ function startChild(name, entry, colorCode, nodeFlags = [], env = childEnv) {
 }
 
 const workerStartedAt = Date.now();
-startChild('worker', 'src/worker.ts', '33', WORKER_NODE_FLAGS, workerEnv(childEnv));
-startChild('api', 'src/api/server.ts', '32');
+await buildWorker();
+startChild('worker', nodeWorker(), '33', workerEnv(childEnv));
+startChild('api', nodeWithTsx([], 'src/api/server.ts'), '32');
 
 // Wait (bounded) until the API answers its health check; /healthz is 200 once it reaches Temporal.
 const healthTimeoutMs = 120_000;

@@ -12,13 +12,19 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 
 /**
+ * The TypeScript sources the bundle is made from, also when this module runs compiled (dist/, which
+ * sits beside src/): webpack compiles them itself, and the bundle's source map names them.
+ */
+const SOURCES = path.resolve(__dirname, '..', 'src');
+
+/**
  * The engine core (src/engine, and the pure models it imports), evaluated once per workflow thread
  * instead of once per run the sandbox loads — every cache miss: the SDK's `preloadModules`, which
  * shares them, frozen, among runs. Safe because they are pure: no module-level state, no import of
  * '@temporalio/workflow' (dependency-cruiser's layers keep the engine below the workflows).
  */
 function engineModules(): string[] {
-  const dir = path.join(__dirname, 'engine');
+  const dir = path.join(SOURCES, 'engine');
   return readdirSync(dir)
     .filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts'))
     .map((f) => require.resolve(path.join(dir, f)));
@@ -30,9 +36,9 @@ function engineModules(): string[] {
  */
 export async function bundleWorkflows(options: { history?: boolean } = {}): Promise<string> {
   const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('./workflows'),
+    workflowsPath: path.join(SOURCES, 'workflows', 'index.ts'),
     // Always bundled; they trace only runs a tracing client started (src/workflows/tracing-interceptors.ts).
-    workflowInterceptorModules: [require.resolve('./workflows/tracing-interceptors'), ...(options.history ? [require.resolve('./workflows/history-interceptors')] : [])],
+    workflowInterceptorModules: [path.join(SOURCES, 'workflows', 'tracing-interceptors.ts'), ...(options.history ? [path.join(SOURCES, 'workflows', 'history-interceptors.ts')] : [])],
     logger: new DefaultLogger('WARN'),
     preloadModules: engineModules(),
     // Source maps without the sources: stack traces still name the TypeScript file and line, and the

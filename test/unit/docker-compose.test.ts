@@ -39,7 +39,7 @@ const Services = z.object({ services: z.record(z.string(), z.object({ command: z
 test('only the APIs get the admin key: not the workers, which run tools and MCP servers a model chooses', () => {
   const { services } = Services.parse(parse(compose, { merge: true }));
   const runs = (s: { command?: string[] }, entry: string) => (s.command ?? []).includes(entry);
-  const workers = Object.values(services).filter((s) => runs(s, 'src/worker.ts'));
+  const workers = Object.values(services).filter((s) => runs(s, 'dist/worker.js'));
   const apis = Object.values(services).filter((s) => runs(s, 'src/api/server.ts'));
   assert.ok(workers.length > 0 && apis.length > 0);
   for (const worker of workers) assert.equal(worker.environment?.THREADLINE_ADMIN_KEY, undefined);
@@ -53,7 +53,7 @@ test('npm start and npm run cluster start their workers without the admin key', 
   for (const script of ['start.mjs', 'cluster.mjs']) {
     const starts = readFileSync(path.join(root, 'scripts', script), 'utf8')
       .split('\n')
-      .filter((l) => /startChild\(.*'src\/worker\.ts'/.test(l));
+      .filter((l) => /startChild\(.*nodeWorker\(/.test(l));
     assert.ok(starts.length > 0, script);
     for (const line of starts) assert.match(line, /workerEnv\(/, `${script}: ${line.trim()}`);
   }
