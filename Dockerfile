@@ -12,8 +12,8 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY src ./src
-# The worker runs compiled (dist/, scripts/build-worker.mjs): no TypeScript loader in its process.
-RUN node scripts/build-worker.mjs
+# The worker and the API run compiled (dist/, scripts/build.mjs): no TypeScript loader in their processes.
+RUN node scripts/build.mjs
 
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
@@ -22,7 +22,7 @@ ENV DATA_DIR=/app/data \
     TEMPORAL_ADDRESS=temporal-frontend:7233 \
     TASK_QUEUE=threadline
 
-# The worker by default, compiled, its V8 heap bounded (docs/operations.md "Worker memory"); the api service overrides
-# this with `node --import tsx src/api/server.ts`. node itself, with tsx's loader: `npx tsx` would keep two more node
-# processes (npx's and tsx's own) beside the one that runs the code.
+# The worker by default, its V8 heap bounded (docs/operations.md "Worker memory"); the api service overrides this with
+# `node --enable-source-maps dist/api/server.js`. node itself: `npx` or `npm run` would keep more node processes beside
+# the one that runs the code.
 CMD ["node", "--max-old-space-size=1024", "--enable-source-maps", "dist/worker.js"]

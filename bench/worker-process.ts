@@ -17,14 +17,14 @@ function logMessage(line: string): string | undefined {
 
 /** What scripts/lib.mjs gives the scripts that start workers. */
 interface WorkerLauncher {
-  buildWorker(): Promise<string>;
+  buildDist(): Promise<void>;
   nodeWorker(): string[];
 }
 
 /** The worker process, built and started as `npm run worker` does (scripts/lib.mjs), resolved once it has started polling. */
 export async function startWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string; tail: () => string }> {
   const lib = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'lib.mjs')).href)) as WorkerLauncher;
-  await lib.buildWorker();
+  await lib.buildDist();
   const child = spawn(process.execPath, lib.nodeWorker(), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {

@@ -16,10 +16,10 @@ import { DEFAULT_PORTS, createDatabase, ensureClusterServer, ensureUiServer, pos
 import {
   IS_WINDOWS,
   ROOT,
-  buildWorker,
+  buildDist,
+  nodeDist,
   nodeWorker,
   appendOutput,
-  nodeWithTsx,
   bold,
   canConnect,
   color,
@@ -192,12 +192,12 @@ if (uiBin) {
   );
   startChild('temporal-ui', uiBin, ['--root', baseDir, '--config', 'ui', '--env', 'cluster', 'start'], env);
 }
-await buildWorker();
+await buildDist();
 for (let i = 1; i <= CLUSTER.threadlineWorkers; i++) {
   startChild(`worker-${i}`, process.execPath, nodeWorker(), workerEnv(threadlineEnv));
 }
 for (const [i, port] of apiPorts.entries()) {
-  startChild(`api-${i + 1}`, process.execPath, nodeWithTsx([], 'src/api/server.ts'), { ...threadlineEnv, PORT: String(port), HOST: '127.0.0.1' });
+  startChild(`api-${i + 1}`, process.execPath, nodeDist('api/server'), { ...threadlineEnv, PORT: String(port), HOST: '127.0.0.1' });
 }
 
 // ---- wait until each API answers /healthz (200 once it reaches Temporal) and the UI listens

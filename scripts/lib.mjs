@@ -1,7 +1,7 @@
 // Shared helpers for the launcher scripts (npm start / test / temporal / ensure).
 // Plain Node, built-ins only: these run before `npm ci` has installed anything.
 import { spawn, spawnSync, execFile } from 'node:child_process';
-import { copyFileSync, createWriteStream, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,9 +27,6 @@ export const SEARCH_ATTRIBUTES = ['ThreadlineUserId', 'ThreadlineStatus', 'Threa
  */
 export const WORKER_NODE_FLAGS = Object.freeze(['--max-old-space-size=1024']);
 
-/** The worker's entry once built (buildWorker): src/ compiled to CommonJS in dist/, at the same depth. */
-export const WORKER_ENTRY = 'dist/worker.js';
-
 /** Every file under `dir`, as paths. */
 function filesUnder(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -40,17 +37,19 @@ function filesUnder(dir) {
 
 /**
  * Compiles src/ to dist/ with esbuild (each file on its own, as tsx would at run time; source maps
- * without the sources' text) and copies its other files, so the worker runs as plain JavaScript: no
- * TypeScript loader in its process (≈ 50 MB less RSS, bench/results/HISTORY.md). About a second; done
- * at every start, so dist/ never lags src/. Files are overwritten in place, never removed first: a
- * worker already running from dist/ may still load a module from it.
+ * without the sources' text) and copies its other files (the inspector's pages), so the worker and the
+ * API run as plain JavaScript: no TypeScript loader in their processes (≈ 30–45 MB less RSS for the
+ * worker, bench/results/HISTORY.md). About a second; done at every start, so dist/ never lags src/.
+ * Only files whose content changed are written, each to a temporary name and renamed over the old one:
+ * a process already running from dist/, or starting from it while another build runs (`npm run api`
+ * beside `npm run worker`), never reads a file half written; nothing is removed.
  */
-export async function buildWorker() {
+export async function buildDist() {
   const { build } = await import('esbuild');
   const src = path.join(ROOT, 'src');
   const outdir = path.join(ROOT, 'dist');
   const files = filesUnder(src);
-  await build({
+  const { outputFiles } = await build({
     entryPoints: files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')),
     outdir,
     outbase: src,
@@ -60,27 +59,31 @@ export async function buildWorker() {
     sourcemap: true,
     sourcesContent: false,
     logLevel: 'error',
+    write: false,
   });
-  for (const file of files.filter((f) => !f.endsWith('.ts'))) {
-    const to = path.join(outdir, path.relative(src, file));
+  const put = (to, contents) => {
+    try {
+      if (readFileSync(to).equals(contents)) return;
+    } catch {
+      // not there yet
+    }
     mkdirSync(path.dirname(to), { recursive: true });
-    copyFileSync(file, to);
-  }
-  return WORKER_ENTRY;
+    const tmp = `${to}.${process.pid}.tmp`;
+    writeFileSync(tmp, contents);
+    renameSync(tmp, to);
+  };
+  for (const file of outputFiles) put(file.path, Buffer.from(file.contents));
+  for (const file of files.filter((f) => !f.endsWith('.ts'))) put(path.join(outdir, path.relative(src, file)), readFileSync(file));
 }
 
 /**
- * Arguments for `process.execPath` to run the built worker (buildWorker first): its flags, and stack
- * traces mapped back to the TypeScript sources.
+ * Arguments for `process.execPath` to run a built entry (buildDist first; `entry` as under src/, without
+ * its extension): its flags, and stack traces mapped back to the TypeScript sources.
  */
-export const nodeWorker = (flags = WORKER_NODE_FLAGS) => [...flags, '--enable-source-maps', WORKER_ENTRY];
+export const nodeDist = (entry, flags = []) => [...flags, '--enable-source-maps', `dist/${entry}.js`];
 
-/**
- * Arguments for `process.execPath` to run a TypeScript entry with tsx's loader (`node --import tsx`),
- * not through the `tsx` command, which keeps a second node process (~63 MB RSS here) as the parent of the one
- * that runs the code.
- */
-export const nodeWithTsx = (flags, entry) => [...flags, '--import', 'tsx', entry];
+/** The worker, built: `nodeDist('worker', WORKER_NODE_FLAGS)`. */
+export const nodeWorker = () => nodeDist('worker', WORKER_NODE_FLAGS);
 
 /** Secrets only the REST API uses; a worker runs tools and MCP servers a model chooses, and never gets them. */
 export const API_ONLY_SECRETS = Object.freeze(['THREADLINE_ADMIN_KEY']);

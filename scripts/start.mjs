@@ -6,9 +6,9 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import {
   IS_WINDOWS,
-  buildWorker,
+  buildDist,
+  nodeDist,
   nodeWorker,
-  nodeWithTsx,
   ROOT,
   bold,
   canConnect,
@@ -147,9 +147,9 @@ function startChild(name, args, colorCode, env = childEnv) {
 }
 
 const workerStartedAt = Date.now();
-await buildWorker();
+await buildDist();
 startChild('worker', nodeWorker(), '33', workerEnv(childEnv));
-startChild('api', nodeWithTsx([], 'src/api/server.ts'), '32');
+startChild('api', nodeDist('api/server'), '32');
 
 // Wait (bounded) until the API answers its health check; /healthz is 200 once it reaches Temporal.
 const healthTimeoutMs = 120_000;

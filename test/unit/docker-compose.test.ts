@@ -40,7 +40,7 @@ test('only the APIs get the admin key: not the workers, which run tools and MCP 
   const { services } = Services.parse(parse(compose, { merge: true }));
   const runs = (s: { command?: string[] }, entry: string) => (s.command ?? []).includes(entry);
   const workers = Object.values(services).filter((s) => runs(s, 'dist/worker.js'));
-  const apis = Object.values(services).filter((s) => runs(s, 'src/api/server.ts'));
+  const apis = Object.values(services).filter((s) => runs(s, 'dist/api/server.js'));
   assert.ok(workers.length > 0 && apis.length > 0);
   for (const worker of workers) assert.equal(worker.environment?.THREADLINE_ADMIN_KEY, undefined);
   for (const api of apis) assert.match(String(api.environment?.THREADLINE_ADMIN_KEY), /^\$\{THREADLINE_ADMIN_KEY:\?/);
