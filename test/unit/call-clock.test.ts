@@ -45,8 +45,8 @@ test('a call that waits long counts as slow however many calls are in flight', a
   await sleep(400);
   const ms = stop();
   for (const other of others) other();
-  assert.ok(ms >= 350, `own time ${ms} ms`);
-  assert.equal(runsLocally(ms), false);
+  // Past the local-call bound, whatever this machine's load takes off the 400 ms (a bound of 350 ms flaked).
+  assert.equal(runsLocally(ms), false, `own time ${ms} ms`);
 });
 
 test('a call stopped twice leaves the count of calls in flight right', async () => {

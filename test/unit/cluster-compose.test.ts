@@ -128,7 +128,7 @@ test('the setup job registers the namespace and the search attributes the cluste
 
 test('as many Threadline workers and APIs as the cluster, and the same Web UI version', () => {
   assert.equal(service('worker').deploy?.replicas, cluster.threadlineWorkers);
-  const apis = Object.entries(services).filter(([, s]) => text(s.command).includes('src/api/server.ts'));
+  const apis = Object.entries(services).filter(([, s]) => text(s.command).includes('dist/api/server.js'));
   assert.equal(apis.length, cluster.threadlineApis);
   for (const [name, s] of [['worker', service('worker')], ...apis] as const) {
     assert.equal(s.environment?.MEMORY_STORE, 'postgres', `${name} MEMORY_STORE`);
