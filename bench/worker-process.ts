@@ -1,4 +1,4 @@
-/** Pieces the process-level benchmarks share: a worker started as `npm run worker` starts it, a task pool, percentiles. */
+/** Pieces the process-level benchmarks share: a worker built and started as `npm run worker` does, a task pool, percentiles. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,15 +15,18 @@ function logMessage(line: string): string | undefined {
   }
 }
 
-/** What scripts/lib.mjs gives the scripts that start workers. */
-interface WorkerLauncher {
+/** The parts of scripts/lib.mjs (the launcher scripts' helpers) these benchmarks use. */
+interface ScriptsLib {
   buildDist(): Promise<void>;
   nodeWorker(): string[];
+  freePort(): Promise<number>;
 }
+
+const scriptsLib = async (): Promise<ScriptsLib> => (await import(pathToFileURL(path.join(ROOT, 'scripts', 'lib.mjs')).href)) as ScriptsLib;
 
 /** The worker process, built and started as `npm run worker` does (scripts/lib.mjs), resolved once it has started polling. */
 export async function startWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string; tail: () => string }> {
-  const lib = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'lib.mjs')).href)) as WorkerLauncher;
+  const lib = await scriptsLib();
   await lib.buildDist();
   const child = spawn(process.execPath, lib.nodeWorker(), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
@@ -65,6 +68,5 @@ export function percentile(sorted: number[], p: number): number {
 
 /** A TCP port free on 127.0.0.1 right now: scripts/lib.mjs's, which the scripts use. */
 export async function freePort(): Promise<number> {
-  const lib = (await import(pathToFileURL(path.join(ROOT, 'scripts', 'lib.mjs')).href)) as { freePort(): Promise<number> };
-  return lib.freePort();
+  return (await scriptsLib()).freePort();
 }

@@ -122,7 +122,7 @@ const childEnv = {
   ...(uiUrl ? { TEMPORAL_UI_URL: uiUrl } : {}),
 };
 
-/** Starts `args` (node's) as the child `name`: the built worker, or a TypeScript entry under tsx. */
+/** Starts node with `args` (nodeWorker or nodeDist: an entry built in dist/) as the child `name`. */
 function startChild(name, args, colorCode, env = childEnv) {
   const entry = args.at(-1);
   const child = spawn(process.execPath, args, {
