@@ -74,7 +74,7 @@ export class RunNotWaitingError extends Error {
     what = 'a reply',
     why?: string,
   ) {
-    super(why ? `run "${runId}" does not take this: ${why}` : `run "${runId}" is ${status}, not waiting for ${what}`);
+    super(why ? `run "${runId}" does not take ${what}: ${why}` : `run "${runId}" is ${status}, not waiting for ${what}`);
     this.name = 'RunNotWaitingError';
   }
 }
@@ -233,9 +233,11 @@ export class Runs {
       { text },
       {
         ended: (status) => new RunNotWaitingError(runId, status),
-        // The validator refused: the run is not waiting (any more), or took another reply.
-        refused: async () => {
-          throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)));
+        // The validator refused: the run is not waiting (any more), or took another reply. Its reason
+        // names the run's own status; visibility's status attribute can lag it (still waiting_user).
+        refused: async (err) => {
+          const why = err.cause instanceof Error ? err.cause.message : err.message;
+          throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)), 'a reply', why);
         },
       },
     );

@@ -195,7 +195,10 @@ function wireCommon(
     },
     {
       validator: (_input: { text: string }) => {
-        if (!canTakeReply()) throw new Error(`run is ${state().status}, not waiting for a reply`);
+        if (canTakeReply()) return;
+        // A run still showing waiting_user has taken another reply that it has not acted on yet.
+        const status = state().status;
+        throw new Error(status === 'waiting_user' ? 'another reply to this question was taken first' : `run is ${status}, not waiting for a reply`);
       },
     },
   );

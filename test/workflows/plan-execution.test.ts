@@ -305,6 +305,9 @@ test('of two replies sent at once exactly one is taken; the other is refused, no
   assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
   const refused = outcomes.find((o) => o.status === 'rejected');
   assert.ok(refused && refused.status === 'rejected' && refused.reason instanceof RunNotWaitingError, String(refused));
+  // The refusal says why in the run's own terms, not from visibility's (lagging) status.
+  assert.match(String(refused.reason), /another reply to this question was taken first|not waiting for a reply/);
+  assert.doesNotMatch(String(refused.reason), /waiting_user, not waiting/);
   const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
   assert.equal(state.observations.filter((o) => o.kind === 'user_reply').length, 1);
 });
