@@ -12,7 +12,7 @@ import type { ToolSource } from '../tools/source';
 import { defineTool, type ToolDefinition } from '../tools/tool';
 import { loadMcpConfig, mcpConfigPath, type McpServerSpec } from './config';
 import { resultText, resultValue, type SaveMedia } from './results';
-import { McpServerConnection, type McpServerOptions } from './server-connection';
+import type { McpServerConnection, McpServerOptions } from './server-connection';
 
 /** Longest tool name a plan step may carry (src/planning/step-spec.ts). */
 const MAX_TOOL_NAME = 100;
@@ -33,6 +33,9 @@ export class McpToolSource implements ToolSource {
   constructor(specs: Record<string, McpServerSpec>, options: McpToolSourceOptions) {
     this.save = options.media;
     this.log = options.log ?? ((m) => console.warn(m));
+    // The MCP SDK (≈ 4 MB of heap) is loaded only by a worker that has servers to connect to.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an import would load it with this module
+    const { McpServerConnection } = require('./server-connection') as typeof import('./server-connection');
     for (const [name, spec] of Object.entries(specs)) {
       this.servers.set(name, new McpServerConnection(name, spec, { ...options, onTools: () => this.rebuild() }));
     }
