@@ -18,11 +18,13 @@ RUN node scripts/build.mjs
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 
+# MALLOC_ARENA_MAX: two malloc arenas, not one per thread (docs/operations.md "Worker memory").
 ENV DATA_DIR=/app/data \
+    MALLOC_ARENA_MAX=2 \
     TEMPORAL_ADDRESS=temporal-frontend:7233 \
     TASK_QUEUE=threadline
 
-# The worker by default, its V8 heap bounded (docs/operations.md "Worker memory"); the api service overrides this with
+# The worker by default, its V8 heap bounded and its young generation halved (docs/operations.md "Worker memory"); the api service overrides this with
 # `node --enable-source-maps dist/api/server.js`. node itself: `npx` or `npm run` would keep more node processes beside
 # the one that runs the code.
-CMD ["node", "--max-old-space-size=1024", "--enable-source-maps", "dist/worker.js"]
+CMD ["node", "--max-old-space-size=1024", "--max-semi-space-size=8", "--enable-source-maps", "dist/worker.js"]

@@ -19,6 +19,7 @@ function logMessage(line: string): string | undefined {
 interface ScriptsLib {
   buildDist(): Promise<void>;
   nodeWorker(): string[];
+  workerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
   freePort(): Promise<number>;
 }
 
@@ -28,7 +29,7 @@ const scriptsLib = async (): Promise<ScriptsLib> => (await import(pathToFileURL(
 export async function startWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string; tail: () => string }> {
   const lib = await scriptsLib();
   await lib.buildDist();
-  const child = spawn(process.execPath, lib.nodeWorker(), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, lib.nodeWorker(), { cwd: ROOT, env: lib.workerEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
     lines.push(...chunk.toString().split('\n').filter(Boolean));

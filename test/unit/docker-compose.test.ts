@@ -49,7 +49,8 @@ test('only the APIs get the admin key: not the workers, which run tools and MCP 
 test('npm start and npm run cluster start their workers without the admin key', async () => {
   const root = path.join(__dirname, '..', '..');
   const lib = (await import(pathToFileURL(path.join(root, 'scripts', 'lib.mjs')).href)) as { workerEnv: (env: Record<string, string>) => Record<string, string> };
-  assert.deepEqual(lib.workerEnv({ THREADLINE_ADMIN_KEY: 'k', THREADLINE_ENCRYPTION_KEY: 'e', PATH: '/bin' }), { THREADLINE_ENCRYPTION_KEY: 'e', PATH: '/bin' });
+  assert.deepEqual(lib.workerEnv({ THREADLINE_ADMIN_KEY: 'k', THREADLINE_ENCRYPTION_KEY: 'e', PATH: '/bin' }), { MALLOC_ARENA_MAX: '2', THREADLINE_ENCRYPTION_KEY: 'e', PATH: '/bin' });
+  assert.equal(lib.workerEnv({ MALLOC_ARENA_MAX: '4' }).MALLOC_ARENA_MAX, '4', "an operator's own setting wins");
   for (const script of ['start.mjs', 'cluster.mjs']) {
     const starts = readFileSync(path.join(root, 'scripts', script), 'utf8')
       .split('\n')
@@ -73,4 +74,29 @@ test('Threadline connects to PostgreSQL as its own role, not as Temporal’s sup
   const setup = (services['threadline-db-setup']?.command ?? []).join('\n');
   assert.match(setup, /CREATE ROLE threadline LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE/);
   assert.match(setup, /CREATE DATABASE threadline OWNER threadline/);
+});
+
+test('every way the worker starts gives it the same node flags and malloc setting', async () => {
+  const root = path.join(__dirname, '..', '..');
+  const lib = (await import(pathToFileURL(path.join(root, 'scripts', 'lib.mjs')).href)) as {
+    WORKER_NODE_FLAGS: readonly string[];
+    WORKER_ENV_DEFAULTS: Readonly<Record<string, string>>;
+    nodeWorker: () => string[];
+  };
+  assert.ok(lib.WORKER_NODE_FLAGS.includes('--max-semi-space-size=8') && lib.WORKER_NODE_FLAGS.includes('--max-old-space-size=1024'));
+  const { services } = Services.parse(parse(compose, { merge: true }));
+  const composeWorker = Object.values(services).find((s) => (s.command ?? []).includes('dist/worker.js'))!.command!;
+  const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+  const dockerCmd = z.array(z.string()).parse(JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!));
+  const npmWorker = z.object({ scripts: z.object({ worker: z.string() }) }).parse(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'))).scripts.worker;
+  for (const flag of lib.WORKER_NODE_FLAGS) {
+    assert.ok(lib.nodeWorker().includes(flag), `nodeWorker: ${flag}`);
+    assert.ok(composeWorker.includes(flag), `docker-compose.yml: ${flag}`);
+    assert.ok(dockerCmd.includes(flag), `Dockerfile: ${flag}`);
+    assert.ok(npmWorker.split(' ').includes(flag), `npm run worker: ${flag}`);
+  }
+  for (const [name, value] of Object.entries(lib.WORKER_ENV_DEFAULTS)) {
+    assert.match(dockerfile, new RegExp(`^\\s*(ENV )?${name}=${value}\\b`, 'm'), `Dockerfile: ${name}`);
+    assert.ok(npmWorker.includes(`${name}=\${${name}:-${value}}`), `npm run worker: ${name}`);
+  }
 });
