@@ -227,20 +227,22 @@ export class Runs {
    * and never taken twice.
    */
   async reply(runId: string, text: string): Promise<void> {
-    await this.sendToRun(
-      runId,
-      submitReplyUpdate,
-      { text },
-      {
-        ended: (status) => new RunNotWaitingError(runId, status),
-        // The validator refused: the run is not waiting (any more), or took another reply. Its reason
-        // names the run's own status; visibility's status attribute can lag it (still waiting_user).
-        refused: async (err) => {
-          const why = err.cause instanceof Error ? err.cause.message : err.message;
-          throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)), 'a reply', why);
-        },
+    await this.sendToRun(runId, submitReplyUpdate, { text }, this.notWaiting(runId, 'a reply'));
+  }
+
+  /**
+   * How a person's reply, review or approval is refused (409): the run has ended, or the update's
+   * validator said why it does not take `what` now. The validator's reason names the run's own state;
+   * visibility's status attribute can lag it (a run that took another reply still shows waiting_user).
+   */
+  private notWaiting(runId: string, what: string) {
+    return {
+      ended: (status: RunStatus) => new RunNotWaitingError(runId, status, what),
+      refused: async (err: WorkflowUpdateFailedError): Promise<void> => {
+        const why = err.cause instanceof Error ? err.cause.message : err.message;
+        throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)), what, why);
       },
-    );
+    };
   }
 
   /**
@@ -305,13 +307,7 @@ export class Runs {
     // A run that shows its child's plan review (a group's, a sub-agent's) passes the decision down to it.
     const shown = await this.shown(runId);
     if (shown?.status === 'waiting_review' && shown.reviewIn && shown.reviewIn.runId !== runId) return this.review(shown.reviewIn.runId, decision);
-    await this.sendToRun(runId, submitReviewUpdate, decision, {
-      ended: (status) => new RunNotWaitingError(runId, status, 'a review'),
-      refused: async (err) => {
-        const why = err.cause instanceof Error ? err.cause.message : err.message;
-        throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)), 'a review', why);
-      },
-    });
+    await this.sendToRun(runId, submitReviewUpdate, decision, this.notWaiting(runId, 'a review'));
   }
 
   /** A person's decision on the tool call waiting for approval (409 unless that step waits). */
@@ -320,13 +316,7 @@ export class Runs {
     const shown = await this.shown(runId);
     const below = shown?.status === 'waiting_approval' ? shown.pendingApproval?.runId : undefined;
     if (below && below !== runId) return this.approve(below, decision);
-    await this.sendToRun(runId, submitApprovalUpdate, decision, {
-      ended: (status) => new RunNotWaitingError(runId, status, 'an approval'),
-      refused: async (err) => {
-        const why = err.cause instanceof Error ? err.cause.message : err.message;
-        throw new RunNotWaitingError(runId, closedStatus(await this.describe(runId)), 'an approval', why);
-      },
-    });
+    await this.sendToRun(runId, submitApprovalUpdate, decision, this.notWaiting(runId, 'an approval'));
   }
 
   /** Skips a task of a tree run while it executes: whatever of it runs is cancelled. */
