@@ -24,7 +24,8 @@ ENV DATA_DIR=/app/data \
     TEMPORAL_ADDRESS=temporal-frontend:7233 \
     TASK_QUEUE=threadline
 
-# The worker by default, its V8 heap bounded and its young generation halved (docs/operations.md "Worker memory");
-# the api service overrides this with `node --enable-source-maps dist/api/server.js`. node itself: `npx` or `npm run`
-# would keep more node processes beside the one that runs the code.
-CMD ["node", "--max-old-space-size=1024", "--max-semi-space-size=8", "--enable-source-maps", "dist/worker.js"]
+# The worker by default, its V8 heap bounded and its young generation halved, and source maps for
+# Threadline's own code only (docs/operations.md "Worker memory"). The api service overrides this with
+# `node --enable-source-maps --require=./dist/telemetry/own-source-maps.js dist/api/server.js`. node
+# itself: `npx` or `npm run` would keep more node processes beside the one that runs the code.
+CMD ["node", "--max-old-space-size=1024", "--max-semi-space-size=8", "--enable-source-maps", "--require=./dist/telemetry/own-source-maps.js", "dist/worker.js"]

@@ -295,7 +295,7 @@ async function main(): Promise<void> {
       serverDynamicConfig: dynamicConfig,
       method: {
         api: 'src/api/server.ts startApi in the benchmark process; every request over HTTP',
-        worker: `${workerCount} \`node --max-old-space-size=1024 --enable-source-maps dist/worker.js\` child process(es) (built and started as \`npm run worker\` does), otherwise its defaults; CPU (user + system) from /proc/<pid>/stat, summed over the workers, from the first reply until all complete; memory from /proc/<pid>/status every 200 ms (VmRSS per phase, VmHWM overall; the largest of the workers)`,
+        worker: `${workerCount} \`dist/worker.js\` child process(es), built and started as \`npm run worker\` does (scripts/lib.mjs nodeWorker and workerEnv: its node flags and malloc setting), otherwise its defaults; CPU (user + system) from /proc/<pid>/stat, summed over the workers, from the first reply until all complete; memory from /proc/<pid>/status every 200 ms (VmRSS per phase, VmHWM overall; the largest of the workers)`,
         waiting: `visibility count of the runs with ${STATUS_ATTR.name} = 'waiting_user'`,
         completed: `visibility count of the runs closed Completed with ${STATUS_ATTR.name} = 'completed'`,
         lost: `a run not completed ${SETTLE_DEADLINE_MS / 1000} s after the last reply was answered`,

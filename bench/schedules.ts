@@ -226,7 +226,7 @@ async function main(): Promise<void> {
       method: {
         api: 'src/api/server.ts startApi in the benchmark process (SCHEDULES_PER_USER = N); every schedule created over HTTP, 50 in flight',
         schedules: `each {"at": T}: T evenly over one minute from ${leadS} s after creation began, whole seconds (so ~${round(n / 60)} due per second)`,
-        worker: `one \`node --max-old-space-size=1024 --enable-source-maps dist/worker.js\` child process (built as \`npm run worker\` does), its defaults (react_mem with extraction, file memory store)${lateWorker ? ', started 5 s after the last due time' : ', running throughout'}`,
+        worker: `one \`dist/worker.js\` child process, built and started as \`npm run worker\` does, its defaults (react_mem with extraction, file memory store)${lateWorker ? ', started 5 s after the last due time' : ', running throughout'}`,
         startDelay: "visibility StartTime of each run's workflow − the due time in its id (Temporal appends the occurrence's nominal time)",
         endDelay: 'visibility CloseTime − the due time, runs closed Completed',
       },

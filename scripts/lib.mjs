@@ -87,10 +87,16 @@ export async function buildDist() {
 }
 
 /**
- * Arguments for `process.execPath` to run a built entry (buildDist first; `entry` as under src/, without
- * its extension): its flags, and stack traces mapped back to the TypeScript sources.
+ * Stack traces mapped back to the TypeScript sources, and only those: the `--require`d hook keeps
+ * Node from reading the maps of packages under node_modules, in every thread (src/telemetry/own-source-maps.ts).
  */
-export const nodeDist = (entry, flags = []) => [...flags, '--enable-source-maps', `dist/${entry}.js`];
+export const SOURCE_MAP_FLAGS = Object.freeze(['--enable-source-maps', '--require=./dist/telemetry/own-source-maps.js']);
+
+/**
+ * Arguments for `process.execPath` to run a built entry (buildDist first; `entry` as under src/, without
+ * its extension): its flags, and SOURCE_MAP_FLAGS.
+ */
+export const nodeDist = (entry, flags = []) => [...flags, ...SOURCE_MAP_FLAGS, `dist/${entry}.js`];
 
 /** The worker, built: `nodeDist('worker', WORKER_NODE_FLAGS)`. */
 export const nodeWorker = () => nodeDist('worker', WORKER_NODE_FLAGS);

@@ -1,6 +1,6 @@
 /** docker-compose.yml as deployed: no default secrets, auth and encryption on, nothing public, the admin key the APIs' only. */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -76,12 +76,14 @@ test('Threadline connects to PostgreSQL as its own role, not as Temporal’s sup
   assert.match(setup, /CREATE DATABASE threadline OWNER threadline/);
 });
 
-test('every way the worker starts gives it the same node flags and malloc setting', async () => {
+test('every way the worker starts gives it the same node flags and malloc setting, and the API its source-map flags', async () => {
   const root = path.join(__dirname, '..', '..');
   const lib = (await import(pathToFileURL(path.join(root, 'scripts', 'lib.mjs')).href)) as {
     WORKER_NODE_FLAGS: readonly string[];
     WORKER_ENV_DEFAULTS: Readonly<Record<string, string>>;
+    SOURCE_MAP_FLAGS: readonly string[];
     nodeWorker: () => string[];
+    nodeDist: (entry: string) => string[];
   };
   assert.ok(lib.WORKER_NODE_FLAGS.includes('--max-semi-space-size=8') && lib.WORKER_NODE_FLAGS.includes('--max-old-space-size=1024'));
   const { services } = Services.parse(parse(compose, { merge: true }));
@@ -94,6 +96,16 @@ test('every way the worker starts gives it the same node flags and malloc settin
     assert.ok(composeWorker.includes(flag), `docker-compose.yml: ${flag}`);
     assert.ok(dockerCmd.includes(flag), `Dockerfile: ${flag}`);
     assert.ok(npmWorker.split(' ').includes(flag), `npm run worker: ${flag}`);
+  }
+  const npmApi = z.object({ scripts: z.object({ api: z.string() }) }).parse(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'))).scripts.api;
+  const composeApis = Object.values(services).filter((s) => (s.command ?? []).includes('dist/api/server.js'));
+  const hook = lib.SOURCE_MAP_FLAGS.map((flag) => /^--require=\.\/dist\/(.+)\.js$/.exec(flag)?.[1]).find(Boolean);
+  assert.ok(hook && existsSync(path.join(root, 'src', `${hook}.ts`)), 'the --require hook is built from src/');
+  for (const flag of lib.SOURCE_MAP_FLAGS) {
+    assert.ok(lib.nodeWorker().includes(flag) && lib.nodeDist('api/server').includes(flag), `scripts/lib.mjs: ${flag}`);
+    assert.ok(composeWorker.includes(flag) && composeApis.every((api) => api.command!.includes(flag)), `docker-compose.yml: ${flag}`);
+    assert.ok(dockerCmd.includes(flag) && dockerfile.includes(`--enable-source-maps ${lib.SOURCE_MAP_FLAGS.slice(1).join(' ')} dist/api/server.js`), `Dockerfile: ${flag}`);
+    assert.ok(npmWorker.split(' ').includes(flag) && npmApi.split(' ').includes(flag), `npm run worker / api: ${flag}`);
   }
   for (const [name, value] of Object.entries(lib.WORKER_ENV_DEFAULTS)) {
     assert.match(dockerfile, new RegExp(`^\\s*(ENV )?${name}=${value}\\b`, 'm'), `Dockerfile: ${name}`);
