@@ -51,12 +51,6 @@ const LIST_KEYS = new Set(['steps', 'subtasks']);
 const STREAMED_CALLS = new Set(['execution_plan', 'replan_decision', 'reasoning', 'final_answer', 'task_tree', 'react_action', 'reflection', 'task_summary']);
 /** Past this much reply text, a call stops streaming (re-parsing it on every piece would cost more than it shows). */
 const MAX_STREAMED_TEXT = 64 * 1024;
-/**
- * A call's deltas go out at most once a frame: each flush parses the whole reply so far and is a
- * payload to every API, and a person reading sees no difference at this rate. The first piece after
- * a quiet frame goes out at once, so the first token waits for nothing.
- */
-export const TOKEN_FRAME_MS = 20;
 
 /** The human-readable string fields of a partial reply, by path (`answer`, `steps[0].description`). */
 export function humanFields(value: unknown, prefix = ''): [string, string][] {
@@ -148,32 +142,23 @@ export function liveCallFor(request: Pick<ModelRequest, 'name' | 'context'>): Li
       const deltas = new FieldDeltas();
       let seq = 0;
       // Pieces that arrive together (one network read holds several; a provider may hand its reply over
-      // at once), or within a frame of the last flush, are parsed together, once: the partial parse
-      // reads the whole reply so far, so parsing at every piece cost O(length²) a reply.
+      // at once) are parsed together, once, right after: the partial parse reads the whole reply so far,
+      // so parsing at every piece cost O(length²) a reply.
       let queued = '';
-      let timer: NodeJS.Timeout | undefined;
-      let flushedAt = -Infinity;
       const publishQueued = () => {
         const text = queued;
         queued = '';
-        flushedAt = performance.now();
         for (const { field, delta } of deltas.push(text)) {
           publisher.publish({ t: 'token', runId, ...(sessionId ? { sessionId } : {}), callId, ...(stepId ? { stepId } : {}), ...(taskIndex ? { taskIndex } : {}), field, delta, seq: ++seq });
         }
       };
       flush = () => {
-        clearTimeout(timer);
-        timer = undefined;
         if (queued !== '') publishQueued();
       };
       return (text) => {
         if (text === '') return;
-        const waiting = queued !== '';
+        if (queued === '') queueMicrotask(flush);
         queued += text;
-        if (waiting) return;
-        const wait = flushedAt + TOKEN_FRAME_MS - performance.now();
-        if (wait <= 0) queueMicrotask(flush);
-        else timer = setTimeout(flush, wait);
       };
     },
     end() {

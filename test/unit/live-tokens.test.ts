@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { callIdOf, FieldDeltas, humanFields, liveCallFor, parsePartialReply, withTextSink, withTokenScope, currentTextSink, TOKEN_FRAME_MS } from '../../src/llm/live-tokens';
+import { callIdOf, FieldDeltas, humanFields, liveCallFor, parsePartialReply, withTextSink, withTokenScope, currentTextSink } from '../../src/llm/live-tokens';
 import { MAX_DELTA_CHARS, MAX_PAYLOAD_BYTES, packMessages, unpackMessages, type LiveMessage, type LivePublisher } from '../../src/live/messages';
 import { TokenHub, type HubEvent } from '../../src/api/token-hub';
 import { callModel, completeStructured } from '../../src/llm/structured';
@@ -253,40 +253,35 @@ test('the offline demo model streams its reply in small pieces inside a run’s 
   );
 });
 
-/** How a provider hands its reply over: all at once, one piece per turn of the event loop, or one per frame and more. */
-type Pace = 'together' | 'turns' | 'frames';
-
-/** A provider that hands its reply over in pieces of three characters, at `pace`. */
+/** A provider that hands its reply over in pieces, all at once or one per turn of the event loop. */
 class Paced implements ModelProvider {
   readonly label = 'paced';
   constructor(
     private readonly reply: string,
-    private readonly pace: Pace,
+    private readonly apart: boolean,
   ) {}
   async complete(): Promise<string> {
     const sink = currentTextSink();
     for (let i = 0; sink && i < this.reply.length; i += 3) {
       sink(this.reply.slice(i, i + 3));
-      if (this.pace === 'turns') await new Promise((resolve) => setImmediate(resolve));
-      if (this.pace === 'frames') await new Promise((resolve) => setTimeout(resolve, TOKEN_FRAME_MS + 2));
+      if (this.apart) await new Promise((resolve) => setImmediate(resolve));
     }
     return this.reply;
   }
 }
 
-test('pieces within a frame are parsed once, pieces a frame apart as each arrives; either way every token is published before the call ends', async () => {
+test('pieces that arrive together are parsed once, pieces apart as each arrives; either way every token is published before the call ends', async () => {
   const reply = '{"thought": "thinking it over", "answer": "forty-two, the answer"}';
-  const tokensOf = async (pace: Pace) => {
+  const tokensOf = async (apart: boolean) => {
     const publisher = new Collect();
     const request = { name: 'final_answer' as const, messages: [], context: { call: 'final_answer', state: { runId: 'run-2' } } as unknown as ModelRequest['context'] };
-    await withTokenScope({ publisher, key: 'wf/run/8', attempt: 1 }, () => completeStructured(new Paced(reply, pace), request, 1));
+    await withTokenScope({ publisher, key: 'wf/run/8', attempt: 1 }, () => completeStructured(new Paced(reply, apart), request, 1));
     assert.equal(publisher.messages.at(-1)?.t, 'end');
     return publisher.messages.filter((m) => m.t === 'token');
   };
-  const together = await tokensOf('together');
-  const turns = await tokensOf('turns');
-  const frames = await tokensOf('frames');
-  for (const tokens of [together, turns, frames]) {
+  const together = await tokensOf(false);
+  const apart = await tokensOf(true);
+  for (const tokens of [together, apart]) {
     assert.equal(
       tokens
         .filter((m) => m.field === 'answer')
@@ -303,6 +298,5 @@ test('pieces within a frame are parsed once, pieces a frame apart as each arrive
     );
   }
   assert.equal(together.length, 2, 'one parse: one delta per field');
-  assert.ok(frames.length > 10, `each piece a frame apart is streamed as it comes (${frames.length} tokens)`);
-  assert.ok(turns.length < frames.length, `pieces within a frame go out together (${turns.length} tokens against ${frames.length})`);
+  assert.ok(apart.length > 10, `each piece apart is streamed as it comes (${apart.length} tokens)`);
 });
