@@ -16,15 +16,8 @@ const IN_PACKAGES = `${path.sep}node_modules${path.sep}`;
 /** `code` without its source-map comment, when that is its last line (a string holding the text elsewhere is code). */
 export function withoutMapComment(code: string): string {
   const at = code.lastIndexOf(MAP_COMMENT);
-  if (
-    at === -1 ||
-    code
-      .slice(at + 1)
-      .trimEnd()
-      .includes('\n')
-  )
-    return code;
-  return code.slice(0, at + 1);
+  const lastLine = at === -1 ? undefined : code.slice(at + 1).trimEnd();
+  return lastLine === undefined || lastLine.includes('\n') ? code : code.slice(0, at + 1);
 }
 
 addHook(withoutMapComment, { exts: ['.js', '.cjs'], ignoreNodeModules: false, matcher: (file) => file.includes(IN_PACKAGES) });
