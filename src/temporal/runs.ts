@@ -219,9 +219,9 @@ export class Runs {
   }
 
   /**
-   * Delivers a person's reply. Needs no query (so no worker must answer in time): the run's
-   * existence and status come from the server's description, and the update's validator refuses
-   * atomically when the run is not waiting. A reply the server could not take yet (a worker busy
+   * Delivers a person's reply. Needs no query (so no worker must answer in time): the server refuses
+   * the update for a run that has ended or does not exist (then its description says which), and the
+   * update's validator refuses atomically when the run is not waiting. A reply the server could not take yet (a worker busy
    * replaying runs, a frontend restart), or whose attempt timed out, is resent under the same
    * update id until it is taken, refused, or 2 min pass (then 503): a reply is never lost to load
    * and never taken twice.
@@ -246,10 +246,12 @@ export class Runs {
   }
 
   /**
-   * A person's input to a running run, as an update: the run must exist and run (the server's
-   * description, no worker involved); the update is resent under one id while the server cannot
-   * take it yet (resend.ts). `ended` makes the error for a run that has ended; `refused` deals with
-   * a refusal by the update's validator (it throws the error to give, or forwards the input).
+   * A person's input to a running run, as an update, resent under one id while the server cannot
+   * take it yet (resend.ts). The update itself finds out whether the run exists and runs: the server
+   * refuses it for a run that has ended or never existed, and only then is the run described (no
+   * worker involved) to say which — one round trip to the server per input instead of two.
+   * `ended` makes the error for a run that has ended; `refused` deals with a refusal by the update's
+   * validator (it throws the error to give, or forwards the input).
    */
   private async sendToRun<Arg>(
     runId: string,
@@ -257,8 +259,6 @@ export class Runs {
     arg: Arg,
     on: { ended: (status: RunStatus) => Error; refused: (failure: WorkflowUpdateFailedError) => Promise<void> },
   ): Promise<void> {
-    const description = await this.describe(runId);
-    if (description.status.name !== 'RUNNING') throw on.ended(closedStatus(description));
     const handle = this.client.workflow.getHandle(runId);
     try {
       await resendUntilTaken(
@@ -268,10 +268,13 @@ export class Runs {
         this.resend,
       );
     } catch (err) {
+      // Refused by a validator, or by a workflow of another type that has no such update: describe() 404s for the latter.
       if (err instanceof WorkflowUpdateFailedError) return on.refused(err);
-      // The run ended between the description and the update (its last steps, such as closing its
-      // memory, ran on after its state said cancelled): say how it ended; describe() 404s if it is gone.
+      // The run has ended (the server refuses updates to a closed workflow) or never existed: say
+      // how it ended; describe() 404s if there is no such run.
       if (err instanceof WorkflowNotFoundError) throw on.ended(closedStatus(await this.describe(runId)));
+      // Given up (resend.ts): still a 404 when the id names no run.
+      await this.describe(runId);
       throw err;
     }
   }

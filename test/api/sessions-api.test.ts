@@ -288,6 +288,22 @@ test('unknown sessions are 404s in the API error shape, runs are not sessions', 
   await waitForRun(runId!, 'completed');
 });
 
+test('a session is not a run: replying to it, approving or steering it through the runs API is a 404 that reaches no workflow', async () => {
+  const { sessionId } = await createSession();
+  for (const [path, body] of [
+    [`/v1/runs/${sessionId}/reply`, { text: 'hello' }],
+    [`/v1/runs/${sessionId}/approval`, { stepId: 's1', decision: 'approve' }],
+  ] as const) {
+    const res = await call<{ error: { code: string; message: string } }>('POST', path, body);
+    assert.equal(res.status, 404, `POST ${path}: ${JSON.stringify(res.body)}`);
+    assert.equal(res.body.error.code, 'not_found');
+    assert.match(res.body.error.message, new RegExp(`no run with id "${sessionId}"`));
+  }
+  const v = await view(sessionId);
+  assert.deepEqual(v.chatHistory, [], 'nothing reached the session');
+  assert.deepEqual(v.runs, []);
+});
+
 test('bad requests are 400s that name the offending field', async () => {
   const { sessionId } = await createSession();
   const cases: [string, string, unknown, string][] = [
