@@ -8,38 +8,22 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Client } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { connectClient } from '../../src/temporal/connection';
 import type { spinAfterWorkflow, stepsWorkflow } from '../fixtures/workflows/guard-workflows';
+import { startFixtureWorker, type FixtureWorker } from '../helpers/fixture-worker';
 import { testConfig, waitFor } from '../helpers/temporal-env';
 
 const config = testConfig();
 /** The SDK's isolateExecutionTimeout, which Threadline's workers keep (the option is not public). */
 const GUARD_MS = 5000;
 let client: Client;
-let connection: NativeConnection;
-let worker: Worker;
-let running: Promise<void>;
+let fixture: FixtureWorker;
 
 before(async () => {
-  client = await connectClient(config);
-  connection = await NativeConnection.connect({ address: config.temporalAddress });
-  worker = await Worker.create({
-    connection,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: config.TASK_QUEUE,
-    workflowsPath: require.resolve('../fixtures/workflows/guard-workflows'),
-    activities: { noop: async () => undefined },
-  });
-  running = worker.run();
+  fixture = await startFixtureWorker(config, require.resolve('../fixtures/workflows/guard-workflows'), { activities: { noop: async () => undefined } });
+  client = fixture.client;
 });
 
-after(async () => {
-  worker.shutdown();
-  await running;
-  await connection.close();
-  await client.connection.close();
-});
+after(() => fixture.stop());
 
 /** The failure messages of a workflow's failed workflow tasks, in history order. */
 async function failedTasks(workflowId: string): Promise<string[]> {
