@@ -220,11 +220,11 @@ export class Runs {
 
   /**
    * Delivers a person's reply. Needs no query (so no worker must answer in time): the server refuses
-   * the update for a run that has ended or does not exist (then its description says which), and the
-   * update's validator refuses atomically when the run is not waiting. A reply the server could not take yet (a worker busy
-   * replaying runs, a frontend restart), or whose attempt timed out, is resent under the same
-   * update id until it is taken, refused, or 2 min pass (then 503): a reply is never lost to load
-   * and never taken twice.
+   * the update for a run that has ended or does not exist (then its description says which), and
+   * the update's validator refuses atomically when the run is not waiting. A reply the server could
+   * not take yet (a worker busy replaying runs, a frontend restart), or whose attempt timed out, is
+   * resent under the same update id until it is taken, refused, or 2 min pass (then 503): a reply
+   * is never lost to load and never taken twice.
    */
   async reply(runId: string, text: string): Promise<void> {
     await this.sendToRun(runId, submitReplyUpdate, { text }, this.notWaiting(runId, 'a reply'));

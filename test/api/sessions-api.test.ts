@@ -288,7 +288,7 @@ test('unknown sessions are 404s in the API error shape, runs are not sessions', 
   await waitForRun(runId!, 'completed');
 });
 
-test('a session is not a run: replying to it, approving or steering it through the runs API is a 404 that reaches no workflow', async () => {
+test('a session is not a run: a reply or an approval sent to it through the runs API is a 404 and reaches nothing', async () => {
   const { sessionId } = await createSession();
   for (const [path, body] of [
     [`/v1/runs/${sessionId}/reply`, { text: 'hello' }],
