@@ -199,10 +199,8 @@ export class Runs {
   /** The run's ExecutionState: by query while it runs, from its result once it has ended. */
   async get(runId: string): Promise<ExecutionState> {
     const handle = this.client.workflow.getHandle<(input: PlanExecutionInput) => Promise<ExecutionState>>(runId);
+    const closed = (await this.describe(runId)).status.name;
     try {
-      const description = await handle.describe();
-      if (description.type !== PLAN_WORKFLOW_TYPE) throw new RunNotFoundError(runId);
-      const closed = description.status.name;
       if (closed === 'COMPLETED') return await handle.result();
       // A query needs a worker; without one, fail fast instead of hanging for Temporal's default 30 s.
       const state = await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(getStateQuery));
