@@ -8,6 +8,8 @@
  *   (d) a tree run (seed 003) of depth 3 and fan-out 5: ms per ReAct iteration against (a)'s per step; then the
  *       same runs on one worker alone in a process of its own (bench/orchestration-worker.ts), whose peak
  *       RSS is the tree's memory figure (this process holds five workers: its own peak is theirs together),
+ *   (d') (d)'s shape in a bare workflow: one regular call, then 5 child workflows of 10 local calls each —
+ *        Temporal's floor for a tree, as (b') is for a plan: d/d' is Threadline's own share, d'/b' the child runs',
  *   (e) (a) with a tool that returns 100 kB per step: history bytes per step (target flat, ≤ 2 kB),
  *   (f) the same loop as (a) in LangGraph.js with its PostgreSQL checkpointer (bench/peers/langgraph.ts):
  *       a/f ≤ 1.5 per step; skipped when its scratch folder is not installed,
@@ -54,7 +56,7 @@ import { BUILTIN_TOOLS, ToolRegistry } from '../src/tools/registry';
 import { createWorker } from '../src/worker';
 import { PLAN_WORKFLOW_TYPE, withRunFeatures } from '../src/workflows/definitions';
 import type { planExecutionWorkflow } from '../src/workflows/plan-execution';
-import type { bareWorkflow } from './bare-workflow';
+import type { bareTreeWorkflow, bareWorkflow } from './bare-workflow';
 import { startLangGraphPeer, type LangGraphPeer, type PeerRun } from './peers/langgraph';
 import { benchGoal, benchTreeGoal, BIG_TOOL, FIXED_ANSWER, NOOP_TOOL, ZeroLatencyProvider } from './zero-latency-provider';
 import type { PlanExecutionInput } from '../src/engine/contract';
@@ -235,6 +237,21 @@ async function runPlanWorkflow({ tag, client, taskQueue, tool = 'noop', padBytes
   const codecs = codecDelta(codecsBefore, codecSnapshot());
   checkPlanResult(state, steps, `(${tag}) PlanExecutionWorkflow`);
   return { ms, history: historyStats(await handle.fetchHistory()), codecs };
+}
+
+/** (d'): (d)'s workflows and calls with nothing of Threadline's, `fanout` children of 2 × `fanout` local calls (a leaf's two iterations). */
+async function runBareTree({ client }: Bench, fanout: number): Promise<{ ms: number; iterations: number }> {
+  const started = performance.now();
+  const perChild = 2 * fanout;
+  const ran = await client.workflow.execute<typeof bareTreeWorkflow>('bareTreeWorkflow', {
+    taskQueue: BARE_QUEUE,
+    workflowId: `bench-d2-${fanout}-${randomUUID().slice(0, 8)}`,
+    args: [fanout, perChild],
+    workflowExecutionTimeout: '5 minutes',
+  });
+  const ms = performance.now() - started;
+  if (ran !== fanout * perChild) throw new Error(`(d') bare tree ran ${ran} of ${fanout * perChild} local activities`);
+  return { ms, iterations: ran };
 }
 
 async function runBareWorkflow({ client }: Bench, steps: number, type: 'bareWorkflow' | 'bareLocalWorkflow' = 'bareWorkflow'): Promise<Measured> {
@@ -653,10 +670,12 @@ async function main(): Promise<void> {
       bLocal: [] as Measured[],
       c: [] as Measured[],
       d: [] as TreeMeasured[],
+      dBare: [] as { ms: number; iterations: number }[],
       f: [] as PeerRun[],
       fAsync: [] as PeerRun[],
     };
     await guard(runTreeWorkflow(bench, 2)); // warm-up of the tree engine's code paths
+    await guard(runBareTree(bench, 2));
     const metricsUrl = process.env.THREADLINE_BENCH_METRICS_URL;
     const serverLatency: { a: LatencyRow[][]; b: LatencyRow[][] } = { a: [], b: [] };
     /** Runs one case between two reads of the server's metrics. */
@@ -687,6 +706,7 @@ async function main(): Promise<void> {
       );
       runs.c.push(await runInProcess(bench, args.steps));
       runs.d.push(await guard(runTreeWorkflow(bench, TREE_FANOUT)));
+      runs.dBare.push(await guard(runBareTree(bench, TREE_FANOUT)));
       if (peer) {
         runs.f.push(await peer.run(args.steps, 'sync'));
         runs.fAsync.push(await peer.run(args.steps, 'async'));
@@ -754,12 +774,28 @@ async function main(): Promise<void> {
     console.log('  ms before = server time from the previous event: *_STARTED ≈ dispatch to a poller, *_COMPLETED ≈ worker time.');
     const tree = summarizeTree(runs.d);
     const treeRatio = round(tree.msPerIterationMedian / a.msPerStepMedian);
+    const bareTreeReps = runs.dBare.map((r) => round(r.ms / r.iterations, 2));
+    const bareTree = {
+      label: `(d') bare tree: ${TREE_FANOUT} child workflows of ${2 * TREE_FANOUT} local calls`,
+      msPerIterationMedian: round(median(bareTreeReps), 3),
+      msPerIterationReps: bareTreeReps,
+    };
+    // The issue-31 ratios, each Threadline's figure against Temporal's floor for its shape in this run.
+    const floors = {
+      ratioALocal: round(a.msPerStepMedian / bLocal.msPerStepMedian),
+      ratioTreeToBareTree: round(tree.msPerIterationMedian / bareTree.msPerIterationMedian),
+      ratioBareTreeToBareLocal: round(bareTree.msPerIterationMedian / bLocal.msPerStepMedian),
+    };
     console.log(`\n(d) tree run, depth 3, fan-out ${TREE_FANOUT} (${tree.iterations} ReAct iterations, ${tree.workflows} workflows), median of ${args.reps}:`);
     console.log(
       `  ms per iteration ${tree.msPerIterationMedian.toFixed(2)} (reps ${tree.msPerIterationReps.join(' ')}); vs (a) per step: ${treeRatio.toFixed(2)} (target ≤ ${TARGET_TREE_RATIO}: ${treeRatio <= TARGET_TREE_RATIO ? 'PASS' : 'MISS'})`,
     );
     console.log(
       `  history events per iteration ${tree.eventsPerIteration} (all workflows); largest history ${tree.largestEvents} events / ${tree.largestBytes} bytes; peak RSS of the bench process (client + workers) ${tree.peakRssMiB} MiB, of which the tree run added at most ${tree.addedRssMiB} MiB (the rest: the process with its five workers)`,
+    );
+    console.log(
+      `  (d') the same workflows and calls, bare (Temporal's floor for the tree's shape): ${bareTree.msPerIterationMedian.toFixed(2)} ms per call (reps ${bareTreeReps.join(' ')}); ` +
+        `d/d' ${floors.ratioTreeToBareTree.toFixed(2)} against a/b' ${floors.ratioALocal.toFixed(2)} (Threadline's own share of each); d'/b' ${floors.ratioBareTreeToBareLocal.toFixed(2)} (the child runs' share: the floor of d/a)`,
     );
     // (d) once more on a worker alone in its process: the memory a worker serving it needs, apart from the other four.
     const alone = await runTreeAlone(bench, { TEMPORAL_ADDRESS: address, DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-tree-')) }, args.reps);
@@ -842,6 +878,8 @@ async function main(): Promise<void> {
         b,
         c,
         d: tree,
+        dBare: bareTree,
+        ...floors,
         dOwnProcess: alone,
         e: big,
         g,
