@@ -3,13 +3,13 @@
  * worker's interceptor, src/activities/live-tokens-interceptor.ts: the call's idempotency key, its
  * attempt, the publisher); `completeStructured` opens a LiveCall for each structured call of a run
  * and hands its text sink to the provider, which feeds it the reply's text as it streams. The sink
- * parses the partial JSON (the `partial-json` package) and publishes what grew of the reply's
- * human-readable fields. Nothing here reaches Temporal: the activity's result is the whole,
- * validated reply, as before.
+ * parses the JSON as it arrives (`@streamparser/json`, a streaming parser) and publishes what grew of
+ * the reply's human-readable fields. Nothing here reaches Temporal: the activity's result is the
+ * whole, validated reply, as before.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
-import { Allow, parse } from 'partial-json';
+import { JSONParser } from '@streamparser/json';
 import { MAX_DELTA_CHARS, type LivePublisher } from '../live/messages';
 import type { ModelRequest } from './provider';
 
@@ -49,54 +49,140 @@ const HUMAN_KEYS = new Set(['answer', 'thought', 'description', 'question', 'res
 const LIST_KEYS = new Set(['steps', 'subtasks']);
 /** The calls whose replies are streamed: the run's own planning, thinking and answering. */
 const STREAMED_CALLS = new Set(['execution_plan', 'replan_decision', 'reasoning', 'final_answer', 'task_tree', 'react_action', 'reflection', 'task_summary']);
-/** Past this much reply text, a call stops streaming (re-parsing it on every piece would cost more than it shows). */
+/** Past this much reply text, a call stops streaming (a field's value so far is made again at every piece). */
 const MAX_STREAMED_TEXT = 64 * 1024;
 
-/** The human-readable string fields of a partial reply, by path (`answer`, `steps[0].description`). */
-export function humanFields(value: unknown, prefix = ''): [string, string][] {
-  const out: [string, string][] = [];
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return out;
-  for (const [key, field] of Object.entries(value as Record<string, unknown>)) {
-    const path = prefix ? `${prefix}.${key}` : key;
-    if (typeof field === 'string' && HUMAN_KEYS.has(key)) out.push([path, field]);
-    else if (LIST_KEYS.has(key) && Array.isArray(field)) field.forEach((item, i) => out.push(...humanFields(item, `${path}[${i}]`)));
+/**
+ * The path of a human-readable field (`answer`, `steps[0].description`, `subtasks[1].subtasks[0].goal`),
+ * or null for any other value: a string under one of HUMAN_KEYS, in the reply's object or in an item
+ * of one of its LIST_KEYS lists, at any depth of those lists. `containers`: the keys from the reply's
+ * object down to the value's parent.
+ */
+export function humanPath(containers: readonly (string | number)[], key: string | number | undefined): string | null {
+  if (typeof key !== 'string' || !HUMAN_KEYS.has(key) || containers.length % 2 !== 0) return null;
+  const parts: string[] = [];
+  for (let i = 0; i < containers.length; i += 2) {
+    const list = containers[i];
+    const index = containers[i + 1];
+    if (typeof list !== 'string' || !LIST_KEYS.has(list) || typeof index !== 'number') return null;
+    parts.push(`${list}[${index}]`);
   }
-  return out;
+  parts.push(key);
+  return parts.join('.');
 }
 
-/** Parses as much of a reply's JSON as has arrived; undefined while nothing useful has (or it is not JSON). */
-export function parsePartialReply(text: string): unknown {
-  const trimmed = text.replace(/^\s*```(?:json)?\s*/, '');
-  if (!trimmed.trimStart().startsWith('{')) return undefined;
-  try {
-    return parse(trimmed, Allow.ALL) as unknown;
-  } catch {
-    return undefined;
+/** The JSON's first character, once the text before it is known: a fence (```json) and blanks are skipped. */
+function jsonStart(text: string): { at: number } | 'wait' | 'not_json' {
+  const blank = text.length - text.trimStart().length;
+  let rest = text.slice(blank);
+  let at = blank;
+  if (rest === '' || '```'.startsWith(rest)) return 'wait';
+  if (rest.startsWith('```')) {
+    const lang = rest.slice(3);
+    if (lang.length < 4 && 'json'.startsWith(lang)) return 'wait';
+    const fence = /^```(?:json)?\s*/.exec(rest)![0];
+    if (fence.length === rest.length) return 'wait';
+    at += fence.length;
+    rest = rest.slice(fence.length);
   }
+  return rest.startsWith('{') ? { at } : 'not_json';
 }
+
+/** Characters of the raw text that may not read as they are written: an escape, half a surrogate pair. */
+const NOT_AS_READ = /[\\\ud800-\udfff]/;
+/** How far back an escape can reach into a string's value: a surrogate pair as two `\uXXXX`. */
+const PLAIN_WINDOW = 12;
 
 /**
  * Turns a reply's growing text into deltas of its human-readable fields: each call of `push`
- * returns what was added to which field since the last. A field's value only ever grows in a
- * partial parse; one that does not (a model that rewrote it) is left as it was — the final text is
- * the state's.
+ * returns what was added to which field since the last. The text is parsed once, as it arrives (a
+ * partial parse of the whole reply at every piece cost O(length²): 8 s of CPU for a 64 kB answer in
+ * pieces of 4 characters). A field's value only ever grows; one that does not (a model that wrote the
+ * key twice) is left as it was — the final text is the state's. Text that is not a JSON object, or
+ * stops being valid JSON, streams nothing further.
  */
 export class FieldDeltas {
-  private text = '';
-  private readonly sent = new Map<string, string>();
+  /** Text before the JSON began, while it could still be a fence or blanks. */
+  private before = '';
+  private length = 0;
+  private parser: JSONParser | undefined;
+  private done = false;
+  /** Per field, how many characters were sent and the value they came from (read again only for a field written twice). */
+  private readonly sent = new Map<string, { chars: number; value: string }>();
+  /** The field whose string is still open at the end of the last piece: the next piece continues it. */
+  private open: string | null = null;
+  /** The text being written to the parser, after the last characters written before it. */
+  private writing = '';
+  private recent = '';
+  private out: { field: string; delta: string }[] = [];
 
   push(piece: string): { field: string; delta: string }[] {
-    this.text += piece;
-    if (this.text.length > MAX_STREAMED_TEXT) return [];
-    const out: { field: string; delta: string }[] = [];
-    for (const [field, value] of humanFields(parsePartialReply(this.text))) {
-      const before = this.sent.get(field) ?? '';
-      if (value.length <= before.length || !value.startsWith(before)) continue;
-      this.sent.set(field, value);
-      const delta = value.slice(before.length);
-      for (let i = 0; i < delta.length; i += MAX_DELTA_CHARS) out.push({ field, delta: delta.slice(i, i + MAX_DELTA_CHARS) });
+    this.length += piece.length;
+    if (this.done || this.length > MAX_STREAMED_TEXT) return [];
+    let text = piece;
+    if (!this.parser) {
+      this.before += piece;
+      const start = jsonStart(this.before);
+      if (start === 'wait') return [];
+      if (start === 'not_json') return this.stop();
+      this.parser = this.start();
+      text = this.before.slice(start.at);
+      this.before = '';
     }
+    this.writing = this.recent + text;
+    try {
+      this.parser.write(text);
+    } catch {
+      // Past the object's end (a closing fence, a remark) or not valid JSON: nothing more to show.
+      this.done = true;
+    }
+    this.recent = this.writing.slice(-PLAIN_WINDOW);
+    this.writing = '';
+    const out = this.out;
+    this.out = [];
     return out;
+  }
+
+  private stop(): [] {
+    this.done = true;
+    this.before = '';
+    return [];
+  }
+
+  private start(): JSONParser {
+    const parser = new JSONParser({ emitPartialTokens: true, emitPartialValues: true, keepStack: false });
+    parser.onValue = ({ value, key, stack, partial }) => {
+      if (typeof value !== 'string') return;
+      const field = humanPath(
+        stack.slice(1).map((s) => s.key as string | number),
+        key,
+      );
+      const continued = field !== null && this.open === field;
+      this.open = partial === true ? field : null;
+      if (field !== null) this.grew(field, value, continued, partial === true);
+    };
+    parser.onError = () => {
+      this.done = true;
+    };
+    return parser;
+  }
+
+  /**
+   * `value` is the field's string so far. Its new characters are taken from the piece itself when they
+   * are its last ones (a string still open at the piece's end) and written as they read — no escape or
+   * surrogate among them or just before: slicing the value would copy all of it, at every piece.
+   */
+  private grew(field: string, value: string, continued: boolean, open: boolean): void {
+    const sent = this.sent.get(field);
+    const chars = sent?.chars ?? 0;
+    if (value.length <= chars) return;
+    // The key written again: its new value counts only where it goes on from what was sent.
+    if (sent && !continued && !value.startsWith(sent.value.slice(0, chars))) return;
+    const added = value.length - chars;
+    const plain = continued && open && this.writing.length >= added + PLAIN_WINDOW && !NOT_AS_READ.test(this.writing.slice(-(added + PLAIN_WINDOW)));
+    const delta = plain ? this.writing.slice(-added) : value.slice(chars);
+    this.sent.set(field, { chars: value.length, value });
+    for (let i = 0; i < delta.length; i += MAX_DELTA_CHARS) this.out.push({ field, delta: delta.slice(i, i + MAX_DELTA_CHARS) });
   }
 }
 

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { callIdOf, FieldDeltas, humanFields, liveCallFor, parsePartialReply, withTextSink, withTokenScope, currentTextSink } from '../../src/llm/live-tokens';
+import fc from 'fast-check';
+import { callIdOf, FieldDeltas, humanPath, liveCallFor, withTextSink, withTokenScope, currentTextSink } from '../../src/llm/live-tokens';
 import { MAX_DELTA_CHARS, MAX_PAYLOAD_BYTES, packMessages, unpackMessages, type LiveMessage, type LivePublisher } from '../../src/live/messages';
 import { TokenHub, type HubEvent } from '../../src/api/token-hub';
 import { callModel, completeStructured } from '../../src/llm/structured';
@@ -43,11 +44,90 @@ test('a plan streams each step’s description and question, never a tool’s ar
   });
 });
 
-test('partial JSON: an unfinished string is its prefix so far; not JSON is nothing', () => {
-  assert.deepEqual(parsePartialReply('{"thought": "I think th'), { thought: 'I think th' });
-  assert.deepEqual(humanFields(parsePartialReply('{"decision": "finish", "answer": "4')), [['answer', '4']]);
-  assert.equal(parsePartialReply('Sure! Here is'), undefined);
-  assert.deepEqual(parsePartialReply('```json\n{"answer": "x'), { answer: 'x' });
+test('partial JSON: an unfinished string is its prefix so far; a fence is skipped; not JSON is nothing', () => {
+  assert.deepEqual(new FieldDeltas().push('{"thought": "I think th'), [{ field: 'thought', delta: 'I think th' }]);
+  assert.deepEqual(new FieldDeltas().push('{"decision": "finish", "answer": "4'), [{ field: 'answer', delta: '4' }]);
+  assert.deepEqual(new FieldDeltas().push('Sure! Here is {"answer": "x"}'), []);
+  assert.deepEqual(new FieldDeltas().push('```json\n{"answer": "x'), [{ field: 'answer', delta: 'x' }]);
+  // The fence and the blanks before the object may come in pieces of any size.
+  for (const size of [1, 2, 3, 5]) assert.deepEqual([...stream('  ```json\n {"answer": "fenced"}\n```', size)], [['answer', 'fenced']], `pieces of ${size}`);
+  assert.deepEqual([...stream('```\n{"answer": "bare fence"}', 1)], [['answer', 'bare fence']]);
+  assert.deepEqual([...stream('```python\nprint(1)', 2)], []);
+});
+
+test('text after the object, or JSON that breaks, streams nothing further and never throws', () => {
+  const deltas = new FieldDeltas();
+  assert.deepEqual(deltas.push('{"answer": "ok"}'), [{ field: 'answer', delta: 'ok' }]);
+  assert.deepEqual(deltas.push('\n```\nThat is all.'), []);
+  assert.deepEqual(deltas.push('{"answer": "again"}'), []);
+  const broken = new FieldDeltas();
+  assert.deepEqual(broken.push('{"answer": "a" "b'), [{ field: 'answer', delta: 'a' }]);
+  assert.deepEqual(broken.push('c", "thought": "more"}'), []);
+});
+
+test('a field written twice keeps what was sent; only a value that grows adds to it', () => {
+  assert.deepEqual([...stream('{"answer": "first", "answer": "fir"}', 3)], [['answer', 'first']]);
+  assert.deepEqual([...stream('{"answer": "ab", "answer": "abcd"}', 2)], [['answer', 'abcd']]);
+});
+
+test("which values are a person's to read: human keys in the reply or in items of its lists, at any depth", () => {
+  assert.equal(humanPath([], 'answer'), 'answer');
+  assert.equal(humanPath(['steps', 0], 'description'), 'steps[0].description');
+  assert.equal(humanPath(['subtasks', 1, 'subtasks', 0], 'goal'), 'subtasks[1].subtasks[0].goal');
+  assert.equal(humanPath([], 'decision'), null);
+  assert.equal(humanPath(['steps', 0, 'args'], 'description'), null);
+  assert.equal(humanPath(['args'], 'name'), null);
+  assert.equal(humanPath(['steps'], 'description'), null);
+  assert.equal(humanPath(['steps', 0], 3), null);
+});
+
+test('a long answer streamed in small pieces is parsed once, not again at every piece', () => {
+  // 64 kB in pieces of 4: a partial parse of the whole reply at every piece took ~8 s here; now far
+  // less. Counted, not timed: every piece's delta is exactly that piece of the answer.
+  const answer = 'lorem ipsum dolor sit amet '.repeat(2400).slice(0, 60_000);
+  const text = JSON.stringify({ thought: 'long', answer });
+  const deltas = new FieldDeltas();
+  let pieces = 0;
+  let joined = '';
+  for (let i = 0; i < text.length; i += 4) {
+    for (const d of deltas.push(text.slice(i, i + 4))) {
+      if (d.field !== 'answer') continue;
+      joined += d.delta;
+      pieces++;
+    }
+  }
+  assert.equal(joined, answer);
+  assert.ok(pieces >= answer.length / 4, `the answer came in ${pieces} deltas`);
+});
+
+test('any reply, in pieces of any sizes, streams each human field whole: escapes, emoji, quotes and all', () => {
+  const text = fc.string({ unit: fc.constantFrom('a', ' ', 'é', '✓', '😀', '"', '\\', '\n', '\t', '\u0001', '{', '}', '[', ',', ':'), maxLength: 80 });
+  const reply = fc.record({
+    thought: text,
+    decision: text,
+    answer: text,
+    steps: fc.array(fc.record({ description: text, args: fc.record({ description: text }) }), { maxLength: 3 }),
+  });
+  fc.assert(
+    fc.property(reply, fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 20 }), (value, sizes) => {
+      const json = JSON.stringify(value);
+      const deltas = new FieldDeltas();
+      const fields = new Map<string, string>();
+      for (let at = 0, i = 0; at < json.length; i++) {
+        const size = sizes[i % sizes.length]!;
+        for (const { field, delta } of deltas.push(json.slice(at, at + size))) fields.set(field, (fields.get(field) ?? '') + delta);
+        at += size;
+      }
+      const expected = new Map<string, string>();
+      if (value.thought) expected.set('thought', value.thought);
+      if (value.answer) expected.set('answer', value.answer);
+      value.steps.forEach((s, i) => {
+        if (s.description) expected.set(`steps[${i}].description`, s.description);
+      });
+      assert.deepEqual(Object.fromEntries(fields), Object.fromEntries(expected));
+    }),
+    { numRuns: 300 },
+  );
 });
 
 test('a long delta is cut so one message always fits a payload', () => {
