@@ -11,7 +11,7 @@ import { offForRun } from '../planning/capabilities';
 import type { ChatMessage } from '../text/chat-message';
 import type { ContextKind } from './call';
 import type { PlannerCallName } from './names';
-import type { ToolDescription } from './tool-description';
+import { renderTools, type ToolDescription } from './tool-description';
 
 export interface PlannerContext {
   call: PlannerCallName;
@@ -85,7 +85,7 @@ export function plannerMessages(ctx: PlannerContext, instruction: string): ChatM
   if (ctx.step) parts.push(`Current step: ${renderStep(ctx.step)}`);
   parts.push(instruction);
   return [
-    { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}` },
+    { role: 'system', content: `${SYSTEM}\n\nTools:\n${renderTools(ctx.tools)}` },
     // A sub-agent's run: its instructions, right after the rules every run follows (once: its thread may hold them).
     ...agentMessages(state.agent, ctx.memory),
     ...(ctx.memory ? [{ role: 'system' as const, content: 'Working memory of this run follows.' }, ...ctx.memory.messages] : []),

@@ -15,7 +15,7 @@ import type { ChatMessage } from '../text/chat-message';
 import type { ReflectionLevel } from '../engine/reflection';
 import type { ContextKind } from './call';
 import type { TreeCallName } from './names';
-import type { ToolDescription } from './tool-description';
+import { renderTools, type ToolDescription } from './tool-description';
 
 export interface TreeContext {
   /** The tree engine's calls, plus its final answer. */
@@ -115,7 +115,7 @@ export function treeMessages(ctx: TreeContext, part: TreePromptPart): ChatMessag
   if (part.detail) parts.push(part.detail);
   parts.push(part.instruction);
   return [
-    { role: 'system', content: `${SYSTEM}\n\nTools:\n${JSON.stringify(ctx.tools, null, 1)}${part.offered ?? ''}` },
+    { role: 'system', content: `${SYSTEM}\n\nTools:\n${renderTools(ctx.tools)}${part.offered ?? ''}` },
     // A sub-agent's run: its instructions, right after the rules every run follows (once: its thread may hold them).
     ...agentMessages(state.agent, ctx.memory),
     ...(ctx.memory ? [{ role: 'system' as const, content: 'Working memory of this run follows.' }, ...ctx.memory.messages] : []),

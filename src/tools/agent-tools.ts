@@ -9,12 +9,22 @@ import type { AgentProfile } from '../agents/profile';
 
 const AgentArgs = z.object({ task: z.string().trim().min(1, 'the task for the agent is required') });
 
+/** Each profile's description, made once: prompts list the same objects call after call (renderTools). */
+const agentTools = new WeakMap<AgentProfile, ToolDescription>();
+
 /** An agent's tool description: its description, and one argument, the task. */
-export const describeAgentTool = (p: AgentProfile): ToolDescription => ({
-  name: agentToolName(p.name),
-  description: `Sub-agent: ${p.description} It runs as a separate run on the task you give and returns its final answer.`,
-  parameters: { type: 'object', properties: { task: { type: 'string', description: 'what the agent should do, self-contained' } }, required: ['task'], additionalProperties: false },
-});
+export function describeAgentTool(p: AgentProfile): ToolDescription {
+  let described = agentTools.get(p);
+  if (!described) {
+    described = {
+      name: agentToolName(p.name),
+      description: `Sub-agent: ${p.description} It runs as a separate run on the task you give and returns its final answer.`,
+      parameters: { type: 'object', properties: { task: { type: 'string', description: 'what the agent should do, self-contained' } }, required: ['task'], additionalProperties: false },
+    };
+    agentTools.set(p, described);
+  }
+  return described;
+}
 
 /** The tools a run's prompts list: the worker's tools and the agents, less what the run's agent may not call. */
 export function toolsForRun(tools: ToolDescription[], agents: readonly AgentProfile[], agent: RunAgent | null | undefined): ToolDescription[] {
