@@ -16,7 +16,7 @@ import type { TokenHub } from './token-hub';
 export type RunEventsOptions = SseTiming;
 
 export interface RunEventsDeps {
-  runs: Pick<Runs, 'get'> & Partial<Pick<Runs, 'ownerOf'>>;
+  runs: Pick<Runs, 'get'> & Partial<Pick<Runs, 'ownerOf' | 'getIfMoved'>>;
   logger: Logger;
   /** Aborted when the server shuts down: open streams end so it can close. */
   shutdown?: AbortSignal;
@@ -35,12 +35,24 @@ export async function streamRunEvents(deps: RunEventsDeps, runId: string, res: R
     state = await deps.runs.get(runId);
   }
   let sentVersion = -1;
+  /** The run's history length when its state was last read: polls in between that find it unchanged query nothing. */
+  let seenHistory: number | undefined;
+  const { runs } = deps;
+  /** The run's state if it may have changed since the last read, else null. */
+  const read = async (): Promise<ExecutionState | null> => {
+    if (!runs.getIfMoved) return runs.get(runId);
+    const moved = await runs.getIfMoved(runId, seenHistory);
+    seenHistory = moved.historyLength;
+    return moved.state;
+  };
   const { tokens } = deps;
   const onOpen = tokens ? (send: SendEvent) => tokens.watch({ runId }, lastEventId, (e) => send(e.event, e.data, e.id)) : undefined;
   await pollEventStream(res, { ...options, logger: deps.logger, shutdown: deps.shutdown, context: { runId }, ...(onOpen ? { onOpen } : {}) }, async (send) => {
     if (state === undefined) {
       try {
-        state = await deps.runs.get(runId);
+        const fresh = await read();
+        if (fresh === null) return true; // nothing happened in the run since the last poll
+        state = fresh;
       } catch (err) {
         if (err instanceof RunNotFoundError) return false;
         throw err; // Temporal or the worker may be briefly unavailable: retried at the next poll

@@ -198,8 +198,25 @@ export class Runs {
 
   /** The run's ExecutionState: by query while it runs, from its result once it has ended. */
   async get(runId: string): Promise<ExecutionState> {
+    return this.stateOf(runId, await this.describe(runId));
+  }
+
+  /**
+   * The run's state and its history's length, or no state when the history is still `seenHistoryLength`
+   * events long: a run's state changes only in its workflow tasks, and every task adds events (its
+   * start, its completion), so nothing has changed and no query is needed. An event stream polls this:
+   * a query of a run the worker no longer holds replays it, and 100 streams querying every 250 ms kept a
+   * busy worker replaying runs.
+   */
+  async getIfMoved(runId: string, seenHistoryLength?: number): Promise<{ state: ExecutionState | null; historyLength: number }> {
+    const description = await this.describe(runId);
+    if (seenHistoryLength !== undefined && description.historyLength === seenHistoryLength) return { state: null, historyLength: seenHistoryLength };
+    return { state: await this.stateOf(runId, description), historyLength: description.historyLength };
+  }
+
+  private async stateOf(runId: string, description: WorkflowExecutionDescription): Promise<ExecutionState> {
     const handle = this.client.workflow.getHandle<(input: PlanExecutionInput) => Promise<ExecutionState>>(runId);
-    const closed = (await this.describe(runId)).status.name;
+    const closed = description.status.name;
     try {
       if (closed === 'COMPLETED') return await handle.result();
       // A query needs a worker; without one, fail fast instead of hanging for Temporal's default 30 s.

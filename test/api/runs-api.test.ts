@@ -326,6 +326,57 @@ test('an event stream of a waiting run sends heartbeats, and polling stops when 
   }
 });
 
+test('an event stream queries a run only when its history grew: a waiting run is read once, its reply and end are seen', async () => {
+  const goal = 'api: watch me wait, then finish';
+  scriptQuestion(goal, 'Go on?', 'finished after the reply');
+  const runId = await startRun(goal);
+  await waitForStatus(runId, 'waiting_user');
+
+  let polls = 0;
+  let queried = 0;
+  const counting: Pick<Runs, 'start' | 'get' | 'getIfMoved' | 'reply' | 'review' | 'approve' | 'skip' | 'redo' | 'cancel' | 'list'> = {
+    start: (r) => runs.start(r),
+    get: (id) => runs.get(id),
+    getIfMoved: async (id, seen) => {
+      polls += 1;
+      const moved = await runs.getIfMoved(id, seen);
+      if (moved.state !== null) queried += 1;
+      return moved;
+    },
+    reply: (id, text) => runs.reply(id, text),
+    review: (id, decision) => runs.review(id, decision),
+    approve: (id, decision) => runs.approve(id, decision),
+    skip: (id, index, reason) => runs.skip(id, index, reason),
+    redo: (id, index, reason) => runs.redo(id, index, reason),
+    cancel: (id) => runs.cancel(id),
+    list: (f) => runs.list(f),
+  };
+  const watcher = await listen(createApp({ runs: counting, config: env.config, isHealthy: async () => true, logger: silent, events: { pollMs: 50, heartbeatMs: 100 } }));
+  try {
+    const statuses: string[] = [];
+    let replied = false;
+    await readEvents(`${watcher.url}/v1/runs/${runId}/events`, {
+      onEvent: (e) => {
+        statuses.push(`${e.event}:${(JSON.parse(e.data) as ExecutionState).status}`);
+        // Watched a while first: polls of a run that does not move query nothing.
+        if (!replied) {
+          replied = true;
+          setTimeout(() => {
+            assert.ok(polls >= 8, `${polls} polls in 600 ms`);
+            assert.equal(queried, 1, 'a waiting run is queried once, however often it is polled');
+            void runs.reply(runId, 'yes');
+          }, 600);
+        }
+      },
+    });
+    assert.deepEqual(statuses.slice(0, 1), ['state:waiting_user']);
+    assert.equal(statuses.at(-1), 'done:completed');
+    assert.ok(queried >= 2 && queried < polls, `${queried} queries in ${polls} polls`);
+  } finally {
+    await watcher.close();
+  }
+});
+
 test('startApi serves the API on its own listener and close() ends open event streams', async () => {
   const config = testConfig({ PORT: '0', TASK_QUEUE: env.config.TASK_QUEUE });
   const api = await startApi(config, { logger: silent });
