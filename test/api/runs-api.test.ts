@@ -288,19 +288,13 @@ test('GET /v1/runs/:runId/events streams states with increasing versions, then d
   }
 });
 
-test('an event stream of a waiting run sends heartbeats, and polling stops when the client disconnects', async () => {
-  const goal = 'api: wait for me while I watch';
-  scriptQuestion(goal, 'Ready?', 'unused');
-  const runId = await startRun(goal);
-  await waitForStatus(runId, 'waiting_user');
-
-  let reads = 0;
-  const counting: Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'approve' | 'skip' | 'redo' | 'cancel' | 'list'> = {
+/** The suite's Runs as the API uses them (without `getIfMoved` unless given), with `overrides` in place: to count what the API asks. */
+function runsWith(
+  overrides: Partial<Pick<Runs, 'get' | 'getIfMoved'>>,
+): Pick<Runs, 'start' | 'get' | 'reply' | 'review' | 'approve' | 'skip' | 'redo' | 'cancel' | 'list'> & Partial<Pick<Runs, 'getIfMoved'>> {
+  return {
     start: (r) => runs.start(r),
-    get: (id) => {
-      reads += 1;
-      return runs.get(id);
-    },
+    get: (id) => runs.get(id),
     reply: (id, text) => runs.reply(id, text),
     review: (id, decision) => runs.review(id, decision),
     approve: (id, decision) => runs.approve(id, decision),
@@ -308,7 +302,23 @@ test('an event stream of a waiting run sends heartbeats, and polling stops when 
     redo: (id, index, reason) => runs.redo(id, index, reason),
     cancel: (id) => runs.cancel(id),
     list: (f) => runs.list(f),
+    ...overrides,
   };
+}
+
+test('an event stream of a waiting run sends heartbeats, and polling stops when the client disconnects', async () => {
+  const goal = 'api: wait for me while I watch';
+  scriptQuestion(goal, 'Ready?', 'unused');
+  const runId = await startRun(goal);
+  await waitForStatus(runId, 'waiting_user');
+
+  let reads = 0;
+  const counting = runsWith({
+    get: (id) => {
+      reads += 1;
+      return runs.get(id);
+    },
+  });
   const watcher = await listen(createApp({ runs: counting, config: env.config, isHealthy: async () => true, logger: silent, events: { pollMs: 50, heartbeatMs: 100 } }));
   try {
     const sse = await readEvents(`${watcher.url}/v1/runs/${runId}/events`, { until: (r) => r.comments.length >= 2 });
@@ -334,23 +344,14 @@ test('an event stream queries a run only when its history grew: a waiting run is
 
   let polls = 0;
   let queried = 0;
-  const counting: Pick<Runs, 'start' | 'get' | 'getIfMoved' | 'reply' | 'review' | 'approve' | 'skip' | 'redo' | 'cancel' | 'list'> = {
-    start: (r) => runs.start(r),
-    get: (id) => runs.get(id),
+  const counting = runsWith({
     getIfMoved: async (id, seen) => {
       polls += 1;
       const moved = await runs.getIfMoved(id, seen);
       if (moved.state !== null) queried += 1;
       return moved;
     },
-    reply: (id, text) => runs.reply(id, text),
-    review: (id, decision) => runs.review(id, decision),
-    approve: (id, decision) => runs.approve(id, decision),
-    skip: (id, index, reason) => runs.skip(id, index, reason),
-    redo: (id, index, reason) => runs.redo(id, index, reason),
-    cancel: (id) => runs.cancel(id),
-    list: (f) => runs.list(f),
-  };
+  });
   const watcher = await listen(createApp({ runs: counting, config: env.config, isHealthy: async () => true, logger: silent, events: { pollMs: 50, heartbeatMs: 100 } }));
   try {
     const statuses: string[] = [];
