@@ -205,8 +205,7 @@ export class Runs {
    * The run's state and its history's length, or no state when the history is still `seenHistoryLength`
    * events long: a run's state changes only in its workflow tasks, and every task adds events (its
    * start, its completion), so nothing has changed and no query is needed. An event stream polls this:
-   * a query of a run the worker no longer holds replays it, and 100 streams querying every 250 ms kept a
-   * busy worker replaying runs.
+   * a query of a run the worker no longer holds replays it.
    */
   async getIfMoved(runId: string, seenHistoryLength?: number): Promise<{ state: ExecutionState | null; historyLength: number }> {
     const description = await this.describe(runId);
