@@ -107,8 +107,8 @@ export class FieldDeltas {
   private length = 0;
   private parser: JSONParser | undefined;
   private done = false;
-  /** Per field, how many characters were sent and the value they came from (read again only for a field written twice). */
-  private readonly sent = new Map<string, { chars: number; value: string }>();
+  /** Per field, the value sent so far (its length is what was sent; its text is read only for a field written twice). */
+  private readonly sent = new Map<string, string>();
   /** The field whose string is still open at the end of the last piece: the next piece continues it. */
   private open: string | null = null;
   /** The text being written to the parser, after the last characters written before it. */
@@ -174,14 +174,14 @@ export class FieldDeltas {
    */
   private grew(field: string, value: string, continued: boolean, open: boolean): void {
     const sent = this.sent.get(field);
-    const chars = sent?.chars ?? 0;
+    const chars = sent?.length ?? 0;
     if (value.length <= chars) return;
     // The key written again: its new value counts only where it goes on from what was sent.
-    if (sent && !continued && !value.startsWith(sent.value.slice(0, chars))) return;
+    if (sent !== undefined && !continued && !value.startsWith(sent)) return;
     const added = value.length - chars;
     const plain = continued && open && this.writing.length >= added + PLAIN_WINDOW && !NOT_AS_READ.test(this.writing.slice(-(added + PLAIN_WINDOW)));
     const delta = plain ? this.writing.slice(-added) : value.slice(chars);
-    this.sent.set(field, { chars: value.length, value });
+    this.sent.set(field, value);
     for (let i = 0; i < delta.length; i += MAX_DELTA_CHARS) this.out.push({ field, delta: delta.slice(i, i + MAX_DELTA_CHARS) });
   }
 }
