@@ -4,7 +4,7 @@
  * build one with their own model, tools or store.
  */
 import path from 'node:path';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
 import { createPlanActivities } from './activities/plan-activities';
 import { createSessionActivities } from './activities/session-activities';
 import { createTreeActivities } from './activities/tree-activities';
@@ -38,6 +38,7 @@ import { deploymentVersionOf, promoteWhenPolling, workerDeploymentOptions } from
 import { codeVersionOf } from './activities/code-version';
 import { Schedules } from './temporal/schedules';
 import { Runs } from './temporal/runs';
+import { recycleOnLostTasks } from './temporal/recycling-worker';
 import type { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { callsInterceptor } from './activities/calls-interceptor';
@@ -186,7 +187,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   // Read by the SDK's workflow threads (patched, see WORKFLOW_STACK_TRACES), which copy the environment when
   // Worker.create starts them; set each time, as tests make workers of either setting in one process.
   process.env.THREADLINE_WORKFLOW_STACK_TRACES = config.WORKFLOW_STACK_TRACES;
-  const worker = await Worker.create({
+  const workerOptions: SdkWorkerOptions = {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: options.taskQueue ?? config.TASK_QUEUE,
@@ -218,12 +219,20 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       ],
     },
     sinks: workflowSpanSinks(tracing),
-  })
-    .catch(async (err: unknown) => {
+  };
+  const worker = recycleOnLostTasks(
+    await Worker.create(workerOptions).catch(async (err: unknown) => {
       await closeStores();
+      await built?.remove();
       throw err;
-    })
-    .finally(() => built?.remove());
+    }),
+    { create: () => Worker.create(workerOptions), warn: (message, fields) => logger.warn(fields ?? {}, message) },
+  );
+  if (built) {
+    // Kept while the worker runs: a replacement (recycleOnLostTasks) is made from the same file.
+    const run = worker.run.bind(worker);
+    worker.run = () => run().finally(() => built.remove());
+  }
   if (version && config.WORKER_PROMOTE === 'auto') {
     // Once it polls, this worker's version becomes current: new runs and sessions' next turns come here,
     // runs pinned to the version before stay there until they end.
@@ -249,6 +258,12 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     // The stores (e.g. a PostgreSQL pool) and tool sources (e.g. MCP server processes) live exactly as long as the worker.
     const run = worker.run.bind(worker);
     worker.run = () => run().finally(closeStores);
+  }
+  if (!options.connection) {
+    // Closed once the worker stops: while it is open the Runtime lives, and with the core's log forwarded
+    // to this process (src/telemetry/core-faults.ts) a live Runtime keeps the process from exiting.
+    const run = worker.run.bind(worker);
+    worker.run = () => run().finally(() => connection.close().catch((err: unknown) => logger.warn({ err }, 'the connection to Temporal did not close')));
   }
   return worker;
 }
@@ -282,8 +297,12 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
+  // Exits once stopped: a worker replaced after a lost task may still hold the Runtime (recycleOnLostTasks).
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

@@ -7,6 +7,7 @@ import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { Config } from '../config';
+import { runtimeOptionsFor } from './core-faults';
 
 export function createLogger(name: string, config: Pick<Config, 'LOG_LEVEL'>, destination?: DestinationStream): Logger {
   const options: pino.LoggerOptions = {
@@ -49,9 +50,10 @@ export function temporalLogger(logger: Logger): DefaultLogger {
 }
 
 /**
- * Routes the Temporal worker Runtime's log into `logger`, and serves its metrics for Prometheus at
+ * Routes the Temporal worker Runtime's log, the native core's warnings and errors too, into `logger`, and serves its metrics for Prometheus at
  * `metricsAddress` when given. Once per process, before any worker is created.
  */
 export function installRuntimeLogger(logger: Logger, metricsAddress?: string): void {
-  Runtime.install({ logger: temporalLogger(logger), ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } } } : {}) });
+  const options = runtimeOptionsFor(temporalLogger(logger));
+  Runtime.install({ ...options, telemetryOptions: { ...options.telemetryOptions, ...(metricsAddress ? { metrics: { prometheus: { bindAddress: metricsAddress } } } : {}) } });
 }

@@ -16,20 +16,22 @@ import type { ModelProvider } from '../../src/llm/provider';
 import { connectClient } from '../../src/temporal/connection';
 import type { ToolDefinition } from '../../src/tools/tool';
 import { createWorker } from '../../src/worker';
+import type { Logger } from 'pino';
+import { runtimeOptionsFor } from '../../src/telemetry/core-faults';
 
 let runtimeInstalled = false;
-/** Keeps test output readable: the worker logs warnings and errors only. */
+/** Keeps test output readable: the worker logs warnings and errors only (the core's too, heard for lost tasks). */
 function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install(runtimeOptionsFor(new DefaultLogger('WARN')));
 }
 
 /** Gives the Temporal Runtime `logger` instead of the quiet one: call before the file's first worker. */
 export function installTestRuntime(logger: TemporalLogger): void {
   if (runtimeInstalled) throw new Error('the Temporal Runtime is already installed in this test process');
   runtimeInstalled = true;
-  Runtime.install({ logger });
+  Runtime.install(runtimeOptionsFor(logger));
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
@@ -59,11 +61,11 @@ export interface TestEnv {
   stop(): Promise<void>;
 }
 
-export async function startTestEnv(options: { provider: ModelProvider; extraTools?: ToolDefinition[]; config?: Config }): Promise<TestEnv> {
+export async function startTestEnv(options: { provider: ModelProvider; extraTools?: ToolDefinition[]; config?: Config; logger?: Logger }): Promise<TestEnv> {
   quietRuntime();
   const config = options.config ?? testConfig();
   const client = await connectClient(config);
-  const worker = await createWorker({ config, provider: options.provider, extraTools: options.extraTools });
+  const worker = await createWorker({ config, provider: options.provider, extraTools: options.extraTools, ...(options.logger ? { logger: options.logger } : {}) });
   const running = worker.run();
   return {
     config,

@@ -1,0 +1,89 @@
+/**
+ * Replaces a worker whose native core lost a run's workflow task (src/telemetry/core-faults.ts): the
+ * run would otherwise stop until the process restarts. The old worker is shut down, so its pollers
+ * stop, and a new one with the same options polls: the lost run's next task goes to it, and it replays
+ * the run from history. What the old worker held is replayed or retried
+ * there too (cached runs, activity attempts it was running), as after any worker restart.
+ */
+import type { Worker } from '@temporalio/worker';
+import { onLostTask } from '../telemetry/core-faults';
+
+export interface RecycleOptions {
+  /** Makes the replacement: a worker with the first one's options. */
+  create: () => Promise<Worker>;
+  warn: (message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * How long a replaced worker may take to stop before it is left behind, its pollers stopped: the
+   * run it lost holds its shutdown forever.
+   * @default 30_000
+   */
+  drainMs?: number;
+}
+
+interface Running {
+  worker: Worker;
+  shutdown: () => void;
+  done: Promise<void>;
+}
+
+/**
+ * Makes `first.run()` run `first`, and each replacement in turn, until shut down: a lost-task sign of
+ * the core while it runs replaces the worker polling. `first.shutdown()` stops the one polling, and
+ * `first.getState()` is its state. Returns `first`.
+ */
+export function recycleOnLostTasks(first: Worker, options: RecycleOptions): Worker {
+  const drainMs = options.drainMs ?? 30_000;
+  const run = first.run.bind(first);
+  const shutdown = first.shutdown.bind(first);
+  const getState = first.getState.bind(first);
+  let current: Running | undefined;
+  first.getState = () => (current && current.worker !== first ? current.worker.getState() : getState());
+  let stopping = false;
+  first.shutdown = () => {
+    stopping = true;
+    (current?.shutdown ?? shutdown)();
+  };
+  first.run = async () => {
+    current = { worker: first, shutdown, done: run() };
+    let lost: (() => void) | undefined;
+    const unsubscribe = onLostTask(() => lost?.());
+    try {
+      for (;;) {
+        const fault = new Promise<'lost'>((resolve) => (lost = () => resolve('lost')));
+        if ((await Promise.race([current.done.then(() => 'ended' as const), fault])) === 'ended') return;
+        if (stopping || current.worker.getState() !== 'RUNNING') continue;
+        options.warn('the worker lost a run: replacing it with a new worker, which replays that run and the ones it held');
+        // The old one stops polling first: the core takes one worker per task queue and connection.
+        const old = current;
+        old.shutdown();
+        void drained(old.done, drainMs).then((stopped) => {
+          if (!stopped) options.warn(`a replaced worker did not stop within ${drainMs} ms (the run it lost holds it): left behind, its pollers stopped`);
+        });
+        // Failing, run() fails: the process ends and restarts rather than run no worker.
+        const next = await options.create();
+        current = { worker: next, shutdown: next.shutdown.bind(next), done: next.run() };
+        if (stopping) current.shutdown();
+      }
+    } finally {
+      unsubscribe();
+    }
+  };
+  return first;
+}
+
+/** Whether `done` settles within `ms`. */
+async function drained(done: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([
+      done.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * A worker whose native core lost a run's workflow task (src/telemetry/core-faults.ts) is replaced
+ * (src/temporal/recycling-worker.ts), on the real server with Threadline's worker: when the core's
+ * sign is heard, a new worker polls and the old one stops, and runs waiting for a person go on there.
+ * (The core's bug itself needs a full cache, queries and tasks racing: bench/streaming.ts's bursts
+ * show it; docs/operations.md has the figures.)
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { ExecutionState } from '../../src/planning/execution-state';
+import { LOST_TASK_SIGNS, noteCoreLog } from '../../src/telemetry/core-faults';
+import { Runs } from '../../src/temporal/runs';
+import { createLogger } from '../../src/telemetry/logger';
+import { askThenAnswer } from '../helpers/scenarios';
+import { StubModelServer } from '../helpers/stub-model-server';
+import { startTestEnv, stubProvider, waitFor, type TestEnv } from '../helpers/temporal-env';
+
+const stub = new StubModelServer();
+let env: TestEnv;
+let runs: Runs;
+/** What the worker logged, as pino's JSON lines. */
+const logged: { msg: string }[] = [];
+const warned = (start: string) => logged.filter((line) => line.msg.startsWith(start)).length;
+
+before(async () => {
+  await stub.start();
+  const logger = createLogger('worker', { LOG_LEVEL: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line) as { msg: string }) });
+  env = await startTestEnv({ provider: stubProvider(stub.url), logger });
+  runs = new Runs(env.client, env.config);
+});
+after(async () => {
+  await env?.stop();
+  await stub.stop();
+});
+
+async function waitingRun(goal: string): Promise<string> {
+  stub.script(...askThenAnswer(goal, `a question for ${goal}?`));
+  const { runId } = await runs.start({ userId: 'tester', goal });
+  await waitFor('the run to wait for the user', async () => (await runs.get(runId)).status === 'waiting_user');
+  return runId;
+}
+
+test('a lost task replaces the worker: the old one stops, waiting runs take their replies on the new one', async () => {
+  const before = await Promise.all(['recycle one', 'recycle two'].map(waitingRun));
+  noteCoreLog(`${LOST_TASK_SIGNS[0]} (heard in a test)`);
+  // The worker the test holds reports its replacement's state once that one runs.
+  await waitFor('the worker to be replaced', async () => warned('the worker lost a run') === 1 && env.worker.getState() === 'RUNNING');
+  // A run started now and the runs from before are all served by the replacement.
+  const after = await waitingRun('recycle three');
+  for (const runId of [...before, after]) {
+    await runs.reply(runId, 'yes');
+    const state = (await env.client.workflow.getHandle(runId).result()) as ExecutionState;
+    assert.equal(state.status, 'completed', runId);
+    assert.equal(state.finalAnswer, 'Thanks, noted.');
+  }
+  // A line of the core that is no sign changes nothing.
+  noteCoreLog('Tried to complete untracked local activity');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(warned('the worker lost a run'), 1);
+});
