@@ -142,6 +142,9 @@ export class Runs {
     private readonly resend: ResendPolicy = DEFAULT_RESEND,
   ) {}
 
+  /** The state queries in flight, by run and history length (queryState). */
+  private readonly queries = new Map<string, Promise<ExecutionState>>();
+
   /**
    * Starts a run: seed 000's planner, or with `engine: "tree"` seed 003's task tree, which waits
    * for a person's review of its plan when `review` is true or PLAN_REVIEW=always.
@@ -213,13 +216,29 @@ export class Runs {
     return { state: await this.stateOf(runId, description), historyLength: description.historyLength };
   }
 
+  /**
+   * One query at a time for a run at one history length: callers that ask at once (event streams, reads of
+   * the run) share it, and get the same state, as a run's state changes only with its history. Two query
+   * tasks of one run at once are what the worker's core can lose a run to (src/telemetry/core-faults.ts).
+   */
+  private queryState(runId: string, historyLength: number, query: () => Promise<ExecutionState>): Promise<ExecutionState> {
+    const key = `${runId}@${historyLength}`;
+    const inFlight = this.queries.get(key);
+    if (inFlight) return inFlight;
+    const asked = query().finally(() => this.queries.delete(key));
+    this.queries.set(key, asked);
+    return asked;
+  }
+
   private async stateOf(runId: string, description: WorkflowExecutionDescription): Promise<ExecutionState> {
     const handle = this.client.workflow.getHandle<(input: PlanExecutionInput) => Promise<ExecutionState>>(runId);
     const closed = description.status.name;
     try {
       if (closed === 'COMPLETED') return await handle.result();
-      // A query needs a worker; without one, fail fast instead of hanging for Temporal's default 30 s.
-      const state = await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(getStateQuery));
+      const state = await this.queryState(runId, description.historyLength, () =>
+        // A query needs a worker; without one, fail fast instead of hanging for Temporal's default 30 s.
+        this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(getStateQuery)),
+      );
       // Ended from outside the workflow (terminated in the Web UI, timed out): say so instead of the last live status.
       if (closed === 'TERMINATED' || closed === 'TIMED_OUT' || closed === 'FAILED' || closed === 'CANCELLED') {
         const status = closed === 'CANCELLED' ? 'cancelled' : 'failed';

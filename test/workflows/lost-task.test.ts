@@ -2,10 +2,12 @@
  * A worker whose native core lost a run's workflow task (src/telemetry/core-faults.ts) is replaced
  * (src/temporal/recycling-worker.ts), on the real server with Threadline's worker: when the core's
  * sign is heard, a new worker polls and the old one stops, and runs waiting for a person go on there.
+ * And what makes the loss rarer: reads of one run at once share one query (Runs.get).
  * (The core's bug itself needs a full cache, queries and tasks racing: bench/streaming.ts's bursts
  * show it; docs/operations.md has the figures.)
  */
 import assert from 'node:assert/strict';
+import { Client } from '@temporalio/client';
 import { after, before, test } from 'node:test';
 import type { ExecutionState } from '../../src/planning/execution-state';
 import { LOST_TASK_SIGNS, noteCoreLog } from '../../src/telemetry/core-faults';
@@ -57,4 +59,22 @@ test('a lost task replaces the worker: the old one stops, waiting runs take thei
   noteCoreLog('Tried to complete untracked local activity');
   await new Promise((resolve) => setTimeout(resolve, 300));
   assert.equal(warned('the worker lost a run'), 1);
+});
+
+test('reads of a run at once share one query, and a read after them asks again', async () => {
+  let queries = 0;
+  const counting = new Client({
+    connection: env.client.connection,
+    namespace: env.config.TEMPORAL_NAMESPACE,
+    interceptors: { workflow: [{ query: (input, next) => (queries++, next(input)) }] },
+  });
+  const reads = new Runs(counting, env.config);
+  const runId = await waitingRun('shared reads');
+  const states = await Promise.all(Array.from({ length: 5 }, () => reads.get(runId)));
+  assert.equal(queries, 1, 'five reads at once, one query');
+  assert.ok(states.every((state) => state.status === 'waiting_user' && state === states[0]));
+  await reads.get(runId);
+  assert.equal(queries, 2, 'a read after the others ended asks again');
+  await reads.reply(runId, 'yes');
+  await env.client.workflow.getHandle(runId).result();
 });
