@@ -9,8 +9,12 @@ import { z } from 'zod';
 import { loadConfig } from '../../src/config';
 import { defineTool } from '../../src/tools/tool';
 import { createWorker } from '../../src/worker';
+import { runtimeOptionsFor } from '../../src/telemetry/core-faults';
+import { Runtime } from '@temporalio/worker';
 
 async function main(): Promise<void> {
+  // As the production worker's: the core's log is heard, so a lost run replaces the worker (src/telemetry/core-faults.ts).
+  Runtime.install(runtimeOptionsFor());
   const config = loadConfig();
   const tally = defineTool({
     name: 'tally',
