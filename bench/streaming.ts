@@ -134,6 +134,8 @@ async function oneRun(stack: Stack, stub: StubModelServer, tag: string, i: numbe
   await readEvents(`${stack.url}/v1/runs/${runId}/events`, {
     timeoutMs: RUN_TIMEOUT_MS,
     onEvent: (e) => {
+      // A call asked again (its worker replaced or killed) streams from its start: drop what came before.
+      if (e.event === 'token_reset') answer = '';
       if (e.event !== 'token') return;
       const t = JSON.parse(e.data) as { runId: string; field: string; delta: string };
       if (t.runId !== runId) mixed = true;

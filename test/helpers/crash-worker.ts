@@ -31,7 +31,11 @@ async function main(): Promise<void> {
   await worker.run();
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+// Exits once stopped, as the production worker: a worker replaced after a lost task may still hold the Runtime.
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
