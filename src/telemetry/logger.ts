@@ -50,8 +50,9 @@ export function temporalLogger(logger: Logger): DefaultLogger {
 }
 
 /**
- * Routes the Temporal worker Runtime's log, the native core's warnings and errors too, into `logger`, and serves its metrics for Prometheus at
- * `metricsAddress` when given. Once per process, before any worker is created.
+ * Routes the Temporal worker Runtime's log into `logger`, the native core's warnings and errors too
+ * (src/telemetry/core-faults.ts hears them), and serves its metrics for Prometheus at `metricsAddress`
+ * when given. Once per process, before any worker is created.
  */
 export function installRuntimeLogger(logger: Logger, metricsAddress?: string): void {
   const options = runtimeOptionsFor(temporalLogger(logger));

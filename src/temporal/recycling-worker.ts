@@ -2,8 +2,8 @@
  * Replaces a worker whose native core lost a run's workflow task (src/telemetry/core-faults.ts): the
  * run would otherwise stop until the process restarts. The old worker is shut down, so its pollers
  * stop, and a new one with the same options polls: the lost run's next task goes to it, and it replays
- * the run from history. What the old worker held is replayed or retried
- * there too (cached runs, activity attempts it was running), as after any worker restart.
+ * the run from history. What the old worker held goes there too, as after any worker restart: its
+ * cached runs replay when they next move, and the activity attempts it was running are retried.
  */
 import type { Worker } from '@temporalio/worker';
 import { onLostTask } from '../telemetry/core-faults';
