@@ -3,7 +3,7 @@
  * activities one after another, with nothing else — what Temporal itself costs
  * per step. Workflow code only: bundled by the benchmark's second worker.
  */
-import { executeChild, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { condition, defineUpdate, executeChild, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 
 export interface BareActivities {
   noop(): Promise<Record<string, never>>;
@@ -34,4 +34,35 @@ export async function bareTreeWorkflow(groups: number, perChild: number): Promis
   let steps = 0;
   for (let g = 0; g < groups; g++) steps += await executeChild(bareLocalWorkflow, { args: [perChild], workflowId: `${workflowInfo().workflowId}.g${g + 1}` });
   return steps;
+}
+
+/** The floor's reply: an update a parked bare run takes, refused by its validator unless the run waits. */
+export const bareReplyUpdate = defineUpdate<{ accepted: boolean }, [{ text: string }]>('submitReply');
+
+/**
+ * The many-runs floor: what Temporal costs a run that makes `before` local calls, parks until a person's
+ * reply (an update, as Threadline's runs take one), then makes `after` local calls and ends — a waiting
+ * run's shape with no engine, memory, state or status.
+ */
+export async function bareAskWorkflow(before: number, after: number): Promise<string> {
+  let reply: string | undefined;
+  let waiting = false;
+  setHandler(
+    bareReplyUpdate,
+    ({ text }) => {
+      reply = text;
+      waiting = false;
+      return { accepted: true };
+    },
+    {
+      validator: (_reply: { text: string }) => {
+        if (!waiting) throw new Error('the run is not waiting for a reply');
+      },
+    },
+  );
+  for (let i = 0; i < before; i++) await local.noop();
+  waiting = true;
+  await condition(() => reply !== undefined);
+  for (let i = 0; i < after; i++) await local.noop();
+  return reply!;
 }

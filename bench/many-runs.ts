@@ -11,6 +11,9 @@
  * taken, what their SDK metrics (WORKER_METRICS_ADDRESS) say of it (workflow tasks and sticky cache
  * misses a run, how long a task waited to be picked up), and the worker's peak memory (VmHWM,
  * target ≤ 300 MB, issue 31).
+ *   3. Then, with Threadline's workers stopped, the floor (bench/many-runs-floor.ts): the same N runs
+ *      and replies on bare Temporal workers, and Threadline's figures against it — a ratio in one run
+ *      holds on any host; the seconds do not.
  *
  *   npm run bench -- --only many-runs [--many-runs N]     (default 1,000)
  *
@@ -21,7 +24,7 @@
  * scripts/bench.mjs starts the private dev server and runs this file with TEMPORAL_ADDRESS set.
  * Results also go to bench/results/many-runs.json.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -34,13 +37,14 @@ import { loadConfig } from '../src/config';
 import { connectClient } from '../src/temporal/connection';
 import { PLAN_WORKFLOW_TYPE, STATUS_ATTR, USER_ID_ATTR } from '../src/workflows/definitions';
 import { machine, round } from './figures';
+import { measureFloor } from './many-runs-floor';
 import { resultsFile, serverCpuMs } from './server-metrics';
-import { freePort, percentile, pool, startWorker } from './worker-process';
+import { countsBetween, mb, WorkerFleet } from './worker-fleet';
+import { percentile, pool } from './worker-process';
 
 const DEFAULT_RUNS = 1_000;
 const IN_FLIGHT = 50;
 const TARGET_PEAK_MB = 300;
-const SAMPLE_MS = 200;
 /** A run still not `waiting_user` (after its start) or not completed (after its reply) this long after the last request is counted as stuck or lost. */
 const SETTLE_DEADLINE_MS = 180_000;
 const GOAL = 'help me';
@@ -64,51 +68,7 @@ function parseCli(): { runs: number; workers: number } {
   return { runs: count('--many-runs', values['many-runs'] ?? String(DEFAULT_RUNS), 100_000), workers: count('--workers', values.workers ?? '1', 8) };
 }
 
-const mb = (kib: number) => round(kib / 1024);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** VmRSS and VmHWM (peak RSS) of a process, in KiB; null once it is gone. */
-function memoryOf(pid: number): { rss: number; hwm: number } | null {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return { rss: field('VmRSS'), hwm: field('VmHWM') };
-  } catch {
-    return null;
-  }
-}
-
-/** CPU seconds the workers have used so far (user + system). */
-const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + (serverCpuMs(pid) ?? NaN), 0) / 1000;
-
-/** What the workers' SDK metrics (WORKER_METRICS_ADDRESS) say about where their workflow tasks went. */
-const WORKER_COUNTERS = [
-  'temporal_sticky_cache_hit',
-  'temporal_sticky_cache_miss',
-  'temporal_sticky_cache_total_forced_eviction',
-  'temporal_workflow_task_execution_latency_count',
-  'temporal_workflow_task_execution_failed',
-  'temporal_workflow_task_schedule_to_start_latency_sum',
-  'temporal_workflow_task_schedule_to_start_latency_count',
-] as const;
-type WorkerCounts = Record<(typeof WORKER_COUNTERS)[number], number>;
-
-/** The counters above, summed over every series and every worker. */
-async function workerCounts(urls: string[]): Promise<WorkerCounts> {
-  const counts = Object.fromEntries(WORKER_COUNTERS.map((name) => [name, 0])) as WorkerCounts;
-  for (const url of urls) {
-    const text = await fetch(url).then(
-      (res) => res.text(),
-      () => '',
-    );
-    for (const line of text.split('\n')) {
-      const m = /^(\w+)(?:\{[^}]*\})?\s+(\S+)$/.exec(line);
-      if (m && m[1]! in counts) counts[m[1] as keyof WorkerCounts] += Number(m[2]);
-    }
-  }
-  return counts;
-}
-const countsBetween = (before: WorkerCounts, after: WorkerCounts) => Object.fromEntries(WORKER_COUNTERS.map((name) => [name, round(after[name] - before[name])])) as WorkerCounts;
 
 interface Refusal {
   runId: string;
@@ -155,40 +115,17 @@ async function main(): Promise<void> {
   const config = loadConfig({ ...env, PORT: '0', HOST: '127.0.0.1' });
 
   let t = performance.now();
-  // One after another: the first creates the memory store's tables, the next finds them.
-  const workers: Awaited<ReturnType<typeof startWorker>>[] = [];
-  const metricsUrls: string[] = [];
-  for (let i = 0; i < workerCount; i++) {
-    const metricsAddress = `127.0.0.1:${await freePort()}`;
-    metricsUrls.push(`http://${metricsAddress}/metrics`);
-    workers.push(await startWorker({ ...env, WORKER_METRICS_ADDRESS: metricsAddress }));
-  }
-  const worker = workers[0]!;
-  const pids = workers.map((w) => w.child.pid!);
+  const fleet = await WorkerFleet.start(workerCount, env);
+  const worker = fleet.workers[0]!;
+  const pids = fleet.pids;
   console.log(`${worker.banner} (pid ${pids.join(', ')}, started in ${Math.round(performance.now() - t)} ms)`);
-  let phase: 'idle' | 'starting' | 'replying' = 'idle';
-  const peakRss = { idle: 0, starting: 0, replying: 0 };
-  let lastHwm = 0;
-  const sample = () => {
-    for (const pid of pids) {
-      const m = memoryOf(pid);
-      if (!m) continue;
-      peakRss[phase] = Math.max(peakRss[phase], m.rss);
-      lastHwm = Math.max(lastHwm, m.hwm);
-    }
-  };
-  sample();
-  const sampler = setInterval(sample, SAMPLE_MS);
-  const workerExit = Promise.race(
-    workers.map((w) => new Promise<never>((_, reject) => w.child.once('exit', (code) => reject(new Error(`a worker exited (${code}) during the benchmark:\n${w.tail()}`))))),
-  );
-  workerExit.catch(() => undefined);
+  const workerExit = fleet.exited;
 
   const api = await startApi(config, { logger: pino({ level: 'silent' }) });
   const client = await connectClient(config);
   try {
     // ---- 1. start N runs, wait until all wait for a reply
-    phase = 'starting';
+    fleet.phase = 'starting';
     const runIds: string[] = [];
     const startRefusals: Refusal[] = [];
     t = performance.now();
@@ -208,16 +145,16 @@ async function main(): Promise<void> {
     console.log(`started ${runIds.length} runs in ${round(startedMs / 1000)} s (${startRefusals.length} refused)`);
     const waiting = await Promise.race([waitForCount(client, userId, `${STATUS_ATTR.name} = 'waiting_user'`, runIds.length, Date.now() + SETTLE_DEADLINE_MS), workerExit]);
     const allWaitingMs = performance.now() - t;
-    console.log(`${waiting}/${runIds.length} runs waiting_user after ${round(allWaitingMs / 1000)} s; worker RSS peak so far ${mb(peakRss.starting)} MB`);
+    console.log(`${waiting}/${runIds.length} runs waiting_user after ${round(allWaitingMs / 1000)} s; worker RSS peak so far ${mb(fleet.peakRss.starting)} MB`);
 
     // ---- 2. reply to every run, wait until all complete
-    phase = 'replying';
-    const cpuBeforeReplies = cpuOf(pids);
+    fleet.phase = 'replying';
+    const cpuBeforeReplies = fleet.cpuS();
     // The dev server's process (scripts/bench.mjs passes its pid); the cluster's services are not counted.
     const serverPid = process.env.THREADLINE_BENCH_SERVER_LABEL ? NaN : undefined;
     const serverCpuBefore = serverCpuMs(serverPid);
     const ownCpuBefore = process.cpuUsage();
-    const countsBeforeReplies = await workerCounts(metricsUrls);
+    const countsBeforeReplies = await fleet.counts();
     const replyRefusals: Refusal[] = [];
     const latencies: number[] = [];
     t = performance.now();
@@ -238,19 +175,23 @@ async function main(): Promise<void> {
       workerExit,
     ]);
     const allCompleteMs = performance.now() - t;
-    const replyCpuS = cpuOf(pids) - cpuBeforeReplies;
+    const replyCpuS = fleet.cpuS() - cpuBeforeReplies;
     const serverCpuAfter = serverCpuMs(serverPid);
     const serverReplyCpuS = serverCpuBefore === null || serverCpuAfter === null ? null : (serverCpuAfter - serverCpuBefore) / 1000;
     const ownCpu = process.cpuUsage(ownCpuBefore);
     const apiReplyCpuS = (ownCpu.user + ownCpu.system) / 1e6;
-    const replyCounts = countsBetween(countsBeforeReplies, await workerCounts(metricsUrls));
+    const replyCounts = countsBetween(countsBeforeReplies, await fleet.counts());
     const lost: string[] = [];
     if (completed < runIds.length) {
       for await (const info of client.workflow.list({ query: `${USER_ID_ATTR.name} = '${userId}' AND ${STATUS_ATTR.name} != 'completed'` })) lost.push(info.workflowId);
     }
-    clearInterval(sampler);
-    const hwmKiB = Math.max(lastHwm, ...pids.map((pid) => memoryOf(pid)?.hwm ?? 0));
+    const hwmKiB = fleet.hwmKiB();
+    const peakRss = fleet.peakRss;
     latencies.sort((a, b) => a - b);
+    // Threadline's workers stop before the floor runs, so the two never share the cores.
+    await fleet.stop();
+    console.log(`\nthe floor: the same ${n.toLocaleString('en-US')} runs and replies on bare Temporal workers (bench/many-runs-floor.ts)`);
+    const floor = await measureFloor({ connection: client.connection, address, serverPid, n, inFlight: IN_FLIGHT, workers: workerCount, reply: REPLY, deadlineMs: SETTLE_DEADLINE_MS });
 
     // ---- report
     const pad = (s: string, w: number, right = false) => (right ? s.padStart(w) : s.padEnd(w));
@@ -276,6 +217,36 @@ async function main(): Promise<void> {
     row('worker RSS peak: idle / starting / replying', `${mb(peakRss.idle)} / ${mb(peakRss.starting)} / ${mb(peakRss.replying)} MB`);
     row('worker peak memory (VmHWM)', `${mb(hwmKiB)} MB`, `≤ ${TARGET_PEAK_MB} MB`, verdict(mb(hwmKiB) <= TARGET_PEAK_MB));
     for (const r of replyRefusals.slice(0, 5)) console.log(`  refused: ${r.runId} ${r.status} ${r.body}`);
+    const ratio = (ours: number | null, bare: number | null) => (ours === null || bare === null || !bare ? null : round(ours / bare, 2));
+    const times = (x: number | null) => (x === null ? 'n/a' : `${x}×`);
+    const vsFloor = {
+      allComplete: ratio(completed >= runIds.length ? allCompleteMs : null, floor.allCompleteMs),
+      replyP95: ratio(percentile(latencies, 95), floor.replyLatencyMs.p95),
+      workerCpu: ratio(replyCpuS, floor.workerCpuRepliesS),
+      serverCpu: ratio(serverReplyCpuS, floor.serverCpuRepliesS),
+    };
+    console.log(`\n  the floor (bare Temporal workers, the client's updates, no API)`);
+    row('replies refused / runs completed', `${floor.repliesRefused} / ${floor.completed}`);
+    row(
+      'time until all complete (from first reply)',
+      floor.allCompleteMs === null ? `not all (${floor.completed})` : `${round(floor.allCompleteMs / 1000)} s`,
+      '',
+      `Threadline ${times(vsFloor.allComplete)}`,
+    );
+    row(
+      'reply latency p50 / p95 / max',
+      `${Math.round(floor.replyLatencyMs.p50)} / ${Math.round(floor.replyLatencyMs.p95)} / ${Math.round(floor.replyLatencyMs.max)} ms`,
+      '',
+      `Threadline's p95 ${times(vsFloor.replyP95)}`,
+    );
+    row('CPU after the first reply: workers', cpuRow(floor.workerCpuRepliesS), '', `Threadline ${times(vsFloor.workerCpu)}`);
+    row('  the Temporal dev server', cpuRow(floor.serverCpuRepliesS), '', `Threadline ${times(vsFloor.serverCpu)}`);
+    row('  this process (the client)', cpuRow(floor.clientCpuRepliesS));
+    row(
+      'workflow tasks a run: all / cache misses',
+      `${perRun(floor.workerCountsReplies.temporal_workflow_task_execution_latency_count)} / ${perRun(floor.workerCountsReplies.temporal_sticky_cache_miss)}`,
+    );
+    row('worker peak memory (VmHWM)', `${floor.workerPeakMB} MB`);
     if (lost.length) console.log(`  not completed: ${lost.slice(0, 5).join(', ')}${lost.length > 5 ? ', …' : ''}`);
 
     const report = {
@@ -321,6 +292,11 @@ async function main(): Promise<void> {
         workerRssPeakMB: { idle: mb(peakRss.idle), starting: mb(peakRss.starting), replying: mb(peakRss.replying) },
         workerPeakMB: mb(hwmKiB),
       },
+      floor: {
+        method: 'bench/many-runs-floor.ts: bare workers (bench/bare-ask-worker.ts), one local call, park on an update, three local calls; the replies are client updates from this process',
+        ...floor,
+      },
+      vsFloor,
       targets: {
         repliesRefused: { max: 0, value: replyRefusals.length, pass: replyRefusals.length === 0 },
         repliesLost: { max: 0, value: lost.length, pass: lost.length === 0 },
@@ -331,14 +307,7 @@ async function main(): Promise<void> {
     writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
     console.log(`\nresults written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
   } finally {
-    clearInterval(sampler);
-    await Promise.all(
-      workers.map(async (w) => {
-        w.child.removeAllListeners('exit');
-        w.child.kill('SIGTERM');
-        await new Promise((r) => (w.child.exitCode !== null ? r(undefined) : w.child.once('exit', r)));
-      }),
-    );
+    await fleet.stop();
     await client.connection.close();
     await api.close();
   }

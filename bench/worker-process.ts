@@ -17,6 +17,7 @@ function logMessage(line: string): string | undefined {
 
 /** The parts of scripts/lib.mjs (the launcher scripts' helpers) these benchmarks use. */
 interface ScriptsLib {
+  WORKER_NODE_FLAGS: readonly string[];
   buildDist(): Promise<void>;
   nodeWorker(): string[];
   workerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
@@ -25,11 +26,23 @@ interface ScriptsLib {
 
 const scriptsLib = async (): Promise<ScriptsLib> => (await import(pathToFileURL(path.join(ROOT, 'scripts', 'lib.mjs')).href)) as ScriptsLib;
 
-/** The worker process, built and started as `npm run worker` does (scripts/lib.mjs), resolved once it has started polling. */
-export async function startWorker(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string; tail: () => string }> {
+/** A benchmark's own worker (`script`, a .ts file under bench/) compiled into dist/bench/ by esbuild, as the worker is into dist/ (no tsx at run time). */
+async function buildScript(script: string): Promise<string> {
+  const { build } = await import('esbuild');
+  const outfile = path.join(ROOT, 'dist', 'bench', script.replace(/\.ts$/, '.js'));
+  await build({ entryPoints: [path.join(__dirname, script)], outfile, bundle: true, packages: 'external', format: 'cjs', platform: 'node', target: 'node20', logLevel: 'error' });
+  return outfile;
+}
+
+/**
+ * The worker process, built and started as `npm run worker` does (scripts/lib.mjs), resolved once it has started
+ * polling (its `worker: …` banner). `script`: a benchmark's own worker (a .ts file under bench/) instead, compiled
+ * and started with the worker's node flags and environment defaults.
+ */
+export async function startWorker(env: NodeJS.ProcessEnv, script?: string): Promise<{ child: ChildProcess; banner: string; tail: () => string }> {
   const lib = await scriptsLib();
-  await lib.buildDist();
-  const child = spawn(process.execPath, lib.nodeWorker(), { cwd: ROOT, env: lib.workerEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const argv = script ? [...lib.WORKER_NODE_FLAGS, await buildScript(script)] : (await lib.buildDist(), lib.nodeWorker());
+  const child = spawn(process.execPath, argv, { cwd: ROOT, env: lib.workerEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
     lines.push(...chunk.toString().split('\n').filter(Boolean));
