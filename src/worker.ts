@@ -228,11 +228,6 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     }),
     { create: () => Worker.create(workerOptions), warn: (message, fields) => logger.warn(fields ?? {}, message) },
   );
-  if (built) {
-    // Kept while the worker runs: a replacement (recycleOnLostTasks) is made from the same file.
-    const run = worker.run.bind(worker);
-    worker.run = () => run().finally(() => built.remove());
-  }
   if (version && config.WORKER_PROMOTE === 'auto') {
     // Once it polls, this worker's version becomes current: new runs and sessions' next turns come here,
     // runs pinned to the version before stay there until they end.
@@ -254,18 +249,25 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       });
     };
   }
-  if (opened || ownUsage || longterm || ownTokens || sources.length > 0) {
-    // The stores (e.g. a PostgreSQL pool) and tool sources (e.g. MCP server processes) live exactly as long as the worker.
-    const run = worker.run.bind(worker);
-    worker.run = () => run().finally(closeStores);
-  }
-  if (!options.connection) {
-    // Closed once the worker stops: while it is open the Runtime lives, and with the core's log forwarded
-    // to this process (src/telemetry/core-faults.ts) a live Runtime keeps the process from exiting.
-    const run = worker.run.bind(worker);
-    worker.run = () => run().finally(() => connection.close().catch((err: unknown) => logger.warn({ err }, 'the connection to Temporal did not close')));
-  }
+  // What lives exactly as long as the worker, released in this order once it stops:
+  const afterRun: (() => Promise<void>)[] = [];
+  // the bundle file, kept while the worker runs because a replacement (recycleOnLostTasks) is made from it;
+  if (built) afterRun.push(() => built.remove());
+  // the stores (e.g. a PostgreSQL pool) and tool sources (e.g. MCP server processes);
+  if (opened || ownUsage || longterm || ownTokens || sources.length > 0) afterRun.push(closeStores);
+  // the connection: while it is open the Runtime lives, and with the core's log forwarded to this
+  // process (src/telemetry/core-faults.ts) a live Runtime keeps the process from exiting.
+  if (!options.connection) afterRun.push(() => connection.close().catch((err: unknown) => logger.warn({ err }, 'the connection to Temporal did not close')));
+  const run = worker.run.bind(worker);
+  worker.run = () => run().finally(() => releaseAll(afterRun));
   return worker;
+}
+
+/** Runs each release in turn, each even when one before it failed; then fails with the first failure. */
+async function releaseAll(releases: readonly (() => Promise<void>)[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const release of releases) await release().catch((err: unknown) => failures.push(err));
+  if (failures.length > 0) throw failures[0];
 }
 
 async function main(): Promise<void> {
@@ -296,9 +298,13 @@ async function main(): Promise<void> {
   });
 }
 
-if (require.main === module) {
-  // Exits once stopped: a worker replaced after a lost task may still hold the Runtime (recycleOnLostTasks).
-  main().then(
+/**
+ * Ends a worker process with `main`: exits 0 once it is done, 1 (after printing why) when it fails — even
+ * while a worker replaced after a lost task still holds the Runtime (recycleOnLostTasks), which would keep
+ * the process alive.
+ */
+export function exitWhenDone(main: Promise<void>): void {
+  main.then(
     () => process.exit(0),
     (err: unknown) => {
       console.error(err);
@@ -306,3 +312,5 @@ if (require.main === module) {
     },
   );
 }
+
+if (require.main === module) exitWhenDone(main());

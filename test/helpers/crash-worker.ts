@@ -8,7 +8,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { loadConfig } from '../../src/config';
 import { defineTool } from '../../src/tools/tool';
-import { createWorker } from '../../src/worker';
+import { createWorker, exitWhenDone } from '../../src/worker';
 import { runtimeOptionsFor } from '../../src/telemetry/core-faults';
 import { Runtime } from '@temporalio/worker';
 
@@ -31,11 +31,4 @@ async function main(): Promise<void> {
   await worker.run();
 }
 
-// Exits once stopped, as the production worker: a worker replaced after a lost task may still hold the Runtime.
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+exitWhenDone(main());
