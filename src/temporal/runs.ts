@@ -33,6 +33,7 @@ import {
   WORKFLOW_TASK_TIMEOUT,
 } from '../workflows/definitions';
 import { DEFAULT_RESEND, isNotReady, isUnavailable, resendUntilTaken, type ResendPolicy } from './resend';
+import { SharedQueries } from './shared-queries';
 import { quote, userClause, userOf } from './visibility';
 import type { Allow } from '../planning/capabilities';
 import { parsePatterns, runApproval, type ApprovalDecision } from '../planning/approval';
@@ -142,8 +143,8 @@ export class Runs {
     private readonly resend: ResendPolicy = DEFAULT_RESEND,
   ) {}
 
-  /** The state queries in flight, by run and history length (queryState). */
-  private readonly queries = new Map<string, Promise<ExecutionState>>();
+  /** The state queries in flight, shared by run and history length. */
+  private readonly queries = new SharedQueries();
 
   /**
    * Starts a run: seed 000's planner, or with `engine: "tree"` seed 003's task tree, which waits
@@ -216,26 +217,12 @@ export class Runs {
     return { state: await this.stateOf(runId, description), historyLength: description.historyLength };
   }
 
-  /**
-   * One query at a time for a run at one history length: callers that ask at once (event streams, reads of
-   * the run) share it, and get the same state, as a run's state changes only with its history. Two query
-   * tasks of one run at once are what the worker's core can lose a run to (src/telemetry/core-faults.ts).
-   */
-  private queryState(runId: string, historyLength: number, query: () => Promise<ExecutionState>): Promise<ExecutionState> {
-    const key = `${runId}@${historyLength}`;
-    const inFlight = this.queries.get(key);
-    if (inFlight) return inFlight;
-    const asked = query().finally(() => this.queries.delete(key));
-    this.queries.set(key, asked);
-    return asked;
-  }
-
   private async stateOf(runId: string, description: WorkflowExecutionDescription): Promise<ExecutionState> {
     const handle = this.client.workflow.getHandle<(input: PlanExecutionInput) => Promise<ExecutionState>>(runId);
     const closed = description.status.name;
     try {
       if (closed === 'COMPLETED') return await handle.result();
-      const state = await this.queryState(runId, description.historyLength, () =>
+      const state = await this.queries.ask(runId, description.historyLength, () =>
         // A query needs a worker; without one, fail fast instead of hanging for Temporal's default 30 s.
         this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(getStateQuery)),
       );

@@ -6,6 +6,7 @@
  */
 import { isNotReady, resendUntilTaken } from './resend';
 import { readableId } from './runs';
+import { SharedQueries } from './shared-queries';
 import { quote, userClause, userOf } from './visibility';
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionDescription, type WorkflowExecutionInfo } from '@temporalio/client';
 import { treeLimitsOf, withTreeDefaults, type Config } from '../config';
@@ -18,7 +19,16 @@ import { emptyTaskState } from '../sessions/session-model';
 import { shownTurns } from '../sessions/session-state';
 import { ThreadNotFoundError, type MemoryService } from '../store/memory-service';
 import { SESSION_ID_ATTR, userIdAttribute, WORKFLOW_TASK_TIMEOUT } from '../workflows/definitions';
-import { getSessionQuery, HANDING_OVER, sendMessageUpdate, SESSION_WORKFLOW_TYPE, type MessageOutcome, type SessionInput, type SessionView } from '../workflows/session-definitions';
+import {
+  getSessionQuery,
+  HANDING_OVER,
+  sendMessageUpdate,
+  SESSION_WORKFLOW_TYPE,
+  type MessageOutcome,
+  type SessionInput,
+  type SessionView,
+  type SessionWorkflowView,
+} from '../workflows/session-definitions';
 
 export class SessionNotFoundError extends Error {
   constructor(readonly sessionId: string) {
@@ -84,7 +94,18 @@ const isHandingOver = (err: unknown) => err instanceof WorkflowUpdateFailedError
 
 type SessionWorkflow = (input: SessionInput) => Promise<void>;
 
+/**
+ * What a caller that reads a session again and again (its event stream) has seen: `get` fills it, and
+ * answers from it while the session's history has not grown.
+ */
+export interface SeenSession {
+  historyLength?: number;
+  session?: SessionWorkflowView;
+}
+
 export class Sessions {
+  /** The session queries in flight, shared by session and history length. */
+  private readonly queries = new SharedQueries();
   constructor(
     private readonly client: Client,
     private readonly memory: Pick<MemoryService, 'createThread' | 'view'>,
@@ -156,9 +177,16 @@ export class Sessions {
    * holds them (the one place they live). `version` adds the thread head's sequence number to the
    * workflow's, so it grows when either changes.
    */
-  async get(sessionId: string): Promise<SessionView> {
-    const handle = await this.handle(sessionId);
-    const session = await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(getSessionQuery));
+  async get(sessionId: string, seen?: SeenSession): Promise<SessionView> {
+    const { historyLength } = await this.describe(sessionId);
+    // Its workflow's state changes only with its history: asked again only when that grew.
+    const session =
+      seen?.historyLength === historyLength && seen.session
+        ? seen.session
+        : await this.queries.ask(sessionId, historyLength, () =>
+            this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => this.client.workflow.getHandle<SessionWorkflow>(sessionId).query(getSessionQuery)),
+          );
+    if (seen) Object.assign(seen, { historyLength, session });
     // A session that has just started may not have made its thread yet: an empty conversation.
     const thread = await this.memory.view(session.threadId).catch((err: unknown) => {
       if (err instanceof ThreadNotFoundError) return { state: { seq: 0 }, chunks: [] };

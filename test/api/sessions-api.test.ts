@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { EventSourceMessage } from 'eventsource-parser';
+import { Client } from '@temporalio/client';
 import pino from 'pino';
 import { createApp } from '../../src/api/app';
 import { runUiUrl } from '../../src/config';
@@ -396,6 +397,71 @@ test('the event stream shows the session and its run step by step, in order', as
     toolDone.observations.some((o) => o.kind === 'tool' && o.content === '{"value":42}'),
     JSON.stringify(toolDone.observations),
   );
+  noMisses(goal);
+});
+
+test("a session's event stream queries the session and its runs only when their histories grew; a reply and the end still show", async () => {
+  const { sessionId } = await createSession();
+  const goal = `paint the shed (${sessionId})`;
+  stub.script(goal, {
+    execution_plan: [{ steps: [askStep('Which colour for the shed?'), respondStep] }],
+    replan_decision: [cont],
+    final_answer: [{ answer: 'The shed is blue.' }],
+  });
+  const { runId } = await send(sessionId, goal);
+  await waitForView(sessionId, 'the run waiting', (s) => s.runs.some((r) => r.runId === runId && r.status === 'waiting_user'));
+
+  // The API's Runs and Sessions on a client that counts each query it makes, by its name.
+  const queried = new Map<string, number>();
+  const counting = new Client({
+    connection: env.client.connection,
+    namespace: env.config.TEMPORAL_NAMESPACE,
+    interceptors: { workflow: [{ query: (input, next) => (queried.set(input.queryType, (queried.get(input.queryType) ?? 0) + 1), next(input)) }] },
+  });
+  const sessions = new Sessions(counting, memory.memory, env.config);
+  let polls = 0;
+  const app = createApp({
+    runs: new Runs(counting, env.config),
+    sessions: {
+      create: sessions.create.bind(sessions),
+      list: sessions.list.bind(sessions),
+      send: sessions.send.bind(sessions),
+      clear: sessions.clear.bind(sessions),
+      end: sessions.end.bind(sessions),
+      get: (id, seen) => (polls++, sessions.get(id, seen)),
+    },
+    memory: memory.memory,
+    config: env.config,
+    isHealthy: async () => true,
+    logger: pino({ level: 'silent' }),
+    events: { pollMs: 50, heartbeatMs: 100 },
+  });
+  const watcher = await listen(app);
+  try {
+    let replied = false;
+    const sse = await readEvents(`${watcher.url}/v1/sessions/${sessionId}/events`, {
+      timeoutMs: 45_000,
+      onEvent: (e) => {
+        if (replied || e.event !== 'run') return;
+        replied = true;
+        // Watched a while first: polls of a session and run that do not move query nothing.
+        setTimeout(() => {
+          assert.ok(polls >= 8, `${polls} polls in 600 ms`);
+          // (The session may still have been finishing the turn's bookkeeping when the stream opened.)
+          assert.equal(queried.get('getState'), 1, 'a waiting run is queried once, however often polled');
+          assert.ok((queried.get('getSession') ?? 0) <= 2, `${queried.get('getSession')} session queries in ${polls} polls`);
+          void send(sessionId, 'blue');
+        }, 600);
+      },
+      until: (r) => r.events.some((e) => e.event === 'session' && (JSON.parse(e.data) as SessionView).chatHistory.some((t) => t.text === 'The shed is blue.')),
+    });
+    const runStates = sse.events.filter((e) => e.event === 'run').map((e) => (JSON.parse(e.data) as ExecutionState).status);
+    assert.equal(runStates[0], 'waiting_user');
+    assert.equal(runStates.at(-1), 'completed');
+    assert.ok((queried.get('getSession') ?? 0) >= 2 && (queried.get('getSession') ?? 0) < polls, `${queried.get('getSession')} session queries in ${polls} polls`);
+  } finally {
+    await watcher.close();
+  }
   noMisses(goal);
 });
 
