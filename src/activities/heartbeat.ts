@@ -1,9 +1,9 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Context, type Info } from '@temporalio/activity';
 import { DeferToActivity } from '../engine/local-calls';
+import { ContextSlot } from '../telemetry/context-slot';
 
 /** The key of the call an activity goes on with: a local call's, handed over (src/activities/calls-interceptor.ts). */
-const callKeys = new AsyncLocalStorage<string>();
+const callKeys = new ContextSlot<string>('callKey');
 
 /** Runs `fn` as the call of `key`: `idempotencyKey()` inside it is `key`. */
 export const withCallKey = <T>(key: string, fn: () => Promise<T>): Promise<T> => callKeys.run(key, fn);
@@ -31,7 +31,7 @@ export async function withHeartbeats<T>(fn: (signal: AbortSignal) => Promise<T>)
 
 /** Stable across retries of one activity: the key that makes its side effects idempotent. */
 export function idempotencyKey(): string {
-  return callKeys.getStore() ?? idempotencyKeyOf(Context.current().info);
+  return callKeys.get() ?? idempotencyKeyOf(Context.current().info);
 }
 
 /** The idempotency key of the activity `info` describes (a local call's id is its sequence number in the run, stable across replays). */

@@ -7,7 +7,7 @@
  * the reply's human-readable fields. Nothing here reaches Temporal: the activity's result is the
  * whole, validated reply, as before.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { ContextSlot } from '../telemetry/context-slot';
 import { createHash } from 'node:crypto';
 import { JSONParser } from '@streamparser/json';
 import { MAX_DELTA_CHARS, type LivePublisher } from '../live/messages';
@@ -24,8 +24,8 @@ export interface TokenScope {
   ordinals?: Map<string, number>;
 }
 
-const scopes = new AsyncLocalStorage<TokenScope>();
-const sinks = new AsyncLocalStorage<TextSink>();
+const scopes = new ContextSlot<TokenScope>('tokenScope');
+const sinks = new ContextSlot<TextSink>('textSink');
 
 /** Runs `fn` (an activity) with the scope its model calls stream under. */
 export const withTokenScope = <T>(scope: TokenScope, fn: () => Promise<T>): Promise<T> => scopes.run({ ...scope, ordinals: new Map() }, fn);
@@ -37,7 +37,7 @@ export type TextSink = (text: string) => void;
 export const withTextSink = <T>(sink: TextSink, fn: () => Promise<T>): Promise<T> => sinks.run(sink, fn);
 
 /** The sink of the call in progress, if anyone could be listening: a provider streams only then. */
-export const currentTextSink = (): TextSink | undefined => sinks.getStore();
+export const currentTextSink = (): TextSink | undefined => sinks.get();
 
 /**
  * The reply fields a person reads, by the keys that name them: a plan's steps' descriptions and
@@ -201,7 +201,7 @@ export function callIdOf(key: string, name: string, ordinal: number): string {
 
 /** A LiveCall for a run's structured call, when it is one that streams and someone could be listening. */
 export function liveCallFor(request: Pick<ModelRequest, 'name' | 'context'>): LiveCall | undefined {
-  const scope = scopes.getStore();
+  const scope = scopes.get();
   if (!scope || !STREAMED_CALLS.has(request.name) || !scope.publisher.wanted()) return undefined;
   const context = request.context as { state?: { runId?: string; sessionId?: string | null; currentStepId?: string | null }; step?: { id?: string }; task?: { index?: string } };
   const state = context.state;

@@ -6,7 +6,7 @@
  * against ≈ 0.1 ms per journal read and write here, and every local call writes one (docs/operations.md
  * "Embedded stores' file I/O"). Calls keep their promise-returning signatures.
  */
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 
@@ -21,6 +21,9 @@ export const isMissing = (err: unknown): boolean => (err as NodeJS.ErrnoExceptio
 
 /** The file's text, or undefined when it does not exist. */
 export function readTextIfExists(file: string): string | undefined {
+  // Missing is common (a journal entry not written yet, an index entry): a stat says so in ~1 µs of CPU,
+  // where a failed read makes and throws an error, ~9 µs. The read still handles a file removed meanwhile.
+  if (!statSync(file, { throwIfNoEntry: false })) return undefined;
   try {
     return readFileSync(file, 'utf8');
   } catch (err) {

@@ -5,7 +5,7 @@
  * session and user it belongs to (src/usage/record-usage.ts). Before each call, the tally's guard
  * may refuse it (beforeModelCall), so a budget holds within a run, not only at its start.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { ContextSlot } from '../telemetry/context-slot';
 
 export interface Usage {
   promptTokens: number;
@@ -37,7 +37,7 @@ interface Tally {
   guard?: CallGuard | undefined;
 }
 
-const tallies = new AsyncLocalStorage<Tally>();
+const tallies = new ContextSlot<Tally>('usageTally');
 
 /** Runs `fn` with a fresh tally that model calls inside it report into, each call first cleared by `guard`. */
 export async function tallyUsage<T>(fn: () => Promise<T>, guard?: CallGuard): Promise<{ usage: Usage; byModel: ReadonlyMap<string, Usage>; result: Promise<T> }> {
@@ -50,7 +50,7 @@ export async function tallyUsage<T>(fn: () => Promise<T>, guard?: CallGuard): Pr
 
 /** Before a model call: the guard of whatever tally it runs in may refuse it (none: allowed). */
 export async function beforeModelCall(): Promise<void> {
-  const tally = tallies.getStore();
+  const tally = tallies.get();
   await tally?.guard?.(tally.usage);
 }
 
@@ -59,7 +59,7 @@ export async function beforeModelCall(): Promise<void> {
  * when it is not the one the tally is recorded under (embeddings, priced apart from chat).
  */
 export function reportUsage(usage: Omit<Usage, 'calls'>, model = ''): void {
-  const tally = tallies.getStore();
+  const tally = tallies.get();
   if (!tally) return;
   const call = { ...usage, calls: 1 };
   addUsage(tally.usage, call);
