@@ -453,7 +453,10 @@ test("a session's event stream queries the session and its runs only when their 
           void send(sessionId, 'blue');
         }, 600);
       },
-      until: (r) => r.events.some((e) => e.event === 'session' && (JSON.parse(e.data) as SessionView).chatHistory.some((t) => t.text === 'The shed is blue.')),
+      // Both: the answer in the session, and the run's end (sent by the same poll, maybe in a later chunk).
+      until: (r) =>
+        r.events.some((e) => e.event === 'session' && (JSON.parse(e.data) as SessionView).chatHistory.some((t) => t.text === 'The shed is blue.')) &&
+        r.events.some((e) => e.event === 'run' && (JSON.parse(e.data) as ExecutionState).status === 'completed'),
     });
     const runStates = sse.events.filter((e) => e.event === 'run').map((e) => (JSON.parse(e.data) as ExecutionState).status);
     assert.equal(runStates[0], 'waiting_user');
