@@ -24,6 +24,21 @@ export interface RunEventsDeps {
   tokens?: TokenHub;
 }
 
+/**
+ * How an event stream reads the runs it follows: a run's state when its history grew since this reader last
+ * read it, else null — its state changes only in its workflow tasks, so polls in between query nothing.
+ * Without `getIfMoved` (a caller's stand-in for Runs), every read is a `get`.
+ */
+export function runStateReader(runs: Pick<Runs, 'get'> & Partial<Pick<Runs, 'getIfMoved'>>): (runId: string) => Promise<ExecutionState | null> {
+  const seenHistory = new Map<string, number>();
+  return async (runId) => {
+    if (!runs.getIfMoved) return runs.get(runId);
+    const moved = await runs.getIfMoved(runId, seenHistory.get(runId));
+    seenHistory.set(runId, moved.historyLength);
+    return moved.state;
+  };
+}
+
 export async function streamRunEvents(deps: RunEventsDeps, runId: string, res: Response, options: RunEventsOptions = {}, lastEventId?: string): Promise<void> {
   // Checked before any header goes out, so an unknown run is an ordinary JSON 404, not a stream. With live
   // tokens, by the server's description (no worker involved): a query waits while the run's local call runs,
@@ -35,22 +50,13 @@ export async function streamRunEvents(deps: RunEventsDeps, runId: string, res: R
     state = await deps.runs.get(runId);
   }
   let sentVersion = -1;
-  /** The run's history length when its state was last read: polls in between that find it unchanged query nothing. */
-  let seenHistory: number | undefined;
-  const { runs } = deps;
-  /** The run's state if it may have changed since the last read, else null. */
-  const read = async (): Promise<ExecutionState | null> => {
-    if (!runs.getIfMoved) return runs.get(runId);
-    const moved = await runs.getIfMoved(runId, seenHistory);
-    seenHistory = moved.historyLength;
-    return moved.state;
-  };
+  const read = runStateReader(deps.runs);
   const { tokens } = deps;
   const onOpen = tokens ? (send: SendEvent) => tokens.watch({ runId }, lastEventId, (e) => send(e.event, e.data, e.id)) : undefined;
   await pollEventStream(res, { ...options, logger: deps.logger, shutdown: deps.shutdown, context: { runId }, ...(onOpen ? { onOpen } : {}) }, async (send) => {
     if (state === undefined) {
       try {
-        const fresh = await read();
+        const fresh = await read(runId);
         if (fresh === null) return true; // nothing happened in the run since the last poll
         state = fresh;
       } catch (err) {

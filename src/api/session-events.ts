@@ -9,11 +9,12 @@
  */
 import type { Response } from 'express';
 import type { Logger } from 'pino';
-import { isTerminal, type ExecutionState } from '../planning/execution-state';
+import { isTerminal } from '../planning/execution-state';
 import { FINISHED } from '../sessions/session-model';
 import { RunNotFoundError, type Runs } from '../temporal/runs';
 import { SessionNotFoundError, type SeenSession, type Sessions } from '../temporal/sessions';
 import type { SessionView } from '../workflows/session-definitions';
+import { runStateReader } from './run-events';
 import { pollEventStream, type SendEvent, type SseTiming } from './sse';
 import type { TokenHub } from './token-hub';
 
@@ -36,16 +37,7 @@ export async function streamSessionEvents(deps: SessionEventsDeps, sessionId: st
   const sentRunVersion = new Map<string, number>();
   let sentVersion = -1;
 
-  /** History lengths of the runs as last read. */
-  const seenRunHistory = new Map<string, number>();
-  /** A run's state if it may have changed since the last read, else null. */
-  const readRun = async (runId: string): Promise<ExecutionState | null> => {
-    const { runs } = deps;
-    if (!runs.getIfMoved) return runs.get(runId);
-    const moved = await runs.getIfMoved(runId, seenRunHistory.get(runId));
-    seenRunHistory.set(runId, moved.historyLength);
-    return moved.state;
-  };
+  const readRun = runStateReader(deps.runs);
 
   const { tokens } = deps;
   const onOpen = tokens ? (send: SendEvent) => tokens.watch({ sessionId }, lastEventId, (e) => send(e.event, e.data, e.id)) : undefined;
@@ -84,7 +76,6 @@ export async function streamSessionEvents(deps: SessionEventsDeps, sessionId: st
       if (isTerminal(state.status)) {
         done.add(run.runId);
         sentRunVersion.delete(run.runId);
-        seenRunHistory.delete(run.runId);
       }
     }
     return true;
