@@ -220,10 +220,18 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     },
     sinks: workflowSpanSinks(tracing),
   };
+  // What lives exactly as long as the worker, released in this order once it stops (or fails to start):
+  const afterRun: (() => Promise<void>)[] = [];
+  // the bundle file, kept while the worker runs because a replacement (recycleOnLostTasks) is made from it;
+  if (built) afterRun.push(() => built.remove());
+  // the stores (e.g. a PostgreSQL pool) and tool sources (e.g. MCP server processes) this function opened;
+  afterRun.push(closeStores);
+  // the connection: while it is open the Runtime lives, and with the core's log forwarded to this
+  // process (src/telemetry/core-faults.ts) a live Runtime keeps the process from exiting.
+  if (!options.connection) afterRun.push(() => connection.close().catch((err: unknown) => logger.warn({ err }, 'the connection to Temporal did not close')));
   const worker = recycleOnLostTasks(
     await Worker.create(workerOptions).catch(async (err: unknown) => {
-      await closeStores();
-      await built?.remove();
+      await releaseAll(afterRun);
       throw err;
     }),
     { create: () => Worker.create(workerOptions), warn: (message, fields) => logger.warn(fields ?? {}, message) },
@@ -249,15 +257,6 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       });
     };
   }
-  // What lives exactly as long as the worker, released in this order once it stops:
-  const afterRun: (() => Promise<void>)[] = [];
-  // the bundle file, kept while the worker runs because a replacement (recycleOnLostTasks) is made from it;
-  if (built) afterRun.push(() => built.remove());
-  // the stores (e.g. a PostgreSQL pool) and tool sources (e.g. MCP server processes);
-  if (opened || ownUsage || longterm || ownTokens || sources.length > 0) afterRun.push(closeStores);
-  // the connection: while it is open the Runtime lives, and with the core's log forwarded to this
-  // process (src/telemetry/core-faults.ts) a live Runtime keeps the process from exiting.
-  if (!options.connection) afterRun.push(() => connection.close().catch((err: unknown) => logger.warn({ err }, 'the connection to Temporal did not close')));
   const run = worker.run.bind(worker);
   worker.run = () => run().finally(() => releaseAll(afterRun));
   return worker;
