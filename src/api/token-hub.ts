@@ -8,10 +8,14 @@
  * this hub replays the buffered events after it; from a state's id, those after the moment this
  * hub first gave that state out (`mark`); from anything else (another API process, a restarted
  * one), each open call again from a `token_reset`, so a client never keeps text twice.
+ *
+ * The hub tells the workers which runs and sessions it has readers for (src/live/watch.ts): a call
+ * nobody watches is not sent, and one that gets a reader mid-call is sent from its start.
  */
 import { randomBytes } from 'node:crypto';
 import { openSubscriber, type ChannelConfig } from '../live/channels';
 import type { LiveMessage, LiveSubscriber } from '../live/messages';
+import { WatchAnnouncer, watchKey } from '../live/watch';
 
 export interface TokenData {
   runId: string;
@@ -72,6 +76,7 @@ export class TokenHub {
   /** State id (`run:<runId>:<version>`, `session:<id>:<version>`) → n when this hub first gave it out. */
   private readonly marks = new Map<string, number>();
   private readonly sweeper: NodeJS.Timeout;
+  private readonly announcer: WatchAnnouncer;
   private readonly perRun: number;
   private readonly maxTotal: number;
   private readonly idleMs: number;
@@ -85,6 +90,7 @@ export class TokenHub {
     this.maxTotal = options.total ?? 200_000;
     this.idleMs = options.idleMs ?? 10 * 60_000;
     this.endedMs = options.endedMs ?? 60_000;
+    this.announcer = new WatchAnnouncer((keys) => source?.announce(keys));
     source?.onMessages((messages) => {
       for (const message of messages) this.receive(message);
     });
@@ -159,7 +165,12 @@ export class TokenHub {
     }
     const watcher: Watcher = { ...('runId' in target ? { runId: target.runId } : { sessionId: target.sessionId }), deliver };
     this.watchers.add(watcher);
-    return () => this.watchers.delete(watcher);
+    // The workers send a call's tokens only while some API watches its run or session.
+    const leave = this.announcer.add('runId' in target ? watchKey.run(target.runId) : watchKey.session(target.sessionId));
+    return () => {
+      this.watchers.delete(watcher);
+      leave();
+    };
   }
 
   /** Notes that a state event with this id went out (the first time only): a resume from it starts after what had gone out then. */
@@ -171,6 +182,7 @@ export class TokenHub {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    this.announcer.close();
     this.watchers.clear();
     await this.source?.close();
   }
@@ -247,8 +259,11 @@ export function openTokenHub(config: ChannelConfig, onError: (err: unknown) => v
       return undefined;
     },
   );
+  let subscriber: LiveSubscriber | undefined;
+  void opened.then((s) => (subscriber = s));
   return new TokenHub({
     onMessages: (listener) => void listeners.push(listener),
+    announce: (keys) => subscriber?.announce(keys),
     async close() {
       closed = true;
       await (await opened)?.close();

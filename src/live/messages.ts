@@ -3,6 +3,7 @@
  * never touch Temporal: they go over a channel of their own (src/live/channels.ts), best effort,
  * and the final text is always the one in the run's ExecutionState.
  */
+import { WatchedSet } from './watch';
 
 /** A model call began streaming (again, after a retry, a crash or a repair): earlier deltas of `callId` are void. */
 export interface CallStart {
@@ -41,6 +42,8 @@ export type LiveMessage = CallStart | TokenDelta | CallEnd;
 export interface LivePublisher {
   /** False when no one could be listening (no API registered): the model call then need not stream. */
   wanted(): boolean;
+  /** Whether an API has a reader of this run's tokens, or of its session's (src/live/watch.ts). */
+  watched(runId: string, sessionId: string | undefined): boolean;
   publish(message: LiveMessage): void;
   close(): Promise<void>;
 }
@@ -48,6 +51,8 @@ export interface LivePublisher {
 /** Where an API hears the workers' messages. */
 export interface LiveSubscriber {
   onMessages(listener: (messages: LiveMessage[]) => void): void;
+  /** Tells the workers these watch keys have readers here (best effort: never throws, never waits). */
+  announce(keys: readonly string[]): void;
   close(): Promise<void>;
 }
 
@@ -99,6 +104,8 @@ export abstract class BatchingPublisher implements LivePublisher {
   private queue: LiveMessage[] = [];
   private scheduled = false;
   private readonly broken = new Set<string>();
+  /** What the APIs announced they watch; subclasses hear it on their channel. */
+  protected readonly watching = new WatchedSet();
   protected closed = false;
   /** Messages dropped because the queue was full (for tests and the log). */
   dropped = 0;
@@ -106,6 +113,11 @@ export abstract class BatchingPublisher implements LivePublisher {
   constructor(private readonly maxQueued = 5000) {}
 
   abstract wanted(): boolean;
+
+  watched(runId: string, sessionId: string | undefined): boolean {
+    return this.watching.has(runId, sessionId);
+  }
+
   /** Sends one payload without waiting; must not throw. */
   protected abstract send(payload: string): void;
   abstract close(): Promise<void>;

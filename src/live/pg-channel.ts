@@ -7,9 +7,12 @@
  * is dropped, never waited for.
  */
 import { Client } from 'pg';
-import { BatchingPublisher, unpackMessages, type LiveMessage, type LiveSubscriber } from './messages';
+import { BatchingPublisher, MAX_PAYLOAD_BYTES, unpackMessages, type LiveMessage, type LiveSubscriber } from './messages';
+import { packWatch, unpackWatch } from './watch';
 
 export const CHANNEL = 'threadline_live';
+/** Where the APIs tell the workers what they watch (src/live/watch.ts). */
+export const WATCH_CHANNEL = 'threadline_live_watch';
 /** Payloads waiting for the connection before new ones are dropped, and sent in one statement. */
 const MAX_PENDING = 200;
 const PER_STATEMENT = 20;
@@ -80,7 +83,13 @@ export class PgPublisher extends BatchingPublisher {
     super();
     // A NOTIFY commits a transaction: without this, each statement would wait for a WAL flush to
     // disk. Tokens are best effort; nothing is lost that the run's state does not keep.
-    this.connection = new Connection(url, async (client) => void (await client.query('SET synchronous_commit = off')));
+    this.connection = new Connection(url, async (client) => {
+      await client.query('SET synchronous_commit = off');
+      client.on('notification', (n) => {
+        if (n.channel === WATCH_CHANNEL && n.payload) this.watching.heard(unpackWatch(n.payload));
+      });
+      await client.query(`LISTEN ${WATCH_CHANNEL}`);
+    });
   }
 
   wanted(): boolean {
@@ -142,6 +151,14 @@ export function listenPg(url: string): LiveSubscriber {
   });
   return {
     onMessages: (listener) => void listeners.push(listener),
+    announce(keys) {
+      const client = connection.ready;
+      if (!client) return;
+      const payloads = packWatch(keys, MAX_PAYLOAD_BYTES);
+      if (payloads.length === 0) return;
+      const calls = payloads.map((_p, i) => `pg_notify($1, $${i + 2})`).join(', ');
+      client.query(`SELECT ${calls}`, [WATCH_CHANNEL, ...payloads]).catch(() => undefined);
+    },
     close: () => connection.close(),
   };
 }

@@ -143,6 +143,11 @@ export class FieldDeltas {
     return out;
   }
 
+  /** Every field's text so far, as deltas from nothing: what a reader who arrives now lacks. */
+  whole(): { field: string; delta: string }[] {
+    return [...this.sent].flatMap(([field, text]) => chunksOf(text).map((delta) => ({ field, delta })));
+  }
+
   private stop(): [] {
     this.done = true;
     this.before = '';
@@ -182,8 +187,15 @@ export class FieldDeltas {
     const plain = continued && open && this.writing.length >= added + PLAIN_WINDOW && !NOT_AS_READ.test(this.writing.slice(-(added + PLAIN_WINDOW)));
     const delta = plain ? this.writing.slice(-added) : value.slice(chars);
     this.sent.set(field, value);
-    for (let i = 0; i < delta.length; i += MAX_DELTA_CHARS) this.out.push({ field, delta: delta.slice(i, i + MAX_DELTA_CHARS) });
+    for (const piece of chunksOf(delta)) this.out.push({ field, delta: piece });
   }
+}
+
+/** A delta cut so one message always fits a payload. */
+function chunksOf(text: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += MAX_DELTA_CHARS) out.push(text.slice(i, i + MAX_DELTA_CHARS));
+  return out;
 }
 
 /** One structured call of a run, streamed: `stream()` before each request (a repair asks again), `end()` after the last. */
@@ -218,15 +230,32 @@ export function liveCallFor(request: Pick<ModelRequest, 'name' | 'context'>): Li
   let streamings = 0;
   /** Publishes what the current streaming's sink took and has not parsed yet. */
   let flush = (): void => undefined;
+  /** Whether any streaming of the call was announced: only then does its end matter to anyone. */
+  let everAnnounced = false;
   return {
     callId,
     stream() {
       flush();
       streamings++;
-      // A repair asks again within the attempt: the hub resets the call as after a retry.
-      publisher.publish({ t: 'start', runId, ...(sessionId ? { sessionId } : {}), callId, attempt: scope.attempt + streamings - 1 });
+      const attempt = scope.attempt + streamings - 1;
       const deltas = new FieldDeltas();
       let seq = 0;
+      /**
+       * Whether this streaming was announced. Nothing is sent until an API watches the run or its session
+       * (src/live/watch.ts): then the call's start, and its text so far as one delta a field, so a reader
+       * who arrives mid-call still sees it from its start; from there on, each delta as it comes.
+       */
+      let announced = false;
+      const announce = () => {
+        announced = true;
+        everAnnounced = true;
+        // A repair asks again within the attempt: the hub resets the call as after a retry.
+        publisher.publish({ t: 'start', runId, ...(sessionId ? { sessionId } : {}), callId, attempt });
+      };
+      // A call some API has heard of goes on being told, or its readers would keep a void streaming's text.
+      if (everAnnounced) announce();
+      const send = ({ field, delta }: { field: string; delta: string }) =>
+        publisher.publish({ t: 'token', runId, ...(sessionId ? { sessionId } : {}), callId, ...(stepId ? { stepId } : {}), ...(taskIndex ? { taskIndex } : {}), field, delta, seq: ++seq });
       // Pieces that arrive together (one network read holds several; a provider may hand its reply over
       // at once) are parsed together, once, right after: the partial parse reads the whole reply so far,
       // so parsing at every piece cost O(length²) a reply.
@@ -234,9 +263,11 @@ export function liveCallFor(request: Pick<ModelRequest, 'name' | 'context'>): Li
       const publishQueued = () => {
         const text = queued;
         queued = '';
-        for (const { field, delta } of deltas.push(text)) {
-          publisher.publish({ t: 'token', runId, ...(sessionId ? { sessionId } : {}), callId, ...(stepId ? { stepId } : {}), ...(taskIndex ? { taskIndex } : {}), field, delta, seq: ++seq });
-        }
+        const grown = deltas.push(text);
+        if (announced) return grown.forEach(send);
+        if (!publisher.watched(runId, sessionId)) return;
+        announce();
+        deltas.whole().forEach(send);
       };
       flush = () => {
         if (queued !== '') publishQueued();
@@ -249,7 +280,7 @@ export function liveCallFor(request: Pick<ModelRequest, 'name' | 'context'>): Li
     },
     end() {
       flush();
-      publisher.publish({ t: 'end', runId, callId });
+      if (everAnnounced) publisher.publish({ t: 'end', runId, callId });
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
  * Live tokens over PostgreSQL's LISTEN/NOTIFY (MEMORY_STORE=postgres): the channel alone (batches
- * within NOTIFY's 8000 bytes, nothing lost or reordered), and a run streaming end to end.
+ * within NOTIFY's 8000 bytes, nothing lost or reordered; an API's watches heard by the workers),
+ * a run streaming end to end, and a run nobody watches sending nothing.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -8,6 +9,7 @@ import { after, before, test } from 'node:test';
 import type { EventSourceMessage } from 'eventsource-parser';
 import { listenPg, PgPublisher } from '../../src/live/pg-channel';
 import type { LiveMessage } from '../../src/live/messages';
+import { watchKey } from '../../src/live/watch';
 import { requestJson } from '../helpers/http';
 import { startRunsApi, type RunsApi } from '../helpers/runs-api';
 import { answer, respondStep } from '../helpers/scenarios';
@@ -68,4 +70,64 @@ test('a run streams its answer to the SSE client through PostgreSQL', async () =
     text,
   );
   assert.ok(tokens.every((t) => t.runId === res.body.runId));
+});
+
+test("an API's watch reaches the workers over NOTIFY, and lapses when no longer announced", async () => {
+  const subscriber = listenPg(databaseUrl);
+  const publisher = new PgPublisher(databaseUrl);
+  try {
+    await waitFor('both connections', async () => publisher.wanted(), 10_000);
+    assert.equal(publisher.watched('r-pg', 's-pg'), false);
+    await waitFor(
+      'the watch heard',
+      async () => {
+        subscriber.announce([watchKey.session('s-pg')]);
+        return publisher.watched('r-pg', 's-pg');
+      },
+      10_000,
+    );
+    assert.equal(publisher.watched('r-pg', undefined), false, 'only what was announced');
+    await waitFor('the watch forgotten', async () => !publisher.watched('r-pg', 's-pg'), 10_000);
+  } finally {
+    await publisher.close();
+    await subscriber.close();
+  }
+});
+
+test('a run nobody watches sends no NOTIFY at all', async () => {
+  const heard: LiveMessage[] = [];
+  const subscriber = listenPg(databaseUrl);
+  subscriber.onMessages((messages) => heard.push(...messages));
+  const probe = new PgPublisher(databaseUrl);
+  try {
+    // The listener hears the channel before the run starts.
+    await waitFor(
+      'the listener',
+      async () => {
+        probe.publish({ t: 'end', runId: 'probe', callId: 'probe' });
+        await new Promise((r) => setTimeout(r, 50));
+        return heard.length > 0;
+      },
+      10_000,
+    );
+    const goal = `pg unwatched ${randomUUID()}`;
+    stub.script(goal, { execution_plan: [{ steps: [respondStep] }], final_answer: [answer('Nobody reads this one as it streams.')] });
+    const res = await requestJson<{ runId: string }>(api.url, 'POST', '/v1/runs', { userId: 'pg-live@example.com', goal });
+    assert.equal(res.status, 201);
+    const runId = res.body.runId;
+    await waitFor('the run completed', async () => (await requestJson<{ status?: string }>(api.url, 'GET', `/v1/runs/${runId}`)).body.status === 'completed', 30_000);
+    assert.ok(
+      stub.streams.some((s) => s.goal === goal && s.name === 'final_answer' && s.pieceAt.length > 3),
+      'the model did stream',
+    );
+    // The test before shows the same run streams through the channel when someone watches.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(
+      heard.filter((m) => m.runId === runId),
+      [],
+    );
+  } finally {
+    await probe.close();
+    await subscriber.close();
+  }
 });

@@ -16,6 +16,8 @@ import { listen, requestJson, type Listening } from '../helpers/http';
 import { startRunsApi, type RunsApi } from '../helpers/runs-api';
 import { answer, respondStep, toolStep, cont } from '../helpers/scenarios';
 import { readEvents } from '../helpers/sse-client';
+import type { LiveMessage } from '../../src/live/messages';
+import { listenUdp, registryDir } from '../../src/live/udp-channel';
 import { StubModelServer } from '../helpers/stub-model-server';
 
 const stub = new StubModelServer();
@@ -111,6 +113,38 @@ test('tokens of the answer reach an SSE client before the model call finishes, a
   const history = JSON.stringify(await api.env.client.workflow.getHandle(runId).fetchHistory());
   for (const t of tokens) assert.ok(!history.includes(t.callId), 'no call id in history');
   assert.ok(!history.includes('token_reset'));
+});
+
+test('a run nobody watches sends no tokens; a reader who comes mid-answer gets it from its start, then live', async () => {
+  const goal = `late reader ${randomUUID()}`;
+  const text = LONG('late').repeat(3);
+  stub.script(goal, { execution_plan: [{ steps: [{ ...respondStep, description: 'Answer with nobody watching yet' }] }], final_answer: [answer(text)] });
+  // Registered as an API that watches nothing: it hears whatever the worker sends.
+  const heard: { at: number; message: LiveMessage }[] = [];
+  const listener = await listenUdp(registryDir(api.env.config.dataDir));
+  listener.onMessages((messages) => heard.push(...messages.map((message) => ({ at: performance.now(), message }))));
+  try {
+    const runId = await startRun(goal);
+    const answerStream = () => stub.streams.find((s) => s.goal === goal && s.name === 'final_answer');
+    const deadline = Date.now() + 20_000;
+    while ((answerStream()?.pieceAt.length ?? 0) < 12) {
+      assert.ok(Date.now() < deadline, 'the answer did not stream');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const readerCame = performance.now();
+    const sse = await readEvents(`${api.url}/v1/runs/${runId}/events`, { timeoutMs: 30_000 });
+    assert.equal(finalState(sse.events).finalAnswer, text);
+    const mine = heard.filter((h) => h.message.runId === runId);
+    assert.equal(mine.filter((h) => h.at < readerCame).length, 0, 'nothing was sent before anyone watched');
+    assert.ok(!mine.some((h) => h.message.t === 'token' && h.message.field.startsWith('steps')), "the plan's call, unwatched, was never sent");
+    assert.deepEqual(answerOf(sse.events), [text], 'the reader has the whole answer');
+    const answerTokens = tokensOf(sse.events).filter((t) => t.field === 'answer');
+    assert.ok(answerTokens[0]!.delta.length > stub.chunkChars * 6, `the first delta is the text so far (${answerTokens[0]!.delta.length} characters)`);
+    assert.ok(answerTokens.length > 5, 'then the rest, piece by piece');
+    assert.ok(!sse.events.some((e) => e.event === 'token_reset'), 'a first streaming seen late is no reset');
+  } finally {
+    await listener.close();
+  }
 });
 
 /** Each call's result in a run's history, as bytes, by activity type (regular activities and local calls alike). */

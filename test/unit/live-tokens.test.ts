@@ -1,6 +1,7 @@
 /**
- * Live tokens without Temporal: the partial-JSON field deltas, the call ids, the payload packing
- * and the API's token hub (resets, replay from Last-Event-ID, bounds).
+ * Live tokens without Temporal: the partial-JSON field deltas, the call ids, the payload packing,
+ * the API's token hub (resets, replay from Last-Event-ID, bounds) and the watches that say which
+ * runs' tokens are sent at all.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -8,6 +9,7 @@ import fc from 'fast-check';
 import { callIdOf, FieldDeltas, humanPath, liveCallFor, withTextSink, withTokenScope, currentTextSink } from '../../src/llm/live-tokens';
 import { MAX_DELTA_CHARS, MAX_PAYLOAD_BYTES, packMessages, unpackMessages, type LiveMessage, type LivePublisher } from '../../src/live/messages';
 import { TokenHub, type HubEvent } from '../../src/api/token-hub';
+import { packWatch, unpackWatch, WatchAnnouncer, WatchedSet, watchKey, WATCH_LINGER_MS, WATCH_TTL_MS } from '../../src/live/watch';
 import { callModel, completeStructured } from '../../src/llm/structured';
 import { StreamingDemoProvider } from '../../src/llm/streaming-demo';
 import { initialState } from '../../src/planning/execution-state';
@@ -150,6 +152,8 @@ test('a call id is stable for the same key, name and ordinal and differs otherwi
 class Collect implements LivePublisher {
   readonly messages: LiveMessage[] = [];
   wanted = () => true;
+  /** Every run watched unless a test says otherwise. */
+  watched = (_runId: string, _sessionId: string | undefined) => true;
   publish = (m: LiveMessage) => void this.messages.push(m);
   close = async () => undefined;
 }
@@ -379,4 +383,90 @@ test('pieces that arrive together are parsed once, pieces apart as each arrives;
   }
   assert.equal(together.length, 2, 'one parse: one delta per field');
   assert.ok(apart.length > 10, `each piece apart is streamed as it comes (${apart.length} tokens)`);
+});
+
+test('a call nobody watches sends nothing; one that gets a reader mid-call sends its start and its text so far, then each delta', async () => {
+  const reply = '{"thought": "thinking it over", "answer": "forty-two, the answer"}';
+  const request = { name: 'final_answer' as const, messages: [], context: { call: 'final_answer', state: { runId: 'run-w', sessionId: 'sess-w' } } as unknown as ModelRequest['context'] };
+  const run = async (watchedFrom: number) => {
+    const publisher = new Collect();
+    let pieces = 0;
+    publisher.watched = (runId, sessionId) => {
+      assert.equal(runId, 'run-w');
+      assert.equal(sessionId, 'sess-w');
+      return ++pieces > watchedFrom;
+    };
+    await withTokenScope({ publisher, key: 'wf/run/9', attempt: 1 }, () => completeStructured(new Paced(reply, true), request, 1));
+    return publisher.messages;
+  };
+  assert.deepEqual(await run(Infinity), [], 'not watched: no start, no token, no end');
+  const late = await run(8);
+  assert.deepEqual(
+    late.map((m) => m.t),
+    ['start', ...late.slice(1, -1).map(() => 'token'), 'end'],
+  );
+  const tokens = late.filter((m) => m.t === 'token');
+  const text = (field: string) =>
+    tokens
+      .filter((m) => m.field === field)
+      .map((m) => m.delta)
+      .join('');
+  assert.equal(text('thought'), 'thinking it over', 'the text before the reader came is sent first');
+  assert.equal(text('answer'), 'forty-two, the answer');
+  assert.deepEqual(
+    tokens.map((m) => m.seq),
+    tokens.map((_m, i) => i + 1),
+  );
+  assert.ok(tokens.length > 3, 'deltas go on one by one after the catch-up');
+});
+
+test('a call announced once stays announced: a repair after its reader left still resets it', async () => {
+  const publisher = new Collect();
+  let reader = true;
+  publisher.watched = () => reader;
+  const request = { name: 'final_answer' as const, messages: [], context: { call: 'final_answer', state: { runId: 'run-r' } } as unknown as ModelRequest['context'] };
+  class LeavesThenRepairs extends Piecewise {
+    override async complete(): Promise<string> {
+      const text = await super.complete();
+      reader = false;
+      return text;
+    }
+  }
+  await withTokenScope({ publisher, key: 'wf/run/10', attempt: 1 }, () => completeStructured(new LeavesThenRepairs(['{"answer": ""}', '{"answer": "again"}']), request, 3));
+  const starts = publisher.messages.filter((m) => m.t === 'start');
+  assert.equal(starts.length, 2);
+  assert.equal(publisher.messages.at(-1)?.t, 'end');
+});
+
+test('watches: packed in payloads, heard for a while, announced at once and again while read, lingering after the last reader', () => {
+  const keys = Array.from({ length: 400 }, (_, i) => watchKey.run(`run-${i}-${'x'.repeat(30)}`));
+  const payloads = packWatch(keys, MAX_PAYLOAD_BYTES);
+  assert.ok(payloads.length > 1 && payloads.every((p) => Buffer.byteLength(p) <= MAX_PAYLOAD_BYTES));
+  assert.deepEqual(payloads.flatMap(unpackWatch), keys);
+  assert.deepEqual(unpackWatch('{"watch": [1]}'), []);
+  assert.deepEqual(unpackWatch('not json'), []);
+
+  const set = new WatchedSet();
+  assert.equal(set.has('a', undefined, 1000), false);
+  set.heard([watchKey.run('a'), watchKey.session('s')], 1000);
+  assert.equal(set.has('a', undefined, 1000 + WATCH_TTL_MS), true);
+  assert.equal(set.has('b', 's', 1000), true, "a session's watch covers its runs");
+  assert.equal(set.has('b', undefined, 1000), false);
+  assert.equal(set.has('a', undefined, 1001 + WATCH_TTL_MS), false, 'forgotten when not heard again');
+
+  const sent: string[][] = [];
+  const announcer = new WatchAnnouncer((k) => sent.push([...k]));
+  try {
+    const leaveA = announcer.add('r:a');
+    const leaveA2 = announcer.add('r:a');
+    assert.deepEqual(sent, [['r:a']], 'the first reader is announced at once, the second adds nothing');
+    leaveA();
+    leaveA2();
+    leaveA2();
+    const now = Date.now();
+    assert.deepEqual(announcer.keys(now), ['r:a'], 'lingers after its last reader');
+    assert.deepEqual(announcer.keys(now + WATCH_LINGER_MS + 1), [], 'then is dropped');
+  } finally {
+    announcer.close();
+  }
 });
