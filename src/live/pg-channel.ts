@@ -149,15 +149,31 @@ export function listenPg(url: string): LiveSubscriber {
     });
     await client.query(`LISTEN ${CHANNEL}`);
   });
+  /** Keys to announce once the statement in flight is done: one at a time on the connection. */
+  let waiting: Set<string> | null = null;
+  let sending = false;
+  const next = (): void => {
+    const client = connection.ready;
+    if (sending || !waiting) return;
+    const payloads = client ? packWatch([...waiting], MAX_PAYLOAD_BYTES) : [];
+    waiting = null;
+    if (!client || payloads.length === 0) return;
+    sending = true;
+    const calls = payloads.map((_p, i) => `pg_notify($1, $${i + 2})`).join(', ');
+    client
+      .query(`SELECT ${calls}`, [WATCH_CHANNEL, ...payloads])
+      .catch(() => undefined)
+      .finally(() => {
+        sending = false;
+        next();
+      });
+  };
   return {
     onMessages: (listener) => void listeners.push(listener),
     announce(keys) {
-      const client = connection.ready;
-      if (!client) return;
-      const payloads = packWatch(keys, MAX_PAYLOAD_BYTES);
-      if (payloads.length === 0) return;
-      const calls = payloads.map((_p, i) => `pg_notify($1, $${i + 2})`).join(', ');
-      client.query(`SELECT ${calls}`, [WATCH_CHANNEL, ...payloads]).catch(() => undefined);
+      waiting ??= new Set();
+      for (const key of keys) waiting.add(key);
+      next();
     },
     close: () => connection.close(),
   };
