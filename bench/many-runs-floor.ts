@@ -134,3 +134,29 @@ export async function measureFloor({
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * The floor measured before and after Threadline's phases, as one: the mean of each time and CPU figure
+ * (a load that changes during the benchmark moves both sides alike), the larger peak, the later counts.
+ */
+export function meanFloor(before: FloorResult, after: FloorResult): FloorResult {
+  const mean = (a: number, b: number) => round((a + b) / 2);
+  const meanOrNull = (a: number | null, b: number | null) => (a === null || b === null ? null : mean(a, b));
+  return {
+    startMs: mean(before.startMs, after.startMs),
+    allWaitingMs: mean(before.allWaitingMs, after.allWaitingMs),
+    repliesRefused: before.repliesRefused + after.repliesRefused,
+    allCompleteMs: meanOrNull(before.allCompleteMs, after.allCompleteMs),
+    completed: Math.min(before.completed, after.completed),
+    replyLatencyMs: {
+      p50: mean(before.replyLatencyMs.p50, after.replyLatencyMs.p50),
+      p95: mean(before.replyLatencyMs.p95, after.replyLatencyMs.p95),
+      max: Math.max(before.replyLatencyMs.max, after.replyLatencyMs.max),
+    },
+    workerCpuRepliesS: mean(before.workerCpuRepliesS, after.workerCpuRepliesS),
+    serverCpuRepliesS: meanOrNull(before.serverCpuRepliesS, after.serverCpuRepliesS),
+    clientCpuRepliesS: mean(before.clientCpuRepliesS, after.clientCpuRepliesS),
+    workerCountsReplies: after.workerCountsReplies,
+    workerPeakMB: Math.max(before.workerPeakMB, after.workerPeakMB),
+  };
+}

@@ -11,9 +11,9 @@
  * taken, what their SDK metrics (WORKER_METRICS_ADDRESS) say of it (workflow tasks and sticky cache
  * misses a run, how long a task waited to be picked up), and the worker's peak memory (VmHWM,
  * target ≤ 300 MB, issue 31).
- *   3. Then, with Threadline's workers stopped, the floor (bench/many-runs-floor.ts): the same N runs
- *      and replies on bare Temporal workers, and Threadline's figures against it — a ratio in one run
- *      holds on any host; the seconds do not.
+ *   3. The floor (bench/many-runs-floor.ts), before Threadline's worker starts and again once it has
+ *      stopped: the same N runs and replies on bare Temporal workers, and Threadline's figures against
+ *      the mean of the two — a ratio in one run holds on any host; the seconds do not.
  *
  *   npm run bench -- --only many-runs [--many-runs N]     (default 1,000)
  *
@@ -37,7 +37,7 @@ import { loadConfig } from '../src/config';
 import { connectClient } from '../src/temporal/connection';
 import { PLAN_WORKFLOW_TYPE, STATUS_ATTR, USER_ID_ATTR } from '../src/workflows/definitions';
 import { machine, round } from './figures';
-import { measureFloor } from './many-runs-floor';
+import { meanFloor, measureFloor, type FloorResult } from './many-runs-floor';
 import { resultsFile, serverCpuMs } from './server-metrics';
 import { countsBetween, mb, WorkerFleet } from './worker-fleet';
 import { percentile, pool } from './worker-process';
@@ -114,6 +114,20 @@ async function main(): Promise<void> {
   delete env.THREADLINE_WORKFLOW_BUNDLE;
   const config = loadConfig({ ...env, PORT: '0', HOST: '127.0.0.1' });
 
+  // The dev server's process (scripts/bench.mjs passes its pid); the cluster's services are not counted.
+  const serverPid = process.env.THREADLINE_BENCH_SERVER_LABEL ? NaN : undefined;
+  const client = await connectClient(config);
+  const floorRun = async (when: string) => {
+    console.log(`\nthe floor, ${when}: the same ${n.toLocaleString('en-US')} runs and replies on bare Temporal workers (bench/many-runs-floor.ts)`);
+    return measureFloor({ connection: client.connection, address, serverPid, n, inFlight: IN_FLIGHT, workers: workerCount, reply: REPLY, deadlineMs: SETTLE_DEADLINE_MS });
+  };
+  // The floor runs before Threadline's phases and again after them, never beside them: the two never
+  // share the cores, and a load that drifts during the benchmark moves the floor's mean as it moves ours.
+  const floorBefore = await floorRun("before Threadline's phases").catch(async (err: unknown) => {
+    await client.connection.close();
+    throw err;
+  });
+
   let t = performance.now();
   const fleet = await WorkerFleet.start(workerCount, env);
   const worker = fleet.workers[0]!;
@@ -122,7 +136,6 @@ async function main(): Promise<void> {
   const workerExit = fleet.exited;
 
   const api = await startApi(config, { logger: pino({ level: 'silent' }) });
-  const client = await connectClient(config);
   try {
     // ---- 1. start N runs, wait until all wait for a reply
     fleet.phase = 'starting';
@@ -150,8 +163,6 @@ async function main(): Promise<void> {
     // ---- 2. reply to every run, wait until all complete
     fleet.phase = 'replying';
     const cpuBeforeReplies = fleet.cpuS();
-    // The dev server's process (scripts/bench.mjs passes its pid); the cluster's services are not counted.
-    const serverPid = process.env.THREADLINE_BENCH_SERVER_LABEL ? NaN : undefined;
     const serverCpuBefore = serverCpuMs(serverPid);
     const ownCpuBefore = process.cpuUsage();
     const countsBeforeReplies = await fleet.counts();
@@ -188,10 +199,9 @@ async function main(): Promise<void> {
     const hwmKiB = fleet.hwmKiB();
     const peakRss = fleet.peakRss;
     latencies.sort((a, b) => a - b);
-    // Threadline's workers stop before the floor runs, so the two never share the cores.
     await fleet.stop();
-    console.log(`\nthe floor: the same ${n.toLocaleString('en-US')} runs and replies on bare Temporal workers (bench/many-runs-floor.ts)`);
-    const floor = await measureFloor({ connection: client.connection, address, serverPid, n, inFlight: IN_FLIGHT, workers: workerCount, reply: REPLY, deadlineMs: SETTLE_DEADLINE_MS });
+    const floorAfter = await floorRun("after Threadline's phases");
+    const floor = meanFloor(floorBefore, floorAfter);
 
     // ---- report
     const pad = (s: string, w: number, right = false) => (right ? s.padStart(w) : s.padEnd(w));
@@ -225,8 +235,10 @@ async function main(): Promise<void> {
       workerCpu: ratio(replyCpuS, floor.workerCpuRepliesS),
       serverCpu: ratio(serverReplyCpuS, floor.serverCpuRepliesS),
     };
-    console.log(`\n  the floor (bare Temporal workers, the client's updates, no API)`);
+    console.log(`\n  the floor (bare Temporal workers, the client's updates, no API): the mean of before and after`);
     row('replies refused / runs completed', `${floor.repliesRefused} / ${floor.completed}`);
+    const seconds = (f: FloorResult) => (f.allCompleteMs === null ? 'not all' : `${round(f.allCompleteMs / 1000)} s`);
+    row('  until all complete, before / after', `${seconds(floorBefore)} / ${seconds(floorAfter)}`);
     row(
       'time until all complete (from first reply)',
       floor.allCompleteMs === null ? `not all (${floor.completed})` : `${round(floor.allCompleteMs / 1000)} s`,
@@ -293,8 +305,11 @@ async function main(): Promise<void> {
         workerPeakMB: mb(hwmKiB),
       },
       floor: {
-        method: 'bench/many-runs-floor.ts: bare workers (bench/bare-ask-worker.ts), one local call, park on an update, three local calls; the replies are client updates from this process',
+        method:
+          "bench/many-runs-floor.ts: bare workers (bench/bare-ask-worker.ts), one local call, park on an update, three local calls; the replies are client updates from this process; run before Threadline's phases and after them, the figures their mean (bench/many-runs-floor.ts meanFloor)",
         ...floor,
+        before: floorBefore,
+        after: floorAfter,
       },
       vsFloor,
       targets: {
