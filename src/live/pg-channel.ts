@@ -18,6 +18,12 @@ const MAX_PENDING = 200;
 const PER_STATEMENT = 20;
 const RECONNECT_MS = 1000;
 
+/** One statement that NOTIFYs each payload on `channel`, in order. */
+function notifyAll(client: Client, channel: string, payloads: readonly string[]): Promise<unknown> {
+  const calls = payloads.map((_p, i) => `pg_notify($1, $${i + 2})`).join(', ');
+  return client.query(`SELECT ${calls}`, [channel, ...payloads]);
+}
+
 /** One connection that reconnects (after RECONNECT_MS) when it fails; `ready` is null while down. */
 class Connection {
   ready: Client | null = null;
@@ -116,8 +122,7 @@ export class PgPublisher extends BatchingPublisher {
     }
     const batch = this.pending.splice(0, PER_STATEMENT);
     this.sending = true;
-    const calls = batch.map((_p, i) => `pg_notify($1, $${i + 2})`).join(', ');
-    client.query(`SELECT ${calls}`, [CHANNEL, ...batch]).then(
+    notifyAll(client, CHANNEL, batch).then(
       () => {
         this.sending = false;
         this.next();
@@ -159,9 +164,7 @@ export function listenPg(url: string): LiveSubscriber {
     waiting = null;
     if (!client || payloads.length === 0) return;
     sending = true;
-    const calls = payloads.map((_p, i) => `pg_notify($1, $${i + 2})`).join(', ');
-    client
-      .query(`SELECT ${calls}`, [WATCH_CHANNEL, ...payloads])
+    notifyAll(client, WATCH_CHANNEL, payloads)
       .catch(() => undefined)
       .finally(() => {
         sending = false;
