@@ -412,13 +412,27 @@ export class FileMemoryStore implements MemoryStore {
   /** The chunks as this process holds them (a prompt's rendering copied the whole thread at every model call). */
   async readChunks(chunkIds: readonly string[]): Promise<Chunk[]> {
     const found = new Map<string, Chunk>();
+    // A state's chunks are nearly all in one thread: once it is found, its chunks are taken from it
+    // without a lookup and an await each (a run's prompt reads all its chunks at every model call).
+    const threads: LoadedThread[] = [];
+    const held = (id: string): Chunk | undefined => {
+      for (const t of threads) {
+        const chunk = t.log.chunks.get(id);
+        if (chunk) return chunk;
+      }
+      return undefined;
+    };
     for (const id of new Set(chunkIds)) {
-      const t = await this.threadOf('chunks', id);
-      if (!t) continue;
-      let chunk = t.log.chunks.get(id);
+      let chunk = held(id);
       if (!chunk) {
-        await this.serial(t, () => this.refresh(t, 'all'));
+        const t = await this.threadOf('chunks', id);
+        if (!t) continue;
+        if (!threads.includes(t)) threads.push(t);
         chunk = t.log.chunks.get(id);
+        if (!chunk) {
+          await this.serial(t, () => this.refresh(t, 'all'));
+          chunk = t.log.chunks.get(id);
+        }
       }
       if (chunk) found.set(id, chunk);
     }
