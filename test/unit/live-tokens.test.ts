@@ -399,7 +399,19 @@ test('a call nobody watches sends nothing; one that gets a reader mid-call sends
     await withTokenScope({ publisher, key: 'wf/run/9', attempt: 1 }, () => completeStructured(new Paced(reply, true), request, 1));
     return publisher.messages;
   };
-  assert.deepEqual(await run(Infinity), [], 'not watched: no start, no token, no end');
+  // A reply nobody reads is not parsed at all; a reader's arrival parses what came before it.
+  const push = FieldDeltas.prototype.push;
+  let parsed = 0;
+  FieldDeltas.prototype.push = function (this: FieldDeltas, piece: string) {
+    parsed++;
+    return push.call(this, piece);
+  };
+  try {
+    assert.deepEqual(await run(Infinity), [], 'not watched: no start, no token, no end');
+    assert.equal(parsed, 0, 'not watched: nothing parsed');
+  } finally {
+    FieldDeltas.prototype.push = push;
+  }
   const late = await run(8);
   assert.deepEqual(
     late.map((m) => m.t),
