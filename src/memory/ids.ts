@@ -36,7 +36,8 @@ function fromBytes(nextByte: () => number): IdSource {
 
 /** Ids from the platform's cryptographic random source. */
 export function randomIds(): IdSource {
-  // Refilled every ~250 ids: a refill crosses into the platform, which at 64 bytes was every ~4 ids (0.65–0.80 µs an id against 0.17–0.34).
+  // Refilled every ~250 ids: a refill crosses into the platform, which at 64 bytes was every ~4 ids
+  // (0.65–0.80 µs an id against 0.17–0.34).
   const buffer = new Uint8Array(4096);
   let used = buffer.length;
   return fromBytes(() => {

@@ -132,6 +132,27 @@ test('any reply, in pieces of any sizes, streams each human field whole: escapes
   );
 });
 
+test('held pieces are parsed at the next push or whole, as if each had been pushed', () => {
+  const pieces = ['{"tho', 'ught"', ': "th', 'inkin', 'g it ', 'over"', ', "an', 'swer"', ': "fo', 'rty-t', 'wo"}'];
+  const held = new FieldDeltas();
+  for (const piece of pieces.slice(0, -1)) held.hold(piece);
+  assert.deepEqual(held.whole(), [
+    { field: 'thought', delta: 'thinking it over' },
+    { field: 'answer', delta: 'forty-t' },
+  ]);
+  assert.deepEqual(held.push('wo"}'), [{ field: 'answer', delta: 'wo' }], 'after whole, only what is new');
+  const later = new FieldDeltas();
+  for (const piece of pieces.slice(0, 3)) later.hold(piece);
+  assert.deepEqual(
+    later.push('inkin'),
+    [
+      { field: 'thought', delta: 'th' },
+      { field: 'thought', delta: 'inkin' },
+    ],
+    'a push returns what the held pieces added too',
+  );
+});
+
 test('a long delta is cut so one message always fits a payload', () => {
   const answer = 'é'.repeat(MAX_DELTA_CHARS * 2 + 10);
   const deltas = new FieldDeltas().push(JSON.stringify({ answer }));
