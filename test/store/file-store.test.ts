@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFile, mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, link, mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { MemoryStore } from '../../src/store/memory-store';
@@ -203,7 +203,27 @@ test('file store: a commit waits for a lock held by another process and takes ov
   assert.equal((await waiting).status, 'committed');
   await writeFile(lockDir, '');
   await utimes(lockDir, old, old);
-  assert.equal((await store.commit(f.change(second.state, [f.chunk()]))).status, 'committed');
+  const third = f.change(second.state, [f.chunk()]);
+  assert.equal((await store.commit(third)).status, 'committed');
+  await assert.rejects(stat(lockDir), { code: 'ENOENT' }, 'released: no lock entry is left');
+
+  // This version's entry is a hard link to the lock's base file: one held by another process of this
+  // version blocks, and one it left behind is taken over.
+  const base = `${lockDir}.base`;
+  await link(base, lockDir);
+  done = false;
+  const fourth = f.change(third.state, [f.chunk()]);
+  const blocked = store.commit(fourth).then((r) => {
+    done = true;
+    return r;
+  });
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(done, false, 'the commit waits while a linked lock entry is held');
+  await rm(lockDir);
+  assert.equal((await blocked).status, 'committed');
+  await link(base, lockDir);
+  await utimes(base, old, old);
+  assert.equal((await store.commit(f.change(fourth.state, [f.chunk()]))).status, 'committed');
   await assert.rejects(stat(lockDir), { code: 'ENOENT' }, 'released: no lock entry is left');
   await store.end();
 });
