@@ -6,7 +6,8 @@
  *                                          the same kind and id replaces the earlier one
  *         longterm/<user>/audit.jsonl     the audit of writes
  *         longterm/<user>/vectors.jsonl   dense vectors (EMBEDDING_MODEL): {kind, id, v: base64 Float32}
- *         longterm/<user>/lock            lock held around a write section (store/file-lock.ts)
+ *         longterm/<user>/lock            lock held around a write section (store/file-lock.ts: a
+ *                                         hard link to lock.base beside it)
  *
  * Each process keeps, per user it has touched, a UserIndex (records plus BM25 full-text
  * indexes) built from the log, and before every read applies the lines appended since (one

@@ -9,7 +9,8 @@
  *   threads/<thread>/chunks.jsonl       chunks
  *   threads/<thread>/reads.jsonl        records of reads (appended in batches under the lock, no seq)
  *   threads/<thread>/id                 the thread id; index/{states,chunks}/<id> are hard links to it
- *   threads/<thread>/lock               lock held around writes (file-lock.ts)
+ *   threads/<thread>/lock               lock held around writes (file-lock.ts: a hard link to
+ *                                       lock.base beside it, made once)
  *   index/threads.jsonl                 {threadId, userId, createdAt} per thread, for listThreads
  *   index/{states,chunks}/<id>          the thread an id belongs to (getState/getChunks take bare ids);
  *                                       hard links cost a directory entry each, not a disk block
