@@ -36,7 +36,7 @@ function makeEntry(entry: string): void {
 
 const isDirectoryEntry = (err: NodeJS.ErrnoException | null): boolean => err?.code === 'EISDIR' || err?.code === 'EPERM';
 
-/** The `fs` proper-lockfile is given: its mkdir makes a lock file, its rmdir removes either kind. */
+/** The `fs` proper-lockfile is given: its mkdir links the entry to its base, its rmdir removes an entry of any kind. */
 const LOCK_FS = {
   ...fs,
   mkdir(file: string, callback: (err: NodeJS.ErrnoException | null) => void): void {
