@@ -42,6 +42,7 @@ import { temporal } from '@temporalio/proto';
 import { connectClient } from '../src/temporal/connection';
 import { codecDelta, codecSnapshot, codecSum, installCodecProfile, type CodecProfile } from './codec-profile';
 import { encodedBytes } from './history';
+import { perUnit, THREAD_KINDS, ThreadCpu, type CpuByKind } from './thread-cpu';
 import { latencyBetween, resultsFile, scrapeMetrics, type LatencyRow } from './server-metrics';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -549,6 +550,8 @@ function printServerLatency(which: string, rows: LatencyRow[]): void {
 
 async function main(): Promise<void> {
   const args = parseCli();
+  // Before any worker: the threads alive now are the main thread and V8's helpers.
+  const threads = new ThreadCpu();
   const address = serverAddress();
   const machine = machineInfo();
   console.log(`Threadline orchestration benchmark — ${args.steps} steps × ${args.reps} reps (warm-up: ${args.warmupSteps} steps)`);
@@ -686,6 +689,8 @@ async function main(): Promise<void> {
       if (before && after) serverLatency[which].push(latencyBetween(before, after, 3));
       return result;
     };
+    /** This process's CPU by thread kind during (a), (b'), (d) and (d'): where a step's time goes. */
+    const cpu = { a: ThreadCpu.zero(), bLocal: ThreadCpu.zero(), d: ThreadCpu.zero(), dBare: ThreadCpu.zero() } satisfies Record<string, CpuByKind>;
     for (let rep = 1; rep <= args.reps; rep++) {
       // Interleaved, so drift on the machine hits all three alike.
       // Each pair compared, (a)/(g) and (h)/(h'), runs back to back, in alternating order, so neither
@@ -695,9 +700,9 @@ async function main(): Promise<void> {
         else await second().then(first);
       };
       runs.b.push(await measured('b', () => runBareWorkflow(bench, args.steps)));
-      runs.bLocal.push(await guard(runBareWorkflow(bench, args.steps, 'bareLocalWorkflow')));
+      runs.bLocal.push(await threads.measure(cpu.bLocal, () => guard(runBareWorkflow(bench, args.steps, 'bareLocalWorkflow'))));
       await pair(
-        async () => void runs.a.push(await measured('a', () => runPlanWorkflow(cases.a, args.steps))),
+        async () => void runs.a.push(await measured('a', () => threads.measure(cpu.a, () => runPlanWorkflow(cases.a, args.steps)))),
         async () => void runs.g.push(await guard(runPlanWorkflow(cases.g, args.steps))),
       );
       await pair(
@@ -705,8 +710,8 @@ async function main(): Promise<void> {
         async () => void runs.h2.push(await guard(runPlanWorkflow(cases.h2, args.steps))),
       );
       runs.c.push(await runInProcess(bench, args.steps));
-      runs.d.push(await guard(runTreeWorkflow(bench, TREE_FANOUT)));
-      runs.dBare.push(await guard(runBareTree(bench, TREE_FANOUT)));
+      runs.d.push(await threads.measure(cpu.d, () => guard(runTreeWorkflow(bench, TREE_FANOUT))));
+      runs.dBare.push(await threads.measure(cpu.dBare, () => guard(runBareTree(bench, TREE_FANOUT))));
       if (peer) {
         runs.f.push(await peer.run(args.steps, 'sync'));
         runs.fAsync.push(await peer.run(args.steps, 'async'));
@@ -797,6 +802,19 @@ async function main(): Promise<void> {
       `  (d') the same workflows and calls, bare (Temporal's floor for the tree's shape): ${bareTree.msPerIterationMedian.toFixed(2)} ms per call (reps ${bareTreeReps.join(' ')}); ` +
         `d/d' ${floors.ratioTreeToBareTree.toFixed(2)} against a/b' ${floors.ratioALocal.toFixed(2)} (Threadline's own share of each); d'/b' ${floors.ratioBareTreeToBareLocal.toFixed(2)} (the child runs' share: the floor of d/a)`,
     );
+    const sum = (xs: { iterations: number }[]) => xs.reduce((n, x) => n + x.iterations, 0);
+    const cpuByThread = {
+      a: perUnit(cpu.a, args.reps * args.steps),
+      bLocal: perUnit(cpu.bLocal, args.reps * args.steps),
+      d: perUnit(cpu.d, sum(runs.d)),
+      dBare: perUnit(cpu.dBare, sum(runs.dBare)),
+    };
+    if (cpuByThread.a) {
+      console.log(`\nCPU ms a step (an iteration for (d), a call for (d')) by thread of this process, summed over ${args.reps} reps (/proc/self/task):`);
+      console.log(`  ${pad('', 6)}${THREAD_KINDS.map((k) => pad(k, 10, true)).join('')}`);
+      for (const [which, row] of Object.entries(cpuByThread)) if (row) console.log(`  ${pad(which, 6)}${THREAD_KINDS.map((k) => pad(row[k].toFixed(2), 10, true)).join('')}`);
+      console.log("  main: activities and the SDK's activity side; workflow: the workflow threads; v8: V8's helper threads (GC, compiling); core: the Temporal core's threads");
+    }
     // (d) once more on a worker alone in its process: the memory a worker serving it needs, apart from the other four.
     const alone = await runTreeAlone(bench, { TEMPORAL_ADDRESS: address, DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'threadline-bench-tree-')) }, args.reps);
     const aloneOk = !('skipped' in alone) && alone.hwmMiB <= TARGET_TREE_WORKER_RSS_MIB;
@@ -869,6 +887,7 @@ async function main(): Promise<void> {
       method: {
         msPerStep: 'wall time from workflow start (or loop start) to result, divided by N; median over reps',
         historyBytes: 'length of temporal.api.history.v1.History.encode(history) of one run (the last rep)',
+        cpuByThread: "this process's CPU ms by thread kind (/proc/self/task utime + stime) during (a), (b'), (d), (d'), summed over reps, per step, iteration or call; v8 = threads alive before the first worker, workflow = Node threads made after",
         marginalEventsPerToolStep: `(events of an N-step run − events of the ${args.warmupSteps}-step warm-up run) ÷ (N − ${args.warmupSteps}), for (a)`,
         peerF:
           'a LangGraph.js StateGraph (plan → act → replan per step → respond, zero-latency pure nodes, the act node invoking a no-op @langchain/core tool) compiled with PostgresSaver on BENCH_DATABASE_URL, own schema, fresh thread_id per run; wall time of app.invoke ÷ N in its own node process, interleaved with (a)–(d)',
@@ -880,6 +899,7 @@ async function main(): Promise<void> {
         d: tree,
         dBare: bareTree,
         ...floors,
+        cpuByThread,
         dOwnProcess: alone,
         e: big,
         g,
