@@ -98,12 +98,20 @@ export function latencyBetween(before: MetricsSnapshot, after: MetricsSnapshot, 
  */
 export function serverCpuMs(pid = Number(process.env.THREADLINE_BENCH_SERVER_PID)): number | null {
   if (!Number.isInteger(pid) || pid <= 0) return null;
+  return procStat(`/proc/${pid}/stat`)?.cpuMs ?? null;
+}
+
+/** A process's or thread's name and CPU ms (user + system) from its /proc stat file; null when gone or unreadable. */
+export function procStat(file: string): { name: string; cpuMs: number } | null {
+  let stat: string;
   try {
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    return Number.isFinite(ticks) ? ticks * 10 : null;
+    stat = readFileSync(file, 'utf8');
   } catch {
     return null;
   }
+  // The name is in parentheses and may hold spaces; after it, utime and stime are the 12th and 13th fields.
+  const close = stat.lastIndexOf(')');
+  const fields = stat.slice(close + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return Number.isFinite(ticks) ? { name: stat.slice(stat.indexOf('(') + 1, close), cpuMs: ticks * 10 } : null;
 }

@@ -6,31 +6,16 @@
  * Node names its V8 platform threads and its worker threads alike ("node"), so they are told apart by
  * age: the ones alive when `ThreadCpu` is made (before any worker) are V8's, later ones workflow threads.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { procStat } from './server-metrics';
 
 export const THREAD_KINDS = ['main', 'workflow', 'v8', 'core', 'other'] as const;
 export type ThreadKind = (typeof THREAD_KINDS)[number];
 export type CpuByKind = Record<ThreadKind, number>;
 
 const TASKS = '/proc/self/task';
-/** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux). */
-const TICKS_PER_S = 100;
 
 const zero = (): CpuByKind => ({ main: 0, workflow: 0, v8: 0, core: 0, other: 0 });
-
-/** A thread's name and CPU ms (user + system) from its stat line; null once it has exited. */
-function readTask(tid: string): { name: string; ms: number } | null {
-  let stat: string;
-  try {
-    stat = readFileSync(`${TASKS}/${tid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  // The name is in parentheses and may hold spaces; the fields after it are fixed.
-  const close = stat.lastIndexOf(')');
-  const fields = stat.slice(close + 2).split(' ');
-  return { name: stat.slice(stat.indexOf('(') + 1, close), ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S };
-}
 
 export class ThreadCpu {
   readonly #early: Set<string>;
@@ -60,8 +45,8 @@ export class ThreadCpu {
   snapshot(): Map<string, { kind: ThreadKind; ms: number }> {
     const out = new Map<string, { kind: ThreadKind; ms: number }>();
     for (const tid of ThreadCpu.#tids()) {
-      const task = readTask(tid);
-      if (task) out.set(tid, { kind: this.#kind(tid, task.name), ms: task.ms });
+      const task = procStat(`${TASKS}/${tid}/stat`);
+      if (task) out.set(tid, { kind: this.#kind(tid, task.name), ms: task.cpuMs });
     }
     return out;
   }
