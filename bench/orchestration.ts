@@ -887,7 +887,8 @@ async function main(): Promise<void> {
       method: {
         msPerStep: 'wall time from workflow start (or loop start) to result, divided by N; median over reps',
         historyBytes: 'length of temporal.api.history.v1.History.encode(history) of one run (the last rep)',
-        cpuByThread: "this process's CPU ms by thread kind (/proc/self/task utime + stime) during (a), (b'), (d), (d'), summed over reps, per step, iteration or call; v8 = threads alive before the first worker, workflow = Node threads made after",
+        cpuByThread:
+          "this process's CPU ms by thread kind (/proc/self/task utime + stime) during (a), (b'), (d), (d'), summed over reps, per step, iteration or call; v8 = threads alive before the first worker, workflow = Node threads made after",
         marginalEventsPerToolStep: `(events of an N-step run − events of the ${args.warmupSteps}-step warm-up run) ÷ (N − ${args.warmupSteps}), for (a)`,
         peerF:
           'a LangGraph.js StateGraph (plan → act → replan per step → respond, zero-latency pure nodes, the act node invoking a no-op @langchain/core tool) compiled with PostgresSaver on BENCH_DATABASE_URL, own schema, fresh thread_id per run; wall time of app.invoke ÷ N in its own node process, interleaved with (a)–(d)',
