@@ -39,11 +39,15 @@ const isDirectoryEntry = (err: NodeJS.ErrnoException | null): boolean => err?.co
 /** The `fs` proper-lockfile is given: its mkdir links the entry to its base, its rmdir removes an entry of any kind. */
 const LOCK_FS = {
   ...fs,
+  // The retries of a held lock wait asynchronously; each attempt is the same synchronous link.
   mkdir(file: string, callback: (err: NodeJS.ErrnoException | null) => void): void {
-    fs.link(baseOf(file), file, (err) => {
-      if (err?.code !== 'ENOENT') return callback(err);
-      fs.open(baseOf(file), 'a', PRIVATE_FILE.mode, (made, fd) => (made ? callback(made) : fs.close(fd, () => fs.link(baseOf(file), file, callback))));
-    });
+    let failed: NodeJS.ErrnoException | null = null;
+    try {
+      makeEntry(file);
+    } catch (err) {
+      failed = err as NodeJS.ErrnoException;
+    }
+    process.nextTick(callback, failed);
   },
   mkdirSync: makeEntry,
   rmdir(file: string, callback: (err: NodeJS.ErrnoException | null) => void): void {
