@@ -165,19 +165,23 @@ test('file store: a commit waits for a lock held by another process and takes ov
   const created = f.newThread();
   await store.createThread(created);
   const lockDir = path.join(where, 'threads', fileSafe(created.thread.id), 'lock');
+  /** Commits `change` while another process's entry (made just before) holds the lock: it waits, then lands once the entry is gone. */
+  const waitsWhileHeld = async (change: ReturnType<Fixture['change']>, message: string): Promise<void> => {
+    let done = false;
+    const pending = store.commit(change).then((r) => {
+      done = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(done, false, message);
+    await rm(lockDir, { recursive: true });
+    assert.equal((await pending).status, 'committed');
+  };
 
   // Held (fresh mtime): the commit waits until it is released.
   await mkdir(lockDir);
-  let done = false;
   const first = f.change(created.state, [f.chunk()]);
-  const pending = store.commit(first).then((r) => {
-    done = true;
-    return r;
-  });
-  await new Promise((r) => setTimeout(r, 400));
-  assert.equal(done, false, 'the commit waits while the lock is held');
-  await rm(lockDir, { recursive: true });
-  assert.equal((await pending).status, 'committed');
+  await waitsWhileHeld(first, 'the commit waits while the lock is held');
 
   // Left behind (older than the 10 s stale timeout): taken over.
   await mkdir(lockDir);
@@ -188,19 +192,11 @@ test('file store: a commit waits for a lock held by another process and takes ov
   assert.equal((await store.commit(takenOver)).status, 'committed');
   assert.ok(Date.now() - started < 5_000, 'a stale lock does not block for long');
 
-  // This version's locks are files (src/store/file-lock.ts); a directory lock, as above, is an older
-  // process's. A held lock file blocks too, and a stale one is taken over.
+  // A directory lock, as above, is an older process's; so is a lock file (src/store/file-lock.ts).
+  // A held lock file blocks too, and a stale one is taken over.
   const second = f.change(takenOver.state, [f.chunk()]);
   await writeFile(lockDir, '');
-  done = false;
-  const waiting = store.commit(second).then((r) => {
-    done = true;
-    return r;
-  });
-  await new Promise((r) => setTimeout(r, 400));
-  assert.equal(done, false, 'the commit waits while a lock file is held');
-  await rm(lockDir);
-  assert.equal((await waiting).status, 'committed');
+  await waitsWhileHeld(second, 'the commit waits while a lock file is held');
   await writeFile(lockDir, '');
   await utimes(lockDir, old, old);
   const third = f.change(second.state, [f.chunk()]);
@@ -211,16 +207,8 @@ test('file store: a commit waits for a lock held by another process and takes ov
   // version blocks, and one it left behind is taken over.
   const base = `${lockDir}.base`;
   await link(base, lockDir);
-  done = false;
   const fourth = f.change(third.state, [f.chunk()]);
-  const blocked = store.commit(fourth).then((r) => {
-    done = true;
-    return r;
-  });
-  await new Promise((r) => setTimeout(r, 400));
-  assert.equal(done, false, 'the commit waits while a linked lock entry is held');
-  await rm(lockDir);
-  assert.equal((await blocked).status, 'committed');
+  await waitsWhileHeld(fourth, 'the commit waits while a linked lock entry is held');
   await link(base, lockDir);
   await utimes(base, old, old);
   assert.equal((await store.commit(f.change(fourth.state, [f.chunk()]))).status, 'committed');
