@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { linkSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { appendFile, link, mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -214,6 +215,55 @@ test('file store: a commit waits for a lock held by another process and takes ov
   assert.equal((await store.commit(f.change(fourth.state, [f.chunk()]))).status, 'committed');
   await assert.rejects(stat(lockDir), { code: 'ENOENT' }, 'released: no lock entry is left');
   await store.end();
+});
+
+test('file store: a thread goes on past the most links one inode takes (its index entries link to a further copy of its id)', async () => {
+  const where = dir();
+  const store = await open(where);
+  const f = new Fixture();
+  const created = f.newThread();
+  await store.createThread(created);
+  const threadDir = path.join(where, 'threads', fileSafe(created.thread.id));
+  const idFile = path.join(threadDir, 'id');
+
+  // A long conversation's thread, in links: fill the id file's link count up to what the file system
+  // allows (ext4: 65,000), in a directory of its own beside the store.
+  const filler = path.join(where, 'filler');
+  mkdirSync(filler);
+  let limited = false;
+  for (let i = 0; i < 70_000 && !limited; i++) {
+    try {
+      linkSync(idFile, path.join(filler, String(i)));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EMLINK') throw err;
+      limited = true;
+    }
+  }
+
+  let head = created.state;
+  const commits = [];
+  for (let i = 0; i < 3; i++) {
+    const change = f.change(head, [f.chunk(`past the limit ${i}`)]);
+    assert.equal((await store.commit(change)).status, 'committed', `commit ${i} past the link limit`);
+    commits.push(change);
+    head = change.state;
+  }
+  if (limited) {
+    assert.equal(statSync(path.join(threadDir, 'id.1')).nlink, 1 + 2 * commits.length, "each new entry links to the id file's next copy");
+    assert.equal(readFileSync(path.join(threadDir, 'id.1'), 'utf8'), created.thread.id);
+  } else console.log('# this file system took 70,000 links to one inode: no copy was needed');
+
+  // Another process finds every state and chunk by its bare id, before the limit and after it.
+  const again = await open(where);
+  assert.deepEqual(await again.getState(created.state.id), created.state);
+  assert.deepEqual(await again.getState(head.id), head);
+  assert.deepEqual(await again.getChunks(head.chunkIds), [...created.chunks, ...commits.flatMap((c) => c.chunks)]);
+  // A restarted writer finds the copy in use and goes on.
+  const next = f.change(head, [f.chunk('after a restart')]);
+  assert.equal((await again.commit(next)).status, 'committed');
+  assert.deepEqual(await (await open(where)).getChunks([next.chunks[0]!.id]), next.chunks);
+  for (const s of [store, again]) await s.end();
+  await rm(filler, { recursive: true, force: true });
 });
 
 test('createMemoryStore picks the backend from configuration, the file store under DATA_DIR/memory by default', async () => {

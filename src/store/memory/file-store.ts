@@ -9,6 +9,8 @@
  *   threads/<thread>/chunks.jsonl       chunks
  *   threads/<thread>/reads.jsonl        records of reads (appended in batches under the lock, no seq)
  *   threads/<thread>/id                 the thread id; index/{states,chunks}/<id> are hard links to it
+ *   threads/<thread>/id.<n>             the same, once `id` (then id.<n-1>) has as many links as the file
+ *                                       system allows an inode (ext4: 65,000)
  *   threads/<thread>/lock               lock held around writes (file-lock.ts: a hard link to
  *                                       lock.base beside it, made once)
  *   index/threads.jsonl                 {threadId, userId, createdAt} per thread, for listThreads
@@ -137,12 +139,24 @@ function readLastLine<T>(file: string): T | undefined {
   });
 }
 
-/** Adds an index entry unless it exists (ids are immutable: the first entry stays). */
-function linkOnce(target: string, entry: string): void {
-  try {
-    linkSync(target, entry);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+/**
+ * Adds an index entry unless it exists (ids are immutable: the first entry stays): a hard link to the
+ * thread's id file. An inode takes only so many links (ext4: 65,000; a long conversation's thread passes
+ * that), so when one is full the entry links to the next copy, `id.1`, `id.2`, …, made here (the caller
+ * holds the thread's lock). Readers read the entry's text, whichever copy it is. Returns the copy used.
+ */
+function linkOnce(dir: string, threadId: string, copy: number, entry: string): number {
+  for (; ; copy++) {
+    const target = path.join(dir, copy === 0 ? 'id' : `id.${copy}`);
+    if (copy > 0 && !statSync(target, { throwIfNoEntry: false })) writeByRename(target, threadId);
+    try {
+      linkSync(target, entry);
+      return copy;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return copy;
+      if (code !== 'EMLINK') throw err;
+    }
   }
 }
 
@@ -156,6 +170,8 @@ interface LoadedThread {
   reads: JsonlTail<ReadRecord>;
   /** Serializes this process's reads of the tails, so no line is applied twice. */
   queue: Promise<unknown>;
+  /** The copy of the id file new index entries link to (linkOnce): 0 for `id`, n for `id.<n>`. */
+  idCopy: number;
 }
 
 export interface FileMemoryStoreOptions {
@@ -238,6 +254,7 @@ export class FileMemoryStore implements MemoryStore {
       chunks: new JsonlTail(path.join(dir, 'chunks.jsonl')),
       reads: new JsonlTail(path.join(dir, 'reads.jsonl')),
       queue: Promise.resolve(),
+      idCopy: 0,
     };
     this.loaded.set(threadId, t);
     while (this.loaded.size > this.maxLoaded) {
@@ -332,10 +349,10 @@ export class FileMemoryStore implements MemoryStore {
     await t.chunks.append(plan.chunks.map((c) => sealChunk(this.sealer, c)));
     await t.states.append(plan.state ? [plan.state] : []);
     for (const c of plan.chunks) {
-      linkOnce(path.join(t.dir, 'id'), this.indexFile('chunks', c.id));
+      t.idCopy = linkOnce(t.dir, threadId, t.idCopy, this.indexFile('chunks', c.id));
       if (c.messageId !== null) writeByRename(this.indexFile('messages', c.messageId), JSON.stringify({ threadId, chunkId: c.id }));
     }
-    if (plan.state) linkOnce(path.join(t.dir, 'id'), this.indexFile('states', plan.state.id));
+    if (plan.state) t.idCopy = linkOnce(t.dir, threadId, t.idCopy, this.indexFile('states', plan.state.id));
     const record = sealOperation(this.sealer, plan.record);
     const line: OperationLine = plan.checkpoint ? { record, checkpoint: plan.checkpoint.name } : { record };
     await t.ops.append([line]);
