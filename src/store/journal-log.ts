@@ -5,12 +5,12 @@
  * 0.15–1 ms here, and every local call writes one or two; appending a line to its run's log costs a
  * few microseconds. One log per run (its workflow and run id, the keys' common prefix).
  *
- * Any process may append (O_APPEND: each entry is one write) and read, without a lock: a reader takes
- * complete lines only, each entry begins and ends with a newline so a line torn by a crashed writer
- * stands alone, and the first entry of a key that reads whole wins. Entries carry a hash of their key
+ * Any process may append (O_APPEND: each entry is one write; a log is kept open for the run's next
+ * calls) and read, without a lock: a reader takes complete lines only, each entry begins and ends
+ * with a newline so a line torn by a crashed writer stands alone, and the first entry of a key that reads whole wins. Entries carry a hash of their key
  * (the values may be sealed, the keys are not written in the clear).
  */
-import { appendFileSync, mkdirSync, statSync } from 'node:fs';
+import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { PRIVATE_DIR, PRIVATE_FILE, readAt, withOpenFile } from './small-files';
@@ -29,11 +29,14 @@ interface LogIndex {
 
 /** Logs whose index a process keeps (a run's calls come one after another; older runs are read again if asked). */
 const INDEXED_LOGS = 256;
+/** Logs a process keeps open for appending: the runs whose calls it is making now (an fd each). */
+const OPEN_LOGS = 64;
 
 const NEWLINE = 10;
 
 export class JournalLogs {
   private readonly indexes = new LRUCache<string, LogIndex>({ max: INDEXED_LOGS });
+  private readonly fds = new LRUCache<string, number>({ max: OPEN_LOGS, dispose: (fd) => closeSync(fd) });
   private readonly dirs = new Set<string>();
 
   /** `file`'s entry for `hash` (the first that parses), or undefined. */
@@ -51,22 +54,57 @@ export class JournalLogs {
     return undefined;
   }
 
+  /**
+   * Appends through an fd kept open for the run's next calls, and indexes the entry itself when nothing
+   * else was appended since this process last read the log: the next `read` then finds the log's size
+   * unchanged and reads nothing (before, each call's lookup read back the previous call's entry).
+   */
   append(file: string, hash: string, json: string): void {
+    const entry = Buffer.from(`\n${hash}\t${json}\n`);
+    let fd = this.open(file);
+    appendFileSync(fd, entry);
+    const stat = fstatSync(fd);
+    let size = stat.size;
+    if (stat.nlink === 0) {
+      // The log was removed while open (its directory cleared): the entry goes to a new one, as a path-based append's would.
+      this.fds.delete(file);
+      this.indexes.delete(file);
+      fd = this.open(file);
+      appendFileSync(fd, entry);
+      size = fstatSync(fd).size;
+    }
+    const start = size - entry.length;
+    const index = this.indexes.get(file) ?? (start === 0 ? this.newIndex(file) : undefined);
+    if (index?.offset !== start) return; // another process appended meanwhile: `refresh` reads it all
+    const at = { position: start + 2 + hash.length, length: entry.length - 3 - hash.length };
+    const known = index.entries.get(hash);
+    if (known) known.push(at);
+    else index.entries.set(hash, [at]);
+    index.offset = size;
+  }
+
+  private open(file: string): number {
+    const open = this.fds.get(file);
+    if (open !== undefined) return open;
     const dir = path.dirname(file);
     if (!this.dirs.has(dir)) {
       mkdirSync(dir, PRIVATE_DIR);
       this.dirs.add(dir);
     }
-    appendFileSync(file, `\n${hash}\t${json}\n`, PRIVATE_FILE);
+    const fd = openSync(file, 'a', PRIVATE_FILE.mode);
+    this.fds.set(file, fd);
+    return fd;
+  }
+
+  private newIndex(file: string): LogIndex {
+    const index: LogIndex = { offset: 0, entries: new Map() };
+    this.indexes.set(file, index);
+    return index;
   }
 
   /** The index of `file` with every complete line appended since it was last read. */
   private refresh(file: string): LogIndex {
-    let index = this.indexes.get(file);
-    if (!index) {
-      index = { offset: 0, entries: new Map() };
-      this.indexes.set(file, index);
-    }
+    const index = this.indexes.get(file) ?? this.newIndex(file);
     const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
     if (size <= index.offset) return index;
     const from = index.offset;

@@ -1,7 +1,7 @@
 /** The embedded key-value store (file backend under DATA_DIR, and the in-memory one used by tests). */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -147,6 +147,32 @@ test('file store, journals: a key keeps its first value; a line torn by a crashe
   assert.equal(await other.get(JOURNALS.calls, 'wf/run/3'), 'after');
   assert.equal(await other.get(JOURNALS.calls, 'wf/run/2'), 'again');
   assert.equal(await other.get(JOURNALS.calls, 'wf/run/1'), 'first');
+});
+
+test("file store, journals: two writers of one run log each read the other's entries and their own", async () => {
+  const where = dir();
+  const [a, b] = [new FileKeyValueStore(where), new FileKeyValueStore(where)];
+  for (let call = 1; call <= 10; call++) {
+    const writer = call % 3 === 0 ? b : a; // runs of entries by one writer, then the other's
+    assert.equal(await writer.get(JOURNALS.calls, `wf/run/${call}`), undefined);
+    await writer.put(JOURNALS.calls, `wf/run/${call}`, { call });
+  }
+  for (const store of [a, b, new FileKeyValueStore(where)]) {
+    for (let call = 1; call <= 10; call++) assert.deepEqual(await store.get(JOURNALS.calls, `wf/run/${call}`), { call }, `call ${call}`);
+  }
+});
+
+test('file store, journals: a run log removed while this store keeps it open gets its next entry in a new log', async () => {
+  const where = dir();
+  const store = new FileKeyValueStore(where);
+  await store.put(JOURNALS.calls, 'wf/run/1', 'before');
+  const runs = path.join(where, JOURNALS.calls, 'runs');
+  const [log] = await readdir(runs);
+  rmSync(path.join(runs, log!));
+  await store.put(JOURNALS.calls, 'wf/run/2', 'after');
+  assert.ok(readFileSync(path.join(runs, log!), 'utf8').includes('after'), 'written to the log on disk, not to the removed file');
+  assert.equal(await new FileKeyValueStore(where).get(JOURNALS.calls, 'wf/run/2'), 'after');
+  assert.equal(await store.get(JOURNALS.calls, 'wf/run/1'), undefined, 'what was removed is gone for this store too');
 });
 
 test('file store, journals: an entry written as a file of its own (before the logs) is still read', async () => {
