@@ -7,8 +7,9 @@
  *
  * Any process may append (O_APPEND: each entry is one write; a log is kept open for the run's next
  * calls) and read, without a lock: a reader takes complete lines only, each entry begins and ends
- * with a newline so a line torn by a crashed writer stands alone, and the first entry of a key that reads whole wins. Entries carry a hash of their key
- * (the values may be sealed, the keys are not written in the clear).
+ * with a newline so a line torn by a crashed writer stands alone, and the first entry of a key that
+ * reads whole wins. Entries carry a hash of their key (the values may be sealed, the keys are not
+ * written in the clear).
  */
 import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
