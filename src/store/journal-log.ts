@@ -35,6 +35,13 @@ const OPEN_LOGS = 64;
 
 const NEWLINE = 10;
 
+/** Notes where one entry of `hash` is (a key may have several: the first that reads whole wins). */
+function addEntry(index: LogIndex, hash: string, at: At): void {
+  const known = index.entries.get(hash);
+  if (known) known.push(at);
+  else index.entries.set(hash, [at]);
+}
+
 export class JournalLogs {
   private readonly indexes = new LRUCache<string, LogIndex>({ max: INDEXED_LOGS });
   private readonly fds = new LRUCache<string, number>({ max: OPEN_LOGS, dispose: (fd) => closeSync(fd) });
@@ -62,26 +69,25 @@ export class JournalLogs {
    */
   append(file: string, hash: string, json: string): void {
     const entry = Buffer.from(`\n${hash}\t${json}\n`);
-    let fd = this.open(file);
-    appendFileSync(fd, entry);
-    const stat = fstatSync(fd);
-    let size = stat.size;
-    if (stat.nlink === 0) {
+    let written = this.write(file, entry);
+    if (written.nlink === 0) {
       // The log was removed while open (its directory cleared): the entry goes to a new one, as a path-based append's would.
       this.fds.delete(file);
       this.indexes.delete(file);
-      fd = this.open(file);
-      appendFileSync(fd, entry);
-      size = fstatSync(fd).size;
+      written = this.write(file, entry);
     }
-    const start = size - entry.length;
+    const start = written.size - entry.length;
     const index = this.indexes.get(file) ?? (start === 0 ? this.newIndex(file) : undefined);
     if (index?.offset !== start) return; // another process appended meanwhile: `refresh` reads it all
-    const at = { position: start + 2 + hash.length, length: entry.length - 3 - hash.length };
-    const known = index.entries.get(hash);
-    if (known) known.push(at);
-    else index.entries.set(hash, [at]);
-    index.offset = size;
+    addEntry(index, hash, { position: start + 2 + hash.length, length: entry.length - 3 - hash.length });
+    index.offset = written.size;
+  }
+
+  /** Appends `entry` to the log through its open fd; the log's size and link count right after. */
+  private write(file: string, entry: Buffer): { size: number; nlink: number } {
+    const fd = this.open(file);
+    appendFileSync(fd, entry);
+    return fstatSync(fd);
   }
 
   private open(file: string): number {
@@ -116,11 +122,7 @@ export class JournalLogs {
       const stop = data.indexOf(NEWLINE, start);
       const tab = data.indexOf(9, start);
       if (tab > start && tab < stop) {
-        const hash = data.toString('latin1', start, tab);
-        const at = { position: from + tab + 1, length: stop - tab - 1 };
-        const known = index.entries.get(hash);
-        if (known) known.push(at);
-        else index.entries.set(hash, [at]);
+        addEntry(index, data.toString('latin1', start, tab), { position: from + tab + 1, length: stop - tab - 1 });
       }
       start = stop + 1;
     }

@@ -146,16 +146,18 @@ function readLastLine<T>(file: string): T | undefined {
  * holds the thread's lock). Readers read the entry's text, whichever copy it is. Returns the copy used.
  */
 function linkOnce(dir: string, threadId: string, copy: number, entry: string): number {
-  for (; ; copy++) {
+  for (;;) {
     const target = path.join(dir, copy === 0 ? 'id' : `id.${copy}`);
-    if (copy > 0 && !statSync(target, { throwIfNoEntry: false })) writeByRename(target, threadId);
     try {
       linkSync(target, entry);
       return copy;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EEXIST') return copy;
-      if (code !== 'EMLINK') throw err;
+      if (code === 'EMLINK') copy++;
+      // A copy not made yet (the one before is full): made once, then linked to.
+      else if (code === 'ENOENT' && copy > 0 && !statSync(target, { throwIfNoEntry: false })) writeByRename(target, threadId);
+      else throw err;
     }
   }
 }
