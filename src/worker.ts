@@ -3,7 +3,6 @@
  * `npm run worker` starts it; `createWorker` lets tests and the benchmark
  * build one with their own model, tools or store.
  */
-import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
 import { createPlanActivities } from './activities/plan-activities';
 import { createSessionActivities } from './activities/session-activities';
@@ -20,12 +19,13 @@ import { loadConfig, memoryPassSettingsOf, treeLimitsOf, type Config } from './c
 import { createMemoryActivities } from './activities/memory-activities';
 import { describeProvider, selectProvider } from './llm/select-provider';
 import type { ModelProvider } from './llm/provider';
-import { FileKeyValueStore, type KeyValueStore } from './store/kv';
+import { FileKeyValueStore, kvDirOf, type KeyValueStore } from './store/kv';
 import { sealerFor } from './store/sealing/sealer';
 import { toolResultStoreFor } from './temporal/tool-results';
 import type { MemoryService } from './store/memory-service';
 import { openMemory } from './store/open-memory';
 import { startBlobSweeps } from './store/blobs/blob-store';
+import { startJournalSweeps } from './store/journal-retention';
 import { dataConverterFor } from './temporal/data-converter';
 import { recordUsageInterceptor } from './usage/record-usage';
 import { createUsageStore, type UsageStore } from './store/usage/usage-store';
@@ -150,7 +150,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     compressEvery: config.MEMORY_COMPRESS_EVERY,
     ...(longterm ? { longterm: longterm.longterm } : {}),
     ...(memoryPasses ? { memoryPasses } : {}),
-    store: options.store ?? new FileKeyValueStore(path.join(config.dataDir, 'kv'), sealerFor(config)),
+    store: options.store ?? new FileKeyValueStore(kvDirOf(config), sealerFor(config)),
     repairAttempts: config.MODEL_REPAIR_ATTEMPTS,
     maxSteps: config.MAX_STEPS,
     maxDepth: config.MAX_SUBPLAN_DEPTH,
@@ -281,6 +281,7 @@ async function main(): Promise<void> {
   const provider = selectProvider(config);
   const worker = await createWorker({ config, provider, logger });
   const stopSweeps = config.CLAIM_CHECK_THRESHOLD > 0 ? startBlobSweeps(config, (m) => logger.info(m)) : async () => undefined;
+  const stopJournalSweeps = startJournalSweeps(kvDirOf(config), config.JOURNAL_RETENTION_DAYS, (m) => logger.info(m));
   logger.info(
     {
       taskQueue: config.TASK_QUEUE,
@@ -293,6 +294,7 @@ async function main(): Promise<void> {
   );
   await worker.run().finally(async () => {
     await stopSweeps();
+    await stopJournalSweeps();
     await tracing?.shutdown();
   });
 }

@@ -39,7 +39,16 @@ export class MemoryKeyValueStore implements KeyValueStore {
 const keyHash = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 40);
 const fileName = (key: string) => `${keyHash(key)}.json`;
 // Dots are escaped too, so no namespace can name a parent directory.
+const LOGS_DIR = 'runs';
 const dirName = (namespace: string) => namespace.replace(/[^A-Za-z0-9_-]/g, (c) => `%${c.charCodeAt(0).toString(16)}`);
+
+/** The worker's FileKeyValueStore: the step journals under DATA_DIR. */
+export const kvDirOf = (config: { dataDir: string }): string => path.join(config.dataDir, 'kv');
+
+/** Where a FileKeyValueStore at `root` keeps each journal: its runs' logs, and the one-entry files written before the logs. */
+export function journalDirectories(root: string): { logs: string; entries: string }[] {
+  return Object.values(JOURNALS).map((namespace) => ({ logs: path.join(root, dirName(namespace), LOGS_DIR), entries: path.join(root, dirName(namespace)) }));
+}
 
 export class FileKeyValueStore implements KeyValueStore {
   /** Namespace directories made by this store (one mkdir each, not one per write). */
@@ -56,7 +65,7 @@ export class FileKeyValueStore implements KeyValueStore {
 
   /** A journal key's run log: the key up to its last `/` names the run. */
   private log(namespace: string, key: string): string {
-    return path.join(this.root, dirName(namespace), 'runs', `${keyHash(key.slice(0, Math.max(0, key.lastIndexOf('/'))))}.jsonl`);
+    return path.join(this.root, dirName(namespace), LOGS_DIR, `${keyHash(key.slice(0, Math.max(0, key.lastIndexOf('/'))))}.jsonl`);
   }
 
   async get<T>(namespace: string, key: string): Promise<T | undefined> {
