@@ -5,9 +5,10 @@
  *   3. bytes stored per operation over 10,000 operations (target: flat);
  *   4. append throughput per backend (in-memory, file, PostgreSQL);
  *   5. context rendering through the memory service with the audit of reads on and off, interleaved
- *      in the same run (in-memory and file store).
+ *      in the same run (in-memory and file store);
+ *   6. a thread's creation in the file store with 0, 10,000 and 100,000 threads already in it (target: flat).
  * Run with `npm run bench` (after the orchestration benchmark) or `npx tsx bench/memory.ts [--ops N]`;
- * `--read-audit-only` runs only 5. Results: bench/results/memory.json (1–4), memory-read-audit.json (5).
+ * `--read-audit-only` runs only 5. Results: bench/results/memory.json (1–4, 6), memory-read-audit.json (5).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -224,6 +225,34 @@ async function readAuditBench(): Promise<void> {
   writeFileSync(path.join(OUT, 'memory-read-audit.json'), `${JSON.stringify({ ...header(), auditedRender: audited }, null, 2)}\n`);
 }
 
+/**
+ * 6. A thread's creation in the file store (each run and session makes one) with `existing` threads in its
+ * index before it, written as that many creations leave it: the median of 21 creations, in ms.
+ */
+async function benchThreadCreation(root: string): Promise<{ existing: number; medianMs: number }[]> {
+  const rows: { existing: number; medianMs: number }[] = [];
+  for (const existing of [0, 10_000, 100_000]) {
+    const where = path.join(root, `threads-${existing}`);
+    const createdAt = new Date().toISOString();
+    const lines: string[] = [];
+    for (let i = 0; i < existing; i++) lines.push(`${JSON.stringify({ threadId: `thread_run-bench-${i.toString(16).padStart(10, '0')}`, userId: 'bench', createdAt })}\n`);
+    mkdirSync(path.join(where, 'index'), { recursive: true });
+    writeFileSync(path.join(where, 'index', 'threads.jsonl'), lines.join(''));
+    const store = new FileMemoryStore(where);
+    await store.setup();
+    const service = new MemoryService({ store, limits: { soft: 1e12, hard: 1e12 } });
+    const times: number[] = [];
+    for (let i = 0; i < 21; i++) {
+      const start = process.hrtime.bigint();
+      await service.createThread({ userId: 'bench', meta, chunks: [{ type: 'user', content: text(i) }] });
+      times.push(ms(start));
+    }
+    await store.end();
+    rows.push({ existing, medianMs: median(times) });
+  }
+  return rows;
+}
+
 async function main(): Promise<void> {
   if (READ_AUDIT_ONLY) return readAuditBench();
   console.log(`memory benchmark — ${os.cpus().length} cores, node ${process.version}, ${OPS} operations per backend\n`);
@@ -241,7 +270,9 @@ async function main(): Promise<void> {
   await admin.query(`CREATE DATABASE ${dbName}`);
   const dbUrl = PG_URL.replace(/\/[^/]*$/, `/${dbName}`);
   const results: BackendResult[] = [];
+  let threadCreation: { existing: number; medianMs: number }[] = [];
   try {
+    threadCreation = await benchThreadCreation(tmp);
     results.push(await benchBackend('in-memory', new InMemoryMemoryStore(), null, OPS));
     const fileDir = path.join(tmp, 'file');
     results.push(await benchBackend('file', new FileMemoryStore(fileDir), async () => dirBytes(fileDir), OPS));
@@ -260,8 +291,9 @@ async function main(): Promise<void> {
         (windows ? `   bytes/op per ${r.ops / 10}-op window: ${windows.map((b) => b.toFixed(0)).join(' ')}   last/first: ${growth}` : ''),
     );
   }
+  console.log(`6. a thread's creation in the file store (median of 21): ${threadCreation.map((r) => `${r.existing.toLocaleString('en')} threads before it ${r.medianMs.toFixed(2)} ms`).join(', ')}`);
   mkdirSync(OUT, { recursive: true });
-  writeFileSync(path.join(OUT, 'memory.json'), `${JSON.stringify({ ...header(), ops: OPS, reducer, render, backends: results }, null, 2)}\n`);
+  writeFileSync(path.join(OUT, 'memory.json'), `${JSON.stringify({ ...header(), ops: OPS, reducer, render, backends: results, threadCreation }, null, 2)}\n`);
   await readAuditBench();
 }
 

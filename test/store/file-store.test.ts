@@ -159,6 +159,32 @@ test('file store: torn lines from a crashed write are ignored on read and cut of
   for (const s of [store, restarted, again]) await s.end();
 });
 
+test("file store: a thread's creation cuts a torn line off the thread index and reads nothing else of it", async () => {
+  const where = dir();
+  const store = await open(where);
+  const f = new Fixture();
+  const first = f.newThread();
+  await store.createThread(first);
+  const index = path.join(where, 'index', 'threads.jsonl');
+  // A creation that crashed mid-line, and (as a stand-in for the many lines a long-lived store holds) a
+  // line no parser takes before it: reading the index whole made each creation cost all the threads before it.
+  const whole = await readFile(index, 'utf8');
+  await writeFile(index, `not json, never parsed by a creation\n${whole}{"threadId":"thread_torn","us`);
+  const second = f.newThread();
+  await store.createThread(second);
+  const lines = (await readFile(index, 'utf8')).split('\n');
+  assert.equal(lines.pop(), '', 'the index ends with a whole line');
+  assert.deepEqual(
+    lines.slice(1).map((line) => (JSON.parse(line) as { threadId: string }).threadId),
+    [first.thread.id, second.thread.id],
+    'the torn line is cut off and the new one appended after the last whole line',
+  );
+  await writeFile(index, lines.slice(1).join('\n') + '\n');
+  const restarted = await open(where);
+  assert.deepEqual((await restarted.listThreads({})).map((t) => t.id).sort(), [first.thread.id, second.thread.id].sort());
+  for (const s of [store, restarted]) await s.end();
+});
+
 test('file store: a commit waits for a lock held by another process and takes over one left by a dead process', async () => {
   const where = dir();
   const store = await open(where);
