@@ -6,7 +6,7 @@
  * next call instead of spending on.
  */
 import type { CallGuard, Usage } from './usage';
-import { summarize, type UsageStore } from '../store/usage/usage-store';
+import type { UsageStore } from '../store/usage/usage-store';
 
 /** The start of the calendar month (UTC) of `now`: budgets count from there. */
 export const monthStart = (now: Date): Date => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
@@ -27,9 +27,7 @@ export class BudgetExceededError extends Error {
 
 /** Tokens (prompt + completion) `userId` used since the start of `now`'s month. */
 export async function usedThisMonth(store: UsageStore, userId: string, now = new Date()): Promise<number> {
-  const since = monthStart(now);
-  const { total } = summarize(userId, await store.records(userId, since), since);
-  return tokensOf(total);
+  return store.tokensSince(userId, monthStart(now));
 }
 
 const tokensOf = (usage: Usage) => usage.promptTokens + usage.completionTokens;

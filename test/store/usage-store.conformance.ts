@@ -76,7 +76,34 @@ export function usageStoreConformance(name: string, backend: Backend<UsageStore>
         assert.equal((await store.records(user))[0]?.promptTokens, 10);
       }));
 
+    test("the tokens from a time on are the records' prompt and completion tokens, and follow later records", () =>
+      withStore(backend, async ({ store }) => {
+        const user = `u-${randomUUID()}`;
+        assert.equal(await store.tokensSince(user, new Date(day(1))), 0, 'a user with no records');
+        await store.record(rec(user, day(1), 'r1', null, 1)); // 10 + 1
+        await store.record(rec(user, day(2), 'r1', null, 2)); // 20 + 2
+        await store.record(rec(`${user}-other`, day(2), 'r9', null, 9));
+        assert.equal(await store.tokensSince(user, new Date(day(1))), 33);
+        assert.equal(await store.tokensSince(user, new Date(day(2))), 22, 'earlier records do not count');
+        await store.record(rec(user, day(3), 'r2', null, 3)); // 30 + 3
+        assert.equal(await store.tokensSince(user, new Date(day(2))), 55, 'a record written since counts');
+        assert.equal(await store.tokensSince(user, new Date(day(1))), 66, 'another time counts from the start again');
+        const since = new Date(day(2));
+        assert.equal(await store.tokensSince(user, since), summarize(user, await store.records(user, since), since).total.promptTokens + 5, 'as the records sum up');
+      }));
+
     if (backend.persistent) {
+      test('a second instance (the API beside a worker) tallies what the first writes after it read', () =>
+        withStore(backend, async ({ store, reopen }) => {
+          const user = `u-${randomUUID()}`;
+          const second = await reopen();
+          await store.record(rec(user, day(1), 'r1', null, 1));
+          assert.equal(await second.tokensSince(user, new Date(day(1))), 11);
+          await store.record(rec(user, day(2), 'r1', null, 2));
+          await second.record(rec(user, day(3), 'r2', null, 3));
+          for (const s of [store, second]) assert.equal(await s.tokensSince(user, new Date(day(1))), 66);
+        }));
+
       test('another instance on the same data (a restart, a second worker) reads what the first wrote, and adds to it', () =>
         withStore(backend, async ({ store, reopen }) => {
           const user = `u-${randomUUID()}`;

@@ -2,9 +2,10 @@
  * Where usage records live, beside the memory (MEMORY_STORE): one JSON line per record in a file
  * per user under DATA_DIR/usage, a PostgreSQL table, or process memory for tests.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, stat } from 'node:fs/promises';
-import { PRIVATE_DIR, PRIVATE_FILE } from '../small-files';
+import { LRUCache } from 'lru-cache';
+import { PRIVATE_DIR, PRIVATE_FILE, readAt, withOpenFile } from '../small-files';
 import path from 'node:path';
 import type { Pool } from 'pg';
 import { z } from 'zod';
@@ -41,8 +42,15 @@ export interface UsageStore {
   record(record: UsageRecord): Promise<void>;
   /** One user's records at or after `since`, oldest first. */
   records(userId: string, since?: Date): Promise<UsageRecord[]>;
+  /**
+   * Prompt and completion tokens of one user's records at or after `since` (the budget's check, made
+   * at each model call): without reading the user's whole history each time.
+   */
+  tokensSince(userId: string, since: Date): Promise<number>;
   end(): Promise<void>;
 }
+
+const tokensOf = (r: UsageRecord): number => r.promptTokens + r.completionTokens;
 
 const usageOf = (r: Usage): Usage => ({ promptTokens: r.promptTokens, completionTokens: r.completionTokens, cachedTokens: r.cachedTokens, calls: r.calls });
 
@@ -86,14 +94,30 @@ export class MemoryUsageStore implements UsageStore {
       .sort((x, y) => Date.parse(x.at) - Date.parse(y.at))
       .map((r) => ({ ...r }));
   }
+  async tokensSince(userId: string, since: Date): Promise<number> {
+    let tokens = 0;
+    for (const r of this.#records) if (sameUser(r.userId, userId) && Date.parse(r.at) >= since.getTime()) tokens += tokensOf(r);
+    return tokens;
+  }
   async end(): Promise<void> {}
 }
+
+/** What a process has tallied of one usage file since one time: how far it read, and the tokens at or after that time. */
+interface Tally {
+  since: number;
+  offset: number;
+  tokens: number;
+}
+
+/** Users whose tallies a process keeps (each a few numbers). */
+const TALLIED_FILES = 10_000;
 
 /**
  * Appends of one short line are atomic (O_APPEND), so worker processes may write side by side. One per
  * model call, so synchronous (src/store/small-files.ts says why).
  */
 export class FileUsageStore implements UsageStore {
+  readonly #tallies = new LRUCache<string, Tally>({ max: TALLIED_FILES });
   constructor(private readonly dir: string) {}
   async setup(): Promise<void> {
     await mkdir(this.dir, PRIVATE_DIR);
@@ -105,15 +129,44 @@ export class FileUsageStore implements UsageStore {
   async record(record: UsageRecord): Promise<void> {
     appendFileSync(this.#file(record.userId), `${JSON.stringify(record)}\n`, PRIVATE_FILE);
   }
-  async records(userId: string, since?: Date): Promise<UsageRecord[]> {
-    // And the file of this very spelling, written before ids were keyed by their lower case (unless a
-    // case-insensitive disk makes it the same file).
+  /** The user's files: theirs, and the file of this very spelling, written before ids were keyed by their lower case (unless a case-insensitive disk makes it the same file). */
+  async #files(userId: string): Promise<string[]> {
     const files = [this.#file(userId)];
     const spelt = path.join(this.dir, `${encodeURIComponent(userId)}.jsonl`);
     if (spelt !== files[0]) {
       const [a, b] = await Promise.all([stat(files[0] as string).catch(() => null), stat(spelt).catch(() => null)]);
       if (b && !(a && a.ino === b.ino && a.dev === b.dev)) files.push(spelt);
     }
+    return files;
+  }
+  /**
+   * Read on from where this process last read each file: the records appended since (by any process)
+   * are added to the tally. A new `since` (a new month) tallies the file once from its start.
+   */
+  async tokensSince(userId: string, since: Date): Promise<number> {
+    let tokens = 0;
+    for (const file of await this.#files(userId)) {
+      let tally = this.#tallies.get(file);
+      if (!tally || tally.since !== since.getTime()) this.#tallies.set(file, (tally = { since: since.getTime(), offset: 0, tokens: 0 }));
+      const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+      if (size < tally.offset) Object.assign(tally, { offset: 0, tokens: 0 }); // replaced or cut: tallied again
+      if (size > tally.offset) {
+        const from = tally.offset;
+        const data = withOpenFile(file, (fd) => readAt(fd, from, size - from)) ?? Buffer.alloc(0);
+        const end = data.lastIndexOf(10) + 1; // whole lines only: a line being appended is read next time
+        for (const line of data.toString('utf8', 0, end).split('\n')) {
+          if (line.trim() === '') continue;
+          const record = UsageRecordSchema.parse(JSON.parse(line));
+          if (Date.parse(record.at) >= tally.since) tally.tokens += tokensOf(record);
+        }
+        tally.offset = from + end;
+      }
+      tokens += tally.tokens;
+    }
+    return tokens;
+  }
+  async records(userId: string, since?: Date): Promise<UsageRecord[]> {
+    const files = await this.#files(userId);
     const texts = await Promise.all(
       files.map((file) =>
         readFile(file, 'utf8').catch((err: unknown) => {
@@ -184,6 +237,13 @@ export class PostgresUsageStore implements UsageStore {
       cachedTokens: r.cached_tokens,
       calls: r.calls,
     }));
+  }
+  async tokensSince(userId: string, since: Date): Promise<number> {
+    const { rows } = await this.#pool.query<{ tokens: string }>(
+      'SELECT COALESCE(SUM(prompt_tokens::bigint + completion_tokens), 0) AS tokens FROM threadline_usage WHERE user_id = ANY($1) AND at >= $2',
+      [[...new Set([userKey(userId), userId])], since],
+    );
+    return Number(rows[0]?.tokens ?? 0);
   }
   async end(): Promise<void> {
     await this.#pool.end();
