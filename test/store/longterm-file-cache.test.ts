@@ -3,6 +3,8 @@
  * dropped (its files closed), and a dropped user's next read rebuilds it from the log unchanged.
  */
 import assert from 'node:assert/strict';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, test } from 'node:test';
 import { LongTermService } from '../../src/longterm/service';
 import { FileLongTermStore } from '../../src/store/longterm/file-store';
@@ -18,12 +20,12 @@ after(async () => {
 });
 const dir = scratchDirs('threadline-longterm-cache-');
 
-async function open(maxUsers: number): Promise<{ store: FileLongTermStore; svc: LongTermService }> {
-  const store = new FileLongTermStore(dir(), { maxUsers });
+async function open(maxUsers: number, where = dir()): Promise<{ store: FileLongTermStore; svc: LongTermService; where: string }> {
+  const store = new FileLongTermStore(where, { maxUsers });
   await store.setup();
   const svc = new LongTermService({ store });
   opened.push({ store, svc });
-  return { store, svc };
+  return { store, svc, where };
 }
 
 const remember = (svc: LongTermService, userId: string, text: string) =>
@@ -57,4 +59,27 @@ test('a user dropped while a write of theirs is in flight loses nothing', async 
   await Promise.all(writes);
   const texts = (await svc.search('eve', { query: 'note eve', k: 10 })).map((r) => r.text).sort();
   assert.deepEqual(texts, ['first note of eve', 'second note of eve']);
+});
+
+test("a process's first write of a user reads only the end of the user's audit, cutting a torn line", async () => {
+  const { svc, where } = await open(10);
+  await remember(svc, 'gus', 'my bike is blue');
+  const auditFile = path.join(
+    where,
+    (await readdir(where)).find((d) => d.includes('gus'))!,
+    'audit.jsonl',
+  );
+  const before = await readFile(auditFile, 'utf8');
+  // A line no parser takes (a stand-in for the many a long-lived user has: reading them all made the first
+  // write 0.5 s at 50,000), then a crashed writer's torn line.
+  await writeFile(auditFile, `not json, never parsed by a write\n${before}{"at":"2026-11-29T`);
+  const restarted = await open(10, where);
+  await remember(restarted.svc, 'gus', 'my bike has two bells');
+  const lines = (await readFile(auditFile, 'utf8')).split('\n');
+  assert.equal(lines.pop(), '', 'the audit ends with a whole line');
+  for (const line of lines.slice(1)) assert.doesNotThrow(() => JSON.parse(line), line.slice(0, 60));
+  await writeFile(auditFile, `${lines.slice(1).join('\n')}\n`);
+  const again = await open(10, where);
+  const entries = await again.store.auditLog('gus');
+  assert.ok(entries.length > before.trimEnd().split('\n').length, 'the entries before and after the torn line are all there');
 });

@@ -105,7 +105,15 @@ export class JsonlTail<T> {
     return items;
   }
 
-  /** Appends whole lines; only under the lock, after `read(true)`, so the offset stays exact. */
+  /**
+   * Moves to the file's end without reading what is before it, for a file this process only appends to
+   * (an audit): a torn trailing line is cut off first. Only under the lock, instead of `read(true)`.
+   */
+  skipToEnd(): void {
+    this.offset = cutTornTail(this.file);
+  }
+
+  /** Appends whole lines; only under the lock, after `read(true)` or `skipToEnd`, so the offset stays exact. */
   async append(items: readonly unknown[]): Promise<void> {
     if (items.length === 0) return;
     const text = items.map((i) => `${JSON.stringify(i)}\n`).join('');
@@ -141,19 +149,22 @@ function readLastLine<T>(file: string): T | undefined {
 
 /**
  * Cuts a torn trailing line (a writer that crashed mid-append) off `file`, reading from its end only;
- * under the file's lock, before an append. What the file holds before it is not read.
+ * under the file's lock, before an append. What the file holds before it is not read. Returns the
+ * file's size after (0 when it does not exist).
  */
-function cutTornTail(file: string): void {
-  const cut = withOpenFile(file, (fd, size) => {
-    if (size === 0 || readAt(fd, size - 1, 1)[0] === 10) return undefined;
+function cutTornTail(file: string): number {
+  const sizes = withOpenFile(file, (fd, size) => {
+    if (size === 0 || readAt(fd, size - 1, 1)[0] === 10) return { size, cut: size };
     for (let window = 16 * 1024; ; window *= 4) {
       const start = Math.max(0, size - window);
       const end = readAt(fd, start, size - start).lastIndexOf(10);
-      if (end >= 0) return start + end + 1;
-      if (start === 0) return 0;
+      if (end >= 0) return { size, cut: start + end + 1 };
+      if (start === 0) return { size, cut: 0 };
     }
   });
-  if (cut !== undefined) truncateSync(file, cut);
+  if (!sizes) return 0;
+  if (sizes.cut < sizes.size) truncateSync(file, sizes.cut);
+  return sizes.cut;
 }
 
 /**
