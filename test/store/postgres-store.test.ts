@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { Client } from 'pg';
 import type { MemoryStore } from '../../src/store/memory-store';
 import { MIGRATIONS } from '../../src/store/memory/migrations';
-import { PostgresMemoryStore } from '../../src/store/memory/postgres-store';
+import { PostgresMemoryStore, USER_THREADS } from '../../src/store/memory/postgres-store';
 import { admin, createDatabase, dropDatabases } from '../helpers/scratch-postgres';
 import { Fixture, memoryStoreConformance } from './memory-store.conformance';
 
@@ -89,6 +89,28 @@ test('postgres: setup applies the numbered migrations once, even when several pr
   await stores[1]?.createThread(created);
   assert.deepEqual(await stores[2]?.getThread(created.thread.id), created.thread);
   for (const s of stores) await s.end();
+});
+
+test("postgres: one user's threads are listed through an index on the user's key, whatever the case of the id", async () => {
+  const store = await open();
+  const f = new Fixture();
+  const user = `Case-${Date.now()}`;
+  const mine = [f.newThread({ userId: user }), f.newThread({ userId: user.toLowerCase() })];
+  for (const t of [...mine, f.newThread({ userId: 'someone-else' })]) await store.createThread(t);
+  assert.deepEqual((await store.listThreads({ userId: user.toUpperCase() })).map((t) => t.id).sort(), mine.map((t) => t.thread.id).sort());
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    // A few rows would be scanned anyway: with scans priced out, the plan shows whether an index serves the query.
+    await client.query('SET enable_seqscan = off; SET enable_bitmapscan = off');
+    const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${USER_THREADS}`, [user.toLowerCase(), 10]);
+    const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+    assert.match(plan, /memory_threads_by_user_key/, plan);
+    assert.doesNotMatch(plan, /Sort/, `the index gives the order: ${plan}`);
+  } finally {
+    await client.end();
+  }
+  await store.end();
 });
 
 test('postgres: states are stored as splices with snapshots now and then, not as full copies', async () => {

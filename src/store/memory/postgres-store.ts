@@ -159,6 +159,9 @@ FROM jsonb_array_elements($1::jsonb) AS r
 WHERE EXISTS (SELECT 1 FROM memory_threads t WHERE t.id = r->>'threadId')
 ON CONFLICT (id) DO NOTHING`;
 
+/** One user's threads, newest first (served by the index memory_threads_by_user_key). */
+export const USER_THREADS = 'SELECT * FROM memory_threads WHERE lower(user_id) = $1 ORDER BY created_at DESC, n DESC LIMIT $2';
+
 const toThread = (r: ThreadRow): MemoryThread => ({
   id: r.id,
   userId: r.user_id,
@@ -355,7 +358,7 @@ export class PostgresMemoryStore implements MemoryStore {
       filter.userId === undefined
         ? await this.pool.query<ThreadRow>('SELECT * FROM memory_threads ORDER BY created_at DESC, n DESC LIMIT $1', [limit])
         : // One user whatever the case of the id (src/text/user-key.ts).
-          await this.pool.query<ThreadRow>('SELECT * FROM memory_threads WHERE lower(user_id) = $1 ORDER BY created_at DESC, n DESC LIMIT $2', [userKey(filter.userId), limit]);
+          await this.pool.query<ThreadRow>(USER_THREADS, [userKey(filter.userId), limit]);
     return rows.map(toThread);
   }
 
