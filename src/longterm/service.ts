@@ -412,7 +412,15 @@ export class LongTermService implements LongTermMemory {
     const limit = filter.limit ?? 100;
     const at = filter.asOf ?? this.now().toISOString();
     const keep = (f: Fact) => filter.includeInvalid === true || validAt(f, at);
-    if (!filter.q?.trim()) return (await reader.listFacts({})).filter(keep).slice(0, limit);
+    if (!filter.q?.trim()) {
+      // The newest facts first, as many as it takes: reading them all (a memory pass shows 40 after every
+      // run) cost 10-25 ms in files and 165-355 ms in PostgreSQL at 20,000 facts.
+      for (let n = limit * 2; ; n *= 4) {
+        const newest = await reader.listFacts({ limit: n });
+        const kept = newest.filter(keep);
+        if (kept.length >= limit || newest.length < n) return kept.slice(0, limit);
+      }
+    }
     const hits = await retrieve(
       reader,
       userId,

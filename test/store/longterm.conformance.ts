@@ -104,6 +104,31 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         assert.match(now.find((h) => h.id === lisbon.fact.id)?.text ?? '', /until 2024-06-01/);
       }));
 
+    test('a limited listing finds the newest facts that hold even when the newest recorded ones have ended', () =>
+      withService(async (svc, user) => {
+        await svc.recordFact(user, { subject: 'I', predicate: 'drink', object: 'tea', text: 'The user drinks tea', validFrom: iso('2024-01-01') }, { messageIds: [] }, agent);
+        const lisbon = await svc.recordFact(user, { subject: 'I', predicate: 'live in', object: 'Lisbon', text: 'The user lives in Lisbon', validFrom: iso('2025-01-01') }, { messageIds: [] }, agent);
+        // Older statements arriving late are recorded last, as ended: more of them than a first look reads.
+        for (let year = 2010; year < 2020; year++) {
+          const late = await svc.recordFact(
+            user,
+            { subject: 'I', predicate: 'live in', object: `Town ${year}`, text: `The user lived in Town ${year}`, validFrom: iso(`${year}-01-01`) },
+            { messageIds: [] },
+            agent,
+          );
+          assert.notEqual(late.fact.validTo, null, 'recorded as ended');
+        }
+        assert.deepEqual(
+          (await svc.listFacts(user, { limit: 1 })).map((f) => f.id),
+          [lisbon.fact.id],
+        );
+        assert.deepEqual(
+          (await svc.listFacts(user, { limit: 5 })).map((f) => f.object),
+          ['Lisbon', 'tea'],
+        );
+        assert.equal((await svc.listFacts(user, { limit: 5, includeInvalid: true })).length, 5);
+      }));
+
     test('an older statement arriving late does not replace the newer fact', () =>
       withService(async (svc, user) => {
         const berlin = await svc.recordFact(user, { subject: 'Ana', predicate: 'works at', object: 'Siemens', text: 'Ana works at Siemens', validFrom: iso('2023-01-01') }, { messageIds: [] }, agent);

@@ -443,4 +443,13 @@ CREATE INDEX memory_threads_by_user_key ON memory_threads (lower(user_id), creat
 DROP INDEX memory_threads_by_user;
 `,
   },
+  {
+    version: 13,
+    name: 'long-term facts newest first',
+    sql: `
+-- A user's newest facts (a memory pass shows 40 after every run) read from the index's head instead of
+-- sorting all of them: 165-355 ms at 20,000 facts before.
+CREATE INDEX longterm_facts_by_time ON longterm_records (user_id, sort_at DESC, id DESC) WHERE kind = 'fact';
+`,
+  },
 ];
