@@ -185,6 +185,32 @@ test("file store: a thread's creation cuts a torn line off the thread index and 
   for (const s of [store, restarted]) await s.end();
 });
 
+test('file store: a listing sees the threads another process created since its last one, in time order', async () => {
+  const where = dir();
+  const [api, worker] = [await open(where), await open(where)];
+  const f = new Fixture();
+  const at = (minutes: number) => new Date(Date.UTC(2031, 0, 1) + minutes * 60_000).toISOString();
+  const first = f.newThread({ createdAt: at(1) });
+  await worker.createThread(first);
+  assert.deepEqual(
+    (await api.listThreads({ userId: f.userId })).map((t) => t.id),
+    [first.thread.id],
+  );
+  // Indexed after the first listing: one newer, one older (a slow creator's line lands late).
+  const newer = f.newThread({ createdAt: at(3) });
+  const older = f.newThread({ createdAt: at(0) });
+  for (const t of [newer, older]) await worker.createThread(t);
+  assert.deepEqual(
+    (await api.listThreads({ userId: f.userId })).map((t) => t.id),
+    [newer.thread.id, first.thread.id, older.thread.id],
+  );
+  assert.deepEqual(
+    (await api.listThreads({ limit: 2 })).map((t) => t.id),
+    [newer.thread.id, first.thread.id],
+  );
+  for (const s of [api, worker]) await s.end();
+});
+
 test('file store: a commit waits for a lock held by another process and takes over one left by a dead process', async () => {
   const where = dir();
   const store = await open(where);

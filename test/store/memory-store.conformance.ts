@@ -209,6 +209,11 @@ export function memoryStoreConformance(name: string, init: () => Promise<Conform
           (await store.listThreads({ userId: `other_${f.tag}` })).map((t) => t.id),
           [other.thread.id],
         );
+        assert.deepEqual(
+          (await store.listThreads({ userId: f.userId.toUpperCase() })).map((t) => t.id),
+          mine.map((t) => t.id),
+          'one user whatever the case of the id',
+        );
         assert.deepEqual(await store.listThreads({ userId: `nobody_${f.tag}` }), []);
         const everyone = (await store.listThreads({})).filter((t) => t.id.includes(f.tag)).map((t) => t.id);
         assert.deepEqual(everyone, [other.thread.id, c.thread.id, b.thread.id, a.thread.id]);
