@@ -76,6 +76,9 @@ test('predicates: spelling, tense and negation', () => {
   assert.equal(isAliasPredicate('goes by'), true);
   assert.equal(isAliasPredicate('is also known as'), true);
   assert.equal(isAliasPredicate('works at'), false);
+  // Kept once computed (a recording compares with every open fact of its subject): the same key again, not to be changed.
+  assert.equal(predicateKey('does not like'), predicateKey('does not like'));
+  assert.ok(Object.isFrozen(predicateKey('does not like')));
 });
 
 test('decide: duplicate, contradiction, late older statement, multi-valued add', () => {
