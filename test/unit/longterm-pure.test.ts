@@ -7,6 +7,7 @@ import { chainOf, decide, isAliasPredicate, isMultiValued, predicateKey, strengt
 import { fuse } from '../../src/longterm/fusion';
 import { analyze, namePhrases, normalizeName } from '../../src/longterm/text';
 import { Bm25Index } from '../../src/store/longterm/bm25';
+import { cosine, nearestOf } from '../../src/longterm/vectors';
 
 const fact = (over: Partial<Fact>): Fact => ({
   id: 'f1',
@@ -170,4 +171,22 @@ test('Bm25Index: a search leaves no score behind for the next one; many document
   index.remove('d990');
   assert.equal(index.search(analyze('rare'), 200).length, 99);
   assert.equal(index.search(analyze('common'), 2000).length, 999);
+});
+
+test('nearestOf keeps the best while scanning: what scoring all and sorting gives (property)', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 30 }), fc.array(fc.integer({ min: -3, max: 3 }), { minLength: 3, maxLength: 3 })), { maxLength: 60 }),
+      fc.array(fc.integer({ min: -3, max: 3 }), { minLength: 3, maxLength: 3 }),
+      fc.integer({ min: 0, max: 12 }),
+      (rows, q, limit) => {
+        // Small integer vectors: many equal scores, so the ties' order (by id) is exercised.
+        const vectors = new Map(rows.map(([id, v]) => [`r${id}`, Float32Array.from(v)] as [string, Float32Array]));
+        const query = Float32Array.from(q);
+        const all = [...vectors].map(([id, v]) => ({ id, score: cosine(query, v) }));
+        const sorted = all.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
+        assert.deepEqual(nearestOf(query, vectors, limit), sorted);
+      },
+    ),
+  );
 });

@@ -6,7 +6,7 @@
  */
 import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
 import { normalizeName, trigrams } from '../../longterm/text';
-import { cosine, topPerKind } from '../../longterm/vectors';
+import { nearestOf } from '../../longterm/vectors';
 import { Bm25Index } from './bm25';
 import {
   searchableText,
@@ -190,9 +190,8 @@ export class UserIndex implements LongTermReader {
   }
 
   async nearest(kinds: readonly MemoryKind[], vector: Float32Array, limit: number): Promise<DenseHit[]> {
-    const scored: DenseHit[] = [];
-    for (const kind of kinds) for (const [id, v] of this.vectors.get(kind) ?? []) scored.push({ kind, id, score: cosine(vector, v) });
-    return topPerKind(scored, limit);
+    // Each kind once, in the order asked, its best first.
+    return [...new Set(kinds)].flatMap((kind) => nearestOf(vector, this.vectors.get(kind) ?? new Map(), limit).map((hit) => ({ kind, ...hit })));
   }
 }
 
