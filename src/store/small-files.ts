@@ -17,6 +17,8 @@ import path from 'node:path';
 export const PRIVATE_FILE = { mode: 0o600 } as const;
 export const PRIVATE_DIR = { recursive: true, mode: 0o700 } as const;
 
+const NEWLINE = 10;
+
 export const isMissing = (err: unknown): boolean => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
 /** The file's text, or undefined when it does not exist. */
@@ -66,6 +68,43 @@ export function readAt(fd: number, position: number, length: number): Buffer {
   const buf = Buffer.alloc(length);
   const bytesRead = readSync(fd, buf, 0, length, position);
   return buf.subarray(0, bytesRead);
+}
+
+/**
+ * Calls `visit` with `file`'s whole lines, the last first, until it returns false, reading the file from
+ * its end in growing windows (a listing of the newest entries reads only them). Bytes after the last
+ * newline (a line being appended) are skipped; empty lines too. Nothing when the file does not exist.
+ */
+export function eachLineFromEnd(file: string, visit: (line: string) => boolean, firstWindow = 64 * 1024): void {
+  withOpenFile(file, (fd, size) => {
+    let pos = size; // what lies before `pos` is not read yet
+    let rest = Buffer.alloc(0); // the read start of the earliest line seen, whose beginning lies before `pos`
+    let whole = false; // whether the torn tail, if any, was dropped
+    for (let window = firstWindow; pos > 0 || rest.length > 0; window = Math.min(window * 2, 4 * 1024 * 1024)) {
+      const start = Math.max(0, pos - window);
+      const chunk = pos > start ? Buffer.concat([readAt(fd, start, pos - start), rest]) : rest;
+      pos = start;
+      let end = chunk.length; // the current line ends before `end`
+      if (!whole) {
+        const last = chunk.lastIndexOf(NEWLINE);
+        if (last < 0 && pos > 0) {
+          rest = chunk;
+          continue;
+        }
+        end = Math.max(0, last);
+        whole = true;
+      }
+      for (;;) {
+        const newline = end > 0 ? chunk.lastIndexOf(NEWLINE, end - 1) : -1;
+        if (newline < 0 && pos > 0) break;
+        const line = chunk.toString('utf8', newline + 1, end);
+        if (line.trim() !== '' && !visit(line)) return;
+        if (newline < 0) return;
+        end = newline;
+      }
+      rest = chunk.subarray(0, end);
+    }
+  });
 }
 
 /** Runs `fn` with the file open for reading and closes it; undefined when the file does not exist. */

@@ -238,6 +238,11 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
           ['run-b'],
         );
         assert.equal((await svc.auditLog(user, { kind: 'read', limit: 2 })).length, 2);
+        // A limited listing is the newest of the whole one, filters included (the file store reads it from the end).
+        for (const limit of [0, 1, 3, 10]) {
+          assert.deepEqual(await svc.auditLog(user, { limit }), all.slice(0, limit), `limit ${limit}`);
+          assert.deepEqual(await svc.auditLog(user, { kind: 'read', limit }), all.filter((e) => e.kind === 'read').slice(0, limit), `reads, limit ${limit}`);
+        }
         const at = all[1]?.at as string;
         assert.ok((await svc.auditLog(user, { since: at })).every((e) => e.at >= at));
         assert.deepEqual(await svc.auditLog(user, { until: '2000-01-01T00:00:00.000Z' }), []);

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { readJsonIfExists, readTextIfExists, withOpenFile, writeByRename } from '../../src/store/small-files';
+import { eachLineFromEnd, readJsonIfExists, readTextIfExists, withOpenFile, writeByRename } from '../../src/store/small-files';
+import fc from 'fast-check';
 import { scratchDirs } from '../helpers/scratch-dirs';
 
 const scratch = scratchDirs('threadline-small-files-');
@@ -52,4 +53,34 @@ test('with a set of known directories, the directory is made once and again if i
   assert.equal(readJsonIfExists(file), 'second');
   // Without the set, a missing directory is the caller's error.
   assert.throws(() => writeByRename(path.join(root, 'absent', 'key.json'), '1'), /ENOENT/);
+});
+
+test('eachLineFromEnd gives the whole lines last first, skips a torn tail and empty lines, and stops when told (property)', () => {
+  const root = dir();
+  mkdirSync(root, { recursive: true });
+  let n = 0;
+  fc.assert(
+    fc.property(
+      fc.array(fc.string({ unit: fc.constantFrom('a', 'é', '{', '"', ' ', '\n'), maxLength: 40 }), { maxLength: 30 }),
+      fc.string({ unit: fc.constantFrom('x', '"'), maxLength: 12 }),
+      fc.integer({ min: 1, max: 64 }),
+      fc.integer({ min: 0, max: 35 }),
+      (pieces, torn, window, stopAfter) => {
+        // Lines as a writer appends them (each ends with a newline; some are empty), then a torn tail.
+        const text = pieces.map((p) => `${p.replaceAll('\n', '')}\n`).join('') + torn;
+        const file = path.join(root, `f${n++}.jsonl`);
+        writeFileSync(file, text);
+        const expected = pieces
+          .map((p) => p.replaceAll('\n', ''))
+          .filter((l) => l.trim() !== '')
+          .reverse();
+        const seen: string[] = [];
+        eachLineFromEnd(file, (line) => seen.push(line) < stopAfter || stopAfter === 0, window);
+        assert.deepEqual(seen, stopAfter === 0 ? expected : expected.slice(0, stopAfter));
+      },
+    ),
+  );
+  const none: string[] = [];
+  eachLineFromEnd(path.join(root, 'missing.jsonl'), (line) => none.push(line) > 0);
+  assert.deepEqual(none, []);
 });
