@@ -22,7 +22,15 @@ export function cosine(a: Float32Array, b: Float32Array): number {
   return dot;
 }
 
+/**
+ * Vectors are stored as little-endian float32 bytes. On a little-endian host (all of Node's usual ones)
+ * those are the array's own bytes, copied at once: a float at a time, rebuilding a user's index took
+ * ≈ 0.6 s to decode 75,000 vectors, and each import paid as much to encode.
+ */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 export function vectorToBase64(v: Float32Array): string {
+  if (LITTLE_ENDIAN) return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
   const bytes = Buffer.alloc(v.length * 4);
   for (let i = 0; i < v.length; i++) bytes.writeFloatLE(v[i] as number, i * 4);
   return bytes.toString('base64');
@@ -31,7 +39,8 @@ export function vectorToBase64(v: Float32Array): string {
 export function vectorFromBase64(text: string): Float32Array {
   const bytes = Buffer.from(text, 'base64');
   const out = new Float32Array(Math.floor(bytes.length / 4));
-  for (let i = 0; i < out.length; i++) out[i] = bytes.readFloatLE(i * 4);
+  if (LITTLE_ENDIAN) new Uint8Array(out.buffer).set(bytes.subarray(0, out.length * 4));
+  else for (let i = 0; i < out.length; i++) out[i] = bytes.readFloatLE(i * 4);
   return out;
 }
 

@@ -7,7 +7,7 @@ import { chainOf, decide, isAliasPredicate, isMultiValued, predicateKey, strengt
 import { fuse } from '../../src/longterm/fusion';
 import { analyze, namePhrases, normalizeName } from '../../src/longterm/text';
 import { Bm25Index } from '../../src/store/longterm/bm25';
-import { cosine, nearestOf } from '../../src/longterm/vectors';
+import { cosine, nearestOf, vectorFromBase64, vectorToBase64 } from '../../src/longterm/vectors';
 
 const fact = (over: Partial<Fact>): Fact => ({
   id: 'f1',
@@ -188,5 +188,19 @@ test('nearestOf keeps the best while scanning: what scoring all and sorting give
         assert.deepEqual(nearestOf(query, vectors, limit), sorted);
       },
     ),
+  );
+});
+
+test('vectors are stored as little-endian float32 bytes, and read back exactly (property)', () => {
+  // The bytes of 1.0 and -2.5 as float32, little-endian: what files written before hold too.
+  assert.equal(vectorToBase64(Float32Array.from([1, -2.5])), Buffer.from([0, 0, 0x80, 0x3f, 0, 0, 0x20, 0xc0]).toString('base64'));
+  // A view into a larger buffer stores its own floats only.
+  const big = Float32Array.from([9, 1, -2.5, 9]);
+  assert.equal(vectorToBase64(big.subarray(1, 3)), vectorToBase64(Float32Array.from([1, -2.5])));
+  fc.assert(
+    fc.property(fc.array(fc.float({ noNaN: true }), { maxLength: 50 }), (values) => {
+      const v = Float32Array.from(values);
+      assert.deepEqual(vectorFromBase64(vectorToBase64(v)), v);
+    }),
   );
 });
