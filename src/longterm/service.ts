@@ -31,7 +31,7 @@ import type {
   WriteMeta,
 } from './contract';
 import type { Embedder } from './embedder';
-import { chainOf, decide, isAliasPredicate, strengthened, validAt } from './facts';
+import { chainOf, decide, isAliasPredicate, predicateKey, strengthened, validAt } from './facts';
 import { screenTexts } from './redact';
 import { entitiesNamed, isSelf, MAX_QUERY_CHARS, retrieve, SELF_ENTITY, type DenseRanker } from './retrieval';
 import { normalizeName, words } from './text';
@@ -299,7 +299,8 @@ export class LongTermService implements LongTermMemory {
       const alias = isAliasPredicate(predicate);
       if (alias) entities.addAlias(subjectEntity, object);
       const objectEntity = !alias && words(object).length <= MAX_ENTITY_WORDS ? await entities.resolve(object) : null;
-      const known = await tx.listFacts({ subjectIds: [subjectEntity.id], openOnly: true });
+      // decide() compares the fact with its subject's open facts of the same predicate only.
+      const known = await tx.listFacts({ subjectIds: [subjectEntity.id], openOnly: true, predicateBase: predicateKey(predicate).base });
       const decision = decide(known, { predicate, object, validFrom });
       const audit = (fact: Fact, details: Record<string, unknown>) => tx.audit(this.auditEntry(userId, 'record_fact', [fact.id], meta, notes, details));
 

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { predicateKey } from '../../src/longterm/facts';
 import type { StoredMessage, WriteMeta } from '../../src/longterm/contract';
 import { LongTermService } from '../../src/longterm/service';
 import { redactSecrets } from '../../src/memory/observers';
@@ -127,6 +128,21 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
           ['Lisbon', 'tea'],
         );
         assert.equal((await svc.listFacts(user, { limit: 5, includeInvalid: true })).length, 5);
+      }));
+
+    test("a subject's facts can be listed by predicate, its spelling and tense aside", () =>
+      withService(async (svc, user, target) => {
+        const lives = await svc.recordFact(user, { subject: 'I', predicate: 'lives in', object: 'Lyon', text: 'The user lives in Lyon' }, { messageIds: [] }, agent);
+        const likes = await svc.recordFact(user, { subject: 'I', predicate: 'likes', object: 'tea', text: 'The user likes tea' }, { messageIds: [] }, agent);
+        const dislikes = await svc.recordFact(user, { subject: 'I', predicate: 'does not like', object: 'coffee', text: 'The user does not like coffee' }, { messageIds: [] }, agent);
+        const ana = await svc.recordFact(user, { subject: 'Ana', predicate: 'lived in', object: 'Porto', text: 'Ana lived in Porto' }, { messageIds: [] }, agent);
+        const reader = target.store.reader(user);
+        const ids = async (filter: Parameters<typeof reader.listFacts>[0]) => (await reader.listFacts(filter)).map((f) => f.id).sort();
+        const base = (p: string) => predicateKey(p).base;
+        assert.deepEqual(await ids({ subjectIds: [lives.fact.subjectId], predicateBase: base('Lived_In') }), [lives.fact.id]);
+        assert.deepEqual(await ids({ subjectIds: [lives.fact.subjectId], openOnly: true, predicateBase: base('likes') }), [likes.fact.id, dislikes.fact.id].sort());
+        assert.deepEqual(await ids({ subjectIds: [lives.fact.subjectId, ana.fact.subjectId], predicateBase: base('live in') }), [lives.fact.id, ana.fact.id].sort());
+        assert.deepEqual(await ids({ subjectIds: [lives.fact.subjectId], predicateBase: base('works at') }), []);
       }));
 
     test('an older statement arriving late does not replace the newer fact', () =>

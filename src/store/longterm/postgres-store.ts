@@ -11,6 +11,7 @@ import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMess
 import { analyze, normalizeName } from '../../longterm/text';
 import { applyMigrations } from '../memory/postgres-store';
 import { B, bm25Idf, K1 } from './bm25';
+import { predicateKey } from '../../longterm/facts';
 import { inTransaction, openPool } from '../pg-pool';
 import { indexTerms, sealAuditEntry, sealRecordData } from '../sealing/longterm-records';
 import { PLAIN, type Sealer } from '../sealing/sealer';
@@ -228,7 +229,10 @@ class PostgresReader implements LongTermReader {
       `SELECT r.id, r.data FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY r.sort_at DESC, r.id DESC${limit}`,
       params,
     );
-    return rows.map((r) => this.opened<Fact>('fact', r.id, r.data));
+    const facts = rows.map((r) => this.opened<Fact>('fact', r.id, r.data));
+    // The predicate is inside the record (sealed when encrypted): filtered here, after the rows.
+    const base = filter.predicateBase;
+    return base === undefined ? facts : facts.filter((f) => predicateKey(f.predicate).base === base);
   }
 
   async listEpisodes(limit: number): Promise<Episode[]> {

@@ -83,6 +83,8 @@ export interface FactFilter {
   entityIds?: string[];
   /** Only facts without an end of validity. */
   openOnly?: boolean;
+  /** Only facts whose predicate has this base (`predicateKey(predicate).base`: "lives in" and "lived in" alike). */
+  predicateBase?: string;
   /** Newest recorded first; at most this many. @default all */
   limit?: number;
 }

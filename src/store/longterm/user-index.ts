@@ -5,6 +5,7 @@
  * one of these per user; the file store rebuilds one from the user's log and keeps it current.
  */
 import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMessage } from '../../longterm/contract';
+import { predicateKey } from '../../longterm/facts';
 import { normalizeName, trigrams } from '../../longterm/text';
 import { nearestOf } from '../../longterm/vectors';
 import { Bm25Index } from './bm25';
@@ -20,6 +21,8 @@ import {
   type RecordVector,
   type SimilarEntity,
 } from './store';
+
+const subjectPredicate = (subjectId: string, base: string): string => `${subjectId}\u0000${base}`;
 
 const addTo = <T>(map: Map<string, Set<T>>, key: string, value: T) => {
   let set = map.get(key);
@@ -40,6 +43,8 @@ export class UserIndex implements LongTermReader {
   private readonly namesByTrigram = new Map<string, Set<string>>();
   private readonly trigramCount = new Map<string, number>();
   private readonly factsByEntity = new Map<string, Set<string>>();
+  /** Subject and predicate base → facts: a fact's recording compares it with its subject's facts of its predicate only. */
+  private readonly factsBySubjectPredicate = new Map<string, Set<string>>();
   private readonly summariesBySession = new Map<string, Set<string>>();
   /** Dense vectors by kind, then id (EMBEDDING_MODEL); searched brute force, one user at a time. */
   private readonly vectors = new Map<MemoryKind, Map<string, Float32Array>>();
@@ -54,6 +59,8 @@ export class UserIndex implements LongTermReader {
         case 'fact':
           this.facts.set(item.record.id, item.record);
           addTo(this.factsByEntity, item.record.subjectId, item.record.id);
+          // A fact's subject and predicate never change once recorded (only its validity and weight do).
+          addTo(this.factsBySubjectPredicate, subjectPredicate(item.record.subjectId, predicateKey(item.record.predicate).base), item.record.id);
           if (item.record.objectId) addTo(this.factsByEntity, item.record.objectId, item.record.id);
           break;
         case 'entity':
@@ -120,7 +127,10 @@ export class UserIndex implements LongTermReader {
 
   async listFacts(filter: FactFilter) {
     let candidates: Iterable<Fact>;
-    if (filter.subjectIds || filter.entityIds) {
+    if (filter.subjectIds && !filter.entityIds && filter.predicateBase !== undefined) {
+      const base = filter.predicateBase;
+      candidates = pick(this.facts, [...new Set(filter.subjectIds.flatMap((id) => [...(this.factsBySubjectPredicate.get(subjectPredicate(id, base)) ?? [])]))]);
+    } else if (filter.subjectIds || filter.entityIds) {
       const ids = new Set<string>();
       for (const entityId of filter.entityIds ?? filter.subjectIds ?? []) for (const id of this.factsByEntity.get(entityId) ?? []) ids.add(id);
       candidates = pick(this.facts, [...ids]);
@@ -130,6 +140,7 @@ export class UserIndex implements LongTermReader {
     for (const fact of candidates) {
       if (subjects && !subjects.has(fact.subjectId)) continue;
       if (filter.openOnly && fact.validTo !== null) continue;
+      if (filter.predicateBase !== undefined && predicateKey(fact.predicate).base !== filter.predicateBase) continue;
       out.push(fact);
     }
     out.sort(newestRecorded);
