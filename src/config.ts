@@ -142,7 +142,7 @@ export const ConfigSchema = z.object({
   MEMORY_COMPRESS_EVERY: z.coerce.number().int().min(0).max(1000).default(0),
   /**
    * Days a run's step journals are kept after their last entry (src/store/journal-retention.ts): a
-   * worker removes older ones at its start and hourly. 0 keeps them for good.
+   * worker removes older ones at its start and daily. 0 keeps them for good.
    */
   JOURNAL_RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(7),
   /**

@@ -13,6 +13,7 @@
 import { opendir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { journalDirectories } from './kv';
+import { isMissing } from './small-files';
 
 export interface SweepResult {
   removed: number;
@@ -20,8 +21,6 @@ export interface SweepResult {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-const isMissing = (err: unknown): boolean => (err as NodeJS.ErrnoException | null)?.code === 'ENOENT';
 
 /** Removes the files of `dir` named `*.{suffix}` last written before `before`. */
 async function sweepDir(dir: string, suffix: string, before: number, into: SweepResult): Promise<void> {

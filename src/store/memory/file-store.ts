@@ -46,7 +46,7 @@ import {
 import { withFileLock } from '../file-lock';
 import { openChunk, openOperation, sealChunk, sealOperation } from '../sealing/memory-records';
 import { PLAIN, type Sealer } from '../sealing/sealer';
-import { PRIVATE_DIR, PRIVATE_FILE, readAt, readJsonIfExists, readTextIfExists, withOpenFile, writeByRename } from '../small-files';
+import { eachLineFromEnd, PRIVATE_DIR, PRIVATE_FILE, readAt, readJsonIfExists, readTextIfExists, withOpenFile, writeByRename } from '../small-files';
 import { cloneCommitInput, DEFAULT_THREAD_LIMIT, jsonClone, ThreadExistsError, ThreadLog, UnknownThreadError, type CommitPlan } from './in-memory-store';
 import { userKey } from '../../text/user-key';
 
@@ -62,15 +62,14 @@ interface ThreadIndexLine {
   createdAt: string;
 }
 
-/** A thread index line as a process holds it: its time parsed, and its place in the file (ties go to the later line). */
+/** A thread index line as a process holds it, its time parsed. */
 interface IndexedThread extends ThreadIndexLine {
   at: number;
-  order: number;
 }
 
 /**
- * Inserts `entry` (the latest line read) into `list`, kept oldest first by creation time: from the end,
- * where lines nearly always belong (threads are indexed as they are created).
+ * Inserts `entry` (the latest line read) into `list`, kept oldest first by creation time, equal times in
+ * file order: from the end, where lines nearly always belong (threads are indexed as they are created).
  */
 function insertByTime(list: IndexedThread[], entry: IndexedThread): void {
   let i = list.length;
@@ -147,20 +146,12 @@ export class JsonlTail<T> {
 
 /** The last complete line of a JSONL file, read from its end (a thread's head without loading the thread). */
 function readLastLine<T>(file: string): T | undefined {
-  return withOpenFile(file, (fd, size) => {
-    for (let window = 16 * 1024; ; window *= 4) {
-      const start = Math.max(0, size - window);
-      const data = readAt(fd, start, size - start);
-      const end = data.lastIndexOf(10);
-      if (end < 0) {
-        if (start === 0) return undefined;
-        continue;
-      }
-      const before = data.lastIndexOf(10, end - 1);
-      if (before < 0 && start > 0) continue;
-      return JSON.parse(data.toString('utf8', before + 1, end)) as T;
-    }
+  let last: T | undefined;
+  eachLineFromEnd(file, (line) => {
+    last = JSON.parse(line) as T;
+    return false;
   });
+  return last;
 }
 
 /**
@@ -235,8 +226,8 @@ export class FileMemoryStore implements MemoryStore {
   private readonly chunkThread = new LruCache<string>(200_000);
   private readonly cache = new MaterializedCache(256);
   private readonly threadIndex: JsonlTail<ThreadIndexLine>;
-  /** The thread index as read so far: each thread once (its first line), and the threads oldest first, all and per user's key. */
-  private readonly threadEntries = new Map<string, IndexedThread>();
+  /** The thread index as read so far: the threads seen (each once, by its first line), and oldest first, all and per user's key. */
+  private readonly threadIds = new Set<string>();
   private readonly threadsOldestFirst: IndexedThread[] = [];
   private readonly userThreadsOldestFirst = new Map<string, IndexedThread[]>();
   private readonly maxLoaded: number;
@@ -427,9 +418,9 @@ export class FileMemoryStore implements MemoryStore {
   async listThreads(filter: { userId?: string; limit?: number }): Promise<MemoryThread[]> {
     for (const line of await this.threadIndex.read()) {
       // A creation retried after a crash appends its line again; the first one keeps its place.
-      if (this.threadEntries.has(line.threadId)) continue;
-      const entry: IndexedThread = { ...line, at: Date.parse(line.createdAt), order: this.threadEntries.size };
-      this.threadEntries.set(line.threadId, entry);
+      if (this.threadIds.has(line.threadId)) continue;
+      this.threadIds.add(line.threadId);
+      const entry: IndexedThread = { ...line, at: Date.parse(line.createdAt) };
       insertByTime(this.threadsOldestFirst, entry);
       const key = userKey(line.userId);
       let mine = this.userThreadsOldestFirst.get(key);

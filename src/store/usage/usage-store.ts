@@ -5,7 +5,8 @@
 import { appendFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { LRUCache } from 'lru-cache';
-import { PRIVATE_DIR, PRIVATE_FILE, readAt, withOpenFile } from '../small-files';
+import { JsonlTail } from '../memory/file-store';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../small-files';
 import path from 'node:path';
 import type { Pool } from 'pg';
 import { z } from 'zod';
@@ -102,10 +103,10 @@ export class MemoryUsageStore implements UsageStore {
   async end(): Promise<void> {}
 }
 
-/** What a process has tallied of one usage file since one time: how far it read, and the tokens at or after that time. */
+/** What a process has tallied of one usage file since one time: the file read so far, and the tokens at or after that time. */
 interface Tally {
   since: number;
-  offset: number;
+  tail: JsonlTail<unknown>;
   tokens: number;
 }
 
@@ -147,19 +148,12 @@ export class FileUsageStore implements UsageStore {
     let tokens = 0;
     for (const file of await this.#files(userId)) {
       let tally = this.#tallies.get(file);
-      if (!tally || tally.since !== since.getTime()) this.#tallies.set(file, (tally = { since: since.getTime(), offset: 0, tokens: 0 }));
-      const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
-      if (size < tally.offset) Object.assign(tally, { offset: 0, tokens: 0 }); // replaced or cut: tallied again
-      if (size > tally.offset) {
-        const from = tally.offset;
-        const data = withOpenFile(file, (fd) => readAt(fd, from, size - from)) ?? Buffer.alloc(0);
-        const end = data.lastIndexOf(10) + 1; // whole lines only: a line being appended is read next time
-        for (const line of data.toString('utf8', 0, end).split('\n')) {
-          if (line.trim() === '') continue;
-          const record = UsageRecordSchema.parse(JSON.parse(line));
-          if (Date.parse(record.at) >= tally.since) tally.tokens += tokensOf(record);
-        }
-        tally.offset = from + end;
+      const stale = tally && (tally.since !== since.getTime() || (statSync(file, { throwIfNoEntry: false })?.size ?? 0) < tally.tail.offset); // a new month; a file replaced or cut
+      if (!tally || stale) this.#tallies.set(file, (tally = { since: since.getTime(), tail: new JsonlTail(file), tokens: 0 }));
+      // Whole lines only: a line being appended is read next time.
+      for (const line of await tally.tail.read()) {
+        const record = UsageRecordSchema.parse(line);
+        if (Date.parse(record.at) >= tally.since) tally.tokens += tokensOf(record);
       }
       tokens += tally.tokens;
     }
