@@ -103,6 +103,8 @@ export function predicateKey(predicate: string): Readonly<PredicateKey> {
   return key;
 }
 
+// PostgreSQL keeps each fact's `base` in a column (migration 14): what this gives changing needs a
+// migration that sets predicate_base to NULL, for PostgresLongTermStore.setup to key the facts again.
 function keyOf(predicate: string): PredicateKey {
   let negated = false;
   const kept: string[] = [];

@@ -452,4 +452,20 @@ DROP INDEX memory_threads_by_user;
 CREATE INDEX longterm_facts_by_time ON longterm_records (user_id, sort_at DESC, id DESC) WHERE kind = 'fact';
 `,
   },
+  {
+    version: 14,
+    name: "long-term facts by their predicate's key",
+    sql: `
+-- A fact's recording compares it with its subject's open facts of the same predicate only (its key's
+-- base, src/longterm/facts.ts). The predicate is inside the record, sealed when encrypted, so every open
+-- fact of the subject was read and opened to keep a few: 270-324 ms for a subject of 20,000 facts. The
+-- base is kept beside the record (a keyed hash when sealed, as the full-text terms are); facts stored
+-- before this migration have none until PostgresLongTermStore.setup fills it in, and are read meanwhile.
+-- The new index leads with the old one's columns, which it replaces.
+ALTER TABLE longterm_records ADD COLUMN predicate_base text;
+CREATE INDEX longterm_facts_by_subject_predicate ON longterm_records (user_id, subject_id, predicate_base) WHERE kind = 'fact';
+CREATE INDEX longterm_facts_without_predicate_base ON longterm_records (user_id, id) WHERE kind = 'fact' AND predicate_base IS NULL;
+DROP INDEX longterm_records_subject;
+`,
+  },
 ];
