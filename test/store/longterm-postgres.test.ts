@@ -6,7 +6,8 @@ import { predicateKey } from '../../src/longterm/facts';
 import { LongTermService } from '../../src/longterm/service';
 import { MIGRATIONS, MIGRATIONS_TABLE_SQL } from '../../src/store/memory/migrations';
 import { PostgresLongTermStore } from '../../src/store/longterm/postgres-store';
-import type { LongTermStore } from '../../src/store/longterm/store';
+import type { LongTermRecord, LongTermStore } from '../../src/store/longterm/store';
+import { normalized } from '../../src/longterm/vectors';
 import { sealerFor } from '../../src/store/sealing/sealer';
 import { createDatabase, dropDatabases } from '../helpers/scratch-postgres';
 import { longTermConformance } from './longterm.conformance';
@@ -244,5 +245,72 @@ test('facts stored before migration 14 are found by their predicate, and keyed (
     await svc.flushReads();
     await db.end();
     await store.end();
+  }
+});
+
+test("dense search from the vectors a process keeps: another process's new and replaced vectors are seen, and a kind over the bound is scored in SQL alike", async () => {
+  const [a, b] = [new PostgresLongTermStore(databaseUrl), new PostgresLongTermStore(databaseUrl)];
+  const small = new PostgresLongTermStore(databaseUrl, { vectorCacheFloats: 5 });
+  await Promise.all([a.setup(), b.setup(), small.setup()]);
+  try {
+    const user = `dense_${Date.now().toString(36)}`;
+    const message = (id: string): LongTermRecord => ({ kind: 'message', record: { id, userId: user, sessionId: 's', role: 'user', text: id, at: '2024-01-01T00:00:00.000Z' } });
+    const query = normalized([1, 0, 0]);
+    const ids = async (store: PostgresLongTermStore) => (await store.reader(user).nearest(['message'], query, 2)).map((h) => h.id);
+    await a.write(user, async (tx) => {
+      tx.put(['m1', 'm2', 'm3'].map(message));
+      tx.putVectors([
+        { kind: 'message', id: 'm1', vector: normalized([1, 0.1, 0]) },
+        { kind: 'message', id: 'm2', vector: normalized([1, 0.5, 0]) },
+        { kind: 'message', id: 'm3', vector: normalized([0, 1, 0]) },
+      ]);
+    });
+    assert.deepEqual(await ids(a), ['m1', 'm2']);
+    await b.write(user, async (tx) => {
+      tx.put([message('m4')]);
+      tx.putVectors([
+        { kind: 'message', id: 'm4', vector: normalized([1, 0.3, 0]) },
+        { kind: 'message', id: 'm1', vector: normalized([0, 0, 1]) },
+      ]);
+    });
+    assert.deepEqual(await ids(a), ['m4', 'm2'], 'the vectors the other process wrote, one of them replacing one held');
+    assert.deepEqual(await ids(small), ['m4', 'm2'], 'more vectors than its bound: scored in SQL');
+    const scores = async (store: PostgresLongTermStore) => (await store.reader(user).nearest(['message', 'fact'], query, 4)).map((h) => `${h.kind}:${h.id}:${h.score.toFixed(6)}`);
+    assert.deepEqual(await scores(a), await scores(small));
+  } finally {
+    await Promise.all([a.end(), b.end(), small.end()]);
+  }
+});
+
+test('migration 15 numbers the vectors stored before it, and dense search finds them', async () => {
+  const url = await createDatabase();
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    await db.query(MIGRATIONS_TABLE_SQL);
+    for (const m of MIGRATIONS.filter((m) => m.version <= 14)) {
+      await db.query(m.sql);
+      await db.query('INSERT INTO memory_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+    }
+    const early = new PostgresLongTermStore(url);
+    const user = 'before_15';
+    await early.write(user, async (tx) => tx.put([{ kind: 'message', record: { id: 'm1', userId: user, sessionId: 's', role: 'user', text: 'hello', at: '2024-01-01T00:00:00.000Z' } }]));
+    await early.end();
+    // As the store wrote a vector before migration 15: the array alone.
+    await db.query("UPDATE longterm_records SET embedding = '{0.6,0.8}'::real[] WHERE user_id = $1", [user]);
+    const store = new PostgresLongTermStore(url);
+    await store.setup();
+    try {
+      const hits = await store.reader(user).nearest(['message'], normalized([0.6, 0.8]), 5);
+      assert.deepEqual(
+        hits.map((h) => h.id),
+        ['m1'],
+      );
+      assert.ok(Math.abs((hits[0]?.score ?? 0) - 1) < 1e-6);
+    } finally {
+      await store.end();
+    }
+  } finally {
+    await db.end();
   }
 });

@@ -15,6 +15,8 @@ import { predicateKey } from '../../longterm/facts';
 import { inTransaction, openPool } from '../pg-pool';
 import { indexTerms, sealAuditEntry, sealRecordData } from '../sealing/longterm-records';
 import { PLAIN, type Sealer } from '../sealing/sealer';
+import { VectorCache } from './vector-cache';
+import { nearestOf } from '../../longterm/vectors';
 import {
   searchableText,
   type DenseHit,
@@ -167,6 +169,7 @@ class PostgresReader implements LongTermReader {
     private readonly db: Queryable,
     private readonly userId: string,
     private readonly sealer: Sealer,
+    private readonly vectors: VectorCache,
   ) {}
 
   /** Opens `data` and keeps it as the record `kind`:`id` for later reads by id. */
@@ -404,9 +407,24 @@ class PostgresReader implements LongTermReader {
     return rows.map((r) => ({ entity: this.opened<Entity>('entity', r.entity_id, r.data), similarity: Number(r.similarity) }));
   }
 
-  /** Dot products (vectors are unit length) over the user's rows of those kinds, best `limit` per kind. */
+  /**
+   * Dot products (vectors are unit length) with the user's vectors of those kinds, best `limit` per
+   * kind: in the process, from the vectors it keeps (./vector-cache.ts), or in SQL for a kind with more
+   * vectors than it keeps.
+   */
   async nearest(kinds: readonly MemoryKind[], vector: Float32Array, limit: number): Promise<DenseHit[]> {
     if (kinds.length === 0 || vector.length === 0) return [];
+    const hits: DenseHit[] = [];
+    const inSql: MemoryKind[] = [];
+    for (const kind of [...new Set(kinds)].sort()) {
+      const held = await this.vectors.read(this.db, this.userId, kind);
+      if (held) hits.push(...nearestOf(vector, held, limit).map((hit) => ({ kind, ...hit })));
+      else inSql.push(kind);
+    }
+    return inSql.length === 0 ? hits : [...hits, ...(await this.nearestInSql(inSql, vector, limit))];
+  }
+
+  private async nearestInSql(kinds: readonly MemoryKind[], vector: Float32Array, limit: number): Promise<DenseHit[]> {
     const { rows } = await this.db.query<{ kind: MemoryKind; id: string; score: number }>(
       `SELECT kind, id, score FROM (
          SELECT kind, id, score, row_number() OVER (PARTITION BY kind ORDER BY score DESC, id) AS n FROM (
@@ -422,11 +440,16 @@ class PostgresReader implements LongTermReader {
 export class PostgresLongTermStore implements LongTermStore {
   private readonly pool: Pool;
   private readonly sealer: Sealer;
+  private readonly vectors: VectorCache;
 
-  /** @param options.sealer seals records, vectors' rows' content and the audit (THREADLINE_ENCRYPTION_KEY); the full-text index holds keyed hashes then. @default PLAIN */
-  constructor(connectionString: string, options: { sealer?: Sealer } = {}) {
+  /**
+   * @param options.sealer seals records, vectors' rows' content and the audit (THREADLINE_ENCRYPTION_KEY); the full-text index holds keyed hashes then. @default PLAIN
+   * @param options.vectorCacheFloats the floats of dense vectors the process keeps (./vector-cache.ts). @default VECTOR_CACHE_FLOATS
+   */
+  constructor(connectionString: string, options: { sealer?: Sealer; vectorCacheFloats?: number } = {}) {
     this.pool = openPool({ connectionString, max: 4 });
     this.sealer = options.sealer ?? PLAIN;
+    this.vectors = new VectorCache(options.vectorCacheFloats);
   }
 
   async setup(): Promise<void> {
@@ -471,7 +494,7 @@ export class PostgresLongTermStore implements LongTermStore {
   }
 
   reader(userId: string): LongTermReader {
-    return new PostgresReader(this.pool, userId, this.sealer);
+    return new PostgresReader(this.pool, userId, this.sealer, this.vectors);
   }
 
   write<T>(userId: string, fn: (tx: LongTermWriter) => Promise<T>): Promise<T> {
@@ -480,7 +503,7 @@ export class PostgresLongTermStore implements LongTermStore {
       const records: LongTermRecord[] = [];
       const audit: LongTermAuditEntry[] = [];
       const vectors: RecordVector[] = [];
-      const reader = new PostgresReader(db, userId, this.sealer);
+      const reader = new PostgresReader(db, userId, this.sealer, this.vectors);
       const tx: LongTermWriter = {
         getMessages: (ids) => reader.getMessages(ids),
         getFacts: (ids) => reader.getFacts(ids),
@@ -540,7 +563,12 @@ export class PostgresLongTermStore implements LongTermStore {
       }
       // After the records: a vector lands on its row (the upsert above leaves an existing one alone).
       for (const v of vectors) {
-        await db.query('UPDATE longterm_records SET embedding = $4::real[] WHERE user_id = $1 AND kind = $2 AND id = $3', [userId, v.kind, v.id, Array.from(v.vector)]);
+        await db.query("UPDATE longterm_records SET embedding = $4::real[], vector_n = nextval('longterm_vector_seq') WHERE user_id = $1 AND kind = $2 AND id = $3", [
+          userId,
+          v.kind,
+          v.id,
+          Array.from(v.vector),
+        ]);
       }
       for (const entry of audit) await db.query('INSERT INTO longterm_audit (user_id, entry) VALUES ($1, $2)', [userId, JSON.stringify(sealAuditEntry(this.sealer, entry))]);
       return result;
@@ -558,6 +586,8 @@ export class PostgresLongTermStore implements LongTermStore {
         await db.query(`UPDATE ${table} SET user_id = $2 WHERE user_id = $1`, [from, to]);
       }
     });
+    this.vectors.forget(from);
+    this.vectors.forget(to);
   }
 
   async appendAudit(userId: string, entries: readonly LongTermAuditEntry[]): Promise<void> {

@@ -468,4 +468,18 @@ CREATE INDEX longterm_facts_without_predicate_base ON longterm_records (user_id,
 DROP INDEX longterm_records_subject;
 `,
   },
+  {
+    version: 15,
+    name: 'long-term vectors numbered as written',
+    sql: `
+-- Dense search keeps a user's vectors in the process and reads only those written since its last read
+-- (src/store/longterm/vector-cache.ts): scored in SQL, a search took 0.86 s over 20,000 vectors. A
+-- vector's number comes from one sequence, taken under the user's write lock, so that a user's numbers
+-- commit in order.
+CREATE SEQUENCE longterm_vector_seq;
+ALTER TABLE longterm_records ADD COLUMN vector_n bigint;
+UPDATE longterm_records SET vector_n = nextval('longterm_vector_seq') WHERE embedding IS NOT NULL;
+CREATE INDEX longterm_vectors_since ON longterm_records (user_id, kind, vector_n) WHERE vector_n IS NOT NULL;
+`,
+  },
 ];
