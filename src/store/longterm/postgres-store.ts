@@ -562,15 +562,16 @@ export class PostgresLongTermStore implements LongTermStore {
         await db.query('INSERT INTO longterm_entity_names (user_id, entity_id, name) SELECT $1, $2, unnest($3::text[])', [userId, item.record.id, columnsOf(item).names]);
       }
       // After the records: a vector lands on its row (the upsert above leaves an existing one alone).
-      for (const v of vectors) {
-        await db.query("UPDATE longterm_records SET embedding = $4::real[], vector_n = nextval('longterm_vector_seq') WHERE user_id = $1 AND kind = $2 AND id = $3", [
-          userId,
-          v.kind,
-          v.id,
-          Array.from(v.vector),
-        ]);
+      // One statement for the section's vectors (an import's thousand), the last given for a record.
+      const landed = [...new Map(vectors.map((v) => [`${v.kind}:${v.id}`, v])).values()];
+      if (landed.length > 0) {
+        await db.query(
+          `UPDATE longterm_records r SET embedding = v.vector::real[], vector_n = nextval('longterm_vector_seq')
+             FROM unnest($2::text[], $3::text[], $4::text[]) AS v(kind, id, vector) WHERE r.user_id = $1 AND r.kind = v.kind AND r.id = v.id`,
+          [userId, landed.map((v) => v.kind), landed.map((v) => v.id), landed.map((v) => `{${Array.from(v.vector).join(',')}}`)],
+        );
       }
-      for (const entry of audit) await db.query('INSERT INTO longterm_audit (user_id, entry) VALUES ($1, $2)', [userId, JSON.stringify(sealAuditEntry(this.sealer, entry))]);
+      await this.appendAuditIn(db, userId, audit);
       return result;
     });
   }
@@ -590,9 +591,17 @@ export class PostgresLongTermStore implements LongTermStore {
     this.vectors.forget(to);
   }
 
-  async appendAudit(userId: string, entries: readonly LongTermAuditEntry[]): Promise<void> {
+  appendAudit(userId: string, entries: readonly LongTermAuditEntry[]): Promise<void> {
+    return this.appendAuditIn(this.pool, userId, entries);
+  }
+
+  /** Entries in one statement, numbered in their order. */
+  private async appendAuditIn(db: Queryable, userId: string, entries: readonly LongTermAuditEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.pool.query('INSERT INTO longterm_audit (user_id, entry) SELECT $1, e FROM unnest($2::jsonb[]) AS e', [userId, entries.map((e) => JSON.stringify(sealAuditEntry(this.sealer, e)))]);
+    await db.query('INSERT INTO longterm_audit (user_id, entry) SELECT $1, e FROM unnest($2::jsonb[]) WITH ORDINALITY AS x(e, i) ORDER BY i', [
+      userId,
+      entries.map((e) => JSON.stringify(sealAuditEntry(this.sealer, e))),
+    ]);
   }
 
   async auditLog(userId: string, filter: LongTermAuditFilter = {}): Promise<LongTermAuditEntry[]> {
