@@ -18,17 +18,9 @@ test('property: CompactRanks answers as the Map it was made from, for keys it ho
   );
 });
 
-test('CompactRanks refuses a key given twice and a value that is not a rank', () => {
-  assert.throws(
-    () =>
-      new CompactRanks([
-        ['a', 1],
-        ['a', 2],
-      ]),
-    /given twice/,
-  );
-  assert.throws(() => new CompactRanks([['a', -1]]), /not a rank/);
-  assert.throws(() => new CompactRanks([['a', 1.5]]), /not a rank/);
+test('CompactRanks refuses a value that is not a rank', () => {
+  assert.throws(() => new CompactRanks(new Map([['a', -1]])), /not a rank/);
+  assert.throws(() => new CompactRanks(new Map([['a', 1.5]])), /not a rank/);
 });
 
 test("the tokenizer's ranks are moved off the heap, and it counts and encodes as gpt-tokenizer does", () => {
