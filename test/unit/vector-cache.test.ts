@@ -65,3 +65,29 @@ test('a user and kind with more floats than the bound is not kept, and is answer
   assert.equal(await cache.read(db, 'u', 'fact'), undefined);
   assert.equal(db.reads, reads, 'known to be too large: not read again');
 });
+
+test('a user evicted while its read is under way no longer counts against the bound', async () => {
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const rows = [
+    { user: 'u', kind: 'fact', id: 'a', n: 1, vector: [1, 0] },
+    { user: 'v', kind: 'fact', id: 'b', n: 2, vector: [1, 0, 0] },
+    { user: 'w', kind: 'fact', id: 'c', n: 3, vector: [0, 1, 0] },
+    { user: 'x', kind: 'fact', id: 'd', n: 4, vector: [1] },
+  ];
+  const plain = table(rows);
+  const db: VectorQueryable = {
+    async query<R extends object>(text: string, values: unknown[]) {
+      if (values[0] === 'u') await gate;
+      return plain.query<R>(text, values);
+    },
+  };
+  const cache = new VectorCache(4);
+  const u = cache.read(db, 'u', 'fact');
+  await cache.read(db, 'v', 'fact');
+  const w = await cache.read(db, 'w', 'fact'); // 6 floats: u (none yet) and v are evicted
+  release();
+  assert.equal((await u)?.size, 1, 'the read under way still answers');
+  await cache.read(db, 'x', 'fact'); // 3 + 1 floats held: w stays
+  assert.equal(await cache.read(db, 'w', 'fact'), w, 'w is still held');
+});

@@ -55,7 +55,7 @@ export class VectorCache {
           WHERE user_id = $1 AND kind = $2 AND vector_n > $3 ORDER BY vector_n LIMIT ${PAGE_ROWS}`,
         [userId, kind, entry.upTo],
       );
-      for (const row of rows) this.put(entry, row.id, Number(row.n), floatsOf(row.bin));
+      for (const row of rows) this.put(key, entry, row.id, Number(row.n), floatsOf(row.bin));
       if (entry.floats > this.maxFloats) {
         this.drop(key);
         this.held.set(key, TOO_LARGE);
@@ -71,14 +71,15 @@ export class VectorCache {
     for (const key of [...this.held.keys()]) if (key.startsWith(`${userId}\u0000`)) this.drop(key);
   }
 
-  private put(entry: Held, id: string, n: number, vector: Float32Array): void {
+  private put(key: string, entry: Held, id: string, n: number, vector: Float32Array): void {
     entry.upTo = Math.max(entry.upTo, n);
     if ((entry.numbers.get(id) ?? -1) >= n) return; // a concurrent read brought a newer one
     const before = entry.vectors.get(id)?.length ?? 0;
     entry.vectors.set(id, vector);
     entry.numbers.set(id, n);
     entry.floats += vector.length - before;
-    this.floats += vector.length - before;
+    // An entry evicted while this read went on is this read's alone: no longer counted.
+    if (this.held.get(key) === entry) this.floats += vector.length - before;
   }
 
   private drop(key: string): void {
