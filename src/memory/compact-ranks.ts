@@ -51,10 +51,6 @@ export class CompactRanks {
     }
   }
 
-  has(key: string): boolean {
-    return this.get(key) !== undefined;
-  }
-
   private matches(index: number, key: string): boolean {
     const start = this.starts[index] as number;
     if ((this.starts[index + 1] as number) - start !== key.length) return false;

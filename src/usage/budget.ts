@@ -5,7 +5,7 @@
  * the worker refuses each model call past it, so a run that started under the budget stops at its
  * next call instead of spending on.
  */
-import type { CallGuard, Usage } from './usage';
+import { tokensOf, type CallGuard } from './usage';
 import type { UsageStore } from '../store/usage/usage-store';
 
 /** The start of the calendar month (UTC) of `now`: budgets count from there. */
@@ -29,8 +29,6 @@ export class BudgetExceededError extends Error {
 export async function usedThisMonth(store: UsageStore, userId: string, now = new Date()): Promise<number> {
   return store.tokensSince(userId, monthStart(now));
 }
-
-const tokensOf = (usage: Usage) => usage.promptTokens + usage.completionTokens;
 
 /** Throws BudgetExceededError when `used` tokens reach `budget` (0: no budget). */
 function refuseAt(userId: string, used: number, budget: number, now: Date): void {

@@ -16,6 +16,9 @@ export interface Usage {
 
 export const noUsage = (): Usage => ({ promptTokens: 0, completionTokens: 0, cachedTokens: 0, calls: 0 });
 
+/** What a budget counts of a usage: its prompt and completion tokens. */
+export const tokensOf = (usage: Pick<Usage, 'promptTokens' | 'completionTokens'>): number => usage.promptTokens + usage.completionTokens;
+
 export function addUsage(into: Usage, more: Usage): Usage {
   into.promptTokens += more.promptTokens;
   into.completionTokens += more.completionTokens;

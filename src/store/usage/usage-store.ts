@@ -12,7 +12,7 @@ import type { Pool } from 'pg';
 import { z } from 'zod';
 import { byBackend, type BackendConfig } from '../backend';
 import { ensureTables, openPool } from '../pg-pool';
-import { addUsage, noUsage, type Usage } from '../../usage/usage';
+import { addUsage, noUsage, tokensOf, type Usage } from '../../usage/usage';
 import { sameUser, userKey } from '../../text/user-key';
 
 export const UsageRecordSchema = z.object({
@@ -50,8 +50,6 @@ export interface UsageStore {
   tokensSince(userId: string, since: Date): Promise<number>;
   end(): Promise<void>;
 }
-
-const tokensOf = (r: UsageRecord): number => r.promptTokens + r.completionTokens;
 
 const usageOf = (r: Usage): Usage => ({ promptTokens: r.promptTokens, completionTokens: r.completionTokens, cachedTokens: r.cachedTokens, calls: r.calls });
 
