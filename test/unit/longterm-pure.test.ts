@@ -5,8 +5,8 @@ import fc from 'fast-check';
 import type { Fact } from '../../src/longterm/contract';
 import { chainOf, decide, isAliasPredicate, isMultiValued, predicateKey, strengthened, validAt } from '../../src/longterm/facts';
 import { fuse } from '../../src/longterm/fusion';
-import { analyze, namePhrases, normalizeName } from '../../src/longterm/text';
-import { Bm25Index } from '../../src/store/longterm/bm25';
+import { analyze, fold, namePhrases, normalizeName } from '../../src/longterm/text';
+import { B, Bm25Index, bm25Idf, K1 } from '../../src/store/longterm/bm25';
 import { cosine, nearestOf, vectorFromBase64, vectorToBase64 } from '../../src/longterm/vectors';
 
 const fact = (over: Partial<Fact>): Fact => ({
@@ -65,6 +65,17 @@ test('analyze is idempotent on its own output words and never yields empty terms
       assert.deepEqual(analyze(terms.join(' ')).length <= terms.length, true);
     }),
   );
+});
+
+test('fold: ASCII text, folded on its fast path, is what NFKD and mark removal give (property)', () => {
+  const slow = (text: string) =>
+    text
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase();
+  fc.assert(fc.property(fc.string({ unit: 'binary-ascii', maxLength: 200 }), (text) => assert.equal(fold(text), slow(text))));
+  fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 60 }), (text) => assert.equal(fold(text), slow(text))));
+  assert.equal(fold('Zoë ÉCOLE ﬁne'), 'zoe ecole fine');
 });
 
 test('predicates: spelling, tense and negation', () => {
@@ -171,6 +182,34 @@ test('Bm25Index: a search leaves no score behind for the next one; many document
   index.remove('d990');
   assert.equal(index.search(analyze('rare'), 200).length, 99);
   assert.equal(index.search(analyze('common'), 2000).length, 999);
+});
+
+test('Bm25Index scores as BM25 written out, terms repeated in a document counted (property)', () => {
+  const word = fc.constantFrom('apple', 'river', 'stone', 'cloud', 'ember', 'frost');
+  fc.assert(
+    fc.property(fc.array(fc.array(word, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 30 }), fc.uniqueArray(word, { minLength: 1, maxLength: 3 }), (docs, query) => {
+      const index = new Bm25Index();
+      docs.forEach((words, i) => index.set(`d${i}`, words.join(' ')));
+      const terms = docs.map((words) => analyze(words.join(' ')));
+      const avgdl = terms.reduce((sum, t) => sum + t.length, 0) / terms.length;
+      const asked = analyze(query.join(' '));
+      const expected = terms
+        .map((t, i) => {
+          let score = 0;
+          for (const q of asked) {
+            const tf = t.filter((x) => x === q).length;
+            if (tf === 0) continue;
+            const df = terms.filter((d) => d.includes(q)).length;
+            score += (bm25Idf(terms.length, df) * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * t.length) / avgdl));
+          }
+          return { id: `d${i}`, score };
+        })
+        .filter((h) => h.score > 0);
+      const found = new Map(index.search(asked, docs.length).map((h) => [h.id, h.score]));
+      assert.equal(found.size, expected.length);
+      for (const { id, score } of expected) assert.ok(Math.abs((found.get(id) ?? NaN) - score) < 1e-9, `${id}: ${found.get(id)} against ${score}`);
+    }),
+  );
 });
 
 test('nearestOf keeps the best while scanning: what scoring all and sorting gives (property)', () => {

@@ -49,17 +49,20 @@ export class Bm25Index {
     this.remove(id);
     const n = this.ids.length;
     const terms = analyze(text);
-    const tf = new Map<string, number>();
-    for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
-    for (const [term, count] of tf) {
+    // A term's postings end with this document once it was seen in it: its frequency counts on there.
+    for (const term of terms) {
       let p = this.postings.get(term);
       if (!p) this.postings.set(term, (p = { docs: new Int32Array(4), tfs: new Int32Array(4), n: 0 }));
+      else if (p.docs[p.n - 1] === n) {
+        p.tfs[p.n - 1] = (p.tfs[p.n - 1] as number) + 1;
+        continue;
+      }
       if (p.n === p.docs.length) {
         p.docs = grown(p.docs, p.n + 1, (k) => new Int32Array(k));
         p.tfs = grown(p.tfs, p.n + 1, (k) => new Int32Array(k));
       }
       p.docs[p.n] = n;
-      p.tfs[p.n] = count;
+      p.tfs[p.n] = 1;
       p.n++;
     }
     this.ids.push(id);

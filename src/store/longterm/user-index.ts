@@ -37,7 +37,6 @@ export class UserIndex implements LongTermReader {
   private readonly episodes = new Map<string, Episode>();
   private readonly summaries = new Map<string, ConversationSummary>();
   private readonly text = new Map<LexicalKind, Bm25Index>();
-  private readonly indexedText = new Map<string, string>();
   private readonly entitiesByName = new Map<string, Set<string>>();
   /** Trigram → the entity names holding it (pg_trgm's trigrams), with each name's trigram count: spelt-alike lookups touch only names sharing a trigram. */
   private readonly namesByTrigram = new Map<string, Set<string>>();
@@ -52,6 +51,7 @@ export class UserIndex implements LongTermReader {
   /** Applies records in order: a record whose id exists replaces it. */
   apply(records: readonly LongTermRecord[]): void {
     for (const item of records) {
+      const before = this.recordOf(item.kind, item.record.id);
       switch (item.kind) {
         case 'message':
           this.messages.set(item.record.id, item.record);
@@ -79,7 +79,28 @@ export class UserIndex implements LongTermReader {
           addTo(this.summariesBySession, item.record.sessionId, item.record.id);
           break;
       }
-      this.index(item);
+      this.index(item, before);
+    }
+  }
+
+  /** The record of `kind` stored under `id`, if any. */
+  private recordOf(kind: LongTermRecord['kind'], id: string): LongTermRecord | undefined {
+    const record = this.recordsOf(kind).get(id);
+    return record && ({ kind, record } as LongTermRecord);
+  }
+
+  private recordsOf(kind: LongTermRecord['kind']): ReadonlyMap<string, LongTermRecord['record']> {
+    switch (kind) {
+      case 'message':
+        return this.messages;
+      case 'fact':
+        return this.facts;
+      case 'entity':
+        return this.entities;
+      case 'episode':
+        return this.episodes;
+      case 'summary':
+        return this.summaries;
     }
   }
 
@@ -92,15 +113,13 @@ export class UserIndex implements LongTermReader {
     }
   }
 
-  private index(item: LongTermRecord): void {
+  /** Indexes a record's words unless the record it replaces, `before`, had the same (e.g. a fact whose validity changed). */
+  private index(item: LongTermRecord, before: LongTermRecord | undefined): void {
     const text = searchableText(item);
-    const key = `${item.kind}:${item.record.id}`;
-    const before = this.indexedText.get(key);
-    if (before === text) return; // e.g. a fact whose validity changed: same words
+    if (before && searchableText(before) === text) return;
     let index = this.text.get(item.kind);
     if (!index) this.text.set(item.kind, (index = new Bm25Index()));
     index.set(item.record.id, text);
-    this.indexedText.set(key, text);
   }
 
   async getMessages(ids: readonly string[]) {
