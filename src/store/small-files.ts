@@ -45,7 +45,7 @@ export function readJsonIfExists<T>(file: string): T | undefined {
  * the new, never half, and a crash leaves at most a stray `.tmp` file. `dirs`: directories known to
  * exist (the file's is made, and added, when missing).
  */
-export function writeByRename(file: string, text: string, dirs?: Set<string>): void {
+export function writeByRename(file: string, text: string | Uint8Array, dirs?: Set<string>): void {
   const dir = path.dirname(file);
   if (dirs && !dirs.has(dir)) {
     mkdirSync(dir, PRIVATE_DIR);

@@ -32,10 +32,22 @@ function grown<T extends Int32Array | Float64Array | Uint8Array>(array: T, size:
   return next;
 }
 
+/** A Bm25Index as plain arrays (file-store.ts keeps it beside a user's log, so a cold load skips analysis). */
+export interface Bm25Snapshot {
+  ids: string[];
+  lengths: Int32Array;
+  alive: Uint8Array;
+  terms: string[];
+  /** Term i's postings are docs and tfs [ends[i - 1], ends[i]). */
+  ends: Int32Array;
+  docs: Int32Array;
+  tfs: Int32Array;
+}
+
 export class Bm25Index {
-  private readonly ids: string[] = [];
-  private lengths = new Int32Array(0);
-  private alive = new Uint8Array(0);
+  private ids: string[] = [];
+  private lengths: Int32Array = new Int32Array(0);
+  private alive: Uint8Array = new Uint8Array(0);
   private readonly numberOf = new Map<string, number>();
   private readonly postings = new Map<string, Postings>();
   private totalLength = 0;
@@ -73,6 +85,50 @@ export class Bm25Index {
     this.numberOf.set(id, n);
     this.totalLength += terms.length;
     this.live++;
+  }
+
+  snapshot(): Bm25Snapshot {
+    const size = this.ids.length;
+    const terms = [...this.postings.keys()];
+    const ends = new Int32Array(terms.length);
+    let total = 0;
+    terms.forEach((term, i) => (ends[i] = total += (this.postings.get(term) as Postings).n));
+    const docs = new Int32Array(total);
+    const tfs = new Int32Array(total);
+    terms.forEach((term, i) => {
+      const p = this.postings.get(term) as Postings;
+      const at = (ends[i] as number) - p.n;
+      docs.set(p.docs.subarray(0, p.n), at);
+      tfs.set(p.tfs.subarray(0, p.n), at);
+    });
+    return { ids: [...this.ids], lengths: this.lengths.slice(0, size), alive: this.alive.slice(0, size), terms, ends, docs, tfs };
+  }
+
+  /** The index a snapshot was taken of. Its postings are views into the snapshot's arrays until they grow. */
+  static restore(s: Bm25Snapshot): Bm25Index {
+    const arrays = s.lengths instanceof Int32Array && s.alive instanceof Uint8Array && s.ends instanceof Int32Array && s.docs instanceof Int32Array && s.tfs instanceof Int32Array;
+    if (!arrays || !Array.isArray(s.ids) || !Array.isArray(s.terms)) throw new Error('not a full-text index snapshot');
+    const size = s.ids.length;
+    if (s.lengths.length !== size || s.alive.length !== size || s.ends.length !== s.terms.length || s.docs.length !== s.tfs.length || (s.ends.at(-1) ?? 0) !== s.docs.length) {
+      throw new Error('a full-text index snapshot whose arrays do not agree');
+    }
+    const index = new Bm25Index();
+    index.ids = [...s.ids];
+    index.lengths = s.lengths;
+    index.alive = s.alive;
+    for (let d = 0; d < size; d++) {
+      if (s.alive[d] === 0) continue;
+      index.numberOf.set(s.ids[d] as string, d);
+      index.totalLength += s.lengths[d] as number;
+      index.live++;
+    }
+    let start = 0;
+    s.terms.forEach((term, i) => {
+      const end = s.ends[i] as number;
+      index.postings.set(term, { docs: s.docs.subarray(start, end), tfs: s.tfs.subarray(start, end), n: end - start });
+      start = end;
+    });
+    return index;
   }
 
   remove(id: string): void {

@@ -8,7 +8,7 @@ import type { ConversationSummary, Entity, Episode, Fact, MemoryKind, StoredMess
 import { predicateKey } from '../../longterm/facts';
 import { normalizeName, trigrams } from '../../longterm/text';
 import { nearestOf } from '../../longterm/vectors';
-import { Bm25Index } from './bm25';
+import { Bm25Index, type Bm25Snapshot } from './bm25';
 import {
   searchableText,
   type DenseHit,
@@ -21,6 +21,9 @@ import {
   type RecordVector,
   type SimilarEntity,
 } from './store';
+
+/** A user's full-text indexes by kind, as arrays. */
+export type TextSnapshot = Partial<Record<LexicalKind, Bm25Snapshot>>;
 
 const subjectPredicate = (subjectId: string, base: string): string => `${subjectId}\u0000${base}`;
 
@@ -48,10 +51,13 @@ export class UserIndex implements LongTermReader {
   /** Dense vectors by kind, then id (EMBEDDING_MODEL); searched brute force, one user at a time. */
   private readonly vectors = new Map<MemoryKind, Map<string, Float32Array>>();
 
-  /** Applies records in order: a record whose id exists replaces it. */
-  apply(records: readonly LongTermRecord[]): void {
+  /**
+   * Applies records in order: a record whose id exists replaces it. Without `indexText` their words are
+   * not indexed: a restored full-text snapshot (`restoreText`) holds them already.
+   */
+  apply(records: readonly LongTermRecord[], indexText = true): void {
     for (const item of records) {
-      const before = this.recordOf(item.kind, item.record.id);
+      const before = indexText ? this.recordOf(item.kind, item.record.id) : undefined;
       switch (item.kind) {
         case 'message':
           this.messages.set(item.record.id, item.record);
@@ -79,8 +85,28 @@ export class UserIndex implements LongTermReader {
           addTo(this.summariesBySession, item.record.sessionId, item.record.id);
           break;
       }
-      this.index(item, before);
+      if (indexText) this.index(item, before);
     }
+  }
+
+  /** The full-text indexes, as arrays (file-store.ts keeps them beside the log). */
+  textSnapshot(): TextSnapshot {
+    return Object.fromEntries([...this.text].map(([kind, index]) => [kind, index.snapshot()]));
+  }
+
+  /** The full-text indexes a snapshot holds; undefined when it holds none that make sense (a damaged file). */
+  static textIndexesOf(snapshot: TextSnapshot): ReadonlyMap<LexicalKind, Bm25Index> | undefined {
+    try {
+      return new Map((Object.entries(snapshot) as [LexicalKind, Bm25Snapshot][]).map(([kind, s]) => [kind, Bm25Index.restore(s)]));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Takes full-text indexes (`textIndexesOf`) in place of any it had. */
+  restoreText(indexes: ReadonlyMap<LexicalKind, Bm25Index>): void {
+    this.text.clear();
+    for (const [kind, index] of indexes) this.text.set(kind, index);
   }
 
   /** The record of `kind` stored under `id`, if any. */

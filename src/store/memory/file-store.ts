@@ -88,6 +88,13 @@ export function withDirLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
   return withFileLock(dir, path.join(dir, 'lock'), fn);
 }
 
+/** The JSON lines of `data` before `end`, parsed (empty lines skipped). */
+function linesOf<T>(data: Buffer, end: number): T[] {
+  const items: T[] = [];
+  if (end > 0) for (const line of data.toString('utf8', 0, end).split('\n')) if (line !== '') items.push(JSON.parse(line) as T);
+  return items;
+}
+
 /** Reads the complete lines appended to a JSONL file since the last call (synchronous I/O: see small-files.ts). */
 export class JsonlTail<T> {
   offset = 0;
@@ -103,13 +110,13 @@ export class JsonlTail<T> {
     // One stat when nothing was appended (the common case) instead of open, fstat and close.
     const size = statSync(this.file, { throwIfNoEntry: false })?.size ?? -1;
     if (size === this.offset || size === -1) return [];
-    const items: T[] = [];
+    let items: T[] = [];
     const grown = withOpenFile(this.file, (fd, now) => {
       if (now > this.offset) {
         const data = readAt(fd, this.offset, now - this.offset);
         const end = data.lastIndexOf(10);
         if (end >= 0) {
-          for (const line of data.toString('utf8', 0, end).split('\n')) if (line !== '') items.push(JSON.parse(line) as T);
+          items = linesOf<T>(data, end);
           this.offset += end + 1;
         }
       }
@@ -118,6 +125,16 @@ export class JsonlTail<T> {
     if (grown === undefined) return [];
     if (repair && grown > this.offset) truncateSync(this.file, this.offset);
     return items;
+  }
+
+  /**
+   * The lines before `limit`, which must be a line's end within the file; undefined when it is not (the
+   * file was replaced or cut since). The offset stays: the caller moves it to `limit` once it used them.
+   */
+  linesBefore(limit: number): T[] | undefined {
+    const data = withOpenFile(this.file, (fd, size) => (size >= limit ? readAt(fd, 0, limit) : undefined));
+    if (data?.length !== limit || (limit > 0 && data[limit - 1] !== 10)) return undefined;
+    return linesOf<T>(data, limit - 1);
   }
 
   /**
