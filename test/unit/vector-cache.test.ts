@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { MemoryKind } from '../../src/longterm/contract';
 import { floatsOf, VectorCache, type VectorQueryable } from '../../src/store/longterm/vector-cache';
 
 /** A real[] as PostgreSQL's array_send writes it. */
@@ -17,18 +18,22 @@ function arraySend(xs: number[]): Buffer {
   return out;
 }
 
-/** Rows of (user, kind, id, n, vector), answering the cache's query as PostgreSQL would. */
+/** Rows of (user, kind, id, n, vector), answering the cache's query as PostgreSQL would: each asked kind's rows numbered after its own, in number order, a page at most. */
 function table(rows: { user: string; kind: string; id: string; n: number; vector: number[] }[]): VectorQueryable & { reads: number } {
   const db = {
     reads: 0,
-    async query<R extends object>(_text: string, [user, kind, since]: unknown[]): Promise<{ rows: R[] }> {
+    async query<R extends object>(_text: string, [user, kinds, sinces]: unknown[]): Promise<{ rows: R[] }> {
       db.reads++;
-      const found = rows.filter((r) => r.user === user && r.kind === kind && r.n > Number(since)).sort((x, y) => x.n - y.n);
-      return { rows: found.slice(0, 2000).map((r) => ({ id: r.id, n: String(r.n), bin: arraySend(r.vector) }) as unknown as R) };
+      const since = new Map((kinds as string[]).map((k, i) => [k, Number((sinces as number[])[i])]));
+      const found = rows.filter((r) => r.user === user && since.has(r.kind) && r.n > (since.get(r.kind) ?? Infinity)).sort((x, y) => x.n - y.n);
+      return { rows: found.slice(0, 2000).map((r) => ({ kind: r.kind, id: r.id, n: String(r.n), bin: arraySend(r.vector) }) as unknown as R) };
     },
   };
   return db;
 }
+
+/** One kind's vectors through the cache. */
+const readOne = async (cache: VectorCache, db: VectorQueryable, user: string, kind: MemoryKind) => (await cache.read(db, user, [kind])).get(kind);
 
 test('floatsOf reads array_send’s format, an empty array too', () => {
   assert.deepEqual([...floatsOf(arraySend([0.5, -2, 1]))], [0.5, -2, 1]);
@@ -44,7 +49,7 @@ test('the cache reads only vectors numbered after what it holds, keeps the newer
   ];
   const db = table(rows);
   const cache = new VectorCache(4);
-  const ids = async (user: string) => [...((await cache.read(db, user, 'fact')) ?? new Map()).entries()].map(([id, v]) => `${id}:${[...v].join(',')}`);
+  const ids = async (user: string) => [...((await readOne(cache, db, user, 'fact')) ?? new Map()).entries()].map(([id, v]) => `${id}:${[...v].join(',')}`);
   assert.deepEqual(await ids('u'), ['a:1,0', 'b:0,1']);
   rows.push({ user: 'u', kind: 'fact', id: 'a', n: 4, vector: [0.5, 0.5] });
   assert.deepEqual(await ids('u'), ['a:0.5,0.5', 'b:0,1'], 'the replaced vector');
@@ -60,9 +65,9 @@ test('a user and kind with more floats than the bound is not kept, and is answer
     { user: 'u', kind: 'fact', id: 'b', n: 2, vector: [0, 1, 0] },
   ]);
   const cache = new VectorCache(5);
-  assert.equal(await cache.read(db, 'u', 'fact'), undefined);
+  assert.equal(await readOne(cache, db, 'u', 'fact'), undefined);
   const reads = db.reads;
-  assert.equal(await cache.read(db, 'u', 'fact'), undefined);
+  assert.equal(await readOne(cache, db, 'u', 'fact'), undefined);
   assert.equal(db.reads, reads, 'known to be too large: not read again');
 });
 
@@ -83,11 +88,26 @@ test('a user evicted while its read is under way no longer counts against the bo
     },
   };
   const cache = new VectorCache(4);
-  const u = cache.read(db, 'u', 'fact');
-  await cache.read(db, 'v', 'fact');
-  const w = await cache.read(db, 'w', 'fact'); // 6 floats: u (none yet) and v are evicted
+  const u = readOne(cache, db, 'u', 'fact');
+  await readOne(cache, db, 'v', 'fact');
+  const w = await readOne(cache, db, 'w', 'fact'); // 6 floats: u (none yet) and v are evicted
   release();
   assert.equal((await u)?.size, 1, 'the read under way still answers');
-  await cache.read(db, 'x', 'fact'); // 3 + 1 floats held: w stays
-  assert.equal(await cache.read(db, 'w', 'fact'), w, 'w is still held');
+  await readOne(cache, db, 'x', 'fact'); // 3 + 1 floats held: w stays
+  assert.equal(await readOne(cache, db, 'w', 'fact'), w, 'w is still held');
+});
+
+test('every kind asked is read in one statement a page, each from its own highest number, across pages', async () => {
+  const kinds: MemoryKind[] = ['fact', 'message', 'episode'];
+  const rows = Array.from({ length: 4_500 }, (_, i) => ({ user: 'u', kind: kinds[i % 3] as string, id: `r${i}`, n: i + 1, vector: [i] }));
+  const db = table(rows);
+  const cache = new VectorCache(1_000_000);
+  const sizes = async () => [...(await cache.read(db, 'u', kinds))].map(([kind, held]) => `${kind}:${held?.size}`);
+  assert.deepEqual(await sizes(), ['fact:1500', 'message:1500', 'episode:1500']);
+  assert.equal(db.reads, 3, 'pages of 2,000 rows of all three kinds, not three reads a kind');
+  // Only messages are new: each kind reads on from its own number, in one statement.
+  rows.push({ user: 'u', kind: 'message', id: 'r1', n: 4_501, vector: [-1] });
+  assert.deepEqual(await sizes(), ['fact:1500', 'message:1500', 'episode:1500']);
+  assert.equal(db.reads, 4);
+  assert.deepEqual([...((await cache.read(db, 'u', ['message'])).get('message')?.get('r1') ?? [])], [-1], 'the replaced vector');
 });

@@ -416,9 +416,10 @@ class PostgresReader implements LongTermReader {
     if (kinds.length === 0 || vector.length === 0) return [];
     const hits: DenseHit[] = [];
     const inSql: MemoryKind[] = [];
+    const held = await this.vectors.read(this.db, this.userId, kinds);
     for (const kind of [...new Set(kinds)].sort()) {
-      const held = await this.vectors.read(this.db, this.userId, kind);
-      if (held) hits.push(...nearestOf(vector, held, limit).map((hit) => ({ kind, ...hit })));
+      const vectors = held.get(kind);
+      if (vectors) hits.push(...nearestOf(vector, vectors, limit).map((hit) => ({ kind, ...hit })));
       else inSql.push(kind);
     }
     return inSql.length === 0 ? hits : [...hits, ...(await this.nearestInSql(inSql, vector, limit))];

@@ -41,29 +41,54 @@ export class VectorCache {
 
   constructor(private readonly maxFloats = VECTOR_CACHE_FLOATS) {}
 
-  /** The user's vectors of `kind`, up to date as `db` sees them; undefined when they are too many to keep. */
-  async read(db: VectorQueryable, userId: string, kind: MemoryKind): Promise<ReadonlyMap<string, Float32Array> | undefined> {
-    const key = `${userId}\u0000${kind}`;
-    const found = this.held.get(key);
-    if (found === TOO_LARGE) return undefined;
-    const entry = found ?? { upTo: 0, vectors: new Map(), numbers: new Map(), floats: 0 };
-    this.held.delete(key);
-    this.held.set(key, entry);
-    for (;;) {
-      const { rows } = await db.query<{ id: string; n: string; bin: Buffer }>(
-        `SELECT id, vector_n::text AS n, array_send(embedding) AS bin FROM longterm_records
-          WHERE user_id = $1 AND kind = $2 AND vector_n > $3 ORDER BY vector_n LIMIT ${PAGE_ROWS}`,
-        [userId, kind, entry.upTo],
+  /**
+   * The user's vectors of each of `kinds`, up to date as `db` sees them; undefined for a kind with too
+   * many to keep. Every kind is read in one statement (a page of the rows numbered after what is held of
+   * each, in number order), not one a kind: a search asks for up to four.
+   */
+  async read(db: VectorQueryable, userId: string, kinds: readonly MemoryKind[]): Promise<Map<MemoryKind, ReadonlyMap<string, Float32Array> | undefined>> {
+    const out = new Map<MemoryKind, ReadonlyMap<string, Float32Array> | undefined>();
+    const reading = new Map<MemoryKind, { key: string; entry: Held }>();
+    for (const kind of new Set(kinds)) {
+      const key = `${userId}\u0000${kind}`;
+      const found = this.held.get(key);
+      if (found === TOO_LARGE) {
+        out.set(kind, undefined);
+        continue;
+      }
+      const entry = found ?? { upTo: 0, vectors: new Map(), numbers: new Map(), floats: 0 };
+      this.held.delete(key);
+      this.held.set(key, entry);
+      reading.set(kind, { key, entry });
+    }
+    while (reading.size > 0) {
+      const asked = [...reading];
+      // A page holds every row of a kind numbered up to its last row's number: each kind reads on from its own highest.
+      // One index probe a kind (LATERAL): a join on the kinds scanned all the user's rows.
+      const { rows } = await db.query<{ kind: MemoryKind; id: string; n: string; bin: Buffer }>(
+        `SELECT r.kind, r.id, r.vector_n::text AS n, array_send(r.embedding) AS bin
+           FROM unnest($2::text[], $3::bigint[]) AS s(kind, since)
+           CROSS JOIN LATERAL (SELECT kind, id, vector_n, embedding FROM longterm_records
+                                WHERE user_id = $1 AND kind = s.kind AND vector_n > s.since ORDER BY vector_n LIMIT ${PAGE_ROWS}) r
+          ORDER BY r.vector_n LIMIT ${PAGE_ROWS}`,
+        [userId, asked.map(([kind]) => kind), asked.map(([, { entry }]) => entry.upTo)],
       );
-      for (const row of rows) this.put(key, entry, row.id, Number(row.n), floatsOf(row.bin));
-      if (entry.floats > this.maxFloats) {
+      for (const row of rows) {
+        const target = reading.get(row.kind);
+        if (target) this.put(target.key, target.entry, row.id, Number(row.n), floatsOf(row.bin));
+      }
+      for (const [kind, { key, entry }] of asked) {
+        if (entry.floats <= this.maxFloats) continue;
         this.drop(key);
         this.held.set(key, TOO_LARGE);
-        return undefined;
+        out.set(kind, undefined);
+        reading.delete(kind);
       }
-      this.evictFor(key);
-      if (rows.length < PAGE_ROWS) return entry.vectors;
+      this.evictFor(new Set([...reading.values()].map((r) => r.key)));
+      if (rows.length < PAGE_ROWS) break;
     }
+    for (const [kind, { entry }] of reading) out.set(kind, entry.vectors);
+    return out;
   }
 
   /** Forgets what is held of a user (its records moved to another id). */
@@ -88,11 +113,11 @@ export class VectorCache {
     this.held.delete(key);
   }
 
-  /** Evicts the least recently used until the floats held fit, and the users and kinds known, `keep` last. */
-  private evictFor(keep: string): void {
+  /** Evicts the least recently used until the floats held fit, and the users and kinds known, those being read last. */
+  private evictFor(keep: ReadonlySet<string>): void {
     for (const key of this.held.keys()) {
       if (this.floats <= this.maxFloats && this.held.size <= MAX_KEYS) return;
-      if (key !== keep) this.drop(key);
+      if (!keep.has(key)) this.drop(key);
     }
   }
 }
