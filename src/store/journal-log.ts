@@ -50,7 +50,7 @@ export class JournalLogs {
   /** `file`'s entry for `hash` (the first that parses), or undefined. */
   read<T>(file: string, hash: string): T | undefined {
     const index = this.refresh(file);
-    for (const at of index.entries.get(hash) ?? []) {
+    for (const at of index?.entries.get(hash) ?? []) {
       const text = withOpenFile(file, (fd) => readAt(fd, at.position, at.length).toString('utf8'));
       if (text === undefined) return undefined;
       try {
@@ -109,10 +109,12 @@ export class JournalLogs {
     return index;
   }
 
-  /** The index of `file` with every complete line appended since it was last read. */
-  private refresh(file: string): LogIndex {
-    const index = this.indexes.get(file) ?? this.newIndex(file);
-    const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+  /** The index of `file` with every complete line appended since it was last read; none for a log never seen that does not exist. */
+  private refresh(file: string): LogIndex | undefined {
+    const size = statSync(file, { throwIfNoEntry: false })?.size;
+    const known = this.indexes.get(file);
+    if (size === undefined) return known;
+    const index = known ?? this.newIndex(file);
     if (size <= index.offset) return index;
     const from = index.offset;
     const data = withOpenFile(file, (fd) => readAt(fd, from, size - from));

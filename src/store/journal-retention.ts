@@ -54,7 +54,7 @@ export async function sweepJournals(root: string, before: Date): Promise<SweepRe
   const result: SweepResult = { removed: 0, bytes: 0 };
   for (const { logs, entries } of journalDirectories(root)) {
     await sweepDir(logs, '.jsonl', before.getTime(), result);
-    await sweepDir(entries, '.json', before.getTime(), result);
+    if (entries) await sweepDir(entries, '.json', before.getTime(), result);
   }
   return result;
 }

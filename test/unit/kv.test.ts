@@ -1,7 +1,7 @@
 /** The embedded key-value store (file backend under DATA_DIR, and the in-memory one used by tests). */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -123,8 +123,30 @@ test('file store, journals: each entry is read back, by this store and by anothe
     }
   }
   assert.equal(await reader.get(JOURNALS.steps, key(1, 1)), undefined, 'namespaces and parts stay apart');
-  // One log per run, not a file per entry.
-  assert.equal((await readdir(path.join(where, JOURNALS.calls, 'runs'))).length, 2);
+  // One log per run for every journal, not a file per entry nor a log per journal.
+  assert.equal((await readdir(path.join(where, 'journal.runs'))).length, 2);
+  assert.ok(!existsSync(path.join(where, JOURNALS.calls)) && !existsSync(path.join(where, JOURNALS.steps)));
+});
+
+test('file store, journals: entries a run journaled before the run logs, in the journal’s own log, are still read', async () => {
+  const where = dir();
+  const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 40);
+  // As written before: <journal>/runs/<hash of the run>.jsonl, entries hashed by their key alone.
+  for (const namespace of [JOURNALS.calls, JOURNALS.steps]) {
+    mkdirSync(path.join(where, namespace, 'runs'), { recursive: true });
+    const entry = (key: string) => `\n${hash(key)}\t${JSON.stringify({ key, value: `${namespace} ${key}` })}\n`;
+    writeFileSync(path.join(where, namespace, 'runs', `${hash('wf/run')}.jsonl`), entry('wf/run/1') + entry('wf/run/2'));
+  }
+  const store = new FileKeyValueStore(where);
+  assert.equal(await store.get(JOURNALS.calls, 'wf/run/1'), `${JOURNALS.calls} wf/run/1`);
+  assert.equal(await store.get(JOURNALS.steps, 'wf/run/2'), `${JOURNALS.steps} wf/run/2`);
+  // The run's next calls go to its run log; both logs are read.
+  await store.put(JOURNALS.calls, 'wf/run/3', 'new');
+  const other = new FileKeyValueStore(where);
+  assert.equal(await other.get(JOURNALS.calls, 'wf/run/3'), 'new');
+  assert.equal(await other.get(JOURNALS.calls, 'wf/run/1'), `${JOURNALS.calls} wf/run/1`);
+  assert.equal(await store.get(JOURNALS.calls, 'wf/run/4'), undefined);
+  assert.equal(await store.get(JOURNALS.steps, 'wf/run/1'), `${JOURNALS.steps} wf/run/1`);
 });
 
 test('file store, journals: a key keeps its first value; a line torn by a crashed writer is skipped and later entries read whole', async () => {
@@ -133,13 +155,13 @@ test('file store, journals: a key keeps its first value; a line torn by a crashe
   await store.put(JOURNALS.calls, 'wf/run/1', 'first');
   await store.put(JOURNALS.calls, 'wf/run/1', 'second');
   assert.equal(await store.get(JOURNALS.calls, 'wf/run/1'), 'first');
-  const [log] = await readdir(path.join(where, JOURNALS.calls, 'runs'));
-  const file = path.join(where, JOURNALS.calls, 'runs', log!);
+  const [log] = await readdir(path.join(where, 'journal.runs'));
+  const file = path.join(where, 'journal.runs', log!);
   // A writer that died mid-entry: its line is cut, with no newline after it.
   const whole = readFileSync(file, 'utf8')
     .split('\n')
     .find((line) => line.includes('first'))!;
-  appendFileSync(file, `\n${createHash('sha256').update('wf/run/2').digest('hex').slice(0, 40)}${whole.slice(40, -4)}`);
+  appendFileSync(file, `\n${createHash('sha256').update(`${JOURNALS.calls}\u0000wf/run/2`).digest('hex').slice(0, 40)}${whole.slice(40, -4)}`);
   assert.equal(await store.get(JOURNALS.calls, 'wf/run/2'), undefined, 'an entry still being written (or torn) is not read');
   await store.put(JOURNALS.calls, 'wf/run/3', 'after');
   await store.put(JOURNALS.calls, 'wf/run/2', 'again');
@@ -166,7 +188,7 @@ test('file store, journals: a run log removed while this store keeps it open get
   const where = dir();
   const store = new FileKeyValueStore(where);
   await store.put(JOURNALS.calls, 'wf/run/1', 'before');
-  const runs = path.join(where, JOURNALS.calls, 'runs');
+  const runs = path.join(where, 'journal.runs');
   const [log] = await readdir(runs);
   rmSync(path.join(runs, log!));
   await store.put(JOURNALS.calls, 'wf/run/2', 'after');
