@@ -86,6 +86,8 @@ export class LongTermService implements LongTermMemory {
   private readonly store: LongTermStore;
   private readonly observers: readonly MemoryObserver[];
   private readonly now: () => Date;
+  /** The last fact recording time given (ms since the epoch): see recordingTime. */
+  private lastRecordedMs = 0;
   private readonly dense: DenseRanker | undefined;
   private readonly embedder: Embedder | undefined;
   private readonly warn: (message: string, details: Record<string, unknown>) => void;
@@ -283,6 +285,16 @@ export class LongTermService implements LongTermMemory {
     return this.audited(userId, 'get_message', reader, { messageId }, async () => (await this.store.reader(userId).getMessages([messageId]))[0] ?? null, idOf);
   }
 
+  /**
+   * Now, as a new fact's recording time: later than the last this service gave, so facts recorded one
+   * after another within a millisecond (a memory pass's) list newest first in the order they were
+   * recorded, not by their random ids.
+   */
+  private recordingTime(): string {
+    this.lastRecordedMs = Math.max(this.now().getTime(), this.lastRecordedMs + 1);
+    return new Date(this.lastRecordedMs).toISOString();
+  }
+
   async recordFact(userId: string, input: FactInput, provenance: Provenance, meta: WriteMeta): Promise<RecordedFact> {
     const screened = screenTexts(this.observers, userId, [input.subject, input.predicate, input.object, input.text], meta);
     const [subject = '', predicate = '', object = '', text = ''] = screened.texts;
@@ -331,7 +343,7 @@ export class LongTermService implements LongTermMemory {
         text,
         validFrom,
         validTo: null,
-        recordedAt: now,
+        recordedAt: this.recordingTime(),
         confidence: FIRST_CONFIDENCE[meta.origin],
         mentions: 1,
         supersedes: null,

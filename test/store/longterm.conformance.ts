@@ -130,6 +130,21 @@ export function longTermConformance(name: string, make: () => Promise<LongTermTa
         assert.equal((await svc.listFacts(user, { limit: 5, includeInvalid: true })).length, 5);
       }));
 
+    test('facts recorded within one millisecond list newest first in the order they were recorded', () =>
+      withService(
+        async (svc, user) => {
+          const ids: string[] = [];
+          for (const object of ['tea', 'jazz', 'chess', 'rain', 'maps', 'owls', 'figs', 'kites']) {
+            ids.push((await svc.recordFact(user, { subject: 'I', predicate: 'like', object, text: `The user likes ${object}` }, { messageIds: [] }, agent)).fact.id);
+          }
+          assert.deepEqual(
+            (await svc.listFacts(user, { limit: 8 })).map((f) => f.id),
+            ids.reverse(),
+          );
+        },
+        () => new Date('2026-01-01T00:00:00Z'),
+      ));
+
     test("a subject's facts can be listed by predicate, its spelling and tense aside", () =>
       withService(async (svc, user, target) => {
         const lives = await svc.recordFact(user, { subject: 'I', predicate: 'lives in', object: 'Lyon', text: 'The user lives in Lyon' }, { messageIds: [] }, agent);
