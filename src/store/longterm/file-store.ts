@@ -194,10 +194,9 @@ export class FileLongTermStore implements LongTermStore {
    * records writes none until the user is next searched.
    */
   private snapshotIfDue(user: LoadedUser): void {
-    // Past a quarter of what the last one holds too: a growing user's snapshots grow geometrically.
-    if (user.sinceSnapshot < Math.max(this.snapshotAfter, user.inSnapshot / 4)) return;
+    if (!this.snapshotDue(user)) return;
     const write = () => {
-      if (user.sinceSnapshot < Math.max(this.snapshotAfter, user.inSnapshot / 4)) return;
+      if (!this.snapshotDue(user)) return; // another read's turn wrote it meanwhile
       try {
         this.writeSnapshot(user);
       } catch (err) {
@@ -205,6 +204,16 @@ export class FileLongTermStore implements LongTermStore {
       }
     };
     user.queue = user.queue.then(() => new Promise<void>((resolve) => setImmediate(() => resolve(write()))));
+  }
+
+  /** Whether enough was indexed since the last snapshot: past a quarter of what it holds too, so a growing user's snapshots grow geometrically. */
+  private snapshotDue(user: LoadedUser): boolean {
+    return user.sinceSnapshot >= Math.max(this.snapshotAfter, user.inSnapshot / 4);
+  }
+
+  /** The bytes of the user's log just before `offset` (at most TAIL_BYTES): what a snapshot taken there keeps, to know the log again. */
+  private logTail(user: LoadedUser, offset: number): Buffer | undefined {
+    return withOpenFile(user.records.file, (fd) => readAt(fd, Math.max(0, offset - TAIL_BYTES), Math.min(TAIL_BYTES, offset)));
   }
 
   /**
@@ -226,7 +235,7 @@ export class FileLongTermStore implements LongTermStore {
       return;
     }
     if (snapshot?.version !== SNAPSHOT_VERSION || snapshot.analysis !== analysisProbe() || !Number.isInteger(snapshot.offset) || !(snapshot.tail instanceof Uint8Array)) return;
-    const tail = withOpenFile(user.records.file, (fd) => readAt(fd, Math.max(0, snapshot.offset - TAIL_BYTES), Math.min(TAIL_BYTES, snapshot.offset)));
+    const tail = this.logTail(user, snapshot.offset);
     if (!tail || !Buffer.from(snapshot.tail).equals(tail)) return;
     const text = UserIndex.textIndexesOf(snapshot.text);
     const records = user.records.offset === 0 ? user.records.linesBefore(snapshot.offset) : undefined;
@@ -242,7 +251,7 @@ export class FileLongTermStore implements LongTermStore {
   /** Writes the user's full-text indexes as of what it read of the log (by rename: a reader sees a whole one). */
   private writeSnapshot(user: LoadedUser): void {
     const { offset } = user.records;
-    const tail = withOpenFile(user.records.file, (fd) => readAt(fd, Math.max(0, offset - TAIL_BYTES), Math.min(TAIL_BYTES, offset)));
+    const tail = this.logTail(user, offset);
     if (!tail || tail.length !== Math.min(TAIL_BYTES, offset)) return;
     const bytes = serialize({ version: SNAPSHOT_VERSION, analysis: analysisProbe(), offset, tail, text: user.index.textSnapshot() } satisfies SnapshotFile);
     writeByRename(path.join(user.dir, SNAPSHOT_FILE), this.sealer.on ? JSON.stringify(this.sealer.seal(bytes.toString('base64'))) : bytes);
