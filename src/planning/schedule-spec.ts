@@ -62,8 +62,10 @@ export function scheduleSpecOf(timing: ScheduleTiming, now: Date): ScheduleSpecR
     const at = DateTime.fromISO(timing.at, { zone: timezone });
     if (!at.isValid) return { ok: false, reason: `at "${timing.at}" is not an ISO 8601 date-time` };
     if (at.toMillis() <= now.getTime()) return { ok: false, reason: `at ${at.toISO() ?? timing.at} is in the past` };
-    // Calendar fields in UTC: one instant, whatever the zone's rules (DST) do around it.
-    const u = at.toUTC();
+    // Calendar fields in UTC: one instant, whatever the zone's rules (DST) do around it. They have
+    // whole seconds, so a time within a second waits for the next one: never early, never in the past.
+    const utc = at.toUTC();
+    const u = utc.millisecond === 0 ? utc : utc.startOf('second').plus({ seconds: 1 });
     const month = MONTHS[u.month - 1] ?? 'JANUARY';
     return { ok: true, once: true, spec: { calendars: [{ year: u.year, month, dayOfMonth: u.day, hour: u.hour, minute: u.minute, second: u.second }], timezone: 'UTC', ...(endAt ? { endAt } : {}) } };
   }

@@ -41,6 +41,10 @@ test('at: read in its time zone when it has no offset, across a DST change; the 
   const offset = scheduleSpecOf({ at: '2026-04-01T09:00:00-05:00', timeZone: 'Europe/Paris' }, NOW);
   assert.ok(offset.ok);
   assert.equal(offset.spec.calendars?.[0]?.hour, 14);
+  // Within a second: the next whole second, never before the time asked for (23:59:59.5 on New Year's Eve is the next year).
+  const within = scheduleSpecOf({ at: '2026-12-31T23:59:59.500Z' }, NOW);
+  assert.ok(within.ok);
+  assert.deepEqual(within.spec.calendars, [{ year: 2027, month: 'JANUARY', dayOfMonth: 1, hour: 0, minute: 0, second: 0 }]);
   assert.match(reason(scheduleSpecOf({ at: '2026-03-28T11:59:59Z' }, NOW)), /is in the past/);
   assert.match(reason(scheduleSpecOf({ at: 'next friday' }, NOW)), /not an ISO 8601 date-time/);
 });
