@@ -20,15 +20,16 @@ export const ReactActionReplySchema = z
     blueprint: z.string().min(1).max(100).optional(),
   })
   .superRefine((reply, ctx) => {
-    const need: Record<ReactActionKind, 'tool' | 'result' | 'question' | 'goal' | 'blueprint'> = {
+    // A finish without "result" has its thought as the task's result.
+    const need: Record<ReactActionKind, 'tool' | 'question' | 'goal' | 'blueprint' | null> = {
       tool: 'tool',
-      finish: 'result',
+      finish: null,
       ask_user: 'question',
       plan: 'goal',
       blueprint: 'blueprint',
     };
     const field = need[reply.action];
-    if (reply[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `a ${reply.action} action needs "${field}"` });
+    if (field !== null && reply[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `a ${reply.action} action needs "${field}"` });
   });
 export type ReactActionReply = z.infer<typeof ReactActionReplySchema>;
 

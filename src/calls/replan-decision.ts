@@ -15,7 +15,8 @@ export const ReplanDecisionReplySchema = z
     decision: z.enum(REPLAN_DECISIONS),
     steps: z.array(StepSpecSchema).max(50).optional(),
     question: z.string().min(1).max(4000).optional(),
-    answer: z.string().min(1).optional(),
+    // A finish without it has the answer written from what was observed (a final_answer call).
+    answer: z.string().optional(),
   })
   .superRefine((reply, ctx) => {
     if (reply.decision === 'replace_remaining' && (reply.steps === undefined || reply.steps.length === 0)) {
@@ -23,9 +24,6 @@ export const ReplanDecisionReplySchema = z
     }
     if (reply.decision === 'ask_user' && reply.question === undefined) {
       ctx.addIssue({ code: 'custom', path: ['question'], message: 'ask_user needs "question"' });
-    }
-    if (reply.decision === 'finish' && reply.answer === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['answer'], message: 'finish needs "answer"' });
     }
   });
 export type ReplanDecisionReply = z.infer<typeof ReplanDecisionReplySchema>;

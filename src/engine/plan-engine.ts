@@ -211,11 +211,8 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
   /** The next step, or the final answer when the plan ran out, or the end at the step limit; `given`: the next respond step's answer, if it came with the plan. */
   #advance(now: Date, given?: PlanAnswer): PlanCommand[] {
     const step = model.nextPendingStep(this.#state);
-    if (!step) {
-      // The plan ran out without a respond step: write the answer from what was observed.
-      this.#waiting = { for: 'answer', stepId: null };
-      return this.#emit(this.#respond(this.#state.currentStepId ?? '', 'final answer'));
-    }
+    // The plan ran out without a respond step: write the answer from what was observed.
+    if (!step) return this.#writeAnswer();
     if (++this.#executed > this.input.limits.maxSteps) {
       this.#publish(model.fail(this.#state, `step limit reached: a run may execute at most ${this.input.limits.maxSteps} steps`, now));
       return this.#end('step_limit');
@@ -291,6 +288,12 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
     this.#out.clear();
     this.#publish(model.complete(this.#state, answer, now), false);
     return this.#out.drain();
+  }
+
+  /** The answer of a run with no respond step left, written by a `final_answer` call from what was observed. */
+  #writeAnswer(): PlanCommand[] {
+    this.#waiting = { for: 'answer', stepId: null };
+    return this.#emit(this.#respond(this.#state.currentStepId ?? '', 'final answer'));
   }
 
   /** The `final_answer` call of a respond step (or of a plan that ran out), asked to close the run when it answers. */
@@ -378,7 +381,12 @@ export class PlanEngine implements Engine<ExecutionState, PlanCalls, PlanPersonE
         this.#publish(model.insertStepAfterCurrent(this.#state, { type: 'ask_user', description: 'Ask the user', question: decision.question ?? '' }, now));
         break;
       case 'finish':
-        this.#publish(model.complete(this.#state, decision.answer ?? '', now));
+        if (decision.answer === undefined || decision.answer.trim() === '') {
+          // Finished without the answer (DESIGN.md makes it optional): written as when the plan runs out.
+          this.#publish(model.skipPending(this.#state, now));
+          return this.#writeAnswer();
+        }
+        this.#publish(model.complete(this.#state, decision.answer, now));
         return this.#end('finished');
     }
     return this.#advance(now);

@@ -654,7 +654,7 @@ export class TreeEngine implements Engine<ExecutionState, TreeCalls, TreePersonE
         return this.#reflect(taskIndex, `a failed ${reply.tool ?? 'tool'} call`, now);
       }
       case 'finish': {
-        const result = reply.result ?? '';
+        const result = reply.result ?? reply.thought;
         step({ type: 'reason' }, 'completed', { kind: 'reason', content: `task ${taskIndex} finished: ${result}` });
         this.#setTask(taskIndex, (n) => ({ ...n, status: 'completed', result, summary: summaryOf(result) }), now);
         return this.#schedule(now);

@@ -303,9 +303,17 @@ export function recordReply(state: ExecutionState, stepId: string, text: string,
 }
 
 export function complete(state: ExecutionState, answer: string, now: Date): ExecutionState {
-  // Steps the model finished early past are skipped, not left pending forever.
-  const steps = state.steps.map((s) => (s.status === 'pending' ? { ...s, status: 'skipped' as const } : s));
-  return next(state, { status: 'completed', finalAnswer: answer, steps, currentStepId: null }, now);
+  return next(state, { status: 'completed', finalAnswer: answer, steps: pendingSkipped(state.steps), currentStepId: null }, now);
+}
+
+/** The run finishes early and its answer is still to be written: the steps left are skipped first. */
+export function skipPending(state: ExecutionState, now: Date): ExecutionState {
+  return next(state, { steps: pendingSkipped(state.steps) }, now);
+}
+
+/** Steps the model finished early past are skipped, not left pending forever. */
+function pendingSkipped(steps: readonly PlanStep[]): PlanStep[] {
+  return steps.map((s) => (s.status === 'pending' ? { ...s, status: 'skipped' as const } : s));
 }
 
 /**

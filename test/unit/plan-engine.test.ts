@@ -184,6 +184,27 @@ test('replan decisions: replace_remaining runs the new steps, ask_user inserts a
   );
 });
 
+test('finish without an answer: the steps left are skipped and the answer is written by a final answer call', () => {
+  for (const answer of [undefined, ' ']) {
+    const e = engine();
+    e.start(T0);
+    e.handle(planned([CALC, CALC, RESPOND]), T0);
+    const decision = { decision: 'finish' as const, ...(answer === undefined ? {} : { answer }) };
+    const [call, ...rest] = e.handle({ ...stepDone(), value: { ...stepDone().value, decision } }, T0);
+    assert.ok(call?.kind === 'call' && call.activity === 'respond', JSON.stringify(call));
+    assert.equal(call.summary, 'final answer');
+    assert.deepEqual(rest, []);
+    assert.deepEqual(
+      call.input.state.steps.map((s) => s.status),
+      ['completed', 'skipped', 'skipped'],
+      'the answer is written from a state that shows the plan ended there',
+    );
+    assert.equal(e.state.status, 'running');
+    assert.deepEqual(kinds(e.handle(answered('42, early'), T0)), ['status:completed', 'close', 'end']);
+    assert.equal(e.state.finalAnswer, '42, early');
+  }
+});
+
 test('a plan that runs out without respond gets a final answer call', () => {
   const e = engine();
   e.start(T0);

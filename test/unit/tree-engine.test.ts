@@ -207,6 +207,16 @@ test('ask_user waits for a reply in the middle of a leaf; the leaf goes on after
   assert.equal(e.state.observations.at(-1)?.content, 'Friday');
 });
 
+test('a finish without a result has its thought as the task result', () => {
+  const e = engine();
+  e.start(T0);
+  e.handle(proposed({ name: 'r', goal: 'g', subtasks: [{ name: 'Only', goal: 'only' }] }), T0);
+  e.handle(acted({ thought: 'The date is Friday.', action: 'finish' }), T0);
+  const task = e.state.tree?.subtasks[0];
+  assert.equal(task?.status, 'completed');
+  assert.equal(task?.result, 'The date is Friday.');
+});
+
 test('a leaf past MAX_ITERATIONS is aborted with the reason and the run moves on', () => {
   const e = engine();
   e.start(T0);

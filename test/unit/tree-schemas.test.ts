@@ -33,7 +33,8 @@ test('react_action: each action needs its own field', () => {
   assert.ok(ReactActionReplySchema.safeParse({ thought: 't', action: 'tool', tool: 'calculator', args: { expression: '1+1' } }).success);
   assert.ok(ReactActionReplySchema.safeParse({ thought: 't', action: 'finish', result: '2' }).success);
   assert.deepEqual(paths(ReactActionReplySchema.safeParse({ thought: 't', action: 'tool' })), ['tool']);
-  assert.deepEqual(paths(ReactActionReplySchema.safeParse({ thought: 't', action: 'finish' })), ['result']);
+  // A finish without "result" is taken: its thought is the result.
+  assert.ok(ReactActionReplySchema.safeParse({ thought: 't', action: 'finish' }).success);
   assert.deepEqual(paths(ReactActionReplySchema.safeParse({ thought: 't', action: 'ask_user' })), ['question']);
   assert.deepEqual(paths(ReactActionReplySchema.safeParse({ thought: 't', action: 'plan' })), ['goal']);
   assert.deepEqual(paths(ReactActionReplySchema.safeParse({ thought: 't', action: 'blueprint' })), ['blueprint']);

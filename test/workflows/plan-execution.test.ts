@@ -157,6 +157,25 @@ test('finish ends the run early with the answer; later steps are skipped', async
   assert.equal(stub.requestsFor(goal, 'final_answer').length, 0);
 });
 
+test('finish without an answer ends the run early too: the final_answer call writes it, and later steps are skipped', async () => {
+  const goal = 'finish early, answer later';
+  stub.script(goal, {
+    execution_plan: [{ steps: [toolStep('tally', { label: 'early-unanswered' }), toolStep('tally', { label: 'never-unanswered' }), respondStep] }],
+    replan_decision: [{ decision: 'finish' }],
+    final_answer: [answer('written from what was observed')],
+  });
+  const state = await run(goal);
+  assert.equal(state.status, 'completed', state.lastError ?? '');
+  assert.equal(state.finalAnswer, 'written from what was observed');
+  assert.deepEqual(
+    state.steps.map((s) => s.status),
+    ['completed', 'skipped', 'skipped'],
+  );
+  assert.equal(tally.get('never-unanswered'), undefined);
+  assert.equal(stub.requestsFor(goal, 'replan_decision').length, 1, 'taken as it came: no repair');
+  assert.equal(stub.requestsFor(goal, 'final_answer').length, 1);
+});
+
 test('a replan decision to ask the user inserts a question before the remaining steps', async () => {
   const goal = 'decide to ask';
   stub.script(goal, {
