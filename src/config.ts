@@ -185,15 +185,15 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_MESSAGES_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
   /** Event streams (SSE) one user may hold open at once (0: no limit). @default 20 with apikey, else 0 */
   MAX_STREAMS_PER_USER: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
-  /** Sessions one user may create per minute (0: no limit). @default 30 with apikey, else 0 */
+  /** Sessions one user may create per minute (0: no limit). @default 120 with apikey, else 0 */
   RATE_LIMIT_SESSIONS_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
-  /** Sessions one user may have open at once, each a workflow idling up to SESSION_IDLE_MINUTES (0: no limit). @default 100 with apikey, else 0 */
+  /** Sessions one user may have open at once, each a workflow idling up to SESSION_IDLE_MINUTES (0: no limit). @default 500 with apikey, else 0 */
   MAX_OPEN_SESSIONS_PER_USER: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
-  /** Long-term memory imports (up to 10 MB each) one user may make per hour (0: no limit). @default 20 with apikey, else 0 */
+  /** Long-term memory imports (up to 10 MB each) one user may make per hour (0: no limit). @default 240 with apikey, else 0 */
   RATE_LIMIT_IMPORTS_PER_HOUR: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
   /** Conversations of one import the background extraction reads (0: all); the rest stay searchable. @default 50 with apikey, else 0 */
   IMPORT_EXTRACTION_MAX_CONVERSATIONS: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
-  /** Long-term memory requests that embed text (searches, `q=` listings, stated facts) one user may make per minute (0: no limit). @default 120 with apikey, else 0 */
+  /** Long-term memory requests that embed text (searches, `q=` listings, stated facts) one user may make per minute (0: no limit). @default 600 with apikey, else 0 */
   RATE_LIMIT_SEARCHES_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
   /** Codec calls (`/v1/codec/*`) one admin key may make per minute (0: no limit). @default 600 with apikey, else 0 */
   RATE_LIMIT_CODEC_PER_MINUTE: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).optional()),
