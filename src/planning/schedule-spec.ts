@@ -42,7 +42,7 @@ export function durationMs(text: string): number | null {
   return iso.isValid ? iso.toMillis() : null;
 }
 
-export type ScheduleSpecResult = { ok: true; spec: TemporalScheduleSpec; once: boolean } | { ok: false; reason: string };
+export type ScheduleSpecResult = { ok: true; spec: TemporalScheduleSpec; once: boolean; /** A once-schedule's one time. */ due?: Date } | { ok: false; reason: string };
 
 /** Checks `timing` at `now` and builds its spec: exactly one of at / cron / every, a known time zone, an end in the future. */
 export function scheduleSpecOf(timing: ScheduleTiming, now: Date): ScheduleSpecResult {
@@ -66,8 +66,14 @@ export function scheduleSpecOf(timing: ScheduleTiming, now: Date): ScheduleSpecR
     // whole seconds, so a time within a second waits for the next one: never early, never in the past.
     const utc = at.toUTC();
     const u = utc.millisecond === 0 ? utc : utc.startOf('second').plus({ seconds: 1 });
+    if (endAt && u.toMillis() > endAt.getTime()) return { ok: false, reason: `at ${u.toISO() ?? timing.at} is after endAt ${endAt.toISOString()}: it would never run` };
     const month = MONTHS[u.month - 1] ?? 'JANUARY';
-    return { ok: true, once: true, spec: { calendars: [{ year: u.year, month, dayOfMonth: u.day, hour: u.hour, minute: u.minute, second: u.second }], timezone: 'UTC', ...(endAt ? { endAt } : {}) } };
+    return {
+      ok: true,
+      once: true,
+      due: u.toJSDate(),
+      spec: { calendars: [{ year: u.year, month, dayOfMonth: u.day, hour: u.hour, minute: u.minute, second: u.second }], timezone: 'UTC', ...(endAt ? { endAt } : {}) },
+    };
   }
   if (timing.cron !== undefined) {
     const fields = timing.cron.trim().split(/\s+/);

@@ -87,7 +87,7 @@ export class Schedules {
     const owned = await this.count(request.userId);
     if (owned >= this.limits.perUser) throw new ScheduleRefusedError(`user ${request.userId} has ${owned} schedules, the most allowed (delete one first)`);
     const scheduleId = request.scheduleId ?? readableId('sched', request.userId);
-    const { spec, once } = built;
+    const { spec, once, due } = built;
     const memo: ScheduleMemo = {
       userId: request.userId,
       goal: request.goal,
@@ -117,7 +117,14 @@ export class Schedules {
         memo: { ...memo },
         typedSearchAttributes: [userIdAttribute(request.userId)],
       });
-      return { scheduleId, nextRuns: (await handle.describe()).info.nextActionTimes.map((d) => d.toISOString()) };
+      const made = await handle.describe();
+      if (once && due !== undefined && due.getTime() <= Date.now() && missedAtStart(made)) {
+        // Its time passed before Temporal's scheduler first ran (a slow create): that scheduler only
+        // fires times after its start, so the one occurrence would never come. It runs now instead.
+        await handle.trigger();
+        return { scheduleId, nextRuns: [] };
+      }
+      return { scheduleId, nextRuns: made.info.nextActionTimes.map((d) => d.toISOString()) };
     } catch (err) {
       // The server checks what we cannot (a cron field out of range; the client names it a TypeError): its reason is the person's.
       if (err instanceof TypeError) throw new ScheduleRefusedError(`cron "${request.cron ?? ''}": ${err.message}`);
@@ -239,6 +246,11 @@ export class Schedules {
     }
     return runs;
   }
+}
+
+/** A once-schedule with nothing ahead and nothing done: its one time came before its scheduler started. */
+export function missedAtStart(d: Pick<ScheduleDescription, 'info'>): boolean {
+  return d.info.nextActionTimes.length === 0 && d.info.recentActions.length === 0 && d.info.runningActions.length === 0;
 }
 
 function memoOf(d: Pick<ScheduleDescription, 'memo'>): ScheduleMemo | null {

@@ -43,22 +43,23 @@ export function scheduleTools(service: ScheduleService): ToolDefinition[] {
       })
       .refine((a) => [a.in, a.at, a.cron, a.every].filter((x) => x !== undefined).length === 1, { message: 'give exactly one of in, at, cron or every' }),
     async handler(args, ctx) {
-      let at = args.at;
-      if (args.in !== undefined) {
-        const ms = durationMs(
-          args.in
-            .replace(/\s*minutes?$/i, 'm')
-            .replace(/\s*hours?$/i, 'h')
-            .replace(/\s*seconds?$/i, 's')
-            .replace(/\s*days?$/i, 'd'),
-        );
-        if (ms === null) throw new Error(`"${args.in}" is not a duration (e.g. "10 minutes", "2h")`);
-        at = new Date(Date.now() + ms).toISOString();
-      }
+      const inMs =
+        args.in === undefined
+          ? null
+          : durationMs(
+              args.in
+                .replace(/\s*minutes?$/i, 'm')
+                .replace(/\s*hours?$/i, 'h')
+                .replace(/\s*seconds?$/i, 's')
+                .replace(/\s*days?$/i, 'd'),
+            );
+      if (args.in !== undefined && inMs === null) throw new Error(`"${args.in}" is not a duration (e.g. "10 minutes", "2h")`);
       // One schedule per step, however often the step is retried.
       const scheduleId = `sched-${createHash('sha256').update(ctx.idempotencyKey).digest('hex').slice(0, 16)}`;
       const existing = await service.ownerOf(scheduleId);
       if (existing !== null) return { scheduleId, created: false };
+      // "In" counts from here, after the lookup: a short one is not already past when it is checked.
+      const at = inMs !== null ? new Date(Date.now() + inMs).toISOString() : args.at;
       const made = await service.create({
         userId: ctx.userId,
         goal: args.goal,

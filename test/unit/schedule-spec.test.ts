@@ -45,6 +45,8 @@ test('at: read in its time zone when it has no offset, across a DST change; the 
   const within = scheduleSpecOf({ at: '2026-12-31T23:59:59.500Z' }, NOW);
   assert.ok(within.ok);
   assert.deepEqual(within.spec.calendars, [{ year: 2027, month: 'JANUARY', dayOfMonth: 1, hour: 0, minute: 0, second: 0 }]);
+  assert.equal(within.due?.toISOString(), '2027-01-01T00:00:00.000Z');
+  assert.match(reason(scheduleSpecOf({ at: '2026-04-01T09:00:00Z', endAt: '2026-03-30T00:00:00Z' }, NOW)), /is after endAt .* it would never run/);
   assert.match(reason(scheduleSpecOf({ at: '2026-03-28T11:59:59Z' }, NOW)), /is in the past/);
   assert.match(reason(scheduleSpecOf({ at: 'next friday' }, NOW)), /not an ISO 8601 date-time/);
 });
