@@ -7,10 +7,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import { registryDir, UdpPublisher } from '../../src/live/udp-channel';
 import { openLongTerm, type OpenLongTerm } from '../../src/store/longterm/open-longterm';
 import { openMemory, type OpenMemory } from '../../src/store/open-memory';
 import { launchBrowser, withPage } from '../helpers/browser';
 import { requestJson } from '../helpers/http';
+import { gate } from '../helpers/gate';
 import { startKeyedApi, type KeyedApi } from '../helpers/keyed-api';
 import { startRunsApi, type RunsApi } from '../helpers/runs-api';
 import { answer, cont, respondStep } from '../helpers/scenarios';
@@ -261,26 +263,44 @@ test('the run view shows the model call in progress as its answer streams (live 
   const userId = 'inspector-live';
   const goal = 'inspector: answer slowly';
   const text = `A slow answer, streamed a few characters at a time. ${'It goes on. '.repeat(12)}The end.`;
-  stub.script(goal, { execution_plan: [{ steps: [respondStep] }], final_answer: [answer(text)] });
+  // However slow the machine, the page sees the call in progress: the run's plan waits until the page
+  // shows the run and the worker knows it is watched (a second worker's ear hears the API's watches as
+  // the run's worker does), and the answer's stream stops after PAUSE_AT pieces until the page shows part of it.
+  const PAUSE_AT = 20;
+  const watching = gate();
+  const resuming = gate();
+  stub.script(goal, { execution_plan: [watching.hold({ steps: [respondStep] })], final_answer: [answer(text)] });
   Object.assign(stub, { streaming: true, chunkChars: 3, chunkDelayMs: 50 });
+  stub.beforePiece = (s, i) => (s.goal === goal && s.name === 'final_answer' && i === PAUSE_AT ? resuming.opened : undefined);
+  const ear = new UdpPublisher(registryDir(api.env.config.dataDir));
   try {
     const { runId } = await call<{ runId: string }>(api.url, 201, 'POST', '/v1/runs', { userId, goal });
+    // The page lists the user's runs once, when loaded: the run must be listed by then.
+    await waitFor('the run listed', async () => (await call<{ runs: { runId: string }[] }>(api.url, 200, 'GET', `/v1/runs?userId=${userId}`)).runs.some((r) => r.runId === runId));
     await withPage(browser, 'inspector-live', async (page) => {
       await page.goto(`${api.url}/inspector`);
       await page.fill('input[name="userId"]', userId);
       await page.click('button:has-text("Load")');
       await page.click(`[data-testid="runs"] button:has-text("${goal}")`);
+      await page.locator('[data-testid="run-status"]').waitFor();
+      await waitFor("the page's watch heard", async () => ear.watched(runId, undefined));
+      watching.open();
       const partial = await waitFor('part of the answer on the page', async () => {
         const shown = (await page.locator('[data-testid="live-call"] [data-testid="live-text"]').allTextContents()).join('');
         return shown.length > 0 && text.startsWith(shown) && shown.length < text.length ? shown : undefined;
       });
       assert.ok(text.startsWith(partial));
+      resuming.open();
       await page.locator('[data-testid="run-status"]', { hasText: 'completed' }).waitFor();
       await page.locator('text=Answer: A slow answer').waitFor();
       assert.equal(await page.locator('[data-testid="live-call"]').count(), 0, 'the live call gives way to the answer');
     });
     assert.equal((await call<{ finalAnswer: string }>(api.url, 200, 'GET', `/v1/runs/${runId}`)).finalAnswer, text);
   } finally {
+    watching.open();
+    resuming.open();
+    stub.beforePiece = undefined;
+    await ear.close();
     Object.assign(stub, { streaming: false, chunkDelayMs: 0 });
   }
 });

@@ -15,15 +15,22 @@ import { Sessions } from '../../src/temporal/sessions';
 import { listen, requestJson, type Listening } from '../helpers/http';
 import { startRunsApi, type RunsApi } from '../helpers/runs-api';
 import { answer, respondStep, toolStep, cont } from '../helpers/scenarios';
+import { gate } from '../helpers/gate';
 import { readEvents } from '../helpers/sse-client';
 import type { LiveMessage } from '../../src/live/messages';
-import { listenUdp, registryDir } from '../../src/live/udp-channel';
+import { listenUdp, registryDir, UdpPublisher } from '../../src/live/udp-channel';
 import { StubModelServer } from '../helpers/stub-model-server';
+import { waitFor } from '../helpers/temporal-env';
 
 const stub = new StubModelServer();
 let api: RunsApi;
 let memory: Awaited<ReturnType<typeof openMemory>>;
 let sessionsApp: Listening;
+/**
+ * A second worker's ear on the token channel: an API announces a watch to every registered worker at
+ * once, so once this one has heard it, the run's worker has been told too (src/live/watch.ts).
+ */
+let ear: UdpPublisher;
 const USER = `live-${randomUUID().slice(0, 8)}@example.com`;
 
 before(async () => {
@@ -34,8 +41,10 @@ before(async () => {
   memory = await openMemory(api.env.config);
   const sessions = new Sessions(api.env.client, memory.memory, api.env.config);
   sessionsApp = await listen(createApp({ runs: api.runs, sessions, config: api.env.config, isHealthy: async () => true, logger: pino({ level: 'silent' }) }));
+  ear = new UdpPublisher(registryDir(api.env.config.dataDir));
 });
 after(async () => {
+  await ear?.close();
   await sessionsApp?.close();
   await memory?.close();
   await api?.stop();
@@ -77,14 +86,32 @@ const answerOf = (events: EventSourceMessage[]) => [...assemble(events)].filter(
 const tokensOf = (events: EventSourceMessage[]) => events.filter((e) => e.event === 'token').map((e) => JSON.parse(e.data) as Token);
 const finalState = (events: EventSourceMessage[]) => JSON.parse([...events].reverse().find((e) => e.event === 'done')!.data) as ExecutionState;
 
+/** Resolves once the workers know a reader watches the run (or, with `sessionId`, the session). */
+const watched = (runId: string, sessionId?: string) => waitFor(`the watch of ${sessionId ?? runId} heard`, async () => ear.watched(runId, sessionId), 20_000);
+
+/** Reads a run's events once the run is held at `held` until the reader watches: no call streams before. */
+async function readWatched(runId: string, held: { open: () => void }, options: Parameters<typeof readEvents>[1]): ReturnType<typeof readEvents> {
+  const reading = readEvents(`${api.url}/v1/runs/${runId}/events`, options);
+  try {
+    await watched(runId);
+  } catch (err) {
+    reading.catch(() => undefined);
+    throw err;
+  } finally {
+    held.open();
+  }
+  return reading;
+}
+
 const LONG = (tag: string) => `${tag}: the answer, told slowly — with "quotes", a newline\nand an é, piece by piece until it ends.`;
 
 test('tokens of the answer reach an SSE client before the model call finishes, and add up to the final answer', async () => {
   const goal = `stream one ${randomUUID()}`;
-  stub.script(goal, { execution_plan: [{ steps: [{ ...respondStep, description: 'Write the slow answer' }] }], final_answer: [answer(LONG('one'))] });
+  const plan = gate();
+  stub.script(goal, { execution_plan: [plan.hold({ steps: [{ ...respondStep, description: 'Write the slow answer' }] })], final_answer: [answer(LONG('one'))] });
   const runId = await startRun(goal);
   const firstTokenAt: number[] = [];
-  const sse = await readEvents(`${api.url}/v1/runs/${runId}/events`, {
+  const sse = await readWatched(runId, plan, {
     timeoutMs: 30_000,
     onEvent: (e) => {
       if (e.event === 'token' && (JSON.parse(e.data) as Token).field === 'answer') firstTokenAt.push(performance.now());
@@ -98,8 +125,8 @@ test('tokens of the answer reach an SSE client before the model call finishes, a
   assert.ok(firstTokenAt[0]! < streamed.endedAt, `the first answer token (${firstTokenAt[0]}) came before the reply ended (${streamed.endedAt})`);
   const tokens = tokensOf(sse.events);
   assert.ok(tokens.every((t) => t.runId === runId));
-  const plan = tokens.filter((t) => t.field === 'steps[0].description');
-  assert.equal(plan.map((t) => t.delta).join(''), 'Write the slow answer', 'the plan streams too');
+  const planTokens = tokens.filter((t) => t.field === 'steps[0].description');
+  assert.equal(planTokens.map((t) => t.delta).join(''), 'Write the slow answer', 'the plan streams too');
   const answerTokens = tokens.filter((t) => t.field === 'answer');
   assert.deepEqual(
     answerTokens.map((t) => t.seq),
@@ -123,16 +150,21 @@ test('a run nobody watches sends no tokens; a reader who comes mid-answer gets i
   const heard: { at: number; message: LiveMessage }[] = [];
   const listener = await listenUdp(registryDir(api.env.config.dataDir));
   listener.onMessages((messages) => heard.push(...messages.map((message) => ({ at: performance.now(), message }))));
+  // The answer's stream stops after 12 pieces until the worker knows of the reader, who so comes mid-answer.
+  const PAUSE_AT = 12;
+  let resume!: () => void;
+  const resumed = new Promise<void>((resolve) => (resume = resolve));
+  stub.beforePiece = (s, i) => (s.goal === goal && s.name === 'final_answer' && i === PAUSE_AT ? resumed : undefined);
   try {
     const runId = await startRun(goal);
     const answerStream = () => stub.streams.find((s) => s.goal === goal && s.name === 'final_answer');
     const deadline = Date.now() + 20_000;
-    while ((answerStream()?.pieceAt.length ?? 0) < 12) {
+    while ((answerStream()?.pieceAt.length ?? 0) < PAUSE_AT) {
       assert.ok(Date.now() < deadline, 'the answer did not stream');
       await new Promise((r) => setTimeout(r, 5));
     }
     const readerCame = performance.now();
-    const sse = await readEvents(`${api.url}/v1/runs/${runId}/events`, { timeoutMs: 30_000 });
+    const sse = await readWatched(runId, { open: resume }, { timeoutMs: 30_000 });
     assert.equal(finalState(sse.events).finalAnswer, text);
     const mine = heard.filter((h) => h.message.runId === runId);
     assert.equal(mine.filter((h) => h.at < readerCame).length, 0, 'nothing was sent before anyone watched');
@@ -143,6 +175,8 @@ test('a run nobody watches sends no tokens; a reader who comes mid-answer gets i
     assert.ok(answerTokens.length > 5, 'then the rest, piece by piece');
     assert.ok(!sse.events.some((e) => e.event === 'token_reset'), 'a first streaming seen late is no reset');
   } finally {
+    stub.beforePiece = undefined;
+    resume();
     await listener.close();
   }
 });
@@ -195,8 +229,9 @@ test('history bytes per call are the same with streaming and without', async () 
 
 test('a stream broken mid-reply is retried: token_reset, then the retried call’s tokens, and the final answer is the retried one', async () => {
   const goal = `broken ${randomUUID()}`;
+  const plan = gate();
   stub.script(goal, {
-    execution_plan: [{ steps: [toolStep('calculator', { expression: '1+1' }), respondStep] }],
+    execution_plan: [plan.hold({ steps: [toolStep('calculator', { expression: '1+1' }), respondStep] })],
     replan_decision: [cont],
     final_answer: [answer(LONG('first draft, never finished')), answer(LONG('retried'))],
   });
@@ -206,7 +241,7 @@ test('a stream broken mid-reply is retried: token_reset, then the retried call�
   let runId: string;
   try {
     runId = await startRun(goal);
-    sse = await readEvents(`${api.url}/v1/runs/${runId}/events`, { timeoutMs: 40_000 });
+    sse = await readWatched(runId, plan, { timeoutMs: 40_000 });
   } finally {
     Object.assign(stub, { failMidStream: 0, failMidStreamOf: undefined });
   }
@@ -231,9 +266,10 @@ test('a stream broken mid-reply is retried: token_reset, then the retried call�
 
 test('two runs streaming at once never mix', async () => {
   const goals = [`mix a ${randomUUID()}`, `mix b ${randomUUID()}`];
-  for (const [i, goal] of goals.entries()) stub.script(goal, { execution_plan: [{ steps: [respondStep] }], final_answer: [answer(LONG(`run ${i}`).repeat(2))] });
+  const plans = goals.map(() => gate());
+  for (const [i, goal] of goals.entries()) stub.script(goal, { execution_plan: [plans[i]!.hold({ steps: [respondStep] })], final_answer: [answer(LONG(`run ${i}`).repeat(2))] });
   const runIds = await Promise.all(goals.map(startRun));
-  const streams = await Promise.all(runIds.map((runId) => readEvents(`${api.url}/v1/runs/${runId}/events`, { timeoutMs: 30_000 })));
+  const streams = await Promise.all(runIds.map((runId, i) => readWatched(runId, plans[i]!, { timeoutMs: 30_000 })));
   for (const [i, sse] of streams.entries()) {
     assert.ok(tokensOf(sse.events).every((t) => t.runId === runIds[i]));
     assert.deepEqual(answerOf(sse.events), [LONG(`run ${i}`).repeat(2)]);
@@ -243,10 +279,11 @@ test('two runs streaming at once never mix', async () => {
 test('a client that drops resumes with Last-Event-ID: no gap, no repeat', async () => {
   const goal = `resume ${randomUUID()}`;
   const text = LONG('resumed').repeat(3);
-  stub.script(goal, { execution_plan: [{ steps: [respondStep] }], final_answer: [answer(text)] });
+  const plan = gate();
+  stub.script(goal, { execution_plan: [plan.hold({ steps: [respondStep] })], final_answer: [answer(text)] });
   const runId = await startRun(goal);
   const url = `${api.url}/v1/runs/${runId}/events`;
-  const first = await readEvents(url, { timeoutMs: 30_000, until: (r) => tokensOf(r.events).filter((t) => t.field === 'answer').length >= 4 });
+  const first = await readWatched(runId, plan, { timeoutMs: 30_000, until: (r) => tokensOf(r.events).filter((t) => t.field === 'answer').length >= 4 });
   const lastId = first.events.at(-1)!.id!;
   assert.match(lastId, /^t\./);
   await new Promise((r) => setTimeout(r, 150)); // tokens go on while the client is away
@@ -286,7 +323,8 @@ test('a session’s event stream carries the tokens of its runs', async () => {
     onEvent: (e) => events.push(e),
     until: (r) => r.events.some((e) => e.event === 'run' && (JSON.parse(e.data) as ExecutionState).status === 'completed'),
   });
-  await new Promise((r) => setTimeout(r, 300));
+  // The run starts once the workers know the session is watched: its calls' tokens all go out.
+  await watched('', sessionId);
   const sent = await call('POST', `/v1/sessions/${sessionId}/messages`, { text: goal }, sessionsApp.url);
   assert.ok(sent.status < 300, JSON.stringify(sent.body));
   await reading;

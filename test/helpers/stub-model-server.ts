@@ -113,6 +113,8 @@ export interface StubEmbeddingRequest {
 
 export type StubReply = unknown | ((req: StubRequest) => unknown);
 export type StubScript = Partial<Record<string, StubReply[]>>;
+/** One streamed reply, as `StubModelServer.streams` records it. */
+export type StubStream = StubModelServer['streams'][number];
 
 export class StubModelServer {
   readonly requests: StubRequest[] = [];
@@ -148,6 +150,11 @@ export class StubModelServer {
   pacePlain = false;
   /** When each streamed reply sent its first piece and its last (performance.now()), in order; `pieceAt` each piece's time. */
   readonly streams: { name: string; goal: string; content: string; firstChunkAt: number; pieceAt: number[]; endedAt?: number; broken?: boolean }[] = [];
+  /**
+   * Called before each piece of a streamed reply is sent (`index` from 0): a promise it returns holds the
+   * stream there until it settles, so a test can have a reader come mid-reply however slow the machine is.
+   */
+  beforePiece?: (stream: StubStream, index: number) => unknown;
   /**
    * Replies for requests no script covers (the chaos test's goals are made up as it goes, and a
    * call repeated after a crash must get the same reply again): undefined still counts as a miss.
@@ -216,6 +223,8 @@ export class StubModelServer {
         res.destroy();
         return;
       }
+      const hold = this.beforePiece?.(record, i);
+      if (hold instanceof Promise) await hold;
       if (i === 0) record.firstChunkAt = performance.now();
       record.pieceAt.push(performance.now());
       write({ ...base, choices: [{ index: 0, delta: { content: pieces[i] }, finish_reason: null }] });
