@@ -14,6 +14,7 @@ import { loadConfig, type Config } from '../../src/config';
 import { OpenAIProvider } from '../../src/llm/openai-provider';
 import type { ModelProvider } from '../../src/llm/provider';
 import { connectClient } from '../../src/temporal/connection';
+import { GrpcCode, hasGrpcCode } from '../../src/temporal/grpc-status';
 import type { ToolDefinition } from '../../src/tools/tool';
 import { createWorker } from '../../src/worker';
 import type { Logger } from 'pino';
@@ -79,12 +80,38 @@ export async function startTestEnv(options: { provider: ModelProvider; extraTool
   };
 }
 
+/**
+ * A Temporal call that ran out of time or reached no server (gRPC DEADLINE_EXCEEDED or UNAVAILABLE, as the client's
+ * ServiceError's cause or bare): on a loaded machine a query can miss its deadline (Runs.get's is QUERY_DEADLINE_MS).
+ */
+const isTransient = (err: unknown): boolean => hasGrpcCode(err, [GrpcCode.DEADLINE_EXCEEDED, GrpcCode.UNAVAILABLE]);
+
+/** An error's message with its causes'. */
+const messages = (err: unknown): string => {
+  const parts: string[] = [];
+  for (let e: unknown = err; e instanceof Error; e = e.cause) parts.push(e.message);
+  return parts.join(': ');
+};
+
+/**
+ * Polls `probe` until it gives a value, for at most `timeoutMs`. A probe that throws fails the wait at once, but for
+ * a transient Temporal error (`isTransient`): that is "not yet", and the last one is named if the wait times out.
+ */
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  let transient: unknown;
   for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    try {
+      const value = await probe();
+      if (value) return value;
+    } catch (err) {
+      if (!isTransient(err)) throw err;
+      transient = err;
+    }
+    if (Date.now() > deadline) {
+      const last = transient === undefined ? '' : ` (the last transient error: ${messages(transient)})`;
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last}`, transient === undefined ? {} : { cause: transient });
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -16,6 +16,7 @@ import { toolContext } from '../helpers/tool-context';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'threadline-mcp-source-'));
 const marker = path.join(dir, 'sleep-started');
+const patientMarker = path.join(dir, 'patient-sleep-started');
 const logged: string[] = [];
 const noMedia = async (): Promise<string> => {
   throw new Error('these servers return no media');
@@ -23,6 +24,8 @@ const noMedia = async (): Promise<string> => {
 const source = new McpToolSource(
   {
     sleepy: { ...sleepyServer(marker), timeoutMs: 1000, transport: 'stdio' },
+    // The same server with a long timeout: a call that is cancelled is still under way when the cancellation comes.
+    patient: { ...sleepyServer(patientMarker), timeoutMs: 60_000, transport: 'stdio' },
     missing: { command: path.join(dir, 'no-such-program'), args: [], env: {}, transport: 'stdio' },
     crashing: { command: process.execPath, args: ['-e', 'console.error("bad API token"); process.exit(3)'], env: {}, transport: 'stdio' },
   },
@@ -33,7 +36,7 @@ after(() => source.close());
 
 test('servers that cannot start are reported (with their last output) and leave no tools; the others start', async () => {
   await source.start();
-  assert.deepEqual(registry.names().sort(), ['sleepy.pid', 'sleepy.sleep']);
+  assert.deepEqual(registry.names().sort(), ['patient.pid', 'patient.sleep', 'sleepy.pid', 'sleepy.sleep']);
   assert.ok(
     logged.some((m) => /^MCP server "missing" could not be started: .*ENOENT/.test(m)),
     logged.join('\n'),
@@ -53,13 +56,16 @@ test("a call past the server's timeoutMs is a failed outcome; the server stays u
 });
 
 test('cancelling the step aborts the call (the cancellation propagates, it is no tool failure)', async () => {
-  rmSync(marker, { force: true });
+  rmSync(patientMarker, { force: true });
   const controller = new AbortController();
-  const call = registry.run('sleepy.sleep', { ms: 900 }, toolContext({ signal: controller.signal }));
-  await waitFor('the sleep call to start', async () => existsSync(marker));
+  // Far within the server's timeout, and long enough that the cancellation lands while it runs however slow the machine.
+  const call = registry.run('patient.sleep', { ms: 30_000 }, toolContext({ signal: controller.signal }));
+  await waitFor('the sleep call to start', async () => existsSync(patientMarker));
+  const cancelledAt = Date.now();
   controller.abort(new Error('step cancelled'));
   await assert.rejects(call, /step cancelled/);
-  assert.equal((await registry.run('sleepy.pid', {}, toolContext())).ok, true);
+  assert.ok(Date.now() - cancelledAt < 20_000, 'the call ended when it was cancelled, not when the sleep did');
+  assert.equal((await registry.run('patient.pid', {}, toolContext())).ok, true);
 });
 
 test('an invalid mcp.json stops the worker from starting, naming the file and the problem; an absent one means no servers', () => {

@@ -19,7 +19,8 @@ import { openMemory } from '../../src/store/open-memory';
 import { PLAN_WORKFLOW_TYPE } from '../../src/workflows/definitions';
 import { answer, cont, respondStep } from '../helpers/scenarios';
 import { StubModelServer, type StubScript } from '../helpers/stub-model-server';
-import { activitiesOf, startTestEnv, stubProvider, testConfig, waitFor, type TestEnv } from '../helpers/temporal-env';
+import { activitiesOf, callsOf, startTestEnv, stubProvider, testConfig, waitFor, type CallInHistory, type TestEnv } from '../helpers/temporal-env';
+import { isTimed, LOCAL_CALL_MAX_MS } from '../../src/engine/local-calls';
 import type { PlanExecutionInput } from '../../src/engine/contract';
 
 const stub = new StubModelServer();
@@ -44,6 +45,10 @@ async function startQuick(goal: string, script: StubScript) {
   const input: PlanExecutionInput = { userId: 'closer', goal, limits: { maxSteps: 4, maxDepth: 0 }, lastCallMs: 5 };
   return env.client.workflow.start(PLAN_WORKFLOW_TYPE, { taskQueue: env.config.TASK_QUEUE, workflowId: `close-${randomUUID().slice(0, 8)}`, args: [input] });
 }
+
+/** Whether a call came back within LOCAL_CALL_MAX_MS, as its worker measured it: the call after it then runs locally. */
+const quick = (call: CallInHistory | undefined): boolean => isTimed(call?.result) && call.result.ms <= LOCAL_CALL_MAX_MS;
+const tagged = (calls: CallInHistory[]) => calls.map((c) => (c.local ? `local:${c.activity}` : c.activity));
 
 const chunksOf = async (runId: string): Promise<Chunk[]> => (await memory.view(runThreadId(runId))).chunks;
 const outputs = (chunks: Chunk[]) => chunks.filter((c) => c.type === 'output').map((c) => c.content);
@@ -77,7 +82,13 @@ test('a respond step after another step answers and closes the run in the same l
     state.steps.map((s) => s.status),
     ['completed', 'completed'],
   );
-  assert.deepEqual(await activitiesOf(env.client, handle.workflowId, undefined, { tagLocal: true }), ['local:planRun', 'local:executeStep', 'local:respond']);
+  // Each call runs locally when the one before it was quick (the first: its starter's was). All quick, the respond
+  // call runs locally and closes the run; a loaded machine can make a call slower, the next is then a regular
+  // activity — and a regular respond call does not close the run: a closeRun call follows it.
+  const calls = await callsOf(env.client, handle.workflowId);
+  const placed = (i: number, activity: string) => `${quick(calls[i]) ? 'local:' : ''}${activity}`;
+  const expected = ['local:planRun', placed(0, 'executeStep'), placed(1, 'respond'), ...(quick(calls[1]) ? [] : [placed(2, 'closeRun')])];
+  assert.deepEqual(tagged(calls), expected, `measured: ${JSON.stringify(calls.map((c) => (isTimed(c.result) ? c.result.ms : null)))} ms`);
   assert.deepEqual(outputs(await chunksOf(handle.workflowId)), [{ kind: 'text', text: '42' }]);
 });
 

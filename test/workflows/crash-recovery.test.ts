@@ -16,12 +16,34 @@ import { openMemory } from '../../src/store/open-memory';
 import { answer, cont, respondStep, toolStep } from '../helpers/scenarios';
 import { startCrashWorker } from '../helpers/crash-workers';
 import { StubModelServer } from '../helpers/stub-model-server';
-import { testConfig, waitFor } from '../helpers/temporal-env';
+import { callsOf, testConfig, waitFor, type CallInHistory } from '../helpers/temporal-env';
+import { isDeferred, isNeedsState, isTimed, LOCAL_CALL_MAX_MS } from '../../src/engine/local-calls';
 
 const stub = new StubModelServer();
 const config = testConfig();
 
 const startWorker = () => startCrashWorker(config, stub.url);
+
+/**
+ * A run's calls, each with where the rule of src/workflows/calls.ts puts it, from the calls before it: locally when
+ * the last settled call came back within LOCAL_CALL_MAX_MS (`firstMs`: the starter's, null when unknown), else as a
+ * regular activity (`slowBefore`); a local call that hands over (Deferred) goes on as a regular activity (`handOver`),
+ * and one whose worker lacked the run's state (NeedsState) is made again locally with the whole state.
+ */
+function placedByRule(calls: CallInHistory[], firstMs: number | null) {
+  let lastMs = firstMs;
+  let goesOn: 'local' | 'regular' | undefined;
+  return calls.map((call) => {
+    const quickBefore = lastMs !== null && lastMs <= LOCAL_CALL_MAX_MS;
+    const ms = isTimed(call.result) ? call.result.ms : null;
+    const placed = { ...call, ms, ruleSaysLocal: goesOn ? goesOn === 'local' : quickBefore, handOver: goesOn === 'regular', slowBefore: !goesOn && !quickBefore };
+    const answer = isTimed(call.result) ? call.result.value : call.result;
+    if (call.local && isDeferred(answer)) goesOn = 'regular';
+    else if (call.local && isNeedsState(answer)) goesOn = goesOn === 'local' ? 'regular' : 'local';
+    else [goesOn, lastMs] = [undefined, ms];
+    return placed;
+  });
+}
 
 const workers: ChildProcess[] = [];
 before(async () => {
@@ -172,6 +194,8 @@ test('a worker killed in the middle of a chain of local calls: the next worker r
   const handle = client.workflow.getHandle(runId);
   const state = (await handle.result()) as ExecutionState;
   const history = await handle.fetchHistory();
+  // Its starter gave no call's time: the plan call is a regular activity.
+  const calls = placedByRule(await callsOf(client, runId), null);
   await client.connection.close();
 
   assert.equal(state.status, 'completed', JSON.stringify({ lastError: state.lastError, steps: state.steps.map((x) => [x.id, x.status]) }));
@@ -187,19 +211,34 @@ test('a worker killed in the middle of a chain of local calls: the next worker r
   // The quick steps ran as local activities (markers), the one in flight at the crash too: the new worker lacks the
   // state its local call would patch, so the call answers NeedsState and is made again locally with the whole state,
   // under the same key (the step journal keeps the tool from running again). Only `wait`'s step (not a quick tool)
-  // ran as a regular activity.
+  // ran as a regular activity. A loaded machine can make a call take more than LOCAL_CALL_MAX_MS: the call after it is
+  // then a regular activity, by the same rule, and a quick step may run as one.
   const events = history.events ?? [];
   const localCalls = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
   const regularSteps = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'executeStep').length;
-  const types = events
-    .map((e) => {
-      const data = e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data;
-      const ms = data ? (JSON.parse(Buffer.from(data).toString()) as { ms?: number }).ms : undefined;
-      return e.activityTaskScheduledEventAttributes?.activityType?.name ?? e.markerRecordedEventAttributes?.markerName ?? (ms !== undefined ? `(${ms} ms)` : undefined);
-    })
-    .filter(Boolean);
-  assert.ok(localCalls >= 3, `expected the quick steps and replans as local calls, got ${types.join(', ')}`);
-  assert.equal(regularSteps, 1, `regular steps: ${types.join(', ')}`);
+  const types = calls.map((c) => `${c.local ? 'local:' : ''}${c.activity} (${c.ms ?? '-'} ms)`).join(', ');
+  for (const [i, call] of calls.entries()) assert.equal(call.local, call.ruleSaysLocal, `call ${i} is placed as the calls before it say: ${types}`);
+  // Which step each regular executeStep made, from its input.
+  const regularStepIds = events.flatMap((e) => {
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    const data = scheduled?.activityType?.name === 'executeStep' ? scheduled.input?.payloads?.[0]?.data : undefined;
+    return data ? [(JSON.parse(Buffer.from(data).toString()) as { stepId?: string }).stepId] : [];
+  });
+  const regular = calls.filter((c) => c.activity === 'executeStep' && !c.local);
+  assert.equal(regularStepIds.length, regular.length);
+  assert.deepEqual(
+    regularStepIds.filter((id) => id === 's3'),
+    ['s3'],
+    `the wait step ran as a regular activity, once: ${types}`,
+  );
+  for (const [i, call] of regular.entries()) {
+    if (regularStepIds[i] !== 's3') assert.ok(call.slowBefore, `quick step ${regularStepIds[i]} ran as a regular activity only after a slow call: ${types}`);
+    if (call.handOver) assert.equal(regularStepIds[i], 's3', `only the wait step hands over: ${types}`);
+  }
+  if (regular.every((c, i) => regularStepIds[i] === 's3')) {
+    assert.ok(localCalls >= 3, `expected the quick steps and replans as local calls, got ${types}`);
+    assert.equal(regularSteps, 1, `regular steps: ${types}`);
+  }
 });
 
 test("a worker killed while a session's run works on it: the run, started on that worker at once, is taken over and answers, and the conversation has each turn once", async () => {

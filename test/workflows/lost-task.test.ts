@@ -63,14 +63,37 @@ test('a lost task replaces the worker: the old one stops, waiting runs take thei
 
 test('reads of a run at once share one query, and a read after them asks again', async () => {
   let queries = 0;
+  let described = 0;
+  let allDescribed!: () => void;
+  const allReading = new Promise<void>((resolve) => (allDescribed = resolve));
   const counting = new Client({
     connection: env.client.connection,
     namespace: env.config.TEMPORAL_NAMESPACE,
-    interceptors: { workflow: [{ query: (input, next) => (queries++, next(input)) }] },
+    interceptors: {
+      workflow: [
+        {
+          describe: async (input, next) => {
+            const description = await next(input);
+            if (++described === 5) allDescribed();
+            return description;
+          },
+          // A read describes the run, then queries it. On a loaded machine the five describes can come back so far
+          // apart that a query ends before the last read asks: "at once" is made sure of by holding the queries back
+          // until every read has its description (and a turn of the event loop more, to reach its query).
+          query: async (input, next) => {
+            queries++;
+            await allReading;
+            await new Promise((resolve) => setImmediate(resolve));
+            return next(input);
+          },
+        },
+      ],
+    },
   });
   const reads = new Runs(counting, env.config);
   const runId = await waitingRun('shared reads');
   const states = await Promise.all(Array.from({ length: 5 }, () => reads.get(runId)));
+  assert.equal(described, 5);
   assert.equal(queries, 1, 'five reads at once, one query');
   assert.ok(states.every((state) => state.status === 'waiting_user' && state === states[0]));
   await reads.get(runId);

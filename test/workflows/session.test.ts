@@ -129,21 +129,25 @@ test('every kind of message is routed: commands, nothing to retry, a new run tha
     ],
   );
   // The plan began with its respond step, so it came with its answer. The session's first run does not know how quick
-  // the model is: it plans as a regular activity, and a local call closes the run.
-  assert.deepEqual(await activitiesOf(env.client, started.runId ?? '', undefined, { tagLocal: true }), ['planRun', 'local:closeRun']);
+  // the model is: it plans as a regular activity, and a local call closes the run — if the plan call took at most
+  // LOCAL_CALL_MAX_MS (as its worker measured it); a loaded machine can make it slower, and the close a regular call.
+  const [firstPlanMs] = await measuredCallMs(env.client, started.runId ?? '', 'planRun');
+  assert.equal(typeof firstPlanMs, 'number');
+  const quick = (ms: number | undefined) => (ms ?? Infinity) <= LOCAL_CALL_MAX_MS;
+  assert.deepEqual(await activitiesOf(env.client, started.runId ?? '', undefined, { tagLocal: true }), ['planRun', quick(firstPlanMs) ? 'local:closeRun' : 'closeRun'], `plan call: ${firstPlanMs} ms`);
   // The closing call added the answer to the session's thread before it reported: the session wrote the two messages' turns only.
   assert.deepEqual((await activitiesOf(env.client, s.sessionId)).filter((a) => a === 'recordTurns').length, 2);
 
-  // The next run knows how quick the model was: if the first plan call took at most LOCAL_CALL_MAX_MS (as its worker
-  // measured it), one local call plans, answers and closes the run (CloseOnAnswer); a loaded machine can make it slower.
-  const [firstPlanMs] = await measuredCallMs(env.client, started.runId ?? '', 'planRun');
-  assert.equal(typeof firstPlanMs, 'number');
+  // The next run knows how quick the model was: if the first plan call was quick, one local call plans, answers and
+  // closes the run (CloseOnAnswer); else it plans as a regular activity, and its close is local if its own plan call was quick.
   answers('And 3+3?', 'It is 6.');
   const second = await send(s, 'And 3+3?');
   await waitRunStatus(s, second.runId ?? '', 'completed');
+  const [secondPlanMs] = quick(firstPlanMs) ? [] : await measuredCallMs(env.client, second.runId ?? '', 'planRun');
   assert.deepEqual(
     await activitiesOf(env.client, second.runId ?? '', undefined, { tagLocal: true }),
-    (firstPlanMs ?? Infinity) <= LOCAL_CALL_MAX_MS ? ['local:planRun'] : ['planRun', 'local:closeRun'],
+    quick(firstPlanMs) ? ['local:planRun'] : ['planRun', quick(secondPlanMs) ? 'local:closeRun' : 'closeRun'],
+    `plan calls: ${firstPlanMs} ms, then ${secondPlanMs ?? '(local)'} ms`,
   );
   // Its input names its features: no patch marker, no search-attribute write but its status.
   const events = (await env.client.workflow.getHandle(second.runId ?? '').fetchHistory()).events ?? [];
