@@ -133,13 +133,13 @@ test('an open event stream ends with an unauthorized error once its key is revok
   const stream = (key: string) =>
     readEvents(`${api.url}/v1/runs/${runId}/events`, {
       headers: { authorization: `Bearer ${key}` },
-      timeoutMs: 10_000,
+      timeoutMs: 60_000, // the expiring key's stream stays open about ten seconds; a loaded machine adds to both
       onEvent: (e) => {
         if (e.event === 'state' && (JSON.parse(e.data) as { status: string }).status === 'waiting_user') waiting();
       },
     });
   const revokedStream = stream(frank);
-  await isWaiting; // the run waits for a reply: the stream would stay open for as long as it waits
+  await Promise.race([isWaiting, revokedStream]); // the run waits for a reply: the stream would stay open for as long as it waits
   const keyId = frank.split('_')[1];
   assert.equal((await call('DELETE', `/v1/admin/keys/${String(keyId)}`, ADMIN_KEY)).status, 204);
   const revoked = await revokedStream;
@@ -148,8 +148,9 @@ test('an open event stream ends with an unauthorized error once its key is revok
   assert.equal(last?.event, 'error');
   assert.deepEqual(JSON.parse(last.data), { error: { code: 'unauthorized', message: 'the API key was revoked; the stream ends' } });
 
-  // Another key of the same user, expiring while its stream is open.
-  const soon = await call<{ key: string }>('POST', '/v1/admin/keys', ADMIN_KEY, { userId: 'frank-auth', expiresAt: new Date(Date.now() + 1_500).toISOString() });
+  // Another key of the same user, expiring while its stream is open: valid long enough, on a loaded machine too, to open
+  // the stream (the key checked, the run read) and send its first state.
+  const soon = await call<{ key: string }>('POST', '/v1/admin/keys', ADMIN_KEY, { userId: 'frank-auth', expiresAt: new Date(Date.now() + 10_000).toISOString() });
   assert.equal(soon.status, 201);
   const expired = await stream(soon.body.key);
   assert.ok(expired.ended);

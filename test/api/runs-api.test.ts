@@ -313,10 +313,16 @@ test('an event stream of a waiting run sends heartbeats, and polling stops when 
   await waitForStatus(runId, 'waiting_user');
 
   let reads = 0;
+  let reading = 0; // reads still in flight: a query may take long on a loaded machine
   const counting = runsWith({
-    get: (id) => {
+    get: async (id) => {
       reads += 1;
-      return runs.get(id);
+      reading += 1;
+      try {
+        return await runs.get(id);
+      } finally {
+        reading -= 1;
+      }
     },
   });
   const watcher = await listen(createApp({ runs: counting, config: env.config, isHealthy: async () => true, logger: silent, events: { pollMs: 50, heartbeatMs: 100 } }));
@@ -326,7 +332,13 @@ test('an event stream of a waiting run sends heartbeats, and polling stops when 
     assert.equal(sse.events[0]?.event, 'state');
     assert.equal((JSON.parse(sse.events[0]?.data ?? '{}') as ExecutionState).status, 'waiting_user');
 
-    await new Promise((r) => setTimeout(r, 300)); // let the server notice the disconnect
+    // Let the server notice the disconnect, however slowly: no read in flight and none started for five poll intervals.
+    await waitFor('the server to stop reading the run', async () => {
+      const before = reads;
+      const idle = reading === 0;
+      await new Promise((r) => setTimeout(r, 250));
+      return idle && reading === 0 && reads === before;
+    });
     const readsAfterDisconnect = reads;
     await new Promise((r) => setTimeout(r, 500)); // ten poll intervals
     assert.equal(reads, readsAfterDisconnect, 'the server stopped reading the run once the client left');
@@ -355,21 +367,21 @@ test('an event stream queries a run only when its history grew: a waiting run is
   const watcher = await listen(createApp({ runs: counting, config: env.config, isHealthy: async () => true, logger: silent, events: { pollMs: 50, heartbeatMs: 100 } }));
   try {
     const statuses: string[] = [];
-    let replied = false;
-    await readEvents(`${watcher.url}/v1/runs/${runId}/events`, {
-      onEvent: (e) => {
-        statuses.push(`${e.event}:${(JSON.parse(e.data) as ExecutionState).status}`);
-        // Watched a while first: polls of a run that does not move query nothing.
-        if (!replied) {
-          replied = true;
-          setTimeout(() => {
-            assert.ok(polls >= 8, `${polls} polls in 600 ms`);
-            assert.equal(queried, 1, 'a waiting run is queried once, however often it is polled');
-            void runs.reply(runId, 'yes');
-          }, 600);
-        }
-      },
+    let streamDone = false;
+    const stream = readSse(`${watcher.url}/v1/runs/${runId}/events`, {
+      timeoutMs: 90_000,
+      onEvent: (e) => statuses.push(`${e.event}:${(JSON.parse(e.data) as ExecutionState).status}`),
+    }).finally(() => (streamDone = true));
+    stream.catch(() => undefined); // awaited below; if an assertion fails first, the watcher's close cuts it
+    // Watched a while first (however long eight polls take): polls of a run that does not move query nothing.
+    await waitFor('eight polls of the waiting run', async () => {
+      if (streamDone) await stream; // failed: its own error says why
+      assert.ok(!streamDone, 'the stream ended before the reply');
+      return statuses.length > 0 && polls >= 8;
     });
+    assert.equal(queried, 1, `a waiting run is queried once, however often it is polled (${polls} polls)`);
+    await runs.reply(runId, 'yes');
+    await stream;
     assert.deepEqual(statuses.slice(0, 1), ['state:waiting_user']);
     assert.equal(statuses.at(-1), 'done:completed');
     assert.ok(queried >= 2 && queried < polls, `${queried} queries in ${polls} polls`);

@@ -438,26 +438,28 @@ test("a session's event stream queries the session and its runs only when their 
   });
   const watcher = await listen(app);
   try {
-    let replied = false;
-    const sse = await readEvents(`${watcher.url}/v1/sessions/${sessionId}/events`, {
-      timeoutMs: 45_000,
-      onEvent: (e) => {
-        if (replied || e.event !== 'run') return;
-        replied = true;
-        // Watched a while first: polls of a session and run that do not move query nothing.
-        setTimeout(() => {
-          assert.ok(polls >= 8, `${polls} polls in 600 ms`);
-          // (The session may still have been finishing the turn's bookkeeping when the stream opened.)
-          assert.equal(queried.get('getState'), 1, 'a waiting run is queried once, however often polled');
-          assert.ok((queried.get('getSession') ?? 0) <= 2, `${queried.get('getSession')} session queries in ${polls} polls`);
-          void send(sessionId, 'blue');
-        }, 600);
-      },
+    let sawRun = false;
+    let streamDone = false;
+    const stream = readEvents(`${watcher.url}/v1/sessions/${sessionId}/events`, {
+      timeoutMs: 90_000,
+      onEvent: (e) => (sawRun ||= e.event === 'run'),
       // Both: the answer in the session, and the run's end (sent by the same poll, maybe in a later chunk).
       until: (r) =>
         r.events.some((e) => e.event === 'session' && (JSON.parse(e.data) as SessionView).chatHistory.some((t) => t.text === 'The shed is blue.')) &&
         r.events.some((e) => e.event === 'run' && (JSON.parse(e.data) as ExecutionState).status === 'completed'),
+    }).finally(() => (streamDone = true));
+    stream.catch(() => undefined); // awaited below; if an assertion fails first, the watcher's close cuts it
+    // Watched a while first (however long eight polls take): polls of a session and run that do not move query nothing.
+    await waitFor('eight polls of the waiting session', async () => {
+      if (streamDone) await stream; // failed: its own error says why
+      assert.ok(!streamDone, 'the stream ended before the reply');
+      return sawRun && polls >= 8;
     });
+    // (The session may still have been finishing the turn's bookkeeping when the stream opened.)
+    assert.equal(queried.get('getState'), 1, `a waiting run is queried once, however often polled (${polls} polls)`);
+    assert.ok((queried.get('getSession') ?? 0) <= 2, `${queried.get('getSession')} session queries in ${polls} polls`);
+    await send(sessionId, 'blue');
+    const sse = await stream;
     const runStates = sse.events.filter((e) => e.event === 'run').map((e) => (JSON.parse(e.data) as ExecutionState).status);
     assert.equal(runStates[0], 'waiting_user');
     assert.equal(runStates.at(-1), 'completed');

@@ -713,9 +713,15 @@ test('the stream resumes after ?after= or Last-Event-ID, sends heartbeats, and s
   // Count the reads a stream makes: it polls while connected and stops when the client leaves.
   class CountingMemory extends MemoryService {
     reads = 0;
-    override audit(...args: Parameters<MemoryService['audit']>): ReturnType<MemoryService['audit']> {
+    reading = 0; // reads still in flight
+    override async audit(...args: Parameters<MemoryService['audit']>): ReturnType<MemoryService['audit']> {
       this.reads++;
-      return super.audit(...args);
+      this.reading++;
+      try {
+        return await super.audit(...args);
+      } finally {
+        this.reading--;
+      }
     }
   }
   const counting = new CountingMemory({ store: memory.store, limits: LIMITS } satisfies MemoryServiceOptions);
@@ -725,7 +731,14 @@ test('the stream resumes after ?after= or Last-Event-ID, sends heartbeats, and s
     assert.deepEqual(idle.events, [], 'nothing new to send');
     assert.ok(idle.comments.every((c) => c.trim() === 'heartbeat'));
     assert.ok(counting.reads >= 3, `the stream polled while open (${counting.reads} reads)`);
-    await new Promise((r) => setTimeout(r, 150)); // let the server notice the disconnect
+    // Let the server notice the disconnect, however slowly: no read in flight and none started for six poll intervals.
+    for (const deadline = Date.now() + 30_000; ;) {
+      const before = counting.reads;
+      const idle = counting.reading === 0;
+      await new Promise((r) => setTimeout(r, 150));
+      if (idle && counting.reading === 0 && counting.reads === before) break;
+      assert.ok(Date.now() < deadline, `the server still polled 30 s after the client left (${counting.reads} reads)`);
+    }
     const readsAfterDisconnect = counting.reads;
     await new Promise((r) => setTimeout(r, 300)); // twelve poll intervals
     assert.equal(counting.reads, readsAfterDisconnect, 'the server stopped polling once the client left');

@@ -184,7 +184,8 @@ test('an idle conversation ends by itself and is promoted; ending it again (DELE
   const userId = 'mp-dan';
   const goal = 'my favourite tea is sencha';
   stub.script(goal, { execution_plan: [{ steps: [respondStep] }], final_answer: [answer('Noted: sencha.')], memory_extraction: [{ summary: 'The user likes sencha.', facts: [], episode: null }] });
-  const s = await startSession(userId, { idleTimeoutMs: 2_000 });
+  // Idle from its first workflow task on: long enough for the first message to come on a loaded machine.
+  const s = await startSession(userId, { idleTimeoutMs: 10_000 });
   stub.script(`conversation ${s.sessionId}`, {
     memory_promotion: [{ facts: [{ subject: 'user', predicate: 'favourite tea', object: 'sencha', text: "The user's favourite tea is sencha." }], episode: null }],
   });

@@ -31,6 +31,21 @@ after(async () => {
   await stub.stop();
 });
 
+/**
+ * The worker the test before left running, or (that test having failed early) a new one: the only worker of this
+ * task queue either way, the one the environment started stopped first.
+ */
+async function runningWorker(): Promise<{ worker: Worker; running: Promise<void> }> {
+  if (second?.worker.getState() === 'RUNNING') return second;
+  for (const worker of [env.worker, second?.worker]) if (worker?.getState() === 'RUNNING') worker.shutdown();
+  const stopped = (worker: Worker) => worker.getState() === 'STOPPED' || worker.getState() === 'FAILED';
+  await waitFor('the workers to stop', async () => stopped(env.worker) && (second === null || stopped(second.worker)));
+  await second?.running.catch(() => undefined);
+  const worker = await createWorker({ config: env.config, provider: stubProvider(stub.url) });
+  second = { worker, running: worker.run() };
+  return second;
+}
+
 test('a reply sent while no worker answers (7 s, past the old 5 s query deadline) is taken once a worker is back', async () => {
   const [goal, script] = askThenAnswer('book a table when the worker is away', 'For how many people?');
   stub.script(goal, script);
@@ -64,12 +79,12 @@ test('a reply sent while no worker answers (7 s, past the old 5 s query deadline
 test('a reply whose attempt times out while the worker is away is sent again under its update id, and taken once', async () => {
   const [goal, script] = askThenAnswer('book a room when the worker is away', 'Which city?');
   stub.script(goal, script);
-  const worker = second!.worker;
+  const { worker, running } = await runningWorker();
   const { runId } = await runs.start({ userId: 'tester', goal });
   await waitFor('the run to wait for the user', async () => (await runs.get(runId)).status === 'waiting_user');
 
   worker.shutdown();
-  await second!.running;
+  await running;
   // Attempts of 1 s: the reply outlives several of them (each one cut off by its gRPC deadline).
   const patient = new Runs(env.client, env.config, { deadlineMs: 60_000, attemptMs: 1_000 });
   const reply = patient.reply(runId, 'Lisbon');
