@@ -248,7 +248,9 @@ export function cachedWorkflowsFor(totalMemoryBytes: number): number {
 
 /** Parses `env` (default `process.env`); throws a readable error listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = ConfigSchema.safeParse(env);
+  // A blank variable (`X=` in a .env or compose file) is an unset one, for every variable: its default,
+  // never an empty name or a number read as 0 (a blank MAX_SUBPLAN_DEPTH would turn sub-plans off).
+  const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);

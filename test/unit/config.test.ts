@@ -88,6 +88,17 @@ test('a blank PORT is treated as unset, not as port 0', () => {
   assert.equal(loadConfig({ TEMPORAL_UI_PORT: '' }).uiUrl, 'http://127.0.0.1:8233');
 });
 
+test('every blank variable is unset: names and numbers take their defaults, not "" or 0', () => {
+  const blank = Object.fromEntries(
+    ['HOST', 'TEMPORAL_NAMESPACE', 'TASK_QUEUE', 'DATA_DIR', 'AGENT_MODEL', 'MAX_SUBPLAN_DEPTH', 'SESSION_IDLE_MINUTES', 'MAX_STEPS', 'MEMORY_STORE'].map((k) => [k, '']),
+  );
+  const c = loadConfig(blank);
+  const defaults = loadConfig({});
+  for (const key of Object.keys(blank) as (keyof typeof c)[]) assert.deepEqual(c[key], defaults[key], key);
+  assert.equal(c.MAX_SUBPLAN_DEPTH, 2);
+  assert.equal(c.TASK_QUEUE, 'threadline');
+});
+
 test('runUiUrl links to the run in the Web UI, escaping the namespace and run id', () => {
   const c = loadConfig({ TEMPORAL_NAMESPACE: 'team a' });
   assert.equal(runUiUrl(c, 'run-ada-1'), 'http://127.0.0.1:8233/namespaces/team%20a/workflows/run-ada-1');
