@@ -56,8 +56,9 @@ after(async () => {
 
 test('a run survives SIGKILL of its worker and no completed step runs twice', async () => {
   const goal = 'survive a crash';
+  // The wait lasts long enough that the kill lands inside it however slowly the machine notices it started.
   stub.script(goal, {
-    execution_plan: [{ steps: [toolStep('tally', { label: 'before' }), toolStep('wait', { seconds: 3 }), toolStep('tally', { label: 'after' }), respondStep] }],
+    execution_plan: [{ steps: [toolStep('tally', { label: 'before' }), toolStep('wait', { seconds: 8 }), toolStep('tally', { label: 'after' }), respondStep] }],
     replan_decision: [cont, cont, cont],
     final_answer: [answer('survived')],
   });
@@ -115,7 +116,7 @@ test('a tree run survives SIGKILL of its worker mid-leaf: no tool call and no mo
         ],
       },
     ],
-    react_action: [act('tally', { label: 'tree-before' }), finish('counted'), act('wait', { seconds: 3 }), finish('waited'), act('tally', { label: 'tree-after' }), finish('counted again')],
+    react_action: [act('tally', { label: 'tree-before' }), finish('counted'), act('wait', { seconds: 8 }), finish('waited'), act('tally', { label: 'tree-after' }), finish('counted again')],
     final_answer: [answer('tree survived')],
   });
   workers.push(await startWorker());
