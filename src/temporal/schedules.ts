@@ -249,7 +249,7 @@ export class Schedules {
 }
 
 /** A once-schedule with nothing ahead and nothing done: its one time came before its scheduler started. */
-export function missedAtStart(d: Pick<ScheduleDescription, 'info'>): boolean {
+function missedAtStart(d: Pick<ScheduleDescription, 'info'>): boolean {
   return d.info.nextActionTimes.length === 0 && d.info.recentActions.length === 0 && d.info.runningActions.length === 0;
 }
 

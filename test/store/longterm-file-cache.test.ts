@@ -5,27 +5,17 @@
 import assert from 'node:assert/strict';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, test } from 'node:test';
-import { LongTermService } from '../../src/longterm/service';
-import { FileLongTermStore } from '../../src/store/longterm/file-store';
+import { test } from 'node:test';
+import type { LongTermService } from '../../src/longterm/service';
+import { fileLongTermStores } from '../helpers/longterm-file-stores';
 import { scratchDirs } from '../helpers/scratch-dirs';
 
-const opened: { store: FileLongTermStore; svc: LongTermService }[] = [];
-after(async () => {
-  // The reads recorded last, then the files, before the directories go.
-  for (const { store, svc } of opened) {
-    await svc.flushReads();
-    await store.end();
-  }
-});
+// The reads recorded last, then the files, before the directories go.
+const openStore = fileLongTermStores();
 const dir = scratchDirs('threadline-longterm-cache-');
 
-async function open(maxUsers: number, where = dir()): Promise<{ store: FileLongTermStore; svc: LongTermService; where: string }> {
-  const store = new FileLongTermStore(where, { maxUsers });
-  await store.setup();
-  const svc = new LongTermService({ store });
-  opened.push({ store, svc });
-  return { store, svc, where };
+async function open(maxUsers: number, where = dir()) {
+  return { ...(await openStore(where, { maxUsers })), where };
 }
 
 const remember = (svc: LongTermService, userId: string, text: string) =>

@@ -10,31 +10,20 @@ import { existsSync } from 'node:fs';
 import { appendFile, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { deserialize } from 'node:v8';
-import { after, test } from 'node:test';
-import { LongTermService } from '../../src/longterm/service';
+import { test } from 'node:test';
 import { analyze } from '../../src/longterm/text';
 import { FileLongTermStore } from '../../src/store/longterm/file-store';
 import type { LexicalKind } from '../../src/store/longterm/store';
 import { PLAIN, sealerFor, type Sealer } from '../../src/store/sealing/sealer';
+import type { LongTermService } from '../../src/longterm/service';
+import { fileLongTermStores } from '../helpers/longterm-file-stores';
 import { scratchDirs } from '../helpers/scratch-dirs';
 
-const opened: { store: FileLongTermStore; svc: LongTermService }[] = [];
-after(async () => {
-  for (const { store, svc } of opened) {
-    await svc.flushReads();
-    await store.end();
-  }
-});
+const openStore = fileLongTermStores();
 const dir = scratchDirs('threadline-longterm-snapshot-');
 const sealed = sealerFor({ THREADLINE_ENCRYPTION_KEY: `a:${randomBytes(32).toString('base64')}` });
 
-async function open(where: string, sealer: Sealer = PLAIN, snapshotAfterRecords = 50): Promise<{ store: FileLongTermStore; svc: LongTermService }> {
-  const store = new FileLongTermStore(where, { sealer, snapshotAfterRecords });
-  await store.setup();
-  const svc = new LongTermService({ store });
-  opened.push({ store, svc });
-  return { store, svc };
-}
+const open = (where: string, sealer: Sealer = PLAIN, snapshotAfterRecords = 50) => openStore(where, { sealer, snapshotAfterRecords });
 
 const WORDS = ['river', 'stone', 'cloud', 'ember', 'frost', 'maple', 'harbor', 'lantern', 'violet', 'copper', 'meadow', 'thistle'];
 const sentence = (i: number, n: number) => Array.from({ length: n }, (_, j) => WORDS[(i * 7 + j * j + j) % WORDS.length]).join(' ');
