@@ -27,6 +27,19 @@ export interface ScheduleService {
   delete(scheduleId: string): Promise<void>;
 }
 
+/** Milliseconds of `schedule_run`'s `in` ("10 minutes", "2h"); throws when it is no duration. */
+function inMs(text: string): number {
+  const ms = durationMs(
+    text
+      .replace(/\s*minutes?$/i, 'm')
+      .replace(/\s*hours?$/i, 'h')
+      .replace(/\s*seconds?$/i, 's')
+      .replace(/\s*days?$/i, 'd'),
+  );
+  if (ms === null) throw new Error(`"${text}" is not a duration (e.g. "10 minutes", "2h")`);
+  return ms;
+}
+
 export function scheduleTools(service: ScheduleService): ToolDefinition[] {
   const scheduleRun = defineTool({
     name: 'schedule_run',
@@ -43,23 +56,13 @@ export function scheduleTools(service: ScheduleService): ToolDefinition[] {
       })
       .refine((a) => [a.in, a.at, a.cron, a.every].filter((x) => x !== undefined).length === 1, { message: 'give exactly one of in, at, cron or every' }),
     async handler(args, ctx) {
-      const inMs =
-        args.in === undefined
-          ? null
-          : durationMs(
-              args.in
-                .replace(/\s*minutes?$/i, 'm')
-                .replace(/\s*hours?$/i, 'h')
-                .replace(/\s*seconds?$/i, 's')
-                .replace(/\s*days?$/i, 'd'),
-            );
-      if (args.in !== undefined && inMs === null) throw new Error(`"${args.in}" is not a duration (e.g. "10 minutes", "2h")`);
+      const delay = args.in === undefined ? null : inMs(args.in);
       // One schedule per step, however often the step is retried.
       const scheduleId = `sched-${createHash('sha256').update(ctx.idempotencyKey).digest('hex').slice(0, 16)}`;
       const existing = await service.ownerOf(scheduleId);
       if (existing !== null) return { scheduleId, created: false };
       // "In" counts from here, after the lookup: a short one is not already past when it is checked.
-      const at = inMs !== null ? new Date(Date.now() + inMs).toISOString() : args.at;
+      const at = delay !== null ? new Date(Date.now() + delay).toISOString() : args.at;
       const made = await service.create({
         userId: ctx.userId,
         goal: args.goal,
